@@ -1,0 +1,171 @@
+// Command mcptape records, replays, load-tests and inspects the traffic of
+// Model Context Protocol servers.
+//
+// Every subcommand is a thin flag layer (one file per subcommand) over an
+// importable package. Data goes to stdout, logs and progress to stderr; only
+// main exits.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/pflag"
+)
+
+// version is the tool version, overridable at link time with
+// -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// command is one subcommand: its name, help text and entry point.
+type command struct {
+	name     string
+	summary  string // one line, shown in the command list
+	usage    string // synopsis after "mcptape "
+	examples string // shown by "mcptape help NAME"
+	// setup declares the command's flags on fs and returns the function
+	// that runs the command once fs has been parsed. The run function
+	// receives the positional arguments (fs.Args()); it may capture fs to
+	// ask for more, such as fs.ArgsLenAtDash().
+	setup func(fs *pflag.FlagSet) runFunc
+}
+
+// runFunc runs a command with its positional arguments.
+type runFunc func(ctx context.Context, st *stdio, args []string) error
+
+// stdio bundles the streams a command may use, so tests can run commands
+// in-process.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// exitError carries a process exit code with the error that caused it.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// withCode wraps err so that main exits with code.
+func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// usageError marks a wrong invocation (exit code 2).
+func usageError(format string, a ...any) error {
+	return withCode(2, fmt.Errorf(format, a...))
+}
+
+// commands lists every subcommand, in the order help shows them.
+func commands() []*command {
+	return []*command{
+		versionCmd(),
+		serveCmd(),
+		recordCmd(),
+	}
+}
+
+func findCommand(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	code := run(ctx, &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}, os.Args[1:])
+	os.Exit(code)
+}
+
+// run dispatches args to a subcommand and returns the process exit code.
+func run(ctx context.Context, st *stdio, args []string) int {
+	if len(args) == 0 {
+		printHelp(st.err)
+		return 2
+	}
+	name := args[0]
+	switch name {
+	case "-h", "--help", "help":
+		if len(args) > 1 && name == "help" {
+			c := findCommand(args[1])
+			if c == nil {
+				fmt.Fprintf(st.err, "mcptape: unknown command %q (see 'mcptape --help')\n", args[1])
+				return 2
+			}
+			printCommandHelp(st.out, c)
+			return 0
+		}
+		printHelp(st.out)
+		return 0
+	case "-v", "--version":
+		name = "version"
+	}
+	c := findCommand(name)
+	if c == nil {
+		fmt.Fprintf(st.err, "mcptape: unknown command %q (see 'mcptape --help')\n", name)
+		return 2
+	}
+	err := c.execute(ctx, st, args[1:])
+	if err == nil {
+		return 0
+	}
+	code := 1
+	var ee *exitError
+	if errors.Is(err, errHelp) {
+		return 0
+	}
+	if errors.As(err, &ee) {
+		code = ee.code
+		if ee.err == nil {
+			return code
+		}
+	}
+	fmt.Fprintf(st.err, "mcptape %s: %v\n", c.name, err)
+	return code
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprint(w, `mcptape records, replays, load-tests and inspects MCP (Model Context Protocol) traffic.
+
+Usage:
+  mcptape COMMAND [FLAGS] [ARGS]
+
+Commands:
+`)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Examples:
+  mcptape serve                                   # reference MCP server on stdio
+  mcptape help COMMAND                            # flags and examples of one command
+
+Run 'mcptape help COMMAND' for the flags and examples of a command.
+`)
+}
+
+func printCommandHelp(w io.Writer, c *command) {
+	fmt.Fprintf(w, "%s\n\nUsage:\n  mcptape %s\n", c.summary, c.usage)
+	if fs := c.flagUsage(); fs != "" {
+		fmt.Fprintf(w, "\nFlags:\n%s", fs)
+	}
+	if c.examples != "" {
+		fmt.Fprintf(w, "\nExamples:\n%s", c.examples)
+	}
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# make demo: the main job of mcptape on the embedded reference server.
+#  1. record: a scripted MCP client talks to `mcptape serve` through `mcptape record`;
+#  2. inspect/show: the tape is read back offline.
+set -euo pipefail
+MCPTAPE=${1:-bin/mcptape}
+OUT=demo-out
+mkdir -p "$OUT"
+TAPE=$OUT/demo.jsonl.zst
+rm -f "$TAPE"
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
+
+step "1. record a stdio session: scripted client -> mcptape record -> mcptape serve"
+coproc SRV { "$MCPTAPE" record -o "$TAPE" -- "$MCPTAPE" serve; }
+send() { printf '%s\n' "$1" >&"${SRV[1]}"; printf '  -> %s\n' "$1" >&2; }
+# await ID: print server lines until the response with that id arrives.
+await() {
+  local line
+  while IFS= read -r line <&"${SRV[0]}"; do
+    printf '  <- %.160s\n' "$line" >&2
+    case "$line" in *"\"id\":$1,"*|*"\"id\":$1}"*) return 0 ;; esac
+  done
+  echo "server closed before answering id $1" >&2; return 1
+}
+send '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"demo-script","version":"1"}}}'
+await 1
+send '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+send '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+await 2
+send '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello from make demo"}}}'
+await 3
+send '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":300,"steps":3},"_meta":{"progressToken":"p-1"}}}'
+await 4
+send '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":40}}}'
+await 5
+send '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"fail","arguments":{"mode":"rpc"}}}'
+await 6
+exec {SRV[1]}>&-   # close the server's stdin: record shuts it down and closes the tape
+wait "$SRV_PID" || true
+ls -l "$TAPE" >&2
