@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/mcptape/mcptape/internal/refserver"
+	"github.com/spf13/pflag"
+)
+
+// serveCmd is `mcptape serve`: the reference MCP server (internal/refserver)
+// on stdio or Streamable HTTP.
+func serveCmd() *command {
+	return &command{
+		name:    "serve",
+		summary: "Run the reference MCP server (stdio, or Streamable HTTP with --http)",
+		usage:   "serve [--http ADDR [--stateless] [--json]] [--echo-prefix S] [FLAGS]",
+		examples: `  mcptape serve                                       # stdio: MCP on stdin/stdout, stops on stdin EOF
+  mcptape serve --http 127.0.0.1:8080                 # Streamable HTTP at http://127.0.0.1:8080/mcp
+  mcptape serve --http 8080                           # the same: a bare port listens on 127.0.0.1
+  mcptape serve --http 127.0.0.1:0                    # any free port; the address is printed on stderr
+  mcptape serve --http 127.0.0.1:8080 --stateless     # no sessions: the 2026-07-28 style
+  mcptape serve --http 127.0.0.1:8080 --json          # application/json answers instead of SSE
+  mcptape serve --echo-prefix 'v2: '                  # change echo's answers (replay diff tests)
+  mcptape serve --protocol-version 2025-06-18         # accept only this protocol version
+  mcptape record -o run.jsonl.zst -- mcptape serve    # record a session with the reference server
+`,
+		setup: func(fs *pflag.FlagSet) runFunc {
+			httpAddr := fs.String("http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (HOST:PORT, or a bare PORT on 127.0.0.1; port 0 picks a free one)")
+			stateless := fs.Bool("stateless", false, "with --http: no sessions, every POST stands alone (needed for protocol 2026-07-28 over HTTP)")
+			jsonResp := fs.Bool("json", false, "with --http: answer application/json instead of an SSE stream (progress notifications are dropped)")
+			sessionTimeout := fs.Duration("session-timeout", 0, "with --http: close sessions idle this long (0: keep until DELETE)")
+			echoPrefix := fs.String("echo-prefix", "", "text put before every echo answer")
+			versions := fs.StringSlice("protocol-version", nil, "accept only these protocol `VERSIONS` (repeat or comma-separate; default: all of "+
+				strings.Join(refserver.ProtocolVersions(), ", ")+")")
+			logLevel := fs.String("log-level", "error", "server log on stderr: debug, info, warn, error or off")
+			return func(ctx context.Context, st *stdio, args []string) error {
+				if len(args) > 0 {
+					return usageError("serve takes no arguments (got %q)", args[0])
+				}
+				if *httpAddr == "" && (*stateless || *jsonResp || *sessionTimeout != 0) {
+					return usageError("--stateless, --json and --session-timeout need --http")
+				}
+				if *sessionTimeout < 0 {
+					return usageError("--session-timeout must not be negative")
+				}
+				logger, err := serveLogger(st, *logLevel)
+				if err != nil {
+					return err
+				}
+				opts := []refserver.Option{
+					refserver.WithImplementation(refserver.DefaultName, version),
+					refserver.WithEchoPrefix(*echoPrefix),
+					refserver.WithLogger(logger),
+				}
+				if len(*versions) > 0 {
+					opts = append(opts, refserver.WithProtocolVersions(*versions...))
+				}
+				srv, err := refserver.New(opts...)
+				if err != nil {
+					return usageError("%v", err)
+				}
+				if *httpAddr == "" {
+					return refserver.ServeStdio(ctx, srv, st.in, st.out)
+				}
+				addr, err := listenAddr(*httpAddr)
+				if err != nil {
+					return usageError("--http: %v", err)
+				}
+				var lc net.ListenConfig
+				ln, err := lc.Listen(ctx, listenNetwork(addr), addr)
+				if err != nil {
+					return err // "listen tcp 127.0.0.1:8080: bind: address already in use"
+				}
+				if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
+					fmt.Fprintf(st.err, "mcptape serve: warning: listening on %s, which other machines can reach; use 127.0.0.1:PORT to stay local\n", ln.Addr())
+				}
+				fmt.Fprintf(st.err, "listening on http://%s%s\n", ln.Addr(), refserver.Path)
+				return refserver.ServeHTTP(ctx, ln, srv, refserver.HTTPConfig{
+					Stateless:      *stateless,
+					JSONResponse:   *jsonResp,
+					SessionTimeout: *sessionTimeout,
+					Logger:         logger,
+				})
+			}
+		},
+	}
+}
+
+// listenAddr checks the --http value and turns a bare port into a loopback
+// address.
+func listenAddr(s string) (string, error) {
+	if p, err := strconv.ParseUint(s, 10, 16); err == nil {
+		return net.JoinHostPort("127.0.0.1", strconv.FormatUint(p, 10)), nil
+	}
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return "", fmt.Errorf("want HOST:PORT or PORT: %w", err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "", fmt.Errorf("bad port %q in %q", port, s)
+	}
+	return s, nil
+}
+
+// listenNetwork keeps an IP literal to its family ("0.0.0.0:80" does not
+// also listen on IPv6, as plain "tcp" would); names use "tcp".
+func listenNetwork(addr string) string {
+	host, _, _ := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	switch {
+	case ip == nil:
+		return "tcp"
+	case ip.To4() != nil:
+		return "tcp4"
+	}
+	return "tcp6"
+}
+
+// serveLogger returns the server's logger: text on stderr at level, or a
+// discarding one for "off".
+func serveLogger(st *stdio, level string) (*slog.Logger, error) {
+	if level == "off" {
+		return slog.New(slog.DiscardHandler), nil
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError("--log-level: want debug, info, warn, error or off (got %q)", level)
+	}
+	return slog.New(slog.NewTextHandler(st.err, &slog.HandlerOptions{Level: l})), nil
+}

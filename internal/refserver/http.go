@@ -1,0 +1,136 @@
+package refserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Path is where [HTTPHandler] serves Streamable HTTP.
+const Path = "/mcp"
+
+// MaxFrameBytes bounds one incoming message: a stdio line or an HTTP
+// request body (128 MiB, so that an echo of a blob-sized message fits).
+// Larger messages end a stdio session and get 413 over HTTP.
+const MaxFrameBytes = 128 << 20
+
+// shutdownGrace is how long [ServeHTTP] waits for open exchanges to end
+// before closing their connections.
+const shutdownGrace = 5 * time.Second
+
+// HTTPConfig chooses how [HTTPHandler] serves Streamable HTTP.
+type HTTPConfig struct {
+	// Stateless serves every POST with a temporary session and no
+	// Mcp-Session-Id (GET and DELETE get 405): the 2026-07-28 style, and
+	// the only mode in which the SDK serves 2026-07-28. Older clients still
+	// work, but the server cannot send them requests (ask answers a tool
+	// error).
+	Stateless bool
+	// JSONResponse answers each request with one application/json body
+	// instead of an SSE stream; notifications sent during a call (progress)
+	// are then dropped by the SDK.
+	JSONResponse bool
+	// SessionTimeout closes stateful sessions idle for this long; zero
+	// keeps them until DELETE.
+	SessionTimeout time.Duration
+	// Logger receives the HTTP handler's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// HTTPHandler returns a handler serving s over Streamable HTTP at [Path]
+// (other paths get 404). Request bodies are limited to [MaxFrameBytes]. In
+// stateless mode a 2026-07-28 call is cancelled when its client closes the
+// response stream. The SDK's protections apply: requests arriving on a
+// loopback address with a non-loopback Host header get 403 (DNS rebinding).
+func HTTPHandler(s *mcp.Server, cfg HTTPConfig) http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
+		Stateless:                    cfg.Stateless,
+		JSONResponse:                 cfg.JSONResponse,
+		SessionTimeout:               cfg.SessionTimeout,
+		Logger:                       cfg.Logger,
+		MaxRequestBodyBytes:          MaxFrameBytes,
+		PropagateRequestCancellation: true,
+	})
+	mux := http.NewServeMux()
+	mux.Handle(Path, h)
+	return mux
+}
+
+// ServeHTTP serves s on ln with [HTTPHandler] until ctx is done, then shuts
+// down: it stops accepting, cancels the open exchanges (their contexts
+// derive from ctx), waits up to 5 s for them and closes what is left. It
+// returns nil after such a stop and the error otherwise. ln is closed on
+// return. The net/http server's own error log goes to cfg.Logger (at error
+// level), or nowhere.
+func ServeHTTP(ctx context.Context, ln net.Listener, s *mcp.Server, cfg HTTPConfig) error {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	fresh := &freshConns{conns: make(map[net.Conn]struct{})}
+	srv := &http.Server{
+		Handler:           HTTPHandler(s, cfg),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ConnState:         fresh.track,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelError),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("refserver: http: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	fresh.closeAll()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("refserver: http: %w", err)
+	}
+	return nil
+}
+
+// freshConns tracks the connections that have not sent a request yet (a
+// client's spare keep-alive connection), which http.Server.Shutdown would
+// otherwise wait 5 s for (Go issue 22682): closing them loses nothing.
+type freshConns struct {
+	mu      sync.Mutex
+	conns   map[net.Conn]struct{}
+	closing bool
+}
+
+// track is the server's ConnState hook.
+func (f *freshConns) track(c net.Conn, state http.ConnState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case state == http.StateNew && f.closing:
+		_ = c.Close()
+	case state == http.StateNew:
+		f.conns[c] = struct{}{}
+	default:
+		delete(f.conns, c)
+	}
+}
+
+// closeAll closes the fresh connections, and from now on every new one.
+func (f *freshConns) closeAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closing = true
+	for c := range f.conns {
+		_ = c.Close()
+	}
+	clear(f.conns)
+}
