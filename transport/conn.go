@@ -1,0 +1,305 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Conn is a raw-frame client connection to one MCP server session: the layer
+// under the replayer and the load generator.
+//
+// A Conn carries frames; it does not build or interpret MCP payloads beyond
+// what the transport itself requires (the Mcp-Session-Id of the initialize
+// answer, the negotiated protocol version, the 2026-07-28 headers derived
+// from the body). Frames are sent byte-exactly as given, and every frame
+// the server sends, on any stream, is delivered by Recv with its transport
+// metadata.
+//
+// Three implementations exist: [DialStdio] (a child process),
+// [DialHTTP] (Streamable HTTP, 2025-03-26 sessions through 2026-07-28
+// stateless) and [DialLegacySSE] (the 2024-11-05 HTTP+SSE transport).
+//
+// # Data flow
+//
+// Send writes one frame: a stdio line, or one HTTP POST. For HTTP, the
+// answer to the POST is read by the connection: a JSON body is read inside
+// Send and queued as one frame; an event stream is read by a goroutine that
+// queues each event's data as one frame, as the events arrive, until the
+// stream ends. The optional GET stream (and the legacy /sse stream) is read
+// the same way. For stdio one goroutine reads the child's output lines. Recv
+// takes the queued frames in arrival order. The queue holds at most a
+// bounded number of frames from streams: a stream reader waits when the
+// caller stops calling Recv (frames of JSON bodies are queued by Send
+// without waiting, so that a caller that sends before it receives never
+// deadlocks).
+//
+// # Concurrency
+//
+//   - Send may be called from many goroutines at once, and concurrently
+//     with Recv and Close. Over stdio the lines of concurrent Sends never
+//     interleave; over HTTP each Send is its own POST.
+//   - Recv is meant for one reading goroutine; it is safe to call from
+//     several, each frame going to exactly one of them, but then the
+//     arrival order is only kept per goroutine.
+//   - Close may be called at any time, more than once, from any goroutine.
+//     It makes a blocked Recv return [ErrClosed] at once, fails Sends in
+//     progress, and ends every response stream.
+type Conn interface {
+	// Send sends one frame (a message or a batch) exactly as given. Over
+	// stdio it returns once the line is written; over HTTP once the POST is
+	// sent and the response headers have arrived (for a JSON answer, once
+	// its body is read and queued). ctx governs the whole exchange:
+	// cancelling it after Send returned closes that POST's response stream,
+	// which is the cancellation of 2026-07-28 ([Exchange.CloseStream] does
+	// the same). The returned Exchange describes the HTTP exchange.
+	Send(ctx context.Context, frame []byte, opt SendOptions) (*Exchange, error)
+	// Recv returns the next frame from the server, from any stream, in
+	// arrival order. It returns [ErrClosed] after Close, and an error
+	// wrapping [ErrServerClosed] once the server has ended the connection
+	// and every frame received before that was returned.
+	Recv(ctx context.Context) (Incoming, error)
+	// Close ends the connection and releases its resources. Over stdio it
+	// closes the child's stdin, waits, then sends SIGTERM, waits, then
+	// SIGKILL; over HTTP it ends every stream and, when the server gave a
+	// session id, sends DELETE. It is idempotent and returns the same
+	// result every time.
+	Close() error
+}
+
+// Stream names the stream a frame arrived on.
+type Stream string
+
+const (
+	// StreamStdout is the standard output of a stdio server.
+	StreamStdout Stream = "stdout"
+	// StreamPOST is the response to a POST (a JSON body or an event stream).
+	StreamPOST Stream = "post"
+	// StreamGET is the Streamable HTTP GET stream of server-initiated messages.
+	StreamGET Stream = "get"
+	// StreamSSE is the event stream of the legacy HTTP+SSE transport.
+	StreamSSE Stream = "sse"
+)
+
+// Incoming is one frame received from the server.
+type Incoming struct {
+	// Frame is the message exactly as received: a stdout line without its
+	// "\n", an HTTP JSON body, or the data of one SSE event. It belongs to
+	// the caller.
+	Frame []byte
+	// Exchange is the ID of the Exchange whose response carried the frame
+	// (0 for stdio).
+	Exchange uint64
+	// Stream is the stream the frame arrived on.
+	Stream Stream
+	// EventID is the SSE last event ID when the frame was dispatched (the
+	// id of its event, or of an earlier event of the same stream when it
+	// had none); empty for other streams.
+	EventID string
+	// Time is when the frame was received.
+	Time time.Time
+	// Truncated reports that the frame was longer than the connection's
+	// maximum frame size: Frame holds its first bytes only.
+	Truncated bool
+}
+
+// SendOptions adjusts one Send.
+type SendOptions struct {
+	// Header holds extra request headers for this frame (HTTP only). They
+	// are applied last, replacing any header of the same name the
+	// connection would set: use it for Mcp-Param-* headers, which need the
+	// tool's input schema, or to send recorded headers exactly.
+	Header http.Header
+}
+
+// Errors of the connections. Test them with errors.Is.
+var (
+	// ErrClosed is returned by Send and Recv after Close.
+	ErrClosed = errors.New("transport: connection closed")
+	// ErrServerClosed is wrapped by the error Recv returns once the server
+	// ended the connection: a stdio server closed its output, or the legacy
+	// SSE stream ended.
+	ErrServerClosed = errors.New("server closed the connection")
+	// ErrSessionExpired is wrapped by the *StatusError of a request sent
+	// with an Mcp-Session-Id the server no longer knows: a 404, or a 400
+	// whose body says the session is unknown (server-everything's answer).
+	// The caller must initialize again; the connection has already
+	// forgotten the session id.
+	ErrSessionExpired = errors.New("session expired")
+	// ErrStreamClosed is the error of an Exchange whose response stream was
+	// closed by the client (Exchange.CloseStream or the Send context).
+	ErrStreamClosed = errors.New("response stream closed by the client")
+)
+
+// closedChan is a closed channel: the Done channel of exchanges that are
+// complete when created.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// Exchange describes one request sent and its response: an HTTP exchange,
+// or a stdio line (which has no response of its own).
+//
+// The exported fields are set before Send returns and never change after.
+// Done, Err, Frames and Ended describe the response stream, which may go on
+// after Send returned.
+type Exchange struct {
+	// ID numbers the exchanges of a connection from 1, in the order they
+	// started. Incoming.Exchange refers to it.
+	ID uint64
+	// Method is the HTTP method ("" for stdio).
+	Method string
+	// Status is the HTTP status code (0 for stdio).
+	Status int
+	// ContentType is the response's media type, lower case, without
+	// parameters ("application/json", "text/event-stream", "").
+	ContentType string
+	// Header holds the response headers (nil for stdio).
+	Header http.Header
+	// Body holds the response body when it was not delivered as frames: a
+	// non-2xx answer, or a 2xx answer that is neither JSON nor an event
+	// stream (at most MaxErrorBody bytes). A non-2xx JSON body that is a
+	// JSON-RPC message is also delivered by Recv.
+	Body []byte
+	// Sent is when the request started.
+	Sent time.Time
+	// Responded is when the response headers arrived (for stdio, when the
+	// line was written).
+	Responded time.Time
+
+	done   chan struct{}
+	err    error
+	frames int
+	ended  time.Time
+	cancel context.CancelCauseFunc
+}
+
+// MaxErrorBody is the most bytes of a response body kept in Exchange.Body
+// and in a StatusError.
+const MaxErrorBody = 64 << 10
+
+// Done returns a channel closed when the response is complete: its body
+// read to the end, or its stream ended, failed or was closed.
+func (e *Exchange) Done() <-chan struct{} { return e.done }
+
+// Err returns, once Done is closed, nil when the response ended normally,
+// or why it did not (ErrStreamClosed, ErrClosed, a read error).
+func (e *Exchange) Err() error {
+	select {
+	case <-e.done:
+		return e.err
+	default:
+		return nil
+	}
+}
+
+// Frames returns, once Done is closed, the number of frames the response
+// delivered.
+func (e *Exchange) Frames() int {
+	select {
+	case <-e.done:
+		return e.frames
+	default:
+		return 0
+	}
+}
+
+// Ended returns, once Done is closed, when the response ended.
+func (e *Exchange) Ended() time.Time {
+	select {
+	case <-e.done:
+		return e.ended
+	default:
+		return time.Time{}
+	}
+}
+
+// CloseStream closes the response stream now, as a client does to cancel a
+// request in the 2026-07-28 protocol (and to stop waiting for an answer a
+// 2025 server will never send after notifications/cancelled). Frames not
+// yet received are lost. It does nothing once the response is complete.
+func (e *Exchange) CloseStream() {
+	if e.cancel != nil {
+		e.cancel(ErrStreamClosed)
+	}
+}
+
+// finish marks the response complete. It is called once, by the goroutine
+// that read the response.
+func (e *Exchange) finish(err error) {
+	e.err = err
+	e.ended = time.Now()
+	close(e.done)
+}
+
+// StatusError is the error of an HTTP exchange answered with a status
+// other than 2xx.
+type StatusError struct {
+	// Method and URL are those of the request.
+	Method, URL string
+	// Status is the response's status code.
+	Status int
+	// Body holds the first bytes of the response body (at most
+	// MaxErrorBody).
+	Body []byte
+	// Expired reports that the status means the session expired.
+	Expired bool
+}
+
+// Error returns a one-line message: method, URL, status and the start of
+// the body.
+func (e *StatusError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "transport: %s %s: %d %s", e.Method, e.URL, e.Status, http.StatusText(e.Status))
+	if e.Expired {
+		b.WriteString(" (session expired)")
+	}
+	if s := oneLine(e.Body, 200); s != "" {
+		b.WriteString(": ")
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrSessionExpired when the status means the session
+// expired, nil otherwise.
+func (e *StatusError) Unwrap() error {
+	if e.Expired {
+		return ErrSessionExpired
+	}
+	return nil
+}
+
+// oneLine returns at most max bytes of b as printable text on one line:
+// control characters and invalid UTF-8 become spaces or U+FFFD, runs of
+// spaces are collapsed, and "..." marks a cut.
+func oneLine(b []byte, max int) string {
+	var out strings.Builder
+	space := false
+	for len(b) > 0 && out.Len() < max {
+		r, n := utf8.DecodeRune(b)
+		b = b[n:]
+		switch {
+		case r == ' ' || r < 0x20 || r == 0x7f:
+			space = out.Len() > 0
+			continue
+		case r == utf8.RuneError && n == 1:
+			r = utf8.RuneError
+		}
+		if space {
+			out.WriteByte(' ')
+			space = false
+		}
+		out.WriteRune(r)
+	}
+	if len(b) > 0 {
+		out.WriteString("...")
+	}
+	return out.String()
+}

@@ -1,0 +1,58 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+)
+
+// recvTimeout receives one frame, failing the test after d.
+func recvTimeout(t *testing.T, c Conn, d time.Duration) Incoming {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	in, err := c.Recv(ctx)
+	if err != nil {
+		t.Fatalf("Recv: %v", err)
+	}
+	return in
+}
+
+// recvAnswer receives frames until the response with id idRaw, skipping
+// notifications, and returns it.
+func recvAnswer(t *testing.T, c Conn, idRaw string) Incoming {
+	t.Helper()
+	for {
+		in := recvTimeout(t, c, 10*time.Second)
+		info := jsonrpc.Classify(in.Frame)
+		if info.Kind == jsonrpc.KindNotification {
+			continue
+		}
+		if string(info.ID.Raw) != idRaw {
+			t.Fatalf("got frame %.200s, want the answer to id %s", in.Frame, idRaw)
+		}
+		return in
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

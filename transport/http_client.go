@@ -1,0 +1,545 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+)
+
+// HTTPConn is a Conn to an MCP server over HTTP: the Streamable HTTP
+// transport (DialHTTP) or the legacy HTTP+SSE transport (DialLegacySSE).
+//
+// Streamable HTTP, as the connection handles it:
+//
+//   - Every frame is one POST with "Accept: application/json,
+//     text/event-stream" and "Content-Type: application/json". A JSON
+//     answer is one frame; each event of an event-stream answer whose data
+//     is not blank is one frame (priming events, comments and events of
+//     other types than "message" carry none); a 202 carries none.
+//   - Sessions (2025-03-26 .. 2025-11-25): the Mcp-Session-Id of the answer
+//     to initialize is sent on every later request, initialize excepted.
+//     A 404, or a 400 that says the session is unknown, to a request that
+//     carried it makes Send fail with an error wrapping ErrSessionExpired
+//     and forgets the id; send initialize again to get a new session.
+//   - Protocol version: the result.protocolVersion of the answer to
+//     initialize (or WithProtocolVersion until then) goes in the
+//     MCP-Protocol-Version header of every later request.
+//   - 2026-07-28 (stateless): for any request or notification whose
+//     params._meta holds "io.modelcontextprotocol/protocolVersion", that
+//     version is the MCP-Protocol-Version header; from that version on,
+//     Mcp-Method and Mcp-Name are derived from the body (see
+//     StandardHeaders). Such servers set no session id, so none is sent,
+//     and Close sends no DELETE.
+//   - The GET stream of server-initiated messages is opened by
+//     OpenGetStream (or WithGetStream); Close sends DELETE for a session
+//     (unless WithoutDelete) and ends every stream.
+//
+// See Conn for the concurrency contract.
+type HTTPConn struct {
+	client    *http.Client
+	ownClient bool
+	legacy    bool
+	base      *url.URL      // the endpoint (Streamable HTTP) or the /sse URL (legacy)
+	post      *http.Request // template of the POSTs: method and URL
+	postURL   string        // the POST URL, for messages
+	header    http.Header   // headers added to every request
+	accept    []string
+	ctype     []string
+	version0  string // WithProtocolVersion
+	autoGet   bool
+	noDelete  bool
+	grace     time.Duration
+	max       int
+
+	ctx    context.Context // ends at Close, ending every exchange
+	cancel context.CancelCauseFunc
+	in     *inbox
+	seq    atomic.Uint64
+	wg     sync.WaitGroup // stream readers and the GET opener
+
+	mu       sync.Mutex
+	closed   bool
+	session  string
+	sessionH []string // session as a header value
+	version  string   // negotiated version
+	getEx    *Exchange
+	getting  bool // a GET stream is being opened
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ Conn = (*HTTPConn)(nil)
+
+// DefaultMaxConns is the number of idle keep-alive connections per host a
+// client made by NewHTTPClient(0) keeps.
+const DefaultMaxConns = 256
+
+// NewHTTPClient returns an HTTP client tuned for many concurrent MCP
+// sessions to the same servers, to share between connections with
+// WithHTTPClient: up to maxConns idle keep-alive connections per host (0
+// means DefaultMaxConns) so that sessions reuse connections instead of
+// opening new ones, no limit on open connections (every open event stream
+// holds one over HTTP/1.1), HTTP/2 when TLS offers it, no response
+// compression (event streams must not be buffered; frames stay
+// byte-exact), connect and TLS handshake timeouts, and no overall timeout
+// (streams live long: bound requests with their context).
+func NewHTTPClient(maxConns int) (*http.Client, error) {
+	if maxConns < 0 {
+		return nil, fmt.Errorf("transport: NewHTTPClient: %d connections is negative", maxConns)
+	}
+	if maxConns == 0 {
+		maxConns = DefaultMaxConns
+	}
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	return &http.Client{Transport: &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          0, // no global bound; per host below
+		MaxIdleConnsPerHost:   maxConns,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true,
+	}}, nil
+}
+
+// DialHTTP returns a Streamable HTTP connection to the MCP endpoint at
+// rawURL (such as http://127.0.0.1:3000/mcp). Nothing is sent until the
+// first Send; ctx is only checked. Options: WithHTTPClient, WithHeader,
+// WithProtocolVersion, WithGetStream, WithoutDelete, WithGrace,
+// WithMaxFrame.
+func DialHTTP(ctx context.Context, rawURL string, opts ...Option) (*HTTPConn, error) {
+	o, err := newOptions("DialHTTP", forHTTP, opts)
+	if err != nil {
+		return nil, err
+	}
+	u, err := parseHTTPURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("transport: DialHTTP: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("transport: DialHTTP %s: %w", u.Redacted(), err)
+	}
+	c, err := newHTTPConn(o, u, false)
+	if err != nil {
+		return nil, fmt.Errorf("transport: DialHTTP: %w", err)
+	}
+	c.setPostURL(u)
+	return c, nil
+}
+
+// parseHTTPURL parses an absolute http or https URL.
+func parseHTTPURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("URL %q is not an absolute http or https URL", raw)
+	}
+	return u, nil
+}
+
+func newHTTPConn(o *options, base *url.URL, legacy bool) (*HTTPConn, error) {
+	c := &HTTPConn{
+		client: o.client, legacy: legacy, base: base, header: o.header,
+		accept:   []string{"application/json, text/event-stream"},
+		ctype:    []string{"application/json"},
+		version0: o.version, autoGet: o.getStrm, noDelete: o.noDelete,
+		grace: o.grace, max: o.maxFrame,
+		in: newInbox(streamQueueLimit),
+	}
+	if c.client == nil {
+		client, err := NewHTTPClient(0)
+		if err != nil {
+			return nil, err
+		}
+		c.client, c.ownClient = client, true
+	}
+	c.ctx, c.cancel = context.WithCancelCause(context.Background())
+	return c, nil
+}
+
+// setPostURL sets where frames are POSTed.
+func (c *HTTPConn) setPostURL(u *url.URL) {
+	c.post = &http.Request{
+		Method: http.MethodPost, URL: u, Host: u.Host,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+	}
+	c.postURL = u.Redacted()
+}
+
+// SessionID returns the session id the server gave in its answer to
+// initialize, or "" (before initialize, after the session expired, for
+// stateless servers and for legacy SSE).
+func (c *HTTPConn) SessionID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.session
+}
+
+// ProtocolVersion returns the version sent in MCP-Protocol-Version: the
+// one negotiated by initialize, else the one of WithProtocolVersion, else "".
+func (c *HTTPConn) ProtocolVersion() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.versionLocked()
+}
+
+func (c *HTTPConn) versionLocked() string {
+	if c.version != "" {
+		return c.version
+	}
+	return c.version0
+}
+
+// Endpoint returns the URL frames are POSTed to (for legacy SSE, the one
+// the server's endpoint event gave).
+func (c *HTTPConn) Endpoint() string { return c.postURL }
+
+// GetStream returns the exchange of the server-initiated stream: the GET
+// stream opened by OpenGetStream or WithGetStream, or the legacy /sse
+// stream; nil when none was opened.
+func (c *HTTPConn) GetStream() *Exchange {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.getEx
+}
+
+// reqInfo says how to handle the answer to one request.
+type reqInfo struct {
+	method    string                // HTTP method
+	url       string                // for messages
+	stream    Stream                // the stream frames of the answer arrive on
+	initKey   string                // id key of an initialize request, "" otherwise
+	session   string                // the Mcp-Session-Id sent, if any
+	needsBody bool                  // a 2xx answer must be JSON or an event stream
+	onEvent   func(*SSEEvent) error // events of types other than "message"
+	onEnd     func(error)           // called when an event stream ended
+}
+
+// Send POSTs frame; see Conn.Send and HTTPConn. The error is a
+// *StatusError for a non-2xx answer (the Exchange is then returned too);
+// the Exchange is nil when no answer arrived.
+func (c *HTTPConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Exchange, error) {
+	if c.ctx.Err() != nil {
+		return nil, ErrClosed
+	}
+	info := jsonrpc.Classify(frame)
+	ri := reqInfo{method: http.MethodPost, url: c.postURL, stream: StreamPOST}
+	ri.needsBody = info.Kind == jsonrpc.KindRequest || info.Kind == jsonrpc.KindBatch
+	isInit := info.Kind == jsonrpc.KindRequest && info.Method == "initialize"
+	if isInit {
+		ri.initKey = info.ID.Key()
+	}
+
+	h := make(http.Header, 8)
+	h["Accept"], h["Content-Type"] = c.accept, c.ctype
+	for k, v := range c.header {
+		h[k] = v
+	}
+	if !c.legacy {
+		c.mu.Lock()
+		sessionH, version := c.sessionH, c.versionLocked()
+		c.mu.Unlock()
+		if isInit {
+			sessionH, version = nil, ""
+		}
+		if sessionH != nil {
+			h[HeaderSessionID] = sessionH
+		}
+		setStandardHeaders(h, frame, &info, version)
+	}
+	for k, v := range opt.Header {
+		h[http.CanonicalHeaderKey(k)] = v
+	}
+	if v := h[HeaderSessionID]; len(v) > 0 {
+		ri.session = v[0]
+	}
+
+	ex := &Exchange{ID: c.seq.Add(1), Method: http.MethodPost, done: make(chan struct{}), Sent: time.Now()}
+	rctx, release := c.exchangeContext(ctx, ex)
+	req := c.post.WithContext(rctx)
+	setHeader(req, h)
+	req.ContentLength = int64(len(frame))
+	req.Body = io.NopCloser(bytes.NewReader(frame))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(frame)), nil }
+	resp, err := c.client.Do(req)
+	if err != nil {
+		release()
+		return nil, c.requestError(rctx, err)
+	}
+	ex, err = c.handle(ex, resp, rctx, release, ri)
+	if err == nil && c.autoGet && info.Kind == jsonrpc.KindNotification && info.Method == "notifications/initialized" {
+		c.openGetInBackground()
+	}
+	return ex, err
+}
+
+// Recv returns the next frame from any of the connection's streams. See
+// Conn.
+func (c *HTTPConn) Recv(ctx context.Context) (Incoming, error) {
+	return c.in.get(ctx)
+}
+
+// exchangeContext returns the context of one exchange: it ends when ctx
+// ends, when the connection closes, or on Exchange.CloseStream. release
+// frees it once the exchange is complete.
+func (c *HTTPConn) exchangeContext(ctx context.Context, ex *Exchange) (context.Context, func()) {
+	rctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(c.ctx, func() { cancel(ErrClosed) })
+	ex.cancel = cancel
+	return rctx, func() {
+		stop()
+		cancel(nil)
+	}
+}
+
+// setHeader sets the request's headers; a Host header (from WithHeader or
+// SendOptions) becomes the request's Host, as net/http ignores the header.
+func setHeader(req *http.Request, h http.Header) {
+	req.Header = h
+	if v := h["Host"]; len(v) > 0 {
+		req.Host = v[0]
+	}
+}
+
+// requestError describes a request that got no answer.
+func (c *HTTPConn) requestError(rctx context.Context, err error) error {
+	if cause := context.Cause(rctx); cause != nil && (errors.Is(cause, ErrClosed) || errors.Is(cause, ErrStreamClosed)) {
+		return cause
+	}
+	return fmt.Errorf("transport: %w", err) // *url.Error names the method and URL
+}
+
+// handle reads or starts reading the answer to a request. It returns the
+// exchange, and a *StatusError for a non-2xx status.
+func (c *HTTPConn) handle(ex *Exchange, resp *http.Response, rctx context.Context, release func(), ri reqInfo) (*Exchange, error) {
+	ex.Responded = time.Now()
+	ex.Status, ex.Header = resp.StatusCode, resp.Header
+	ex.ContentType = mediaType(resp.Header.Get("Content-Type"))
+	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	if ok && ri.initKey != "" {
+		c.noteSession(resp.Header.Get(HeaderSessionID))
+	}
+	switch {
+	case ok && ex.ContentType == "text/event-stream":
+		if !c.startStream() {
+			resp.Body.Close()
+			release()
+			ex.finish(ErrClosed)
+			return ex, ErrClosed
+		}
+		go c.readStream(ex, resp.Body, rctx, release, ri)
+		return ex, nil
+	case ok && isJSONType(ex.ContentType):
+		return ex, c.readJSON(ex, resp, rctx, release, ri)
+	}
+	body, err := readCapped(resp.Body, MaxErrorBody)
+	resp.Body.Close()
+	release()
+	ex.Body = body
+	if err != nil {
+		err = c.readError(rctx, ri, err)
+		ex.finish(err)
+		return ex, err
+	}
+	if ok {
+		ex.finish(nil)
+		if ri.needsBody && len(bytes.TrimSpace(body)) > 0 && !c.legacy {
+			return ex, fmt.Errorf("transport: %s %s: %d with unexpected content type %q", ri.method, ri.url, ex.Status, ex.ContentType)
+		}
+		return ex, nil
+	}
+	if isJSONType(ex.ContentType) && isMessage(body) {
+		c.in.put(Incoming{Frame: body, Exchange: ex.ID, Stream: ri.stream, Time: ex.Responded})
+		ex.frames = 1
+	}
+	ex.finish(nil)
+	se := &StatusError{Method: ri.method, URL: ri.url, Status: ex.Status, Body: body}
+	if ri.session != "" && sessionExpired(ex.Status, body) {
+		se.Expired = true
+		c.forgetSession(ri.session)
+	}
+	return ex, se
+}
+
+// readJSON reads a JSON answer and queues it as one frame.
+func (c *HTTPConn) readJSON(ex *Exchange, resp *http.Response, rctx context.Context, release func(), ri reqInfo) error {
+	body, truncated, err := readBody(resp.Body, resp.ContentLength, c.max)
+	resp.Body.Close()
+	release()
+	if err != nil {
+		err = c.readError(rctx, ri, err)
+		ex.finish(err)
+		return err
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		if ri.initKey != "" {
+			c.noteVersion(body)
+		}
+		c.in.put(Incoming{Frame: body, Exchange: ex.ID, Stream: ri.stream, Time: time.Now(), Truncated: truncated})
+		ex.frames = 1
+	}
+	ex.finish(nil)
+	return nil
+}
+
+// readError describes a failure to read an answer's body.
+func (c *HTTPConn) readError(rctx context.Context, ri reqInfo, err error) error {
+	if cause := context.Cause(rctx); cause != nil {
+		return cause
+	}
+	return fmt.Errorf("transport: %s %s: reading the answer: %w", ri.method, ri.url, err)
+}
+
+// startStream registers a stream reader, unless the connection is closed.
+func (c *HTTPConn) startStream() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	return true
+}
+
+// noteSession records the session id of an answer to initialize.
+func (c *HTTPConn) noteSession(id string) {
+	if id == "" || c.legacy {
+		return
+	}
+	c.mu.Lock()
+	c.session, c.sessionH = id, []string{id}
+	c.mu.Unlock()
+}
+
+// forgetSession drops the session id if it still is id.
+func (c *HTTPConn) forgetSession(id string) {
+	c.mu.Lock()
+	if c.session == id {
+		c.session, c.sessionH = "", nil
+	}
+	c.mu.Unlock()
+}
+
+// noteVersion records the version of an answer to initialize.
+func (c *HTTPConn) noteVersion(frame []byte) {
+	v := initializeVersion(frame)
+	if v == "" || !printableASCII(v) {
+		return
+	}
+	c.mu.Lock()
+	c.version = v
+	c.mu.Unlock()
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// isMessage reports whether body is a JSON-RPC message or batch.
+func isMessage(body []byte) bool {
+	return jsonrpc.Classify(body).Kind != jsonrpc.KindInvalid
+}
+
+// sessionExpired reports whether a status answered to a request that
+// carried a session id means the session is gone: 404 as the
+// specification says, or 400 with a body saying the session is unknown
+// (the TypeScript SDK's example servers, server-everything among them).
+func sessionExpired(status int, body []byte) bool {
+	switch status {
+	case http.StatusNotFound:
+		return true
+	case http.StatusBadRequest:
+		b := bytes.ToLower(body[:min(len(body), 1024)])
+		if !bytes.Contains(b, []byte("session")) {
+			return false
+		}
+		for _, s := range []string{"not found", "no valid", "invalid", "unknown", "expired"} {
+			if bytes.Contains(b, []byte(s)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mediaType returns the media type of a Content-Type value, lower case,
+// without parameters.
+func mediaType(ct string) string {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(ct))
+}
+
+func isJSONType(mt string) bool {
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// readBody reads a whole body of the announced length (-1 if unknown),
+// keeping at most max bytes; it reads to the end so that the connection
+// can be reused, unless the body is longer than max.
+func readBody(r io.Reader, length int64, max int) ([]byte, bool, error) {
+	size := 512
+	if length >= 0 {
+		size = int(min(length, int64(max))) + 1
+	}
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) > max {
+			// Longer than max: keep the first max bytes; the rest is not
+			// read (the connection will not be reused).
+			return buf[:max], true, nil
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):min(cap(buf), max+1)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			if len(buf) > max {
+				return buf[:max], true, nil
+			}
+			return buf, false, nil
+		}
+		if err != nil {
+			return buf, false, err
+		}
+	}
+}
+
+// readCapped reads up to max bytes of r and drains a little more so that
+// the connection can be reused. It returns nil for an empty body.
+func readCapped(r io.Reader, max int) ([]byte, error) {
+	body, _, err := readBody(r, -1, max)
+	if err == nil {
+		_, err = io.CopyN(io.Discard, r, 4*MaxErrorBody)
+		if err == io.EOF {
+			err = nil
+		}
+	}
+	if len(body) == 0 {
+		body = nil
+	}
+	return body, err
+}

@@ -1,0 +1,327 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// StdioConn is a Conn to an MCP server run as a child process, speaking
+// newline-delimited JSON-RPC on its stdin and stdout.
+//
+// The child runs in a process group of its own, so that the signals of
+// Close reach the processes it started too. Its stdout is read by one
+// goroutine with LineReader (lines of any size); its stderr goes where
+// WithStderr says. See Conn for the concurrency contract.
+type StdioConn struct {
+	cmd   *exec.Cmd
+	argv0 string
+	stdin *os.File // write end of the child's stdin
+	out   *os.File // read end of the child's stdout
+	grace time.Duration
+	max   int
+
+	in  *inbox
+	seq atomic.Uint64
+
+	wmu    sync.Mutex // serialises writes
+	wbuf   []byte
+	broken error // set under wmu: a write failed half-way
+
+	exited  chan struct{} // closed when the child was reaped
+	exitErr error         // cmd.Wait's result, set before exited closes
+
+	closeOnce sync.Once
+	closeErr  error
+	closing   atomic.Bool
+}
+
+var _ Conn = (*StdioConn)(nil)
+
+// smallLine is the largest frame Send copies to write it with its "\n" in
+// one system call; larger frames are written in two.
+const smallLine = 64 << 10
+
+// DialStdio starts argv (the program, then its arguments) as a stdio MCP
+// server and returns a connection to it. ctx bounds the start only: the
+// child lives until Close. Options: WithEnv, WithDir, WithStderr,
+// WithGrace, WithMaxFrame.
+func DialStdio(ctx context.Context, argv []string, opts ...Option) (*StdioConn, error) {
+	o, err := newOptions("DialStdio", forStdio, opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, errors.New("transport: DialStdio: empty command")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("transport: DialStdio %s: %w", argv[0], err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if len(o.env) > 0 {
+		cmd.Env = append(os.Environ(), o.env...)
+	}
+	cmd.Dir = o.dir
+	cmd.Stderr = o.stderr
+	cmd.SysProcAttr = newProcessGroup()
+	cmd.WaitDelay = o.grace // stderr copying held up by grandchildren
+
+	// Own pipes rather than StdinPipe/StdoutPipe: Wait closes those, which
+	// would lose output still unread when the child exits, and the write
+	// end must support deadlines for Send's ctx.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("transport: DialStdio %s: stdin pipe: %w", argv[0], err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, fmt.Errorf("transport: DialStdio %s: stdout pipe: %w", argv[0], err)
+	}
+	cmd.Stdin, cmd.Stdout = inR, outW
+	if err := cmd.Start(); err != nil {
+		for _, f := range []*os.File{inR, inW, outR, outW} {
+			f.Close()
+		}
+		return nil, fmt.Errorf("transport: DialStdio: %w", err)
+	}
+	inR.Close() // the child's ends
+	outW.Close()
+
+	c := &StdioConn{
+		cmd: cmd, argv0: argv[0], stdin: inW, out: outR,
+		grace: o.grace, max: o.maxFrame,
+		in:     newInbox(streamQueueLimit),
+		exited: make(chan struct{}),
+	}
+	go c.wait()
+	go c.read()
+	return c, nil
+}
+
+// Pid returns the child's process id.
+func (c *StdioConn) Pid() int { return c.cmd.Process.Pid }
+
+// Exited returns a channel closed once the child has exited and was reaped.
+func (c *StdioConn) Exited() <-chan struct{} { return c.exited }
+
+// ExitErr returns, once Exited is closed, nil when the child exited with
+// status 0, or an *exec.ExitError describing its status or the signal that
+// killed it.
+func (c *StdioConn) ExitErr() error {
+	select {
+	case <-c.exited:
+		return c.exitErr
+	default:
+		return nil
+	}
+}
+
+func (c *StdioConn) wait() {
+	c.exitErr = c.cmd.Wait()
+	close(c.exited)
+}
+
+// read delivers the child's output lines until it ends.
+func (c *StdioConn) read() {
+	lr, err := NewLineReader(c.out, c.max)
+	if err != nil { // cannot happen: max is validated
+		c.in.finish(fmt.Errorf("transport: stdio: %w", err))
+		return
+	}
+	for {
+		fr, err := lr.Next()
+		if err != nil {
+			c.in.finish(c.endError(err))
+			return
+		}
+		in := Incoming{
+			Frame:     bytes.Clone(fr.Data),
+			Stream:    StreamStdout,
+			Time:      time.Now(),
+			Truncated: fr.Truncated,
+		}
+		if in.Frame == nil {
+			in.Frame = []byte{}
+		}
+		if c.in.putWait(context.Background(), in) != nil {
+			return
+		}
+	}
+}
+
+// endError describes the end of the child's output. When the output ended
+// with EOF it waits a little for the child to exit so that the message can
+// say how it exited.
+func (c *StdioConn) endError(err error) error {
+	if c.closing.Load() {
+		return ErrClosed
+	}
+	what := "closed its output"
+	if !errors.Is(err, io.EOF) {
+		what = "output failed: " + err.Error()
+	}
+	t := time.NewTimer(c.grace)
+	defer t.Stop()
+	select {
+	case <-c.exited:
+		status := "exit status 0"
+		if c.exitErr != nil {
+			status = c.exitErr.Error()
+		}
+		return fmt.Errorf("transport: stdio server %s (pid %d) %s (%s): %w", c.argv0, c.Pid(), what, status, ErrServerClosed)
+	case <-t.C:
+		return fmt.Errorf("transport: stdio server %s (pid %d) %s but is still running: %w", c.argv0, c.Pid(), what, ErrServerClosed)
+	}
+}
+
+// Send writes frame and "\n" to the server's stdin. The frame must not
+// contain a newline. If ctx ends while the write is blocked (the server
+// does not read), Send returns ctx's error; if part of the line was
+// already written the connection is broken and every later Send fails.
+// opt is not used over stdio.
+func (c *StdioConn) Send(ctx context.Context, frame []byte, _ SendOptions) (*Exchange, error) {
+	if c.closing.Load() {
+		return nil, ErrClosed
+	}
+	if i := bytes.IndexByte(frame, '\n'); i >= 0 {
+		return nil, fmt.Errorf("transport: stdio frame holds a newline at byte %d; frames must be one line", i)
+	}
+	if len(frame) == 0 {
+		return nil, errors.New("transport: stdio frame is empty")
+	}
+	ex := &Exchange{ID: c.seq.Add(1), done: closedChan, Sent: time.Now()}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.broken != nil {
+		return nil, c.broken
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("transport: stdio send: %w", err)
+	}
+	var fired chan struct{}
+	var stop func() bool
+	if ctx.Done() != nil {
+		fired = make(chan struct{})
+		stop = context.AfterFunc(ctx, func() {
+			c.stdin.SetWriteDeadline(time.Unix(1, 0))
+			close(fired)
+		})
+	}
+	n, err := c.writeLine(frame)
+	if stop != nil && !stop() {
+		<-fired
+		c.stdin.SetWriteDeadline(time.Time{})
+		if err != nil && ctx.Err() != nil {
+			err = ctx.Err()
+		}
+	}
+	if err != nil {
+		return nil, c.writeFailed(n, len(frame)+1, err)
+	}
+	ex.Responded = time.Now()
+	return ex, nil
+}
+
+// writeLine writes frame and "\n", in one write when the frame is small.
+func (c *StdioConn) writeLine(frame []byte) (int, error) {
+	if len(frame) <= smallLine {
+		c.wbuf = append(append(c.wbuf[:0], frame...), '\n')
+		return c.stdin.Write(c.wbuf)
+	}
+	n, err := c.stdin.Write(frame)
+	if err != nil {
+		return n, err
+	}
+	m, err := c.stdin.Write([]byte{'\n'})
+	return n + m, err
+}
+
+// writeFailed turns a failed write of want bytes (n written) into Send's
+// error, marking the connection broken when a partial line went out.
+func (c *StdioConn) writeFailed(n, want int, err error) error {
+	switch {
+	case c.closing.Load():
+		err = ErrClosed
+	case errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed):
+		err = fmt.Errorf("transport: stdio server %s (pid %d) no longer reads its input: %w", c.argv0, c.Pid(), ErrServerClosed)
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		err = fmt.Errorf("transport: stdio send: %w", err)
+	default:
+		err = fmt.Errorf("transport: stdio send: %w", err)
+	}
+	if n > 0 && n < want {
+		c.broken = fmt.Errorf("transport: stdio connection broken: a line was cut after %d of %d bytes: %w", n, want, err)
+		return c.broken
+	}
+	return err
+}
+
+// Recv returns the next line the server wrote. See Conn.
+func (c *StdioConn) Recv(ctx context.Context) (Incoming, error) {
+	return c.in.get(ctx)
+}
+
+// Close shuts the server down as the MCP specification asks: it closes the
+// server's stdin, waits up to the grace period for it to exit, then sends
+// SIGTERM to its process group, waits again, then SIGKILL. Recv returns
+// ErrClosed at once. Close returns an error only when the server could not
+// be stopped; how it exited is given by ExitErr.
+func (c *StdioConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.closing.Store(true)
+		c.in.shut()
+		c.stdin.Close()
+		c.closeErr = c.stop()
+		c.out.Close() // unblocks the reader if grandchildren hold stdout open
+	})
+	return c.closeErr
+}
+
+// stop waits for the child to exit, escalating from stdin EOF to SIGTERM
+// to SIGKILL.
+func (c *StdioConn) stop() error {
+	if c.waitExit(c.grace) {
+		return nil
+	}
+	if err := signalGroup(c.cmd.Process, syscall.SIGTERM); err == nil && c.waitExit(c.grace) {
+		return nil
+	}
+	err := signalGroup(c.cmd.Process, syscall.SIGKILL)
+	if c.waitExit(c.grace) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("transport: stdio server %s (pid %d): kill: %w", c.argv0, c.Pid(), err)
+	}
+	return fmt.Errorf("transport: stdio server %s (pid %d) still running after SIGKILL", c.argv0, c.Pid())
+}
+
+// waitExit waits up to d for the child to be reaped.
+func (c *StdioConn) waitExit(d time.Duration) bool {
+	if d <= 0 {
+		select {
+		case <-c.exited:
+			return true
+		default:
+			return false
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
