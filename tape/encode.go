@@ -1,0 +1,207 @@
+package tape
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// frameKind is how a message frame is stored in its record.
+type frameKind uint8
+
+const (
+	frameJSON frameKind = iota // "frame": the bytes verbatim
+	frameText                  // "text": a JSON string
+	frameB64                   // "b64": standard base64
+)
+
+// classify decides how a frame is stored: verbatim when validEmbeddable,
+// else as text when valid UTF-8, else as base64. An empty frame is text.
+func classify(frame []byte) frameKind {
+	switch {
+	case validEmbeddable(frame):
+		return frameJSON
+	case utf8.Valid(frame):
+		return frameText
+	default:
+		return frameB64
+	}
+}
+
+// errBadRecord marks a Record that Write refuses (the writer stays usable).
+var errBadRecord = errors.New("bad record")
+
+// checkRecord validates r for writing and returns the event data to write:
+// r.Data itself, or a compacted copy when it spans several lines.
+func checkRecord(r *Record) (json.RawMessage, error) {
+	switch r.Type {
+	case TypeMessage:
+		return nil, nil
+	case TypeEvent:
+		if r.Event == "" {
+			return nil, fmt.Errorf("%w: event record without an event name", errBadRecord)
+		}
+		if len(r.Data) == 0 || validEmbeddable(r.Data) {
+			return r.Data, nil
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, r.Data); err != nil {
+			return nil, fmt.Errorf("%w: event %q: data is not valid JSON: %w", errBadRecord, r.Event, err)
+		}
+		if !utf8.Valid(buf.Bytes()) {
+			return nil, fmt.Errorf("%w: event %q: data is not valid UTF-8", errBadRecord, r.Event)
+		}
+		return buf.Bytes(), nil
+	case TypeHeader:
+		return nil, fmt.Errorf("%w: the header is written by Create/NewWriter, not Write", errBadRecord)
+	default:
+		return nil, fmt.Errorf("%w: unknown record type %q", errBadRecord, r.Type)
+	}
+}
+
+// appendRecord appends r as one JSON line (with its '\n') to dst. Keys come
+// in the fixed order documented in docs/tape-format.md, empty ones omitted.
+// kind tells how a message frame is stored; data is the event payload as
+// returned by checkRecord.
+func appendRecord(dst []byte, r *Record, kind frameKind, data json.RawMessage) []byte {
+	dst = append(dst, `{"type":`...)
+	dst = appendString(dst, string(r.Type))
+	if r.Time != 0 {
+		dst = append(dst, `,"time":`...)
+		dst = strconv.AppendInt(dst, r.Time, 10)
+	}
+	if r.Session != "" {
+		dst = append(dst, `,"session":`...)
+		dst = appendString(dst, r.Session)
+	}
+	if r.Dir != "" {
+		dst = append(dst, `,"dir":`...)
+		dst = appendString(dst, string(r.Dir))
+	}
+	if r.Exchange != 0 {
+		dst = append(dst, `,"exchange":`...)
+		dst = strconv.AppendUint(dst, r.Exchange, 10)
+	}
+	if r.Stream != "" {
+		dst = append(dst, `,"stream":`...)
+		dst = appendString(dst, r.Stream)
+	}
+	if r.EventID != "" {
+		dst = append(dst, `,"event_id":`...)
+		dst = appendString(dst, r.EventID)
+	}
+	if r.Event != "" {
+		dst = append(dst, `,"event":`...)
+		dst = appendString(dst, r.Event)
+	}
+	if len(data) != 0 {
+		dst = append(dst, `,"data":`...)
+		dst = append(dst, data...)
+	}
+	if r.NoEOL {
+		dst = append(dst, `,"noeol":true`...)
+	}
+	if r.Type == TypeMessage {
+		switch kind {
+		case frameJSON:
+			dst = append(dst, `,"frame":`...)
+			dst = append(dst, r.Frame...)
+		case frameText:
+			dst = append(dst, `,"text":`...)
+			dst = appendQuoted(dst, r.Frame)
+		default:
+			dst = append(dst, `,"b64":"`...)
+			n := len(dst)
+			dst = append(dst, make([]byte, base64.StdEncoding.EncodedLen(len(r.Frame)))...)
+			base64.StdEncoding.Encode(dst[n:], r.Frame)
+			dst = append(dst, '"')
+		}
+	}
+	return append(dst, "}\n"...)
+}
+
+// appendString appends s as a JSON string. Invalid UTF-8 in s (metadata
+// such as a session id, never a frame) is replaced by U+FFFD, as
+// encoding/json does.
+func appendString(dst []byte, s string) []byte {
+	if !utf8.ValidString(s) {
+		s = toValidUTF8(s)
+	}
+	return appendQuoted(dst, s)
+}
+
+func toValidUTF8(s string) string {
+	out := make([]rune, 0, len(s))
+	for _, r := range s { // range yields U+FFFD for each invalid byte
+		out = append(out, r)
+	}
+	return string(out)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// plain[c] is true for the ASCII bytes copied as they are into a JSON
+// string. Bytes >= 0x80 are copied too: the input is valid UTF-8.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// appendQuoted appends s, which must be valid UTF-8, as a JSON string.
+// Only '"', '\\' and control bytes are escaped, so decoding gives back
+// exactly s.
+func appendQuoted[T ~string | ~[]byte](dst []byte, s T) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if plain[c] {
+			if c < utf8.RuneSelf && i+8 <= len(s) {
+				i = skipPlain(s, i) - 1 // plain ASCII, eight bytes at a time
+			}
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"':
+			dst = append(dst, '\\', '"')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// headerLine is the header record as encoding/json writes it: "type" first,
+// then the Header fields in declaration order.
+type headerLine struct {
+	Type Type `json:"type"`
+	*Header
+}
+
+// appendHeader appends the header record line to dst.
+func appendHeader(dst []byte, h *Header) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(headerLine{Type: TypeHeader, Header: h}); err != nil {
+		return dst, fmt.Errorf("encode header: %w", err)
+	}
+	return append(dst, buf.Bytes()...), nil // Encode ends the line with '\n'
+}

@@ -1,0 +1,144 @@
+package tape
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Writer defaults.
+const (
+	DefaultFlushInterval = 100 * time.Millisecond // a frame is cut at least this often
+	DefaultFlushBytes    = 1 << 20                // ... or when a batch reaches this many bytes
+	DefaultMaxQueued     = 64 << 20               // bytes held before Write waits
+	DefaultLevel         = 3                      // zstd level (3: klauspost SpeedDefault)
+)
+
+// Option configures a Writer. A bad value makes Create/NewWriter fail.
+type Option func(*options) error
+
+type options struct {
+	flushInterval time.Duration
+	flushBytes    int
+	maxQueued     int
+	level         zstd.EncoderLevel
+	now           func() time.Time
+}
+
+func defaultOptions() options {
+	return options{
+		flushInterval: DefaultFlushInterval,
+		flushBytes:    DefaultFlushBytes,
+		maxQueued:     DefaultMaxQueued,
+		level:         zstd.EncoderLevelFromZstd(DefaultLevel),
+		now:           time.Now,
+	}
+}
+
+// WithFlushInterval sets how often the current batch is cut into a zstd
+// frame and written, at the latest (default 100 ms). It bounds what a
+// killed process can lose. It must be positive.
+func WithFlushInterval(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("flush interval %v: must be positive", d)
+		}
+		o.flushInterval = d
+		return nil
+	}
+}
+
+// WithFlushBytes sets the batch size (uncompressed bytes of encoded
+// records) at which a frame is cut before the interval ends (default 1 MiB).
+func WithFlushBytes(n int) Option {
+	return func(o *options) error {
+		if n <= 0 {
+			return fmt.Errorf("flush bytes %d: must be positive", n)
+		}
+		o.flushBytes = n
+		return nil
+	}
+}
+
+// WithMaxQueued sets the bound on encoded bytes held in memory and not yet
+// written (default 64 MiB). While it is reached, Write waits; it must be at
+// least the flush bytes (checked when all options are applied).
+func WithMaxQueued(n int) Option {
+	return func(o *options) error {
+		if n <= 0 {
+			return fmt.Errorf("max queued %d: must be positive", n)
+		}
+		o.maxQueued = n
+		return nil
+	}
+}
+
+// WithLevel sets the zstd compression level, 1 to 22 as for the zstd
+// command. klauspost/compress maps it to one of its four encoders: 1-2
+// fastest, 3-5 default, 6-9 better, 10-22 best. Default 3.
+func WithLevel(level int) Option {
+	return func(o *options) error {
+		if level < 1 || level > 22 {
+			return fmt.Errorf("zstd level %d: must be 1 to 22", level)
+		}
+		o.level = zstd.EncoderLevelFromZstd(level)
+		return nil
+	}
+}
+
+// WithClock sets the clock used for the header time (when the Header has
+// none) and the time of the closing "stats" event; tests use it to make
+// tapes reproducible.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) error {
+		if now == nil {
+			return fmt.Errorf("clock: must not be nil")
+		}
+		o.now = now
+		return nil
+	}
+}
+
+func buildOptions(opts []Option) (options, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return o, fmt.Errorf("tape: option: %w", err)
+		}
+	}
+	if o.maxQueued < o.flushBytes {
+		return o, fmt.Errorf("tape: option: max queued %d is below flush bytes %d", o.maxQueued, o.flushBytes)
+	}
+	return o, nil
+}
+
+// Reader defaults.
+const (
+	// DefaultMaxRecord is the longest record line a Reader accepts.
+	DefaultMaxRecord = 256 << 20
+	// memFrameLimit: a frame that may decompress to more than this is
+	// decoded as a stream instead of verified whole in memory.
+	memFrameLimit = 64 << 20
+)
+
+// ReaderOption configures a Reader.
+type ReaderOption func(*readerOptions) error
+
+type readerOptions struct {
+	maxRecord int
+}
+
+// WithMaxRecord sets the longest record line (decompressed bytes) a Reader
+// accepts, default 256 MiB. It bounds the Reader's memory: a longer line
+// ends reading with a warning. Frames that can decompress to more than
+// min(n, 64 MiB) are decoded as a stream rather than checked whole first.
+func WithMaxRecord(n int) ReaderOption {
+	return func(o *readerOptions) error {
+		if n < 1024 {
+			return fmt.Errorf("max record %d: must be at least 1024", n)
+		}
+		o.maxRecord = n
+		return nil
+	}
+}

@@ -1,0 +1,384 @@
+package tape
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// ErrNotTape is wrapped by the errors of Open and NewReader when the input
+// is not a tape.
+var ErrNotTape = errors.New("not a tape")
+
+// TailError is the warning a Reader gives after io.EOF when the tape did
+// not end cleanly: its last frame was cut (the usual trace of a killed
+// writer), a frame was corrupt, or a line was not a valid record. Reading
+// stopped there; Records records had been returned.
+type TailError struct {
+	Name    string // file name, "" for NewReader
+	Records int64  // records returned by Next before the damage
+	Err     error  // what was wrong, and where
+}
+
+// Error says "[name: ]tape cut after N records: what and where".
+func (e *TailError) Error() string {
+	prefix := ""
+	if e.Name != "" {
+		prefix = e.Name + ": "
+	}
+	return fmt.Sprintf("%stape cut after %d records: %v", prefix, e.Records, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *TailError) Unwrap() error { return e.Err }
+
+// Reader reads a tape as a stream: its memory depends on the largest frame
+// and record, not on the file size.
+//
+// Frames are taken whole off the input and decompressed with their content
+// checksum checked before any of their records is returned, so a corrupt
+// frame gives no records, only the warning. A frame that may decompress to
+// more than min(MaxRecord, 64 MiB) (not written by Writer unless a record
+// is that big, but the zstd command writes one frame per file) is decoded
+// as a stream from there on, with memory bounded by MaxRecord; its records
+// are returned before its checksum is seen.
+//
+// A Reader is not safe for concurrent use.
+type Reader struct {
+	name   string
+	file   io.Closer
+	src    *errReader
+	br     *bufio.Reader
+	o      readerOptions
+	dec    *zstd.Decoder // DecodeAll of whole frames
+	stream *zstd.Decoder // set once a frame was too big for DecodeAll
+	raw    []byte        // compressed frame
+	buf    []byte        // decompressed bytes; unread ones are buf[pos:]
+	pos    int
+	p      lineParser
+
+	frames int64 // frames read
+	off    int64 // input offset of the next frame
+	lines  int64 // lines read
+	n      int64 // records returned by Next
+	hdr    *Header
+	warn   *TailError
+	err    error // an I/O error of the source, returned by Next
+	done   bool
+}
+
+// errReader remembers the first error of its reader other than io.EOF.
+type errReader struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
+// Open opens the tape file at path and reads its header. A file that is
+// not a tape gives a one-line error naming the file and what it holds.
+func Open(path string, opts ...ReaderOption) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("tape: %w", err)
+	}
+	r, err := newReader(path, f, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.file = f
+	return r, nil
+}
+
+// NewReader reads a tape from src and checks its header.
+func NewReader(src io.Reader, opts ...ReaderOption) (*Reader, error) {
+	return newReader("", src, opts)
+}
+
+func newReader(name string, src io.Reader, opts []ReaderOption) (*Reader, error) {
+	o := readerOptions{maxRecord: DefaultMaxRecord}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, fmt.Errorf("tape: option: %w", err)
+		}
+	}
+	r := &Reader{name: name, o: o, src: &errReader{r: src}}
+	r.br = bufio.NewReaderSize(r.src, 64<<10)
+	fail := func(format string, args ...any) (*Reader, error) {
+		r.Close()
+		where := "tape"
+		if name != "" {
+			where = name
+		}
+		return nil, fmt.Errorf("%s: %w: %s", where, ErrNotTape, fmt.Sprintf(format, args...))
+	}
+	head, err := r.br.Peek(4)
+	switch {
+	case len(head) == 0 && err == io.EOF:
+		return fail("empty file")
+	case r.src.err != nil:
+		return nil, r.wrap(r.src.err)
+	case len(head) < 4 || !bytes.Equal(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		return fail("%s", describe(r.br))
+	}
+	r.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxMemory(uint64(r.memLimit())))
+	if err != nil {
+		return nil, r.wrap(err)
+	}
+	rec, err := r.next()
+	switch {
+	case err != nil && r.err != nil:
+		r.Close()
+		return nil, r.err
+	case err != nil && r.warn != nil:
+		return fail("no header record: %v", r.warn.Err)
+	case err != nil:
+		return fail("no header record (no data)")
+	case rec.Type != TypeHeader:
+		return fail("first record is of type %q, not a header", rec.Type)
+	case rec.Header.Format < 1:
+		return fail("header without a format version")
+	case rec.Header.Format > FormatVersion:
+		r.Close()
+		return nil, r.wrap(fmt.Errorf("tape format %d is newer than this reader's (%d)", rec.Header.Format, FormatVersion))
+	}
+	r.hdr = rec.Header
+	return r, nil
+}
+
+// describe names what the input holds instead of a tape.
+func describe(br *bufio.Reader) string {
+	head, _ := br.Peek(16)
+	switch {
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		return "gzip data, not zstd"
+	case isText(head):
+		return fmt.Sprintf("not zstd data (starts with %q)", head)
+	default:
+		return fmt.Sprintf("not zstd data (starts with % x)", head)
+	}
+}
+
+func isText(b []byte) bool {
+	for _, c := range b {
+		if (c < 0x20 && !isSpace(c)) || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Reader) wrap(err error) error {
+	if r.name == "" {
+		return fmt.Errorf("tape: %w", err)
+	}
+	return fmt.Errorf("%s: %w", r.name, err)
+}
+
+// memLimit is the largest frame checked whole in memory.
+func (r *Reader) memLimit() int { return min(r.o.maxRecord, memFrameLimit) }
+
+// Header returns the tape's header.
+func (r *Reader) Header() *Header { return r.hdr }
+
+// Records returns how many records Next has returned (the header, read by
+// Open/NewReader, is not counted).
+func (r *Reader) Records() int64 { return r.n }
+
+// Warning returns nil, or after Next returned io.EOF, a *TailError when the
+// tape did not end cleanly.
+func (r *Reader) Warning() error {
+	if r.warn == nil {
+		return nil
+	}
+	return r.warn
+}
+
+// Next returns the next record, or io.EOF at the end of the tape, including
+// after a damaged tail (see Warning). It returns another error only when
+// the source fails to read. The Record and its slices belong to the caller.
+func (r *Reader) Next() (*Record, error) {
+	rec, err := r.next()
+	if err == nil {
+		r.n++
+	}
+	return rec, err
+}
+
+func (r *Reader) next() (*Record, error) {
+	for {
+		if r.err != nil {
+			return nil, r.err
+		}
+		if r.done {
+			return nil, io.EOF
+		}
+		if i := bytes.IndexByte(r.buf[r.pos:], '\n'); i >= 0 {
+			line := r.buf[r.pos : r.pos+i]
+			r.pos += i + 1
+			if rec, ok := r.parseLine(line); ok {
+				return rec, nil
+			}
+			continue
+		}
+		if len(r.buf)-r.pos > r.o.maxRecord {
+			r.stop(fmt.Errorf("line %d: longer than %d bytes", r.lines+1, r.o.maxRecord))
+			continue
+		}
+		err := r.fill()
+		if err == io.EOF {
+			r.done = true
+			if rest := r.buf[r.pos:]; len(rest) > 0 { // a last line without '\n'
+				r.pos = len(r.buf)
+				if rec, ok := r.parseLine(rest); ok {
+					return rec, nil
+				}
+			}
+			continue
+		}
+		if err != nil {
+			if r.src.err != nil {
+				r.err = r.wrap(fmt.Errorf("read: %w", r.src.err))
+				continue
+			}
+			r.stop(err)
+		}
+	}
+}
+
+// parseLine parses one line; blank lines are skipped (ok false) and an
+// invalid one stops reading with a warning.
+func (r *Reader) parseLine(line []byte) (*Record, bool) {
+	r.lines++
+	if skipWS(line, 0) == len(line) {
+		return nil, false
+	}
+	rec, err := r.p.parse(line)
+	if err != nil {
+		r.stop(fmt.Errorf("line %d: invalid record: %w", r.lines, err))
+		return nil, false
+	}
+	return rec, true
+}
+
+// stop ends reading with a warning.
+func (r *Reader) stop(err error) {
+	r.warn = &TailError{Name: r.name, Records: r.n, Err: err}
+	r.done = true
+	r.buf, r.pos = nil, 0
+}
+
+// fill appends more decompressed bytes to the unread part of r.buf: the next
+// whole frame, or a chunk of the stream once streaming. It returns io.EOF at
+// the clean end of the input.
+func (r *Reader) fill() error {
+	if r.pos > 0 { // keep only the unread part
+		n := copy(r.buf, r.buf[r.pos:])
+		r.buf, r.pos = r.buf[:n], 0
+	}
+	if r.stream != nil {
+		return r.fillStream()
+	}
+	for {
+		var (
+			info frameInfo
+			err  error
+		)
+		r.raw, info, err = readFrame(r.br, r.raw[:0], uint64(r.memLimit()))
+		switch {
+		case err == io.EOF:
+			return io.EOF
+		case err == errTooBig:
+			return r.startStream()
+		case err != nil:
+			return fmt.Errorf("frame %d at byte %d: %w", r.frames+1, r.off, err)
+		}
+		r.frames++
+		at := r.off
+		r.off += int64(len(r.raw)) + info.skipped
+		if info.skipped > 0 {
+			continue
+		}
+		if cap(r.buf) > 16<<20 && uint64(len(r.buf))+info.maxOut < 1<<20 {
+			r.buf = append([]byte(nil), r.buf...) // drop a big frame's buffer
+		}
+		r.buf, err = r.dec.DecodeAll(r.raw, r.buf)
+		if err != nil {
+			return fmt.Errorf("frame %d at byte %d: %w", r.frames, at, err)
+		}
+		if cap(r.raw) > 16<<20 {
+			r.raw = nil
+		}
+		return nil
+	}
+}
+
+// startStream switches to stream decoding, starting with the frame whose
+// beginning readFrame left in r.raw.
+func (r *Reader) startStream() error {
+	head := bytes.Clone(r.raw)
+	r.raw = nil
+	var err error
+	r.stream, err = zstd.NewReader(io.MultiReader(bytes.NewReader(head), r.br),
+		zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxWindow(uint64(max(r.o.maxRecord, zstd.MinWindowSize))),
+		zstd.WithDecoderMaxMemory(uint64(r.o.maxRecord)))
+	if err != nil {
+		return fmt.Errorf("frame %d at byte %d: %w", r.frames+1, r.off, err)
+	}
+	r.frames++
+	return r.fillStream()
+}
+
+// fillStream appends one chunk of the decompressed stream to r.buf.
+func (r *Reader) fillStream() error {
+	r.buf = grow(r.buf, 256<<10)
+	n, err := r.stream.Read(r.buf[len(r.buf):cap(r.buf)])
+	r.buf = r.buf[:len(r.buf)+n]
+	switch {
+	case n > 0:
+		return nil
+	case err == io.EOF:
+		return io.EOF
+	case err == nil:
+		return nil
+	case errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded):
+		err = fmt.Errorf("needs more memory than the limit of %d bytes: %w", r.o.maxRecord, err)
+	}
+	return fmt.Errorf("zstd stream from frame %d at byte %d: %w", r.frames, r.off, err)
+}
+
+// Close releases the Reader and closes the file Open opened. It is
+// idempotent.
+func (r *Reader) Close() error {
+	if r.dec != nil {
+		r.dec.Close()
+		r.dec = nil
+	}
+	if r.stream != nil {
+		r.stream.Close()
+		r.stream = nil
+	}
+	r.done = true
+	if r.file != nil {
+		err := r.file.Close()
+		r.file = nil
+		if err != nil {
+			return r.wrap(err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+// Package tape reads and writes mcptape capture files ("tapes").
+//
+// A tape is a zstd stream of newline-delimited JSON records, written as a
+// sequence of independent zstd frames so that a process killed at any moment
+// leaves a file whose complete frames all read back. The first record is a
+// Header; every later record is a Message (one framed JSON-RPC message,
+// byte-exact) or an Event (session open/close, HTTP exchange metadata,
+// stderr lines, exit status, errors, writer statistics).
+//
+// Data flows one way: a capture proxy hands Records to a Writer, which
+// encodes each at once into a batch held in bounded memory, and compresses
+// and writes the batches on its own goroutine; a Reader streams them back,
+// tolerating a cut or corrupt tail. The format is specified in
+// docs/tape-format.md.
+package tape
+
+import "encoding/json"
+
+// FormatVersion is the version of the tape format written by this package.
+const FormatVersion = 1
+
+// Type tells what a record is.
+type Type string
+
+// Record types.
+const (
+	TypeHeader  Type = "header"
+	TypeMessage Type = "message"
+	TypeEvent   Type = "event"
+)
+
+// Direction tells which way a message travelled.
+type Direction string
+
+// Directions. Events that belong to no direction leave it empty.
+const (
+	ClientToServer Direction = "c2s"
+	ServerToClient Direction = "s2c"
+)
+
+// Event names used in Event records.
+const (
+	EventOpen   = "open"   // a session began
+	EventClose  = "close"  // a session ended; Data may say who closed it
+	EventHTTP   = "http"   // one HTTP exchange (method, path, status, headers...)
+	EventStderr = "stderr" // one line the server wrote to stderr (Data: {"line": "..."})
+	EventExit   = "exit"   // the server process ended (Data: {"code": N, "signal": "..."})
+	EventError  = "error"  // a proxy-side error (Data: {"error": "..."})
+	EventStats  = "stats"  // writer statistics, written by Close
+)
+
+// Header is the first record of every tape.
+type Header struct {
+	Format    int             `json:"format"`           // FormatVersion
+	Tool      string          `json:"tool"`             // "mcptape"
+	Version   string          `json:"version"`          // tool version
+	Time      int64           `json:"time"`             // start, Unix nanoseconds
+	Transport string          `json:"transport"`        // "stdio", "http", "sse", ...
+	Target    string          `json:"target,omitempty"` // command line or upstream URL
+	Argv      []string        `json:"argv,omitempty"`   // mcptape's own argv, secrets redacted
+	Host      string          `json:"host,omitempty"`   // hostname of the recorder
+	Extra     json.RawMessage `json:"extra,omitempty"`  // anything else the recorder wants kept
+}
+
+// Record is one line of a tape.
+//
+// For a Message, Frame holds exactly the bytes that crossed the wire (for
+// stdio: the line without its trailing "\n"; NoEOL is set when the line had
+// no newline at all). For an Event, Event names it and Data holds its JSON
+// payload. Records returned by a Reader own their slices.
+type Record struct {
+	Type     Type
+	Time     int64           // Unix nanoseconds
+	Session  string          // session the record belongs to ("" when none yet)
+	Dir      Direction       // for messages; optional for events
+	Frame    []byte          // message bytes, exact
+	NoEOL    bool            // stdio: the frame was not terminated by a newline
+	Exchange uint64          // HTTP exchange the message came on (0: none)
+	Stream   string          // HTTP: "post", "get", "sse" ... which stream carried it
+	EventID  string          // SSE event id, when the message came in an SSE event
+	Event    string          // for events: one of the Event* names
+	Data     json.RawMessage // for events: payload; nil when none
+	Header   *Header         // for the header record
+}

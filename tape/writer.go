@@ -1,0 +1,426 @@
+package tape
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// ErrClosed is returned by Write and Flush after Close.
+var ErrClosed = errors.New("tape: writer closed")
+
+// Stats counts what a Writer did. Records, Messages and Bytes count what
+// Write accepted; Frames and Compressed count what reached the destination.
+type Stats struct {
+	Records    int64         // records accepted by Write (header and stats records included)
+	Messages   int64         // of which message records
+	Bytes      int64         // uncompressed bytes of the accepted records' lines
+	Frames     int64         // zstd frames written to the destination
+	Compressed int64         // bytes written to the destination
+	Queued     int64         // encoded bytes held in memory, not yet written
+	PeakQueued int64         // highest Queued seen
+	Waits      int64         // times a Write had to wait because MaxQueued was reached
+	WaitTime   time.Duration // total time Writes spent waiting
+	Err        error         // the write error that stopped the writer, if any
+}
+
+// StatsData is the payload of the "stats" event Close writes last.
+type StatsData struct {
+	Records    int64 `json:"records"`
+	Messages   int64 `json:"messages"`
+	Bytes      int64 `json:"bytes"`
+	Frames     int64 `json:"frames"`
+	Compressed int64 `json:"compressed"`
+	PeakQueued int64 `json:"peak_queued"`
+	Waits      int64 `json:"waits"`
+	WaitNs     int64 `json:"wait_ns"`
+}
+
+// Writer writes a tape. Write encodes a record into the current batch; a
+// goroutine of its own compresses each batch into an independent zstd frame
+// and writes it, so Write never waits on the destination, except when
+// MaxQueued bytes are already held: then Write waits until the goroutine
+// has written enough (backpressure: records are never dropped). Every wait
+// is counted in Stats. A record larger than MaxQueued is still accepted,
+// once nothing else is queued, so memory is bounded by MaxQueued plus the
+// largest record plus the compressed frame being written.
+//
+// All methods are safe for concurrent use.
+type Writer struct {
+	name string    // path, for errors; "" when writing to an io.Writer
+	dst  io.Writer // where frames go
+	file *os.File  // set by Create: synced and closed by Close
+	o    options
+	enc  *zstd.Encoder // used by the flusher only
+
+	kick chan struct{} // wakes the flusher when a batch is cut (capacity 1)
+	quit chan struct{} // closed by Close
+	done chan struct{} // closed when the flusher has exited
+
+	closeOnce sync.Once
+	closeErr  error
+
+	mu      sync.Mutex
+	cur     []byte        // batch being filled
+	pending [][]byte      // cut batches the flusher has not taken yet
+	free    [][]byte      // written batch buffers, for reuse
+	cutSeq  uint64        // batches cut so far
+	doneSeq uint64        // batches written (or dropped after an error)
+	changed chan struct{} // closed and replaced when queued shrinks, doneSeq grows or err is set
+	closed  bool
+	err     error // first write error
+	st      Stats
+}
+
+// Create creates (or truncates) the tape file at path with mode 0600 and
+// writes the header, synchronously, as the first frame; see NewWriter.
+func Create(path string, h Header, opts ...Option) (*Writer, error) {
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("tape: create: %w", err)
+	}
+	if err := f.Chmod(0o600); err != nil { // the file may have existed with another mode
+		f.Close()
+		return nil, fmt.Errorf("tape: create %s: %w", path, err)
+	}
+	w, err := newWriter(path, f, h, o)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	w.file = f
+	return w, nil
+}
+
+// NewWriter starts a tape on dst and writes the header record, synchronously,
+// as the first frame. The header's Format and Tool are filled in when zero
+// (a different Format is an error), and Time when zero from the clock.
+// Close does not close dst.
+func NewWriter(dst io.Writer, h Header, opts ...Option) (*Writer, error) {
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return newWriter("", dst, h, o)
+}
+
+func newWriter(name string, dst io.Writer, h Header, o options) (*Writer, error) {
+	w := &Writer{name: name, dst: dst, o: o,
+		kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
+		changed: make(chan struct{})}
+	switch h.Format {
+	case 0:
+		h.Format = FormatVersion
+	case FormatVersion:
+	default:
+		return nil, w.wrap(fmt.Errorf("header format %d: this writer writes format %d", h.Format, FormatVersion))
+	}
+	if h.Tool == "" {
+		h.Tool = "mcptape"
+	}
+	if h.Time == 0 {
+		h.Time = o.now().UnixNano()
+	}
+	line, err := appendHeader(nil, &h)
+	if err != nil {
+		return nil, w.wrap(err)
+	}
+	w.enc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(o.level), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return nil, w.wrap(err)
+	}
+	frame := w.enc.EncodeAll(line, nil)
+	if _, err := dst.Write(frame); err != nil {
+		w.enc.Close()
+		return nil, w.wrap(err)
+	}
+	w.st = Stats{Records: 1, Bytes: int64(len(line)), Frames: 1, Compressed: int64(len(frame))}
+	go w.flusher()
+	return w, nil
+}
+
+// wrap prefixes err with the tape's path.
+func (w *Writer) wrap(err error) error {
+	if w.name == "" {
+		return fmt.Errorf("tape: %w", err)
+	}
+	return fmt.Errorf("tape %s: %w", w.name, err)
+}
+
+// Write adds r to the tape; see WriteContext.
+func (w *Writer) Write(r *Record) error {
+	return w.WriteContext(context.Background(), r)
+}
+
+// WriteContext adds r to the tape. It encodes r at once, so the caller may
+// reuse r and its slices when it returns; it does no disk I/O. The caller
+// sets r.Time (zero is written as no time). r.Type must be TypeMessage or
+// TypeEvent (an event needs an Event name and, if any, JSON Data).
+//
+// It waits while MaxQueued bytes are held (see Writer), until ctx is done:
+// then the record is not written and ctx's error is returned. After a write
+// error every call returns that error; after Close, ErrClosed.
+func (w *Writer) WriteContext(ctx context.Context, r *Record) error {
+	data, err := checkRecord(r)
+	if err != nil {
+		return w.wrap(err)
+	}
+	var kind frameKind
+	if r.Type == TypeMessage {
+		kind = classify(r.Frame) // outside the lock: the costly part
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.waitRoom(ctx); err != nil {
+		return err
+	}
+	w.appendLocked(r, kind, data)
+	return nil
+}
+
+// waitRoom waits, with w.mu held (released while waiting), until a record
+// may be queued. It returns the writer's state error or ctx's error.
+func (w *Writer) waitRoom(ctx context.Context) error {
+	var start time.Time
+	defer func() {
+		if !start.IsZero() {
+			w.st.WaitTime += time.Since(start)
+		}
+	}()
+	for {
+		switch {
+		case w.closed:
+			return ErrClosed
+		case w.err != nil:
+			return w.wrap(w.err)
+		case w.st.Queued < int64(w.o.maxQueued) || w.st.Queued == 0:
+			return nil
+		}
+		if start.IsZero() {
+			start = time.Now()
+			w.st.Waits++
+			w.cutLocked() // make sure what is queued is on its way out
+		}
+		ch := w.changed
+		w.mu.Unlock()
+		select {
+		case <-ch:
+			w.mu.Lock()
+		case <-ctx.Done():
+			w.mu.Lock()
+			return ctx.Err()
+		}
+	}
+}
+
+// appendLocked encodes r into the current batch; w.mu is held.
+func (w *Writer) appendLocked(r *Record, kind frameKind, data json.RawMessage) {
+	if w.cur == nil {
+		if n := len(w.free); n > 0 {
+			w.cur, w.free = w.free[n-1][:0], w.free[:n-1]
+		} else { // sized for a full batch: no growing and copying
+			w.cur = make([]byte, 0, min(w.o.flushBytes+w.o.flushBytes/4, 4<<20))
+		}
+	}
+	n := len(w.cur)
+	w.cur = appendRecord(w.cur, r, kind, data)
+	size := int64(len(w.cur) - n)
+	w.st.Records++
+	if r.Type == TypeMessage {
+		w.st.Messages++
+	}
+	w.st.Bytes += size
+	w.st.Queued += size
+	w.st.PeakQueued = max(w.st.PeakQueued, w.st.Queued)
+	if len(w.cur) >= w.o.flushBytes {
+		w.cutLocked()
+	}
+}
+
+// cutLocked hands the current batch to the flusher; w.mu is held.
+func (w *Writer) cutLocked() {
+	if len(w.cur) == 0 {
+		return
+	}
+	w.pending = append(w.pending, w.cur)
+	w.cur = nil
+	w.cutSeq++
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// notifyLocked wakes everyone waiting on w.changed; w.mu is held.
+func (w *Writer) notifyLocked() {
+	close(w.changed)
+	w.changed = make(chan struct{})
+}
+
+// flusher is the writer's goroutine: it cuts the batch every flush
+// interval, and compresses and writes cut batches in order.
+func (w *Writer) flusher() {
+	defer close(w.done)
+	tick := time.NewTicker(w.o.flushInterval)
+	defer tick.Stop()
+	var out []byte
+	for {
+		quit := false
+		select {
+		case <-w.kick:
+		case <-tick.C:
+			w.mu.Lock()
+			w.cutLocked()
+			w.mu.Unlock()
+		case <-w.quit:
+			quit = true
+			w.mu.Lock()
+			w.cutLocked()
+			w.mu.Unlock()
+		}
+		out = w.writePending(out)
+		if quit {
+			return
+		}
+	}
+}
+
+// writePending compresses and writes every pending batch; out is a reusable
+// buffer for the compressed frame, returned for the next call.
+func (w *Writer) writePending(out []byte) []byte {
+	for {
+		w.mu.Lock()
+		if len(w.pending) == 0 {
+			w.mu.Unlock()
+			return out
+		}
+		batch := w.pending[0]
+		w.pending[0] = nil
+		w.pending = w.pending[1:]
+		failed := w.err != nil
+		w.mu.Unlock()
+
+		var err error
+		if !failed {
+			out = w.enc.EncodeAll(batch, out[:0])
+			_, err = w.dst.Write(out)
+		}
+
+		w.mu.Lock()
+		w.st.Queued -= int64(len(batch))
+		w.doneSeq++
+		if !failed {
+			if err != nil {
+				w.err = fmt.Errorf("write: %w", err)
+				w.st.Err = w.wrap(w.err)
+			} else {
+				w.st.Frames++
+				w.st.Compressed += int64(len(out))
+			}
+		}
+		if cap(batch) <= 2*w.o.flushBytes && len(w.free) < 4 {
+			w.free = append(w.free, batch[:0])
+		}
+		w.notifyLocked()
+		w.mu.Unlock()
+		if cap(out) > 4*w.o.flushBytes {
+			out = nil // do not keep a huge frame's buffer
+		}
+	}
+}
+
+// Flush cuts the current batch and waits until every record accepted so far
+// is written to the destination (it does not fsync), or ctx is done.
+func (w *Writer) Flush(ctx context.Context) error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return ErrClosed
+	}
+	w.cutLocked()
+	target := w.cutSeq
+	for {
+		if w.err != nil {
+			err := w.wrap(w.err)
+			w.mu.Unlock()
+			return err
+		}
+		if w.doneSeq >= target {
+			w.mu.Unlock()
+			return nil
+		}
+		ch := w.changed
+		w.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		w.mu.Lock()
+	}
+}
+
+// Close appends a final "stats" event (StatsData, counted before it),
+// writes everything queued, syncs and closes the file when the Writer came
+// from Create, and stops the writer's goroutine. Writes waiting for room
+// return ErrClosed. Close is idempotent: later calls return the first
+// result.
+func (w *Writer) Close() error {
+	w.closeOnce.Do(func() { w.closeErr = w.close() })
+	return w.closeErr
+}
+
+func (w *Writer) close() error {
+	w.mu.Lock()
+	w.closed = true
+	if w.err == nil {
+		st := w.st
+		data, err := json.Marshal(StatsData{Records: st.Records, Messages: st.Messages, Bytes: st.Bytes,
+			Frames: st.Frames, Compressed: st.Compressed, PeakQueued: st.PeakQueued,
+			Waits: st.Waits, WaitNs: int64(st.WaitTime)})
+		if err == nil {
+			r := Record{Type: TypeEvent, Time: w.o.now().UnixNano(), Event: EventStats, Data: data}
+			w.appendLocked(&r, frameJSON, data)
+		}
+	}
+	w.notifyLocked() // wake waiting Writes: they return ErrClosed
+	w.mu.Unlock()
+
+	close(w.quit)
+	<-w.done
+	w.enc.Close()
+
+	w.mu.Lock()
+	err := w.err
+	w.mu.Unlock()
+	if err != nil {
+		err = w.wrap(err)
+	}
+	if w.file != nil {
+		if serr := w.file.Sync(); serr != nil && err == nil {
+			err = w.wrap(fmt.Errorf("sync: %w", serr))
+		}
+		if cerr := w.file.Close(); cerr != nil && err == nil {
+			err = w.wrap(fmt.Errorf("close: %w", cerr))
+		}
+	}
+	return err
+}
+
+// Stats returns the writer's counters so far.
+func (w *Writer) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.st
+}

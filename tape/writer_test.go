@@ -1,0 +1,332 @@
+package tape
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestCreateMode(t *testing.T) {
+	dir := t.TempDir()
+	fresh := filepath.Join(dir, "fresh.jsonl.zst")
+	existing := filepath.Join(dir, "existing.jsonl.zst")
+	if err := os.WriteFile(existing, []byte("old content, much longer than nothing"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fresh, existing} {
+		w, err := Create(path, testHeader())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(msg(1, ClientToServer, `{"id":1}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", path, fi.Mode().Perm())
+		}
+		r, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := r.Next()
+		if err != nil || string(rec.Frame) != `{"id":1}` {
+			t.Errorf("%s: first record %v, %v", path, rec, err)
+		}
+		r.Close()
+	}
+	if _, err := Create(filepath.Join(dir, "no", "such", "dir"), testHeader()); err == nil {
+		t.Error("Create in a missing directory succeeded")
+	}
+}
+
+func TestHeaderDefaults(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{Transport: "http", Extra: json.RawMessage(`{ "k" : [1, 2] }`)}, WithClock(fixedClock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The header is written before NewWriter returns.
+	if line := string(zstdDecode(t, buf.Bytes())); line != `{"type":"header","format":1,"tool":"mcptape","version":"","time":1748779200000000000,"transport":"http","extra":{"k":[1,2]}}`+"\n" {
+		t.Fatalf("header line %s", line)
+	}
+	w.Close()
+	if _, err := NewWriter(io.Discard, Header{Format: 2}); err == nil || !strings.Contains(err.Error(), "header format 2") {
+		t.Fatalf("format 2: %v", err)
+	}
+}
+
+func TestOptionsRefused(t *testing.T) {
+	tests := []struct {
+		opt  Option
+		want string
+	}{
+		{WithFlushInterval(0), "flush interval 0s: must be positive"},
+		{WithFlushBytes(-1), "flush bytes -1: must be positive"},
+		{WithMaxQueued(0), "max queued 0: must be positive"},
+		{WithMaxQueued(10), "max queued 10 is below flush bytes 1048576"},
+		{WithLevel(23), "zstd level 23: must be 1 to 22"},
+		{WithClock(nil), "clock: must not be nil"},
+	}
+	for _, tt := range tests {
+		if _, err := NewWriter(io.Discard, testHeader(), tt.opt); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("err = %v, want %q", err, tt.want)
+		}
+	}
+	if _, err := NewReader(bytes.NewReader(nil), WithMaxRecord(1)); err == nil || !strings.Contains(err.Error(), "max record 1") {
+		t.Errorf("reader option: %v", err)
+	}
+}
+
+// slowWriter takes delay per Write and counts the bytes.
+type slowWriter struct {
+	mu    sync.Mutex
+	delay time.Duration
+	buf   bytes.Buffer
+}
+
+func (s *slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(s.delay)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+// TestBackpressure: with a tiny bound and a slow destination, Write waits
+// (counted) instead of dropping or growing memory; nothing is lost.
+func TestBackpressure(t *testing.T) {
+	dst := &slowWriter{delay: 5 * time.Millisecond}
+	const flushBytes, maxQueued = 2 << 10, 4 << 10
+	w, err := NewWriter(dst, testHeader(), WithFlushBytes(flushBytes), WithMaxQueued(maxQueued))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := messages200(200)
+	biggest := 0
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+		biggest = max(biggest, len(r.Frame)+200)
+	}
+	st := w.Stats()
+	if st.Waits == 0 || st.WaitTime <= 0 {
+		t.Errorf("Waits %d, WaitTime %v: want waits counted", st.Waits, st.WaitTime)
+	}
+	if st.PeakQueued > maxQueued+int64(biggest) {
+		t.Errorf("PeakQueued %d over the bound %d + one record", st.PeakQueued, maxQueued)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, _, warn := readTape(t, dst.buf.Bytes(), true)
+	if warn != nil || len(got) != len(recs) {
+		t.Fatalf("read %d records, warning %v", len(got), warn)
+	}
+	st = w.Stats()
+	if st.Queued != 0 || st.Records != int64(len(recs))+2 || st.Messages != int64(len(recs)) {
+		t.Errorf("stats after Close: %+v", st)
+	}
+}
+
+// TestRecordOverBound: a record bigger than MaxQueued is still accepted.
+func TestRecordOverBound(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader(), WithFlushBytes(1024), WithMaxQueued(1024))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := msg(1, ServerToClient, `"`+strings.Repeat("z", 10_000)+`"`)
+	for range 3 {
+		if err := w.Write(big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, warn := readTape(t, buf.Bytes(), true); len(got) != 3 || warn != nil {
+		t.Fatalf("read %d records, warning %v", len(got), warn)
+	}
+}
+
+// TestWriteWaitCancelled: a Write waiting for room gives up with its
+// context, and writes nothing.
+func TestWriteWaitCancelled(t *testing.T) {
+	release := make(chan struct{})
+	var calls atomic.Int32
+	w, err := NewWriter(writerFunc(func(p []byte) (int, error) {
+		if calls.Add(1) > 1 { // the header passes, then the destination hangs
+			<-release
+		}
+		return len(p), nil
+	}), Header{}, WithFlushBytes(1024), WithMaxQueued(1024), WithFlushInterval(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { close(release); w.Close() }()
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	r := msg(1, ClientToServer, `"`+strings.Repeat("q", 2000)+`"`)
+	var werr error
+	for range 10 {
+		if werr = w.WriteContext(ctx, r); werr != nil {
+			break
+		}
+	}
+	if !errors.Is(werr, context.DeadlineExceeded) {
+		t.Fatalf("WriteContext: %v, want the context's deadline", werr)
+	}
+	if st := w.Stats(); st.Waits == 0 || st.Records != 2 {
+		t.Fatalf("stats %+v: want a wait and only the first record accepted", st)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestWriteError: after the destination fails, every call returns the
+// error, naming the file.
+func TestWriteError(t *testing.T) {
+	fail := errors.New("disk full")
+	calls := 0
+	w, err := NewWriter(writerFunc(func(p []byte) (int, error) {
+		if calls++; calls > 1 {
+			return 0, fail
+		}
+		return len(p), nil
+	}), testHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(msg(1, ClientToServer, `{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(t.Context()); !errors.Is(err, fail) {
+		t.Fatalf("Flush: %v", err)
+	}
+	if err := w.Write(msg(2, ClientToServer, `{}`)); !errors.Is(err, fail) {
+		t.Fatalf("Write after failure: %v", err)
+	}
+	if err := w.Close(); !errors.Is(err, fail) {
+		t.Fatalf("Close: %v", err)
+	}
+	if st := w.Stats(); !errors.Is(st.Err, fail) {
+		t.Fatalf("Stats.Err %v", st.Err)
+	}
+
+	// With a file, the error names it.
+	path := filepath.Join(t.TempDir(), "t.jsonl.zst")
+	fw, err := Create(path, testHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw.file.Close() // make the next write fail
+	fw.Write(msg(1, ClientToServer, `{}`))
+	if err := fw.Flush(t.Context()); err == nil || !strings.HasPrefix(err.Error(), "tape "+path+": write: ") {
+		t.Fatalf("Flush: %v", err)
+	}
+	fw.Close()
+}
+
+func TestCloseAndAfter(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader(), WithClock(fixedClock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(&Record{Type: TypeHeader}); err == nil {
+		t.Error("Write of a header record succeeded")
+	}
+	if err := w.Write(&Record{Type: TypeEvent, Event: "x", Data: json.RawMessage("{")}); err == nil {
+		t.Error("Write of bad event data succeeded")
+	}
+	if err := w.Write(msg(1, ClientToServer, `{}`)); err != nil {
+		t.Fatalf("writer unusable after a refused record: %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if err := w.Write(msg(2, ClientToServer, `{}`)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Write after Close: %v", err)
+	}
+	if err := w.Flush(t.Context()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Flush after Close: %v", err)
+	}
+	got, _, _ := readTape(t, buf.Bytes(), false)
+	last := got[len(got)-1]
+	var sd StatsData
+	if last.Event != EventStats || json.Unmarshal(last.Data, &sd) != nil || last.Time != t0.UnixNano() {
+		t.Fatalf("last record %+v", last)
+	}
+	if sd.Records != 2 || sd.Messages != 1 || sd.Frames != 1 {
+		t.Fatalf("stats data %+v", sd)
+	}
+}
+
+// TestFlushInterval: without Flush, records reach the destination within
+// the flush interval, each batch as its own frame.
+func TestFlushInterval(t *testing.T) {
+	dst := &slowWriter{}
+	w, err := NewWriter(dst, testHeader(), WithFlushInterval(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for i := range 3 {
+		if err := w.Write(msg(int64(i), ClientToServer, `{}`)); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second) // generous: the machine may be loaded
+		for w.Stats().Frames < int64(i+2) {
+			if time.Now().After(deadline) {
+				t.Fatalf("record %d not written after 5s: %+v", i, w.Stats())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	dst.mu.Lock()
+	data := bytes.Clone(dst.buf.Bytes())
+	dst.mu.Unlock()
+	if got, _, warn := readTape(t, data, true); len(got) != 3 || warn != nil {
+		t.Fatalf("read %d records, warning %v", len(got), warn)
+	}
+}
+
+// TestFlushBytes: a batch is cut as soon as it reaches the flush size.
+func TestFlushBytes(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader(), WithFlushBytes(1000), WithMaxQueued(1000), WithFlushInterval(1<<40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range messages200(50) {
+		w.Write(r)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// 50 lines of about 260 bytes, cut every 4: 13 frames, plus the header's.
+	if st := w.Stats(); st.Frames < 13 || st.Frames > 15 {
+		t.Fatalf("frames %d", st.Frames)
+	}
+}
