@@ -1,9 +1,13 @@
-// Package transport frames MCP messages on the wire and (later) connects to
-// live servers.
+// Package transport frames MCP messages on the wire and connects to live
+// MCP servers as a client.
 //
-// This file holds the framing of the stdio transport: one message per line,
-// "\n" terminated, lines of any size. Two shapes are offered over the same
-// rules:
+// Framing turns a byte stream into frames (byte-exact messages) without
+// decoding them: newline-delimited lines for stdio (lines.go) and
+// Server-Sent Events for HTTP (sse.go). Connections ([Conn]) carry frames
+// to and from one server session over stdio, Streamable HTTP or legacy
+// HTTP+SSE (conn.go and the files it names).
+//
+// Line framing comes in two shapes over the same rules:
 //
 //   - [LineFramer] is push-style: a proxy that forwards bytes as they arrive
 //     hands each chunk it has just forwarded to Write, and the framer calls

@@ -1,0 +1,40 @@
+// Package capture holds mcptape's recording proxies: programs that sit
+// between an MCP client and an MCP server, forward every byte unchanged and
+// record a copy of every message in a tape.
+//
+// # Stdio
+//
+// [RunStdio] starts the server as a child process and connects it to the
+// client's streams:
+//
+//	client stdin  ──▶ pump c2s ──▶ child stdin
+//	client stdout ◀── pump s2c ◀── child stdout
+//	client stderr ◀── pump err ◀── child stderr
+//	                     │
+//	                     ▼ a copy of each chunk, after it was forwarded
+//	          transport.LineFramer ──▶ tape records (messages, stderr events)
+//
+// Each pump reads a chunk, writes it to its destination at once (no waiting
+// for a full line, no re-encoding), then hands the same chunk to a line
+// framer that emits complete frames to the tape writer. The tape writer
+// never does disk I/O on the pump's goroutine; when its bounded queue is
+// full it makes the pump wait (counted in the tape's statistics), which
+// slows the traffic down rather than dropping records.
+//
+// The child runs in its own process group, and signals go to the whole
+// group, so that wrappers such as "npx server" or "sh -c ..." take their
+// real server down with them, and terminal Ctrl-C reaches only mcptape,
+// which forwards it exactly once. The flip side: a client that kills
+// mcptape's process group does not reach the child directly. The child then
+// sees its stdin close (mcptape's end of the pipe dies with mcptape), and on
+// Linux the kernel also sends it SIGTERM when mcptape dies (parent-death
+// signal), even by SIGKILL.
+//
+// Shutdown follows the MCP stdio rules; see [RunStdio] for the sequence and
+// the records it leaves in the tape.
+//
+// # Redaction
+//
+// [RedactArgs] and [RedactAssignment] remove secret values from command
+// lines before they are written into a tape header.
+package capture

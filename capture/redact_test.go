@@ -1,0 +1,110 @@
+package capture
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestIsSecretName(t *testing.T) {
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"API_KEY", true}, {"GITHUB_TOKEN", true}, {"client_secret", true}, {"DB_PASSWORD", true},
+		{"passwd", true}, {"Authorization", true}, {"AWS_CREDENTIALS", true}, {"session-cookie", true},
+		{"private_key_file", true}, {"api-key", true},
+		{"PATH", false}, {"HOME", false}, {"NODE_ENV", false}, {"PORT", false}, {"", false},
+	}
+	for _, tt := range tests {
+		if got := IsSecretName(tt.name); got != tt.want {
+			t.Errorf("IsSecretName(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestRedactAssignment(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"API_KEY=abc123", "API_KEY=<redacted:4-7>"},
+		{"API_KEY=", "API_KEY=<redacted:0>"},
+		{"TOKEN=a=b", "TOKEN=<redacted:2-3>"},
+		{"PORT=8080", "PORT=8080"},
+		{"no assignment", "no assignment"},
+		{"/path/keys=1", "/path/keys=1"}, // not a variable name
+	}
+	for _, tt := range tests {
+		if got := RedactAssignment(tt.in); got != tt.want {
+			t.Errorf("RedactAssignment(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestRedactArgs(t *testing.T) {
+	tests := []struct {
+		in, want []string
+	}{
+		{[]string{"mcptape", "record", "--env", "API_KEY=sk-1", "--env=GH_TOKEN=ghp", "-o", "/tmp/keys.zst", "--", "node", "s.js"},
+			[]string{"mcptape", "record", "--env", "API_KEY=<redacted:4-7>", "--env=GH_TOKEN=<redacted:2-3>", "-o", "/tmp/keys.zst", "--", "node", "s.js"}},
+		{[]string{"server", "--api-key", "sk-live", "--port", "80"},
+			[]string{"server", "--api-key", "<redacted:4-7>", "--port", "80"}},
+		{[]string{"server", "--token=abc", "--verbose"},
+			[]string{"server", "--token=<redacted:2-3>", "--verbose"}},
+		{[]string{"server", "--auth", "--debug"}, // a secret flag without a value
+			[]string{"server", "--auth", "--debug"}},
+		{[]string{"env", "SECRET=x", "PATH=/bin", "server"},
+			[]string{"env", "SECRET=<redacted:1-1>", "PATH=/bin", "server"}},
+		{[]string{"server", "--password"}, []string{"server", "--password"}},
+		{nil, []string{}},
+	}
+	for _, tt := range tests {
+		got := RedactArgs(tt.in)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("RedactArgs(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestQuoteArgs(t *testing.T) {
+	tests := []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"npx", "-y", "@scope/server@1.2"}, "npx -y @scope/server@1.2"},
+		{[]string{"sh", "-c", "echo hi; exit 1"}, "sh -c 'echo hi; exit 1'"},
+		{[]string{"it's"}, `'it'\''s'`},
+		{[]string{""}, "''"},
+		{[]string{"KEY=<redacted:2-3>"}, "KEY=<redacted:2-3>"},
+	}
+	for _, tt := range tests {
+		if got := QuoteArgs(tt.in); got != tt.want {
+			t.Errorf("QuoteArgs(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// FuzzRedactArgs: whatever the command line, redaction keeps the number of
+// arguments, never grows a non-secret argument, and never lets the value of
+// a secret assignment through.
+func FuzzRedactArgs(f *testing.F) {
+	f.Add("--env", "API_KEY=hunter2")
+	f.Add("--api-key", "hunter2")
+	f.Add("--token=hunter2", "x")
+	f.Add("-", "--")
+	f.Add("PATH=/bin", "SECRET=")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		in := []string{"cmd", a, b}
+		out := RedactArgs(in)
+		if len(out) != len(in) {
+			t.Fatalf("%d args in, %d out", len(in), len(out))
+		}
+		for i, arg := range in {
+			name, value, ok := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+			if ok && isName(name) && IsSecretName(name) && value != "" && strings.Contains(out[i], "="+value) {
+				t.Fatalf("secret value of %q leaked: %q", arg, out[i])
+			}
+			if out[i] != arg && !strings.Contains(out[i], "<redacted:") {
+				t.Fatalf("%q changed to %q without a redaction marker", arg, out[i])
+			}
+		}
+	})
+}

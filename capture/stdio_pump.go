@@ -1,0 +1,215 @@
+package capture
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/tape"
+	"github.com/mcptape/mcptape/transport"
+)
+
+// pumpBuffer is the size of each pump's read buffer: the capacity of a Linux
+// pipe, so one read takes whatever the pipe holds.
+const pumpBuffer = 64 << 10
+
+// recorder stamps records with the session and hands them to the tape. Once
+// closed it drops records silently, so that a goroutine outliving the run
+// cannot write into a tape its owner has closed.
+type recorder struct {
+	mu      sync.RWMutex // held for reading while writing a record, for writing by close
+	closed  bool
+	w       RecordWriter
+	session string
+	warnf   func(string, ...any)
+
+	errOnce sync.Once
+	err     atomic.Pointer[error]
+
+	c2s, s2c, stderr, truncated, invalid atomic.Int64
+}
+
+func newRecorder(w RecordWriter, session string, warnf func(string, ...any)) *recorder {
+	return &recorder{w: w, session: session, warnf: warnf}
+}
+
+// write records r (setting its session).
+func (rc *recorder) write(r *tape.Record) {
+	rc.mu.RLock()
+	defer rc.mu.RUnlock()
+	if rc.closed {
+		return
+	}
+	r.Session = rc.session
+	if err := rc.w.Write(r); err != nil {
+		rc.fail(err)
+	}
+}
+
+// fail keeps the first recording error and reports it once. (A separate
+// function, so that err does not escape on the write path.)
+func (rc *recorder) fail(err error) {
+	rc.errOnce.Do(func() {
+		rc.err.Store(&err)
+		rc.warnf("recording failed: %v (forwarding goes on)", err)
+	})
+}
+
+// event records an event, now, whose payload is data encoded as JSON.
+func (rc *recorder) event(name string, dir tape.Direction, data any) {
+	rc.eventAt(time.Now().UnixNano(), name, dir, data)
+}
+
+// eventAt records an event at time t (Unix ns).
+func (rc *recorder) eventAt(t int64, name string, dir tape.Direction, data any) {
+	raw, err := json.Marshal(data)
+	if err != nil { // cannot happen with the payload types below
+		raw = nil
+	}
+	rc.write(&tape.Record{Type: tape.TypeEvent, Time: t, Dir: dir, Event: name, Data: raw})
+}
+
+// close stops recording; it waits for a write in progress.
+func (rc *recorder) close() {
+	rc.mu.Lock()
+	rc.closed = true
+	rc.mu.Unlock()
+}
+
+func (rc *recorder) firstErr() error {
+	if p := rc.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Event payloads. Field names are part of the tape format.
+type (
+	openData struct {
+		Pid     int      `json:"pid"`
+		Command []string `json:"command,omitempty"`
+	}
+	closeData struct {
+		By string `json:"by"`
+	}
+	exitData struct {
+		Code   int      `json:"code"`
+		Signal string   `json:"signal,omitempty"`
+		Sent   []string `json:"sent,omitempty"`
+	}
+	errorData struct {
+		Error      string   `json:"error"`
+		Command    []string `json:"command,omitempty"`
+		Size       int64    `json:"size,omitempty"`       // truncated frame: its full length
+		Kept       int      `json:"kept,omitempty"`       // truncated frame: bytes recorded
+		Violations []string `json:"violations,omitempty"` // invalid frame: what is wrong
+	}
+	// stderrData is one line of the child's stderr: Line when it is valid
+	// UTF-8, else B64 (standard base64), so that the bytes survive exactly.
+	stderrData struct {
+		Line      *string `json:"line,omitempty"`
+		B64       string  `json:"b64,omitempty"`
+		NoEOL     bool    `json:"noeol,omitempty"`
+		Truncated bool    `json:"truncated,omitempty"`
+		Size      int64   `json:"size,omitempty"` // full length when truncated
+	}
+)
+
+// pump forwards one stream and records its lines.
+type pump struct {
+	rec      *recorder
+	dir      tape.Direction // "" for stderr
+	stderr   bool
+	src      io.Reader
+	dst      io.Writer
+	framer   *transport.LineFramer
+	onDstErr func(error)
+
+	now    int64       // when the current chunk was read (Unix ns)
+	msg    tape.Record // reused for every message record
+	dstErr error       // set once forwarding failed; recording goes on
+}
+
+func newPump(rec *recorder, dir tape.Direction, src io.Reader, dst io.Writer, maxFrame int) *pump {
+	p := &pump{rec: rec, dir: dir, src: src, dst: dst}
+	// NewLineFramer fails only on a nil emit or a negative maximum, which
+	// StdioOptions.check has ruled out.
+	p.framer, _ = transport.NewLineFramer(maxFrame, p.emit)
+	return p
+}
+
+// run copies src to dst until src ends, recording each line. It returns
+// src's error (nil at end-of-file).
+func (p *pump) run() error {
+	buf := make([]byte, pumpBuffer)
+	for {
+		n, err := p.src.Read(buf)
+		if n > 0 {
+			p.now = time.Now().UnixNano()
+			chunk := buf[:n]
+			if p.dstErr == nil {
+				if _, werr := p.dst.Write(chunk); werr != nil {
+					p.dstErr = werr
+					if p.onDstErr != nil {
+						p.onDstErr(werr)
+					}
+				}
+			}
+			p.framer.Write(chunk) // emit never fails
+		}
+		if err != nil {
+			p.now = time.Now().UnixNano()
+			p.framer.Close()
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// emit records one frame.
+func (p *pump) emit(f transport.Frame) error {
+	if p.stderr {
+		p.emitStderr(f)
+		return nil
+	}
+	p.msg = tape.Record{Type: tape.TypeMessage, Time: p.now, Dir: p.dir, Frame: f.Data, NoEOL: f.NoEOL}
+	p.rec.write(&p.msg)
+	if p.dir == tape.ClientToServer {
+		p.rec.c2s.Add(1)
+	} else {
+		p.rec.s2c.Add(1)
+	}
+	if f.Truncated {
+		p.rec.truncated.Add(1)
+		p.rec.eventAt(p.now, tape.EventError, p.dir, errorData{Error: "frame truncated in the tape (forwarded whole)", Size: f.Size, Kept: len(f.Data)})
+		return nil
+	}
+	if info := jsonrpc.Classify(f.Data); info.Kind == jsonrpc.KindInvalid {
+		p.rec.invalid.Add(1)
+		p.rec.eventAt(p.now, tape.EventError, p.dir, errorData{Error: "invalid JSON-RPC frame (forwarded as is)", Violations: info.Violations.Names()})
+	}
+	return nil
+}
+
+// emitStderr records one line of the child's stderr as an event.
+func (p *pump) emitStderr(f transport.Frame) {
+	d := stderrData{NoEOL: f.NoEOL, Truncated: f.Truncated}
+	if f.Truncated {
+		d.Size = f.Size
+	}
+	if utf8.Valid(f.Data) {
+		s := string(f.Data)
+		d.Line = &s
+	} else {
+		d.B64 = base64.StdEncoding.EncodeToString(f.Data)
+	}
+	p.rec.stderr.Add(1)
+	p.rec.eventAt(p.now, tape.EventStderr, "", d)
+}
