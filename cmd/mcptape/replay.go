@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcptape/mcptape/capture"
+	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/tape"
+	"github.com/mcptape/mcptape/transport"
+)
+
+// replayFlags are the flags of "mcptape replay".
+type replayFlags struct {
+	session     string
+	all         bool
+	concurrency int
+	url         string
+	sse         bool
+	speed       string
+	timeout     time.Duration
+	output      string
+	format      string
+	ignore      []string
+	headers     []string
+}
+
+func replayCmd() *command {
+	return &command{
+		name:    "replay",
+		summary: "Re-send recorded sessions to a live server, ids rewritten, and compare its answers",
+		usage:   "replay TAPE [--session ID | --all] [--concurrency N] (--url URL | -- CMD [ARGS...]) [--speed 1|N|max] [--timeout DUR] [-o NEW_TAPE] [--format text|json]",
+		examples: `  mcptape replay bug.jsonl.zst -- ./my-server                     # over stdio
+  mcptape replay bug.jsonl.zst --url http://127.0.0.1:8080/mcp     # over Streamable HTTP
+  mcptape replay bug.jsonl.zst --url http://127.0.0.1:3001/sse --sse   # over legacy HTTP+SSE
+  mcptape replay run.jsonl.zst --all --concurrency 8 --speed max -- mcptape serve
+  mcptape replay run.jsonl.zst -o replayed.jsonl.zst -- mcptape serve && mcptape diff run.jsonl.zst replayed.jsonl.zst
+  mcptape replay run.jsonl.zst --ignore result.serverInfo.version --ignore notifications/progress -- ./srv
+
+  The client's messages are sent in their recorded order: one that was sent
+  after a server answer waits for the live answer, the others keep their
+  recorded spacing divided by --speed ("max": no waiting). Request ids,
+  progress tokens, cancel targets, task ids and requestState are rewritten;
+  the server's own requests (sampling, elicitation, roots, ping) are answered
+  from the recording. Responses are compared with the recorded ones (ids,
+  _meta, session and task ids and timestamps ignored); notifications by count
+  per method (notifications/message never fails the verdict).
+  Exit code: 0 every answer matched, 1 some differed (or are missing/extra),
+  2 the replay failed (bad tape, unknown session, server died, hung or sent garbage).
+`,
+		setup: func(fs *pflag.FlagSet) runFunc {
+			var f replayFlags
+			fs.StringVar(&f.session, "session", "", "replay only the session `ID` (needed when the tape holds several, unless --all)")
+			fs.BoolVar(&f.all, "all", false, "replay every session of the tape")
+			fs.IntVar(&f.concurrency, "concurrency", 1, "with --all: sessions replayed at once, each on its own connection")
+			fs.StringVar(&f.url, "url", "", "Streamable HTTP endpoint of the live server (instead of -- CMD)")
+			fs.BoolVar(&f.sse, "sse", false, "with --url: the URL is the /sse stream of a legacy HTTP+SSE (2024-11-05) server")
+			fs.StringVar(&f.speed, "speed", "1", "recorded spacing divided by `N`; max sends as soon as causality allows")
+			fs.DurationVar(&f.timeout, "timeout", replay.DefaultTimeout, "longest wait for the live answer to one request")
+			fs.StringVarP(&f.output, "output", "o", "", "record the replay to `NEW_TAPE` (for mcptape diff / inspect)")
+			fs.StringVar(&f.format, "format", "text", "report `FORMAT`: text or json")
+			fs.StringArrayVar(&f.ignore, "ignore", nil, "leave `PATH` out of the comparison, or a notification method out of the counts (repeatable)")
+			fs.StringArrayVar(&f.headers, "header", nil, "with --url: add `NAME: VALUE` to every HTTP request (repeatable)")
+			return func(ctx context.Context, st *stdio, args []string) error {
+				dash := fs.ArgsLenAtDash()
+				var command []string
+				if dash >= 0 {
+					args, command = args[:dash], args[dash:]
+				}
+				opts, err := f.check(args, command)
+				if err != nil {
+					return err
+				}
+				return runReplay(ctx, st, &f, args[0], command, opts)
+			}
+		},
+	}
+}
+
+// check validates the flags and returns the replay options they give.
+func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
+	switch {
+	case len(args) != 1:
+		return nil, usageError("want one tape, got %d arguments (usage: mcptape replay TAPE [FLAGS] (--url URL | -- CMD [ARGS...]))", len(args))
+	case f.url == "" && len(command) == 0:
+		return nil, usageError("no live server: give --url URL or -- CMD [ARGS...]")
+	case f.url != "" && len(command) > 0:
+		return nil, usageError("give either --url or -- CMD, not both")
+	case f.all && f.session != "":
+		return nil, usageError("give either --session or --all, not both")
+	case f.concurrency != 1 && !f.all:
+		return nil, usageError("--concurrency needs --all")
+	case f.format != "text" && f.format != "json":
+		return nil, usageError("--format %q: want text or json", f.format)
+	case f.output == "-":
+		return nil, usageError("-o -: stdout carries the report; give a file name")
+	case (len(f.headers) > 0 || f.sse) && f.url == "":
+		return nil, usageError("--header and --sse need --url")
+	}
+	opts := []replay.Option{replay.WithIgnore(f.ignore...)}
+	if f.speed == "max" {
+		opts = append(opts, replay.WithMaxSpeed())
+	} else {
+		v, err := strconv.ParseFloat(f.speed, 64)
+		if err != nil {
+			return nil, usageError("--speed %q: want a positive number or max", f.speed)
+		}
+		opts = append(opts, replay.WithSpeed(v))
+	}
+	opts = append(opts, replay.WithTimeout(f.timeout), replay.WithConcurrency(f.concurrency))
+	// Let the library judge the values: a bad one is a usage error.
+	if err := replay.CheckOptions(opts...); err != nil {
+		return nil, usageError("%v", strings.TrimPrefix(err.Error(), "replay: "))
+	}
+	return opts, nil
+}
+
+// runReplay loads the tape, replays it and turns the verdict into the exit
+// code.
+func runReplay(ctx context.Context, st *stdio, f *replayFlags, path string, command []string, opts []replay.Option) error {
+	sessions, err := loadReplayTape(st, path)
+	if err != nil {
+		return withCode(2, err)
+	}
+	if !f.all {
+		s, err := replay.Pick(sessions, f.session)
+		if err != nil {
+			return withCode(2, errors.New(strings.TrimPrefix(err.Error(), "replay: ")))
+		}
+		sessions = []*replay.Session{s}
+	}
+	dial, target, kind, err := f.dialer(st, command)
+	if err != nil {
+		return withCode(2, err)
+	}
+	if f.output != "" {
+		w, err := tape.Create(f.output, tape.Header{
+			Format: tape.FormatVersion, Tool: "mcptape", Version: version, Time: time.Now().UnixNano(),
+			Transport: kind, Target: target, Argv: capture.RedactArgs(os.Args),
+		})
+		if err != nil {
+			return withCode(2, err)
+		}
+		defer func() {
+			if cerr := w.Close(); cerr != nil {
+				fmt.Fprintf(st.err, "mcptape replay: %v\n", cerr)
+			}
+		}()
+		opts = append(opts, replay.WithTape(w))
+	}
+	rep, err := replay.Run(ctx, sessions, dial, opts...)
+	if err != nil {
+		return withCode(2, err)
+	}
+	if f.format == "json" {
+		err = rep.WriteJSON(st.out)
+	} else {
+		err = rep.WriteText(st.out)
+	}
+	if err != nil {
+		return withCode(2, err)
+	}
+	switch rep.ExitCode() {
+	case 0:
+		return nil
+	case 1:
+		n := 0
+		for _, s := range rep.Sessions {
+			if s.Differs() {
+				n++
+			}
+		}
+		return withCode(1, fmt.Errorf("the live answers differ from the recording in %d of %d sessions", n, len(rep.Sessions)))
+	}
+	for _, s := range rep.Sessions {
+		if s.Error != "" {
+			return withCode(2, fmt.Errorf("replay of session %q failed: %s", s.Session, s.Error))
+		}
+	}
+	return withCode(2, errors.New("replay failed"))
+}
+
+// loadReplayTape reads the sessions of the tape at path, warning on stderr
+// about a damaged tail or skipped frames.
+func loadReplayTape(st *stdio, path string) ([]*replay.Session, error) {
+	r, err := tape.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	sessions, skipped, err := replay.Load(r)
+	if w := r.Warning(); w != nil {
+		fmt.Fprintf(st.err, "mcptape replay: warning: %v\n", w)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if skipped > 0 {
+		fmt.Fprintf(st.err, "mcptape replay: warning: %d recorded frames are not JSON-RPC messages and are not replayed\n", skipped)
+	}
+	return sessions, nil
+}
+
+// dialer returns how to connect to the live server, its description for
+// the output tape's header and its transport name.
+func (f *replayFlags) dialer(st *stdio, command []string) (replay.DialFunc, string, string, error) {
+	if f.url == "" {
+		return func(ctx context.Context, _ *replay.Session) (transport.Conn, error) {
+			return transport.DialStdio(ctx, command)
+		}, capture.QuoteArgs(capture.RedactArgs(command)), "stdio", nil
+	}
+	var hopts []transport.Option
+	if len(f.headers) > 0 {
+		h := make(map[string][]string)
+		for _, kv := range f.headers {
+			k, v, ok := strings.Cut(kv, ":")
+			if !ok || strings.TrimSpace(k) == "" {
+				return nil, "", "", usageError("--header %q: want NAME: VALUE", capture.RedactAssignment(kv))
+			}
+			h[strings.TrimSpace(k)] = append(h[strings.TrimSpace(k)], strings.TrimSpace(v))
+		}
+		hopts = append(hopts, transport.WithHeader(h))
+	}
+	client, err := transport.NewHTTPClient(f.concurrency * 4)
+	if err != nil {
+		return nil, "", "", err
+	}
+	hopts = append(hopts, transport.WithHTTPClient(client))
+	if f.sse {
+		return func(ctx context.Context, _ *replay.Session) (transport.Conn, error) {
+			return transport.DialLegacySSE(ctx, f.url, hopts...)
+		}, capture.RedactURL(f.url), "sse", nil
+	}
+	return func(ctx context.Context, s *replay.Session) (transport.Conn, error) {
+		return transport.DialHTTP(ctx, f.url, append(hopts[:len(hopts):len(hopts)], replay.HTTPOptions(s)...)...)
+	}, capture.RedactURL(f.url), "http", nil
+}

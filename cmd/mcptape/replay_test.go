@@ -1,0 +1,174 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcptape/mcptape/tape"
+)
+
+// replayClientLines is a client conversation with the reference server:
+// the echo call is the one --echo-prefix changes.
+const replayClientLines = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}
+`
+
+// recordServeTape records replayClientLines against `mcptape serve` and
+// returns the tape, with its one session copied sessions times (same ids
+// in every session).
+func recordServeTape(t *testing.T, sessions int) string {
+	t.Helper()
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.jsonl.zst")
+	if code, _, stderr := runMcptape(t, replayClientLines, "record", "-o", one, "--", serveBinary(t), "serve"); code != 0 {
+		t.Fatalf("record: exit %d: %s", code, stderr)
+	}
+	r, err := tape.Open(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var recs []*tape.Record
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Type == tape.TypeMessage {
+			recs = append(recs, rec)
+		}
+	}
+	many := filepath.Join(dir, "many.jsonl.zst")
+	w, err := tape.Create(many, *r.Header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < sessions; i++ {
+		for _, rec := range recs {
+			c := *rec
+			c.Session = fmt.Sprintf("s%d", i)
+			if err := w.Write(&c); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return many
+}
+
+func TestReplayUsageErrors(t *testing.T) {
+	tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay"}, "want one tape"},
+		{[]string{"replay", tp}, "no live server"},
+		{[]string{"replay", tp, "--url", "http://x/mcp", "--", "srv"}, "either --url or -- CMD"},
+		{[]string{"replay", tp, "--all", "--session", "a", "--", "srv"}, "either --session or --all"},
+		{[]string{"replay", tp, "--concurrency", "4", "--", "srv"}, "--concurrency needs --all"},
+		{[]string{"replay", tp, "--speed", "fast", "--", "srv"}, `--speed "fast"`},
+		{[]string{"replay", tp, "--speed", "-1", "--", "srv"}, "speed -1 must be a positive number"},
+		{[]string{"replay", tp, "--timeout", "0s", "--", "srv"}, "timeout 0s must be positive"},
+		{[]string{"replay", tp, "--format", "xml", "--", "srv"}, `--format "xml"`},
+		{[]string{"replay", tp, "--ignore", "a..b", "--", "srv"}, "a..b"},
+		{[]string{"replay", tp, "-o", "-", "--", "srv"}, "-o -"},
+		{[]string{"replay", tp, "--nope", "--", "srv"}, "unknown flag"},
+	}
+	for _, tc := range tests {
+		code, stdout, stderr := runMcptape(t, "", tc.args...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and one line with %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+}
+
+func TestReplayBadInput(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jsonl.zst")
+	w, err := tape.Create(empty, tape.Header{Tool: "mcptape", Transport: "stdio"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	multi := recordServeTape(t, 2)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing tape", []string{"replay", filepath.Join(dir, "nope.jsonl.zst"), "--", "true"}, "no such file"},
+		{"no client messages", []string{"replay", empty, "--", "true"}, "no client-to-server messages"},
+		{"unknown session", []string{"replay", multi, "--session", "zz", "--", "true"}, `session "zz" is not in the tape`},
+		{"several sessions", []string{"replay", multi, "--", "true"}, "choose one with --session"},
+		{"server does not start", []string{"replay", multi, "--session", "s0", "--", filepath.Join(dir, "no-such-server")}, `replay of session "s0" failed: connecting`},
+		{"server exits", []string{"replay", multi, "--session", "s0", "--", "true"}, `replay of session "s0" failed`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runMcptape(t, "", tc.args...)
+			if code != 2 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.want)
+			}
+		})
+	}
+}
+
+func TestReplayCommand(t *testing.T) {
+	bin := serveBinary(t)
+	multi := recordServeTape(t, 10)
+	out := filepath.Join(t.TempDir(), "replayed.jsonl.zst")
+
+	// Ten sessions with the same ids, eight at a time, recorded to -o.
+	code, stdout, stderr := runMcptape(t, "", "replay", multi, "--all", "--concurrency", "8", "--speed", "max", "-o", out, "--format", "json", "--", bin, "serve")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var rep struct {
+		Sessions []struct {
+			Session                           string
+			Matched, Differed, Missing, Extra int
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("json report: %v\n%s", err, stdout)
+	}
+	if len(rep.Sessions) != 10 {
+		t.Fatalf("%d sessions in the report", len(rep.Sessions))
+	}
+	for _, s := range rep.Sessions {
+		if s.Matched != 3 || s.Differed+s.Missing+s.Extra != 0 {
+			t.Errorf("session %s: %+v", s.Session, s)
+		}
+	}
+	// The replay tape diffs clean against the recording.
+	if code, stdout, stderr := runMcptape(t, "", "diff", multi, out); code != 0 {
+		t.Errorf("diff recording replay: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	// A changed answer: exit 1, and the diff names the call and the field.
+	code, stdout, stderr = runMcptape(t, "", "replay", multi, "--session", "s3", "--", bin, "serve", "--echo-prefix", "v2: ")
+	if code != 1 {
+		t.Fatalf("changed answer: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{`session "s3": DIFFERS`, "differs: tools/call echo, recorded id 3", `+ result.content[0].text: "v2: hi"`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "differ from the recording in 1 of 1 sessions") {
+		t.Errorf("stderr %q", stderr)
+	}
+}

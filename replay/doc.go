@@ -1,0 +1,63 @@
+// Package replay re-sends recorded MCP sessions to a live server, with every
+// identifier rewritten, and compares the live answers with the recorded ones.
+//
+// # Data flow
+//
+// [Load] reads a tape and cuts it into [Session] values: the client-to-server
+// messages of one recorded session (the [Step] list, batches split into their
+// members) and the server-to-client messages they are compared with. Each
+// step names its causal dependencies: the last server message (a response
+// or a server request) that had arrived before it was sent and, for the
+// client's answer to a server request, that request.
+//
+// [Run] replays sessions, each over its own connection made by a
+// [DialFunc]. Per session, one goroutine sends the steps in order: a step
+// waits until the live equivalents of its dependencies have arrived and its
+// recorded spacing (scaled by the speed) has elapsed, is rewritten, and is
+// sent. Another goroutine receives every live frame: it pairs responses
+// with their recorded twins through the id map, matches the server's own
+// requests with the recorded ones (by method and order within the related
+// request) so that the recorded answer is sent under the live id, and
+// answers unmatched server requests with the fallbacks of the protocol
+// (elicitation declined, sampling error -1, roots -32601, ping {}).
+//
+// A capture proxy records the two directions from two goroutines, so Load
+// orders a session's messages by time and moves an answer stamped before
+// the message it answers right after it. Over HTTP a request is sent on its
+// own goroutine, because Send returns only with the response headers, which
+// some servers hold back until the answer is ready while the recorded
+// client went on (a cancel waits up to a few milliseconds for the POST it
+// cancels, then closes that POST's stream once sent). Over stdio frames are
+// written in order by the sending goroutine.
+//
+// # Rewriting
+//
+// Request ids are replaced by fresh ids of the same JSON type (numbers
+// count up from 1, strings are "mcptape-N"), never reused in a session;
+// progress tokens likewise. notifications/cancelled names the live id of
+// the cancelled request. Answers to server requests carry the live id of
+// the server's request. Server-chosen opaque values — task ids and MRTR
+// requestState — are learnt by comparing each live response with its
+// recorded twin, and replaced wherever a later client message carries the
+// recorded value under the keys "taskId" or "requestState". The transport
+// (package transport) keeps Mcp-Session-Id from the live initialize and
+// derives MCP-Protocol-Version, Mcp-Method and Mcp-Name from the body, so
+// the headers always agree with the rewritten frame; recorded SSE event
+// ids are not replayed. Before comparing, a fresh string id or token found
+// in a live answer (a server may echo a progress token) is put back to the
+// recorded value it stands for.
+//
+// # Comparison
+//
+// Each live response is compared with its recorded twin by package
+// internal/jsondiff, ignoring its default volatile paths (ids, _meta,
+// session and task ids, timestamps, request state) and the paths given
+// with [WithIgnore]. Whether and how a cancelled request is answered
+// depends on timing: such answers, and the progress of cancelled requests,
+// are not compared. Notifications are compared as counts per method; the
+// counts of [DefaultIgnoreNotifications] are reported but never fail the
+// verdict. Batches are replayed as their members, one by one. The [Report]
+// says per session how many answers matched, differed, are missing or
+// extra, with a readable diff for each difference; [Report.ExitCode] turns
+// it into 0 (all matched), 1 (something differed) or 2 (a replay failed).
+package replay

@@ -1,0 +1,173 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptape/mcptape/capture"
+	"github.com/mcptape/mcptape/internal/refserver"
+	"github.com/mcptape/mcptape/tape"
+	"github.com/mcptape/mcptape/transport"
+)
+
+// refHTTP serves a fresh reference server over Streamable HTTP and returns
+// its endpoint URL.
+func refHTTP(t *testing.T, cfg refserver.HTTPConfig, opts ...refserver.Option) string {
+	t.Helper()
+	srv, err := refserver.New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not httptest.Server: its Close waits for every handler, and a Go SDK
+	// handler waiting for a client's answer that never comes (when a test
+	// fails half-way) would hang the test.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: refserver.HTTPHandler(srv, cfg), ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	return "http://" + ln.Addr().String() + refserver.Path
+}
+
+// httpDial dials endpoint, asking for the session's recorded version.
+func httpDial(endpoint string) DialFunc {
+	return func(ctx context.Context, s *Session) (transport.Conn, error) {
+		return transport.DialHTTP(ctx, endpoint, HTTPOptions(s)...)
+	}
+}
+
+// recordHTTP records a Go SDK client session over Streamable HTTP through
+// the capture proxy in front of a reference server, and returns the tape.
+func recordHTTP(t *testing.T, cfg refserver.HTTPConfig, version string, copts *mcp.ClientOptions, scenario func(ctx context.Context, cs *mcp.ClientSession)) string {
+	t.Helper()
+	up := refHTTP(t, cfg)
+	path := filepath.Join(t.TempDir(), "http.jsonl.zst")
+	w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "http", Target: up})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := capture.NewHTTPProxy(up, w, capture.WithShutdownGrace(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pctx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- p.Serve(pctx, ln) }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "replay-test", Version: "1"}, copts)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + refserver.Path},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	scenario(ctx, cs)
+	cs.Close()
+	stop()
+	if err := <-served; err != nil {
+		t.Fatalf("proxy: %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestReplayAcrossTransports replays a stdio tape over HTTP and HTTP tapes
+// over stdio and HTTP, with server requests, progress and a cancel.
+func TestReplayAcrossTransports(t *testing.T) {
+	stdioTape := recordStdio(t, "2025-11-25", elicitOpts, richScenario(t))
+	httpTape := recordHTTP(t, refserver.HTTPConfig{}, "2025-11-25", elicitOpts, richScenario(t))
+	tests := []struct {
+		name string
+		tape string
+		dial func(t *testing.T) DialFunc
+	}{
+		{"stdio-tape-over-http", stdioTape, func(t *testing.T) DialFunc { return httpDial(refHTTP(t, refserver.HTTPConfig{})) }},
+		{"http-tape-over-stdio", httpTape, func(*testing.T) DialFunc { return stdioDial("") }},
+		{"http-tape-over-http", httpTape, func(t *testing.T) DialFunc { return httpDial(refHTTP(t, refserver.HTTPConfig{})) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sessions := loadTape(t, tc.tape)
+			if len(sessions) != 1 {
+				t.Fatalf("%d sessions", len(sessions))
+			}
+			var out bytes.Buffer
+			w := newTapeBuffer(t, &out)
+			rep, err := Run(context.Background(), sessions, tc.dial(t), WithSpeed(10), WithTimeout(10*time.Second), WithTape(w))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			var text bytes.Buffer
+			rep.WriteText(&text)
+			sr := rep.Sessions[0]
+			if rep.ExitCode() != 0 || sr.ServerRequests != 2 || sr.Matched != 8 {
+				t.Fatalf("exit %d, matched %d, server requests %d:\n%s", rep.ExitCode(), sr.Matched, sr.ServerRequests, text.String())
+			}
+			checkReplayTape(t, out.Bytes())
+		})
+	}
+}
+
+// TestReplay2026 replays 2026-07-28 sessions, where the server asks the
+// client through multi round-trip results instead of requests: stdio, and
+// stateless HTTP.
+func TestReplay2026(t *testing.T) {
+	scenario := func(ctx context.Context, cs *mcp.ClientSession) {
+		call(t, ctx, cs, "echo", map[string]any{"message": "hello"})
+		call(t, ctx, cs, "ask", map[string]any{"kind": "elicitation"})
+		call(t, ctx, cs, "ask", map[string]any{"kind": "sampling"})
+		p := &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 30, "steps": 2}}
+		p.SetProgressToken(7)
+		if _, err := cs.CallTool(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stateless := refserver.HTTPConfig{Stateless: true}
+	tests := []struct {
+		name string
+		tape func(t *testing.T) string
+		dial func(t *testing.T) DialFunc
+	}{
+		{"stdio", func(t *testing.T) string { return recordStdio(t, "2026-07-28", elicitOpts, scenario) },
+			func(*testing.T) DialFunc { return stdioDial("") }},
+		{"stateless-http", func(t *testing.T) string { return recordHTTP(t, stateless, "2026-07-28", elicitOpts, scenario) },
+			func(t *testing.T) DialFunc { return httpDial(refHTTP(t, stateless)) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sessions := loadTape(t, tc.tape(t))
+			if len(sessions) == 0 || sessions[0].Version != "2026-07-28" {
+				t.Fatalf("sessions %d, version %q", len(sessions), sessions[0].Version)
+			}
+			rep, err := Run(context.Background(), sessions, tc.dial(t), WithMaxSpeed(), WithTimeout(10*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text bytes.Buffer
+			rep.WriteText(&text)
+			matched := 0
+			for _, s := range rep.Sessions {
+				matched += s.Matched
+			}
+			if rep.ExitCode() != 0 || matched < 4 {
+				t.Fatalf("exit %d, matched %d:\n%s", rep.ExitCode(), matched, text.String())
+			}
+		})
+	}
+}

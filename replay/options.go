@@ -1,0 +1,160 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcptape/mcptape/tape"
+	"github.com/mcptape/mcptape/transport"
+)
+
+// DefaultTimeout is how long a request may wait for its live answer, and a
+// step for the live equivalents of its dependencies, by default.
+const DefaultTimeout = 30 * time.Second
+
+// DefaultIgnoreNotifications are the notification methods whose counts are
+// reported but never count as a difference: log messages depend on timing
+// and log level, and list changes are spontaneous and depend on the
+// transport (over HTTP a change announced before initialize has no stream
+// to go on).
+var DefaultIgnoreNotifications = []string{
+	"notifications/message",
+	"notifications/tools/list_changed",
+	"notifications/prompts/list_changed",
+	"notifications/resources/list_changed",
+}
+
+// DialFunc opens a fresh connection to the live server for one session.
+type DialFunc func(ctx context.Context, s *Session) (transport.Conn, error)
+
+// Option configures Run. A bad value is an error from Run.
+type Option func(*options) error
+
+type options struct {
+	speed       float64 // 0: as fast as causality allows
+	timeout     time.Duration
+	concurrency int
+	ignore      []string
+	ignoreNotif map[string]bool
+	out         *tape.Writer
+}
+
+func newRunOptions(opts []Option) (*options, error) {
+	o := &options{speed: 1, timeout: DefaultTimeout, concurrency: 1, ignoreNotif: map[string]bool{}}
+	for _, m := range DefaultIgnoreNotifications {
+		o.ignoreNotif[m] = true
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, errors.New("replay: nil option")
+		}
+		if err := opt(o); err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+	}
+	return o, nil
+}
+
+// WithSpeed scales the recorded spacing between messages: 2 replays twice
+// as fast, 0.5 half as fast. It must be positive; see WithMaxSpeed.
+func WithSpeed(f float64) Option {
+	return func(o *options) error {
+		if !(f > 0) || f > 1e9 {
+			return fmt.Errorf("speed %v must be a positive number", f)
+		}
+		o.speed = f
+		return nil
+	}
+}
+
+// WithMaxSpeed sends every message as soon as causality allows.
+func WithMaxSpeed() Option {
+	return func(o *options) error { o.speed = 0; return nil }
+}
+
+// WithTimeout sets how long a request may wait for its live answer (default
+// DefaultTimeout). A request not answered in time fails its session.
+func WithTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("timeout %v must be positive", d)
+		}
+		o.timeout = d
+		return nil
+	}
+}
+
+// WithConcurrency sets how many sessions are replayed at once (default 1).
+func WithConcurrency(n int) Option {
+	return func(o *options) error {
+		if n < 1 || n > 10000 {
+			return fmt.Errorf("concurrency %d must be between 1 and 10000", n)
+		}
+		o.concurrency = n
+		return nil
+	}
+}
+
+// WithIgnore leaves more paths out of the comparison of responses, in the
+// syntax of package internal/jsondiff ("result.serverInfo.version",
+// "**.etag", "result.content[*].text"). An entry that names a notification
+// method ("notifications/...") keeps that method's count out of the
+// verdict instead.
+func WithIgnore(paths ...string) Option {
+	return func(o *options) error {
+		if _, err := newComparer(paths); err != nil {
+			return err
+		}
+		for _, p := range paths {
+			if isNotificationMethod(p) {
+				o.ignoreNotif[p] = true
+			}
+		}
+		o.ignore = append(o.ignore, paths...)
+		return nil
+	}
+}
+
+// WithTape records the replay on w: every frame sent and received, under
+// the recorded session's name, so that the replay can be inspected and
+// diffed like any tape. Run does not close w.
+func WithTape(w *tape.Writer) Option {
+	return func(o *options) error {
+		if w == nil {
+			return errors.New("tape writer is nil")
+		}
+		o.out = w
+		return nil
+	}
+}
+
+// CheckOptions reports the first bad option, as Run would, without
+// replaying anything.
+func CheckOptions(opts ...Option) error {
+	o, err := newRunOptions(opts)
+	if err != nil {
+		return err
+	}
+	if _, err := newComparer(o.ignore); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	return nil
+}
+
+// HTTPOptions returns the transport options a Streamable HTTP connection
+// needs to replay s: the recorded protocol version (sent until a live
+// initialize negotiates one; for 2026-07-28 sessions it also turns on the
+// headers derived from the body) and the GET stream when the recorded
+// server used it.
+func HTTPOptions(s *Session) []transport.Option {
+	var opts []transport.Option
+	if s.Version != "" {
+		opts = append(opts, transport.WithProtocolVersion(s.Version))
+	}
+	if s.GetStream {
+		opts = append(opts, transport.WithGetStream())
+	}
+	return opts
+}

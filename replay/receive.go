@@ -1,0 +1,215 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/tape"
+	"github.com/mcptape/mcptape/transport"
+)
+
+// receive takes every live frame until the connection ends.
+func (r *runner) receive(ctx context.Context) {
+	for {
+		in, err := r.conn.Recv(ctx)
+		if err != nil {
+			r.mu.Lock()
+			if !r.closing && ctx.Err() == nil && !errors.Is(err, transport.ErrClosed) {
+				r.fail(r.connError(err))
+			}
+			r.mu.Unlock()
+			return
+		}
+		r.record(tape.ServerToClient, in.Frame, in.Time, &transport.Exchange{ID: in.Exchange})
+		if in.Truncated {
+			r.mu.Lock()
+			r.fail(fmt.Errorf("the server sent a frame longer than the maximum frame size (%d bytes kept)", len(in.Frame)))
+			r.mu.Unlock()
+			continue
+		}
+		if info := jsonrpc.Classify(in.Frame); info.Kind != jsonrpc.KindBatch {
+			r.take(ctx, in.Frame, &info, in.Exchange)
+			continue
+		}
+		members, err := jsonrpc.Split(in.Frame)
+		if err != nil { // not reached: Classify said it is an array
+			r.mu.Lock()
+			r.fail(fmt.Errorf("the server sent a batch that cannot be split: %w", err))
+			r.mu.Unlock()
+			continue
+		}
+		for _, m := range members {
+			info := jsonrpc.Classify(m)
+			r.take(ctx, m, &info, in.Exchange)
+		}
+	}
+}
+
+// connError describes the end of the connection by the server.
+func (r *runner) connError(err error) error {
+	if sc, ok := r.conn.(interface{ ExitErr() error }); ok && errors.Is(err, transport.ErrServerClosed) {
+		if ee := sc.ExitErr(); ee != nil {
+			return fmt.Errorf("the server closed the connection (%v)", ee)
+		}
+	}
+	return fmt.Errorf("receiving: %w", err)
+}
+
+// take handles one live message.
+func (r *runner) take(ctx context.Context, frame []byte, info *jsonrpc.Info, exchange uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch info.Kind {
+	case jsonrpc.KindResponse, jsonrpc.KindError:
+		r.takeResponse(frame, info)
+	case jsonrpc.KindRequest:
+		r.takeRequest(ctx, frame, info, exchange)
+	case jsonrpc.KindNotification:
+		if info.ProgressToken.Type != jsonrpc.IDAbsent {
+			owner := r.s.tokenOwner[r.tokens.rec[info.ProgressToken.Key()]]
+			if r.s.cancelled[owner] || r.cancelled[owner] {
+				return // progress of a cancelled request depends on timing
+			}
+		}
+		r.liveNotif[info.Method]++
+	default:
+		if info.Violations.Has(jsonrpc.ViolationInvalidJSON) {
+			r.fail(fmt.Errorf("the server sent a frame that is not JSON: %s", preview(frame)))
+			return
+		}
+		r.fail(fmt.Errorf("the server sent a frame that is not a JSON-RPC message (%s): %s", info.Violations, preview(frame)))
+	}
+}
+
+// takeResponse pairs a live response with its recorded twin. mu is held.
+func (r *runner) takeResponse(frame []byte, info *jsonrpc.Info) {
+	recKey, ok := r.ids.rec[info.ID.Key()]
+	if !ok {
+		r.rep.Extra++
+		r.rep.Problems = append(r.rep.Problems, Problem{Kind: "extra", What: "response to unknown id " + info.ID.String()})
+		return
+	}
+	idx, ok := r.respIdx[recKey]
+	if !ok || r.arrived[idx] {
+		if r.cancelled[recKey] {
+			return // a response crossing the cancel is allowed
+		}
+		r.rep.Extra++
+		r.rep.Problems = append(r.rep.Problems, Problem{Kind: "extra", What: "response to " + r.requestDesc(recKey) + " (none in the recording)"})
+		return
+	}
+	r.arrived[idx] = true
+	r.arrivedAt[idx] = time.Now()
+	live := append([]byte(nil), frame...)
+	r.pairs = append(r.pairs, pair{srv: idx, live: live})
+	r.learn(idx, live)
+	r.notify()
+}
+
+// learn maps the opaque values of a recorded response to those of its live
+// twin, when the recorded response holds any. mu is held.
+func (r *runner) learn(idx int, live []byte) {
+	rec := r.s.Server[idx].Frame
+	if !containsAny(rec, opaqueMarkers) {
+		return
+	}
+	rv, err1 := decodeJSON(rec)
+	lv, err2 := decodeJSON(live)
+	if err1 == nil && err2 == nil {
+		learnOpaque(rv, lv, r.opaque)
+	}
+}
+
+// takeRequest matches a live server request with its recorded twin, or
+// answers it with the fallback. mu is held.
+func (r *runner) takeRequest(ctx context.Context, frame []byte, info *jsonrpc.Info, exchange uint64) {
+	// Match by order within the related request when both the recording
+	// and the live exchange tell it, else by order in the session: the
+	// first recorded request of the method whose twin has not arrived.
+	cands := r.sessTwins[info.Method]
+	if exchange != 0 && r.s.hasRelated {
+		if related, ok := r.exchReq[exchange]; ok {
+			cands = r.twins[[2]string{related, info.Method}]
+		}
+	}
+	idx := -1
+	for _, c := range cands {
+		if !r.arrived[c] {
+			idx = c
+			break
+		}
+	}
+	liveID := append([]byte(nil), info.ID.Raw...)
+	if idx >= 0 {
+		r.arrived[idx] = true
+		r.arrivedAt[idx] = time.Now()
+		r.liveSrvID[idx] = liveID
+		r.rep.ServerRequests++
+		r.notify()
+		if r.s.Server[idx].Answer >= 0 {
+			return // the sender answers it at the recorded place
+		}
+	}
+	answer, what := fallbackAnswer(info.Method, liveID)
+	r.rep.Extra++
+	r.rep.Problems = append(r.rep.Problems, Problem{Kind: "fallback",
+		What: fmt.Sprintf("server request %s (live id %s) has no recorded answer; answered %s", info.Method, liveID, what)})
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		r.record(tape.ClientToServer, answer, time.Now(), nil)
+		if _, err := r.conn.Send(ctx, answer, transport.SendOptions{}); err != nil && ctx.Err() == nil {
+			r.mu.Lock()
+			if !r.closing {
+				r.fail(fmt.Errorf("answering server request %s: %w", info.Method, err))
+			}
+			r.mu.Unlock()
+		}
+	}()
+}
+
+// requestDesc names a recorded request by its id key. mu is held.
+func (r *runner) requestDesc(recKey string) string {
+	if i, ok := r.reqStep[recKey]; ok {
+		st := &r.s.Steps[i]
+		return describeRequest(st.Method, st.Name, recKey)
+	}
+	return "request " + recKey
+}
+
+func containsAny(b []byte, markers [][]byte) bool {
+	for _, m := range markers {
+		if bytes.Contains(b, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// preview returns the start of a frame as printable text for messages.
+func preview(b []byte) string {
+	const n = 80
+	s := b
+	if len(s) > n {
+		s = s[:n]
+	}
+	out := make([]rune, 0, len(s))
+	for len(s) > 0 {
+		c, size := utf8.DecodeRune(s)
+		s = s[size:]
+		if c < 0x20 || c == 0x7f {
+			c = ' '
+		}
+		out = append(out, c)
+	}
+	q := fmt.Sprintf("%q", string(out))
+	if len(b) > n {
+		q += "..."
+	}
+	return q
+}

@@ -1,0 +1,229 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsondiff"
+	"github.com/mcptape/mcptape/jsonrpc"
+)
+
+// Report is the outcome of a replay, one entry per session.
+type Report struct {
+	Sessions []*SessionReport `json:"sessions"`
+}
+
+// SessionReport is the outcome of one replayed session.
+type SessionReport struct {
+	// Session is the recorded session's name.
+	Session string `json:"session"`
+	// Steps is the number of client messages in the recording; Sent how
+	// many were sent.
+	Steps int `json:"steps"`
+	Sent  int `json:"sent"`
+	// Matched and Differed count the recorded responses whose live twin
+	// was equal, or different; Missing those with no live twin, and the
+	// recorded server requests the live server did not send; Extra the
+	// live responses and server requests with no recorded twin.
+	Matched  int `json:"matched"`
+	Differed int `json:"differed"`
+	Missing  int `json:"missing"`
+	Extra    int `json:"extra"`
+	// ServerRequests counts the live server requests answered from the
+	// recording.
+	ServerRequests int `json:"server_requests"`
+	// Differences holds one entry per differing response.
+	Differences []Difference `json:"differences,omitempty"`
+	// Notifications compares the notifications the server sent, per method.
+	Notifications []NotificationCount `json:"notifications,omitempty"`
+	// Problems lists the missing and extra messages and the fallbacks.
+	Problems []Problem `json:"problems,omitempty"`
+	// Notes are remarks that do not change the verdict.
+	Notes []string `json:"notes,omitempty"`
+	// Error says why the replay of the session failed ("" when it did not).
+	Error string `json:"error,omitempty"`
+	// Duration is how long the replay took.
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Difference is a live response that differs from its recorded twin.
+type Difference struct {
+	// Request names the request: method, name and recorded id.
+	Request string `json:"request"`
+	Method  string `json:"method"`
+	Name    string `json:"name,omitempty"`
+	// Diffs are the differing values (ids, _meta, timestamps and the other
+	// volatile paths left out).
+	Diffs []jsondiff.Difference `json:"diffs"`
+}
+
+// NotificationCount is how many notifications of one method the recorded
+// and the live server sent. Ignored counts never make the verdict fail.
+// Progress notifications of cancelled requests are not counted: how many
+// arrive before the cancel takes effect depends on timing.
+type NotificationCount struct {
+	Method   string `json:"method"`
+	Recorded int    `json:"recorded"`
+	Live     int    `json:"live"`
+	Ignored  bool   `json:"ignored,omitempty"`
+}
+
+// Problem is a missing or extra message, or a fallback answer.
+type Problem struct {
+	// Kind is "missing", "extra" or "fallback".
+	Kind string `json:"kind"`
+	What string `json:"what"`
+}
+
+// Differs reports whether the session's live answers differ from the
+// recording in a way that counts: a differing, missing or extra message,
+// or a notification count that is not ignored.
+func (s *SessionReport) Differs() bool {
+	if s.Differed > 0 || s.Missing > 0 || s.Extra > 0 {
+		return true
+	}
+	for _, n := range s.Notifications {
+		if !n.Ignored && n.Recorded != n.Live {
+			return true
+		}
+	}
+	return false
+}
+
+// ExitCode is the verdict as a process exit code: 2 when the replay of a
+// session failed, 1 when anything differed, 0 when everything matched.
+func (r *Report) ExitCode() int {
+	code := 0
+	for _, s := range r.Sessions {
+		switch {
+		case s == nil || s.Error != "":
+			return 2
+		case s.Differs():
+			code = 1
+		}
+	}
+	return code
+}
+
+// finishReport compares the paired responses and counts what is missing.
+// It runs after the receiver stopped, so it needs no lock.
+func (r *runner) finishReport() {
+	rep := r.rep
+	sort.Slice(r.pairs, func(i, j int) bool { return r.pairs[i].srv < r.pairs[j].srv })
+	for _, p := range r.pairs {
+		m := &r.s.Server[p.srv]
+		if r.cancelled[m.IDKey] {
+			// Whether a cancelled request is answered, and how, depends
+			// on timing: it is not compared.
+			r.note(fmt.Sprintf("the answer to %s, which was cancelled, is not compared", r.requestDesc(m.IDKey)))
+			continue
+		}
+		diffs, err := r.cmp.Compare(m.Frame, restoreRecorded(p.live, r.ids, r.tokens))
+		if err != nil { // not reached: both frames were classified as JSON-RPC
+			r.note(fmt.Sprintf("comparing the answer to %s: %v", r.requestDesc(m.IDKey), err))
+			continue
+		}
+		if len(diffs) == 0 {
+			rep.Matched++
+			continue
+		}
+		rep.Differed++
+		d := Difference{Request: r.requestDesc(m.IDKey), Diffs: diffs}
+		if i, ok := r.reqStep[m.IDKey]; ok {
+			d.Method, d.Name = r.s.Steps[i].Method, r.s.Steps[i].Name
+		}
+		rep.Differences = append(rep.Differences, d)
+	}
+	recNotif := map[string]int{}
+	for i, m := range r.s.Server {
+		switch m.Kind {
+		case jsonrpc.KindNotification:
+			if tok := jsonrpc.Classify(m.Frame).ProgressToken; tok.Type != jsonrpc.IDAbsent && r.s.cancelled[r.s.tokenOwner[tok.Key()]] {
+				continue // progress of a cancelled request depends on timing
+			}
+			recNotif[m.Method]++
+		case jsonrpc.KindResponse, jsonrpc.KindError:
+			if !r.arrived[i] && !r.cancelled[m.IDKey] {
+				rep.Missing++
+				rep.Problems = append(rep.Problems, Problem{Kind: "missing", What: "response to " + r.requestDesc(m.IDKey)})
+			}
+		case jsonrpc.KindRequest:
+			if !r.arrived[i] {
+				rep.Missing++
+				rep.Problems = append(rep.Problems, Problem{Kind: "missing", What: fmt.Sprintf("server request %s (recorded id %s)", m.Method, m.IDKey)})
+			}
+		}
+	}
+	methods := map[string]bool{}
+	for m := range recNotif {
+		methods[m] = true
+	}
+	for m := range r.liveNotif {
+		methods[m] = true
+	}
+	for m := range methods {
+		rep.Notifications = append(rep.Notifications, NotificationCount{Method: m, Recorded: recNotif[m], Live: r.liveNotif[m], Ignored: r.o.ignoreNotif[m]})
+	}
+	sort.Slice(rep.Notifications, func(i, j int) bool { return rep.Notifications[i].Method < rep.Notifications[j].Method })
+}
+
+// WriteJSON writes the report as one indented JSON document.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("replay: writing report: %w", err)
+	}
+	return nil
+}
+
+// WriteText writes the report for people: per session a summary line,
+// then each difference as a diff, then the problems and notification
+// counts that differ.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	for _, s := range r.Sessions {
+		if s == nil {
+			continue
+		}
+		verdict := "OK"
+		switch {
+		case s.Error != "":
+			verdict = "FAILED"
+		case s.Differs():
+			verdict = "DIFFERS"
+		}
+		fmt.Fprintf(&b, "session %q: %s: %d/%d messages sent, %d matched, %d differed, %d missing, %d extra, %d server requests answered (%v)\n",
+			s.Session, verdict, s.Sent, s.Steps, s.Matched, s.Differed, s.Missing, s.Extra, s.ServerRequests, s.Duration.Round(time.Millisecond))
+		if s.Error != "" {
+			fmt.Fprintf(&b, "  error: %s\n", s.Error)
+		}
+		for _, d := range s.Differences {
+			fmt.Fprintf(&b, "  differs: %s\n", d.Request)
+			_ = jsondiff.Render(&b, d.Diffs, "    ", 0) // a strings.Builder does not fail
+		}
+		for _, p := range s.Problems {
+			fmt.Fprintf(&b, "  %s: %s\n", p.Kind, p.What)
+		}
+		for _, n := range s.Notifications {
+			if n.Recorded != n.Live {
+				note := ""
+				if n.Ignored {
+					note = " (ignored)"
+				}
+				fmt.Fprintf(&b, "  notifications %s: recorded %d, live %d%s\n", n.Method, n.Recorded, n.Live, note)
+			}
+		}
+		for _, n := range s.Notes {
+			fmt.Fprintf(&b, "  note: %s\n", n)
+		}
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("replay: writing report: %w", err)
+	}
+	return nil
+}

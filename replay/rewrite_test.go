@@ -1,0 +1,92 @@
+package replay
+
+import (
+	"testing"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+)
+
+func TestIDMapAssign(t *testing.T) {
+	m := newIDMap("mcptape-")
+	tests := []struct {
+		recKey string
+		typ    jsonrpc.IDType
+		want   string
+	}{
+		{"7", jsonrpc.IDNumber, "1"},
+		{`"a"`, jsonrpc.IDString, `"mcptape-2"`},
+		{"7", jsonrpc.IDNumber, "3"}, // a reused recorded id gets a new live id
+	}
+	for _, tc := range tests {
+		got := string(m.assign(tc.recKey, tc.typ))
+		if got != tc.want {
+			t.Errorf("assign(%s) = %s, want %s", tc.recKey, got, tc.want)
+		}
+		if m.rec[got] != tc.recKey || string(m.live[tc.recKey]) != got {
+			t.Errorf("maps after assign(%s): rec %q live %q", tc.recKey, m.rec[got], m.live[tc.recKey])
+		}
+	}
+}
+
+func TestRestoreRecorded(t *testing.T) {
+	ids, toks := newIDMap("mcptape-"), newIDMap("mcptape-progress-")
+	for i := 0; i < 10; i++ {
+		ids.assign(`"r`+string(rune('a'+i))+`"`, jsonrpc.IDString)
+	}
+	toks.assign(`"tok "1""`, jsonrpc.IDString) // keys hold the unescaped text
+	toks.assign("5", jsonrpc.IDNumber)
+	tests := []struct{ in, want string }{
+		{`{"text":"plain"}`, `{"text":"plain"}`},
+		{`{"id":"mcptape-1","text":"mcptape-10"}`, `{"id":"ra","text":"rj"}`},
+		{`{"text":"token mcptape-progress-1 done"}`, `{"text":"token tok \"1\" done"}`},
+		{`{"text":"mcptape-99 mcptape-x mcptape-"}`, `{"text":"mcptape-99 mcptape-x mcptape-"}`},
+		{`{"text":"mcptape-progress-2"}`, `{"text":"mcptape-progress-2"}`}, // a number token is not in text form
+	}
+	for _, tc := range tests {
+		if got := string(restoreRecorded([]byte(tc.in), ids, toks)); got != tc.want {
+			t.Errorf("restoreRecorded(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestRewriteOpaque(t *testing.T) {
+	values := map[string]string{"task-rec": "task-live", "state-rec": "state-live"}
+	tests := []struct{ in, want string }{
+		{`{"method":"tasks/get","params":{"taskId":"task-rec"}}`, `{"method":"tasks/get","params":{"taskId":"task-live"}}`},
+		{`{"params":{"requestState":"state-rec","x":"task-rec"}}`, `{"params":{"requestState":"state-live","x":"task-live"}}`},
+		{`{"params":{"other":"task-rec"}}`, `{"params":{"other":"task-rec"}}`}, // no opaque key: untouched
+	}
+	for _, tc := range tests {
+		if got := string(rewriteOpaque([]byte(tc.in), values)); got != tc.want {
+			t.Errorf("rewriteOpaque(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestLearnOpaque(t *testing.T) {
+	rec, _ := decodeJSON([]byte(`{"result":{"task":{"taskId":"r1","status":"working"},"list":[{"requestState":"s1"}]}}`))
+	live, _ := decodeJSON([]byte(`{"result":{"task":{"taskId":"l1","status":"working"},"list":[{"requestState":"s2"}]}}`))
+	got := map[string]string{}
+	learnOpaque(rec, live, got)
+	if len(got) != 2 || got["r1"] != "l1" || got["s1"] != "s2" {
+		t.Errorf("learnt %v", got)
+	}
+}
+
+func TestFallbackAnswer(t *testing.T) {
+	tests := []struct{ method, want string }{
+		{"elicitation/create", `{"jsonrpc":"2.0","id":9,"result":{"action":"decline"}}`},
+		{"sampling/createMessage", `{"jsonrpc":"2.0","id":9,"error":{"code":-1,"message":"mcptape replay: no recorded answer"}}`},
+		{"roots/list", `{"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"mcptape replay: no recorded answer"}}`},
+		{"ping", `{"jsonrpc":"2.0","id":9,"result":{}}`},
+	}
+	for _, tc := range tests {
+		got, _ := fallbackAnswer(tc.method, []byte("9"))
+		if string(got) != tc.want {
+			t.Errorf("fallback %s = %s, want %s", tc.method, got, tc.want)
+		}
+		if jsonrpc.Classify(got).Violations != 0 {
+			t.Errorf("fallback %s is not a valid message", tc.method)
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/mcptape/mcptape/internal/jsondiff"
+	"github.com/mcptape/mcptape/transport"
+)
+
+// Run replays sessions against the live server reached through dial, each
+// session over its own connection, at most the configured concurrency at
+// once, and returns the report. Failures of a session (the server died,
+// hung or sent garbage) are in its SessionReport, not in the returned
+// error, which is only about bad options or a nil dial. When ctx ends the
+// sessions in progress stop and report what they replayed.
+func Run(ctx context.Context, sessions []*Session, dial DialFunc, opts ...Option) (*Report, error) {
+	o, err := newRunOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	if dial == nil {
+		return nil, errors.New("replay: nil dial function")
+	}
+	cmp, err := newComparer(o.ignore)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	rep := &Report{Sessions: make([]*SessionReport, len(sessions))}
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(o.concurrency, len(sessions)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				rep.Sessions[i] = replaySession(ctx, sessions[i], dial, o, cmp)
+			}
+		}()
+	}
+	for i := range sessions {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return rep, nil
+}
+
+// replaySession dials and replays one session.
+func replaySession(ctx context.Context, s *Session, dial DialFunc, o *options, cmp *jsondiff.Comparer) *SessionReport {
+	r := newRunner(s, o, cmp)
+	conn, err := dial(ctx, s)
+	if err != nil {
+		r.rep.Error = fmt.Sprintf("connecting: %v", err)
+		r.finishReport()
+		return r.rep
+	}
+	r.conn = conn
+	_, r.async = conn.(*transport.HTTPConn)
+	r.run(ctx)
+	return r.rep
+}

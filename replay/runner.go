@@ -1,0 +1,396 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsondiff"
+	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/tape"
+	"github.com/mcptape/mcptape/transport"
+)
+
+// runner replays one session. The sender (run) and the receiver (receive)
+// share the state below under mu; changed is closed and replaced whenever
+// the state changes, to wake the sender.
+type runner struct {
+	s    *Session
+	o    *options
+	cmp  *jsondiff.Comparer
+	conn transport.Conn
+	rep  *SessionReport
+
+	mu      sync.Mutex
+	changed chan struct{}
+	failure error          // first fatal error; ends the session
+	closing bool           // we are closing the connection: its end is not a failure
+	bg      sync.WaitGroup // requests and fallback answers being sent
+	async   bool           // send requests on their own goroutines (HTTP)
+
+	ids, tokens *idMap
+	opaque      map[string]string // recorded opaque value -> live
+
+	arrived   []bool      // per Server index: its live equivalent arrived
+	arrivedAt []time.Time // when
+	liveSrvID [][]byte    // per Server index of a server request: the live id
+
+	respIdx   map[string]int                 // recorded request id key -> Server index of its response
+	reqStep   map[string]int                 // recorded request id key -> Steps index
+	sentAt    map[string]time.Time           // recorded request id key -> live send time
+	cancelled map[string]bool                // recorded request id keys cancelled live
+	exchReq   map[uint64]string              // live HTTP exchange -> recorded request id key
+	exchanges map[string]*transport.Exchange // recorded request id key -> its exchange
+	launched  map[string]chan struct{}       // recorded request id key -> closed when its async Send returned
+	twins     map[[2]string][]int            // (related, method) -> Server indexes of server requests
+	sessTwins map[string][]int               // method -> Server indexes of server requests
+	liveNotif map[string]int                 // live notifications per method
+	pairs     []pair                         // recorded/live response pairs, compared at the end
+}
+
+// pair is a recorded response and its live twin.
+type pair struct {
+	srv  int // Server index of the recorded response
+	live []byte
+}
+
+func newRunner(s *Session, o *options, cmp *jsondiff.Comparer) *runner {
+	r := &runner{
+		s: s, o: o, cmp: cmp, changed: make(chan struct{}),
+		ids: newIDMap("mcptape-"), tokens: newIDMap("mcptape-progress-"), opaque: map[string]string{},
+		arrived: make([]bool, len(s.Server)), arrivedAt: make([]time.Time, len(s.Server)), liveSrvID: make([][]byte, len(s.Server)),
+		respIdx: map[string]int{}, reqStep: map[string]int{}, sentAt: map[string]time.Time{}, cancelled: map[string]bool{},
+		exchReq: map[uint64]string{}, exchanges: map[string]*transport.Exchange{}, launched: map[string]chan struct{}{},
+		twins: map[[2]string][]int{}, sessTwins: map[string][]int{},
+		liveNotif: map[string]int{},
+		rep:       &SessionReport{Session: s.ID, Steps: len(s.Steps)},
+	}
+	for i, m := range s.Server {
+		switch m.Kind {
+		case jsonrpc.KindResponse, jsonrpc.KindError:
+			r.respIdx[m.IDKey] = i
+		case jsonrpc.KindRequest:
+			k := [2]string{m.Related, m.Method}
+			r.twins[k] = append(r.twins[k], i)
+			r.sessTwins[m.Method] = append(r.sessTwins[m.Method], i)
+		}
+	}
+	for i, st := range s.Steps {
+		if st.Kind == jsonrpc.KindRequest {
+			r.reqStep[st.IDKey] = i
+		}
+	}
+	return r
+}
+
+// notify wakes the sender; mu must be held.
+func (r *runner) notify() {
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// fail records the first fatal error; mu must be held.
+func (r *runner) fail(err error) {
+	if r.failure == nil {
+		r.failure = err
+	}
+	r.notify()
+}
+
+// run replays the session over r.conn and fills r.rep.
+func (r *runner) run(ctx context.Context) {
+	start := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	recvDone := make(chan struct{})
+	go func() {
+		defer close(recvDone)
+		r.receive(ctx)
+	}()
+	err := r.send(ctx)
+	if err == nil {
+		err = r.awaitAnswers(ctx)
+	}
+	r.mu.Lock()
+	r.closing = true
+	if err == nil {
+		err = r.failure
+	}
+	r.mu.Unlock()
+	closeErr := r.conn.Close()
+	cancel()
+	<-recvDone
+	r.bg.Wait()
+	if err == nil && closeErr != nil && !errors.Is(closeErr, transport.ErrClosed) {
+		r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("closing the connection: %v", closeErr))
+	}
+	if err != nil {
+		r.rep.Error = err.Error()
+	}
+	r.rep.Duration = time.Since(start)
+	r.finishReport()
+}
+
+// send sends every step in order, each once its dependencies have arrived.
+func (r *runner) send(ctx context.Context) error {
+	var prevLive time.Time
+	for i := range r.s.Steps {
+		st := &r.s.Steps[i]
+		ok, err := r.awaitDeps(ctx, st)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if err := r.pace(ctx, i, prevLive); err != nil {
+			return err
+		}
+		frame, skip, err := r.rewrite(st)
+		if err != nil {
+			return fmt.Errorf("step %d (%s): %w", i+1, describeStep(st), err)
+		}
+		if skip != "" {
+			r.note(fmt.Sprintf("step %d (%s) not sent: %s", i+1, describeStep(st), skip))
+			continue
+		}
+		r.record(tape.ClientToServer, frame, time.Now(), nil)
+		prevLive = time.Now()
+		r.rep.Sent++
+		if st.Kind == jsonrpc.KindRequest && r.async {
+			r.sendAsync(ctx, i, st, frame)
+			continue
+		}
+		if st.Method == "notifications/cancelled" {
+			// Marked before sending: the answer may cross the cancel.
+			target := jsonrpc.Classify(st.Frame).CancelTarget.Key()
+			r.mu.Lock()
+			r.cancelled[target] = true
+			r.notify()
+			r.mu.Unlock()
+			r.awaitLaunched(ctx, target)
+		}
+		ex, err := r.conn.Send(ctx, frame, transport.SendOptions{})
+		if err != nil {
+			return fmt.Errorf("sending step %d (%s): %w", i+1, describeStep(st), err)
+		}
+		r.afterSend(st, ex, prevLive)
+	}
+	return nil
+}
+
+// sendAsync sends a request on its own goroutine: over HTTP, Send returns
+// only once the response headers arrived, which some servers delay until
+// the answer is ready, while the client went on sending (a cancel, other
+// requests).
+func (r *runner) sendAsync(ctx context.Context, i int, st *Step, frame []byte) {
+	done := make(chan struct{})
+	r.mu.Lock()
+	r.sentAt[st.IDKey] = time.Now()
+	r.launched[st.IDKey] = done
+	r.mu.Unlock()
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		defer close(done)
+		ex, err := r.conn.Send(ctx, frame, transport.SendOptions{})
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err != nil {
+			if !r.closing && ctx.Err() == nil {
+				r.fail(fmt.Errorf("sending step %d (%s): %w", i+1, describeStep(st), err))
+			}
+			return
+		}
+		if ex != nil && ex.ID != 0 {
+			r.exchReq[ex.ID] = st.IDKey
+			r.exchanges[st.IDKey] = ex
+			if r.cancelled[st.IDKey] {
+				ex.CloseStream()
+			}
+		}
+	}()
+}
+
+// launchGrace is how long a cancel waits for the POST of the request it
+// cancels to be answered with headers, so that it does not overtake it.
+const launchGrace = 20 * time.Millisecond
+
+// awaitLaunched waits until the Send of the request with recorded id key
+// returned, or launchGrace has passed.
+func (r *runner) awaitLaunched(ctx context.Context, key string) {
+	r.mu.Lock()
+	done := r.launched[key]
+	r.mu.Unlock()
+	if done == nil {
+		return
+	}
+	t := time.NewTimer(launchGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// afterSend notes what a sent step means for later steps.
+func (r *runner) afterSend(st *Step, ex *transport.Exchange, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch st.Kind {
+	case jsonrpc.KindRequest:
+		r.sentAt[st.IDKey] = now
+		if ex != nil && ex.ID != 0 {
+			r.exchReq[ex.ID] = st.IDKey
+			r.exchanges[st.IDKey] = ex
+		}
+	case jsonrpc.KindNotification:
+		if st.Method != "notifications/cancelled" {
+			return
+		}
+		target := jsonrpc.Classify(st.Frame).CancelTarget.Key()
+		// A 2025 HTTP server may never answer a cancelled request: stop
+		// waiting on its stream.
+		if ex := r.exchanges[target]; ex != nil {
+			ex.CloseStream()
+		}
+	}
+}
+
+// pace waits until the step's recorded spacing, scaled by the speed, has
+// elapsed since the live equivalents of its dependencies arrived and since
+// the previous step was sent.
+func (r *runner) pace(ctx context.Context, i int, prevLive time.Time) error {
+	if r.o.speed == 0 {
+		return nil
+	}
+	st := &r.s.Steps[i]
+	scale := func(ns int64) time.Duration { return time.Duration(float64(max(ns, 0)) / r.o.speed) }
+	var at time.Time
+	if i > 0 && !prevLive.IsZero() {
+		at = prevLive.Add(scale(st.Time - r.s.Steps[i-1].Time))
+	}
+	r.mu.Lock()
+	for _, d := range st.Deps {
+		if r.arrived[d] {
+			if t := r.arrivedAt[d].Add(scale(st.Time - r.s.Server[d].Time)); t.After(at) {
+				at = t
+			}
+		}
+	}
+	r.mu.Unlock()
+	wait := time.Until(at)
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// rewrite returns the live form of a step, or a reason not to send it.
+func (r *runner) rewrite(st *Step) (frame []byte, skip string, err error) {
+	info := jsonrpc.Classify(st.Frame)
+	frame = st.Frame
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch st.Kind {
+	case jsonrpc.KindRequest:
+		if frame, err = jsonrpc.AppendRewrite(nil, frame, jsonrpc.TargetID, r.ids.assign(st.IDKey, info.ID.Type)); err != nil {
+			return nil, "", err
+		}
+		if info.ProgressToken.Type != jsonrpc.IDAbsent {
+			frame, err = r.rewriteToken(frame, info.ProgressToken)
+		}
+	case jsonrpc.KindNotification:
+		switch {
+		case info.CancelTarget.Type != jsonrpc.IDAbsent:
+			live, ok := r.ids.live[info.CancelTarget.Key()]
+			if !ok {
+				return nil, "it cancels a request that was not replayed", nil
+			}
+			frame, err = jsonrpc.AppendRewrite(nil, frame, jsonrpc.TargetCancelTarget, live)
+		case info.ProgressToken.Type != jsonrpc.IDAbsent:
+			frame, err = r.rewriteToken(frame, info.ProgressToken)
+		}
+	case jsonrpc.KindResponse, jsonrpc.KindError:
+		if st.Answers < 0 {
+			return nil, "it answers no recorded server request", nil
+		}
+		live := r.liveSrvID[st.Answers]
+		if live == nil {
+			return nil, "the server did not send the request it answers", nil
+		}
+		frame, err = jsonrpc.AppendRewrite(nil, frame, jsonrpc.TargetID, live)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return rewriteOpaque(frame, r.opaque), "", nil
+}
+
+// rewriteToken gives a progress token its live value (a fresh one the first
+// time a recorded token is seen in a request). mu must be held.
+func (r *runner) rewriteToken(frame []byte, tok jsonrpc.ID) ([]byte, error) {
+	key := tok.Key()
+	live, ok := r.tokens.live[key]
+	if !ok {
+		if tok.Type != jsonrpc.IDString && tok.Type != jsonrpc.IDNumber {
+			return frame, nil // not a valid token: send as recorded
+		}
+		live = r.tokens.assign(key, tok.Type)
+	}
+	return jsonrpc.AppendRewrite(nil, frame, jsonrpc.TargetProgressToken, live)
+}
+
+// record writes a frame to the output tape, if any.
+func (r *runner) record(dir tape.Direction, frame []byte, at time.Time, ex *transport.Exchange) {
+	if r.o.out == nil {
+		return
+	}
+	rec := &tape.Record{Type: tape.TypeMessage, Time: at.UnixNano(), Session: r.s.ID, Dir: dir, Frame: frame}
+	if ex != nil {
+		rec.Exchange = ex.ID
+	}
+	if err := r.o.out.Write(rec); err != nil {
+		r.note(fmt.Sprintf("writing the output tape: %v", err))
+	}
+}
+
+// maxNotes bounds the notes of a session report.
+const maxNotes = 50
+
+// note adds a remark to the report; it takes mu.
+func (r *runner) note(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.rep.Notes) < maxNotes {
+		r.rep.Notes = append(r.rep.Notes, s)
+	}
+}
+
+// describeStep names a step for messages: its method and name, or what it
+// answers.
+func describeStep(st *Step) string {
+	switch st.Kind {
+	case jsonrpc.KindRequest:
+		return describeRequest(st.Method, st.Name, st.IDKey)
+	case jsonrpc.KindNotification:
+		return st.Method
+	}
+	return "answer to server request " + st.IDKey
+}
+
+func describeRequest(method, name, idKey string) string {
+	if name != "" {
+		return fmt.Sprintf("%s %s, recorded id %s", method, name, idKey)
+	}
+	return fmt.Sprintf("%s, recorded id %s", method, idKey)
+}

@@ -1,0 +1,117 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+)
+
+// awaitDeps waits until every dependency of st is satisfied. It returns
+// false when the step must be skipped (it answers a server request the
+// live server did not send), and an error when the session must stop: a
+// request not answered within the timeout, a failed connection, ctx done.
+func (r *runner) awaitDeps(ctx context.Context, st *Step) (bool, error) {
+	for _, d := range st.Deps {
+		ok, err := r.awaitOne(ctx, d)
+		if err != nil {
+			return false, err
+		}
+		if !ok && d == st.Answers {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// awaitOne waits for the live equivalent of Server[d]. It reports false when
+// it will not come and the wait is abandoned without failing the session.
+func (r *runner) awaitOne(ctx context.Context, d int) (bool, error) {
+	m := &r.s.Server[d]
+	start := time.Now()
+	for {
+		r.mu.Lock()
+		if r.failure != nil {
+			err := r.failure
+			r.mu.Unlock()
+			return false, err
+		}
+		if r.arrived[d] {
+			r.mu.Unlock()
+			return true, nil
+		}
+		var deadline time.Time
+		if m.Kind == jsonrpc.KindRequest {
+			if r.laterAnswerArrived(d) {
+				r.mu.Unlock()
+				return false, nil
+			}
+			deadline = start.Add(r.o.timeout)
+		} else {
+			sent, wasSent := r.sentAt[m.IDKey]
+			if !wasSent || r.cancelled[m.IDKey] {
+				// Never sent, or cancelled: the server need not answer.
+				r.mu.Unlock()
+				return false, nil
+			}
+			deadline = sent.Add(r.o.timeout)
+		}
+		ch := r.changed
+		r.mu.Unlock()
+
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			if m.Kind == jsonrpc.KindRequest {
+				return false, nil
+			}
+			return false, r.timeoutError(m.IDKey)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false, fmt.Errorf("stopped: %w", ctx.Err())
+		}
+		t.Stop()
+	}
+}
+
+// laterAnswerArrived reports whether the live twin of a response recorded
+// after Server[d] has arrived: the server request d, recorded before that
+// response, is then not coming. mu must be held.
+func (r *runner) laterAnswerArrived(d int) bool {
+	for i := d + 1; i < len(r.s.Server); i++ {
+		k := r.s.Server[i].Kind
+		if (k == jsonrpc.KindResponse || k == jsonrpc.KindError) && r.arrived[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// timeoutError says which request was not answered in time.
+func (r *runner) timeoutError(recKey string) error {
+	desc := "request " + recKey
+	if i, ok := r.reqStep[recKey]; ok {
+		st := &r.s.Steps[i]
+		desc = describeRequest(st.Method, st.Name, recKey)
+	}
+	return fmt.Errorf("no answer to %s within %v", desc, r.o.timeout)
+}
+
+// awaitAnswers waits, once every step was sent, for the live answers of
+// the requests that were answered in the recording.
+func (r *runner) awaitAnswers(ctx context.Context) error {
+	for i, m := range r.s.Server {
+		if m.Kind != jsonrpc.KindResponse && m.Kind != jsonrpc.KindError {
+			continue
+		}
+		if _, err := r.awaitOne(ctx, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
