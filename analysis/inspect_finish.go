@@ -1,0 +1,266 @@
+package analysis
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/tape"
+)
+
+// problemDetails bounds the detail lines of one problem.
+const problemDetails = 3
+
+// Finish ends the inspection and returns the report. warning is the tape
+// reader's warning (nil for a clean tape). Call it once, after the last
+// Add.
+func (in *Inspector) Finish(warning error) *Report {
+	rep := &in.rep
+	t := &rep.Tape
+	t.OriginNS, t.FirstNS, t.LastNS, t.Records = in.origin, in.first, in.last, in.records
+	t.DurationNS = in.last - in.first
+	var te *tape.TailError
+	switch {
+	case errors.As(warning, &te): // the report names the file already
+		t.Warning = fmt.Sprintf("tape cut after %d records: %v", te.Records, te.Err)
+	case warning != nil:
+		t.Warning = warning.Error()
+	}
+	in.finishPending()
+	rep.Sessions = make([]SessionReport, 0, len(in.order))
+	for _, s := range in.order {
+		rep.Sessions = append(rep.Sessions, s.report())
+	}
+	rep.SessionsFolded = in.folded
+
+	rep.Latency = make([]LatencyStats, 0, len(in.methods))
+	for k, m := range in.methods {
+		rep.Latency = append(rep.Latency, LatencyStats{Dir: string(k.dir), Method: k.method, Errors: m.errors, Latency: m.lat.summary()})
+	}
+	slices.SortFunc(rep.Latency, func(a, b LatencyStats) int {
+		return cmp.Or(cmp.Compare(b.P99NS, a.P99NS), cmp.Compare(a.Dir, b.Dir), cmp.Compare(a.Method, b.Method))
+	})
+	rep.Tools = make([]ToolStats, 0, len(in.tools))
+	for name, ts := range in.tools {
+		rep.Tools = append(rep.Tools, ToolStats{Name: name, Calls: ts.lat.n, Errors: ts.errors, ToolErrors: ts.toolErrors, Latency: ts.lat.summary()})
+	}
+	slices.SortFunc(rep.Tools, func(a, b ToolStats) int {
+		return cmp.Or(cmp.Compare(b.P99NS, a.P99NS), cmp.Compare(a.Name, b.Name))
+	})
+	rep.Errors = make([]ErrorCount, 0, len(in.errs))
+	for _, e := range in.errs {
+		rep.Errors = append(rep.Errors, *e)
+	}
+	slices.SortFunc(rep.Errors, func(a, b ErrorCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Code, b.Code), cmp.Compare(a.Message, b.Message))
+	})
+	rep.Progress.FirstProgress = in.firstProgress.summary()
+	rep.Operations.MRTR.Latency = in.mrtrLat.summary()
+	rep.Operations.Tasks.Latency = in.taskLat.summary()
+	rep.Violations = in.viol.list()
+	rep.Problems = in.problems(rep)
+	return rep
+}
+
+// finishPending sorts out what is still in flight at the end of the tape.
+func (in *Inspector) finishPending() {
+	rep := &in.rep
+	for _, p := range in.inflight.Pending() {
+		req := p.Value
+		if req.cancelled != 0 {
+			rep.Cancellations.NotAnswered++
+			rep.Unanswered.Cancelled++
+			continue
+		}
+		rep.Unanswered.Count++
+		req.sess.unanswered++
+		in.unanswered = append(in.unanswered, in.ref(req))
+	}
+	slices.SortFunc(in.unanswered, func(a, b RequestRef) int { return cmp.Compare(a.Seq, b.Seq) })
+	rep.Unanswered.Requests = in.unanswered[:min(len(in.unanswered), in.o.maxListed)]
+	if rep.Unanswered.Requests == nil {
+		rep.Unanswered.Requests = []RequestRef{}
+	}
+	rep.Operations.MRTR.Abandoned = int64(len(in.mrtr))
+	tasks := make([]*operation, 0, len(in.tasks))
+	for _, op := range in.tasks {
+		tasks = append(tasks, op)
+	}
+	slices.SortFunc(tasks, func(a, b *operation) int { return cmp.Compare(a.task, b.task) })
+	for _, op := range tasks {
+		if op.terminal != 0 { // ended by tasks/get; no tasks/result fetched
+			in.endTask(op, op.terminal, false, op.failed && op.method == mToolsCall)
+			continue
+		}
+		rep.Operations.Tasks.Unfinished++
+	}
+}
+
+// report renders a session's state.
+func (s *sessionState) report() SessionReport {
+	r := SessionReport{ID: s.id, FirstNS: s.first, LastNS: s.last, DurationNS: s.last - s.first,
+		Client: s.client, Server: s.server, ProtocolVersion: s.version, RequestedVersion: s.requested,
+		Messages: s.messages, ByKind: map[string]int64{}, ByDir: map[string]int64{},
+		Exit: s.exit, ClosedBy: s.closedBy, Violations: s.violations, Unanswered: s.unanswered, Errors: s.errors}
+	for k, n := range s.byKind {
+		if n > 0 {
+			r.ByKind[jsonrpc.Kind(k).String()] = n
+		}
+	}
+	for i, name := range [...]string{string(tape.ClientToServer), string(tape.ServerToClient), "other"} {
+		if s.byDir[i] > 0 {
+			r.ByDir[name] = s.byDir[i]
+		}
+	}
+	r.ByMethod = make([]MethodCount, 0, len(s.counts))
+	for k, n := range s.counts {
+		r.ByMethod = append(r.ByMethod, MethodCount{Dir: string(k.dir), Kind: k.kind.String(), Method: k.method, Count: n})
+	}
+	slices.SortFunc(r.ByMethod, func(a, b MethodCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Method, b.Method), cmp.Compare(a.Dir, b.Dir), cmp.Compare(a.Kind, b.Kind))
+	})
+	for name, n := range s.tools {
+		r.ToolsCalled = append(r.ToolsCalled, NameCount{Name: name, Count: n})
+	}
+	slices.SortFunc(r.ToolsCalled, func(a, b NameCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Name, b.Name))
+	})
+	if s.stderrLines > 0 {
+		r.Stderr = &StderrInfo{Lines: s.stderrLines, Last: s.stderr}
+	}
+	return r
+}
+
+// problems lists what went wrong, worst first.
+func (in *Inspector) problems(rep *Report) []Problem {
+	var out []Problem
+	add := func(sev Severity, what string, n int64, details []string, format string, a ...any) {
+		out = append(out, Problem{Severity: sev, What: what, Count: n, Summary: fmt.Sprintf(format, a...), Details: details})
+	}
+	for _, v := range rep.Violations {
+		var d []string
+		for _, ex := range v.Examples {
+			d = append(d, fmt.Sprintf("#%d %s [%s] %s", ex.Seq, offset(ex.OffsetNS), clip(ex.Session, 12), ex.Detail))
+		}
+		add(v.Severity, v.Rule, v.Count, d, "%s ×%d  %s", v.Rule, v.Count, v.Text)
+	}
+	if u := rep.Unanswered; u.Count > 0 {
+		var d []string
+		for _, r := range u.Requests[:min(len(u.Requests), problemDetails)] {
+			d = append(d, describeRef(r))
+		}
+		add(SeverityError, "unanswered", u.Count, d, "%s never answered", plural(u.Count, "request"))
+	}
+	var exits []string
+	for _, s := range rep.Sessions {
+		if e := s.Exit; e != nil && (e.Code != 0 || e.Signal != "") {
+			exits = append(exits, fmt.Sprintf("[%s] %s", clip(s.ID, 12), describeExit(e)))
+		}
+	}
+	if len(exits) > 0 {
+		add(SeverityError, "server-exit", int64(len(exits)), exits[:min(len(exits), problemDetails)], "server exited abnormally in %s", plural(int64(len(exits)), "session"))
+	}
+	if rep.ProxyErrorsN > 0 {
+		var d []string
+		for _, ex := range rep.ProxyErrors[:min(len(rep.ProxyErrors), problemDetails)] {
+			d = append(d, fmt.Sprintf("#%d %s [%s] %s", ex.Seq, offset(ex.OffsetNS), clip(ex.Session, 12), ex.Detail))
+		}
+		add(SeverityError, "proxy-error", rep.ProxyErrorsN, d, "%s recorded by the proxy", plural(rep.ProxyErrorsN, "error"))
+	}
+	var nErr int64
+	var d []string
+	for _, e := range rep.Errors {
+		nErr += e.Count
+		if len(d) < problemDetails {
+			d = append(d, describeError(e))
+		}
+	}
+	if nErr > 0 {
+		add(SeverityWarning, "error-response", nErr, d, "%s", plural(nErr, "error response"))
+	}
+	var nTool int64
+	d = nil
+	for _, t := range rep.Tools {
+		if t.ToolErrors > 0 {
+			nTool += t.ToolErrors
+			if len(d) < problemDetails {
+				d = append(d, fmt.Sprintf("%s ×%d", t.Name, t.ToolErrors))
+			}
+		}
+	}
+	if nTool > 0 {
+		add(SeverityWarning, "tool-error", nTool, d, "%s returned isError", plural(nTool, "tool call"))
+	}
+	if c := rep.Cancellations; c.AnsweredAnyway > 0 {
+		d = nil
+		for _, r := range c.Answered[:min(len(c.Answered), problemDetails)] {
+			d = append(d, describeRef(r))
+		}
+		add(SeverityWarning, "answered-after-cancel", c.AnsweredAnyway, d, "%s answered after being cancelled", plural(c.AnsweredAnyway, "request"))
+	}
+	if n := rep.Operations.MRTR.Abandoned; n > 0 {
+		add(SeverityWarning, "mrtr-abandoned", n, nil, "%s asked for input and never retried", plural(n, "MRTR operation"))
+	}
+	if n := rep.Operations.Tasks.Unfinished; n > 0 {
+		add(SeverityWarning, "task-unfinished", n, nil, "%s never reached a terminal status", plural(n, "task"))
+	}
+	slices.SortStableFunc(out, func(a, b Problem) int {
+		return cmp.Or(cmp.Compare(b.Severity, a.Severity), cmp.Compare(b.Count, a.Count))
+	})
+	if rep.Tape.Warning != "" { // the tape itself first: every figure below is partial
+		out = slices.Insert(out, 0, Problem{Severity: SeverityError, What: "tape-damaged", Count: 1,
+			Summary: rep.Tape.Warning, Details: []string{"every figure below covers the records before the damage"}})
+	}
+	if out == nil {
+		out = []Problem{}
+	}
+	return out
+}
+
+func describeRef(r RequestRef) string {
+	s := fmt.Sprintf("#%d %s [%s] %s %s id %s", r.Seq, offset(r.OffsetNS), clip(r.Session, 12), arrow(r.Dir), r.Method, clip(r.ID, 20))
+	if r.Name != "" {
+		s += " (" + clip(r.Name, 30) + ")"
+	}
+	return s
+}
+
+func describeError(e ErrorCount) string {
+	s := fmt.Sprintf("%d %s ×%d", e.Code, e.Message, e.Count)
+	if e.Method != "" {
+		s += " (" + e.Method + ")"
+	}
+	return s
+}
+
+func describeExit(e *ExitInfo) string {
+	if e.Signal != "" {
+		return "killed by " + e.Signal
+	}
+	return fmt.Sprintf("exit code %d", e.Code)
+}
+
+// plural writes "1 request", "2 requests", "2 batches".
+func plural(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	if strings.HasSuffix(what, "ch") || strings.HasSuffix(what, "s") {
+		return fmt.Sprintf("%d %ses", n, what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// arrow shows a direction: "→" client to server, "←" server to client.
+func arrow(dir string) string {
+	switch tape.Direction(dir) {
+	case tape.ClientToServer:
+		return "→"
+	case tape.ServerToClient:
+		return "←"
+	}
+	return "·"
+}

@@ -1,0 +1,202 @@
+package analysis
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/tape"
+)
+
+// updating reports whether the package's -update flag is set: rewrite the
+// hand-made fixture tapes and the golden outputs instead of comparing. The
+// flag is shared by every golden test of the package (it is declared once,
+// in diff_test.go), hence the lookup.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// handMade builds the hand-made fixture tapes.
+var handMade = map[string]func(t *testing.T, path string){
+	// One session per rule, each breaking it once.
+	"violations": func(t *testing.T, path string) { writeTape(t, path, violationSteps()) },
+	// MRTR rounds, task polling, cancellations, progress, a batch where
+	// batches exist, HTTP exchanges, stderr and a crash.
+	"operations": func(t *testing.T, path string) { writeTape(t, path, operationSteps()) },
+	// The violations tape in small frames, cut two thirds of the way.
+	"cut": func(t *testing.T, path string) {
+		full := filepath.Join(t.TempDir(), "full.jsonl.zst")
+		writeTape(t, full, violationSteps(), tape.WithFlushBytes(2048))
+		data, err := os.ReadFile(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data[:len(data)*2/3], 0o600); err != nil {
+			t.Fatal(err)
+		}
+	},
+}
+
+func violationSteps() []step {
+	var steps []step
+	for i, c := range ruleCases {
+		for _, s := range inSession(c.rule, c.bad...) {
+			s.at += time.Duration(i) * 100 * time.Millisecond
+			steps = append(steps, s)
+		}
+	}
+	return steps
+}
+
+func operationSteps() []step {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"hand","version":"1"}}`
+	steps := append(handshake("2025-03-26"),
+		c2s(10*ms, `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"prompts/list"}]`),
+		s2c(14*ms, `[{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"slow"},{"name":"ask"}]}},{"jsonrpc":"2.0","id":2,"result":{"prompts":[]}}]`),
+		c2s(20*ms, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","task":{"ttl":60000},"_meta":{"progressToken":"pt"}}}`),
+		s2c(21*ms, `{"jsonrpc":"2.0","id":3,"result":{"task":{"taskId":"T1","status":"working"}}}`),
+		s2c(25*ms, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"pt","progress":1,"total":2}}`),
+		c2s(40*ms, `{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"T1"}}`),
+		s2c(41*ms, `{"jsonrpc":"2.0","id":4,"result":{"taskId":"T1","status":"completed"}}`),
+		c2s(50*ms, `{"jsonrpc":"2.0","id":5,"method":"tasks/result","params":{"taskId":"T1"}}`),
+		s2c(60*ms, `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"done"}]}}`),
+		c2s(70*ms, `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"slow","arguments":{"ms":500}}}`),
+		c2s(80*ms, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":6,"reason":"user stop"}}`),
+		s2c(90*ms, `{"jsonrpc":"2.0","id":6,"error":{"code":-32800,"message":"Request cancelled"}}`),
+		c2s(100*ms, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{"ms":5000}}}`),
+		c2s(110*ms, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`),
+		s2c(120*ms, `{"jsonrpc":"2.0","id":8,"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":5}}`),
+		c2s(150*ms, `{"jsonrpc":"2.0","id":8,"result":{"model":"m","role":"assistant","content":{"type":"text","text":"hello"}}}`),
+		evt(160*ms, tape.EventStderr, `{"line":"warning: low disk"}`),
+		evt(300*ms, tape.EventExit, `{"code":2}`),
+		evt(300*ms, tape.EventClose, `{"by":"server-exit"}`),
+	)
+	steps = append(steps, inSession("mrtr",
+		c2s(200*ms, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"kind":"elicitation"},`+meta+`}}`),
+		s2c(202*ms, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"ask":{"method":"elicitation/create","params":{"message":"name?"}}},"requestState":"s1"}}`),
+		c2s(230*ms, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{"kind":"elicitation"},"inputResponses":{"ask":{"action":"accept","content":{"name":"tape"}}},"requestState":"s1",`+meta+`}}`),
+		s2c(233*ms, `{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","content":[{"type":"text","text":"{\"action\":\"accept\"}"}]}}`),
+	)...)
+	steps = append(steps, inSession("http",
+		evt(240*ms, tape.EventHTTP, `{"phase":"response","method":"POST","path":"/mcp","status":200,"content_type":"text/event-stream","request_headers":{"Content-Type":["application/json"]},"response_headers":{"Mcp-Session-Id":["abc"]}}`),
+		evt(241*ms, tape.EventHTTP, `{"phase":"end","method":"POST","path":"/mcp","status":200,"duration_ns":1000000,"closed_by":"server"}`),
+		evt(250*ms, tape.EventHTTP, `{"phase":"response","method":"POST","path":"/mcp","status":202,"request_headers":{"Mcp-Session-Id":["abc"]}}`),
+		onExchange(3, c2s(251*ms, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`)),
+		onExchange(3, evt(252*ms, tape.EventHTTP, `{"phase":"response","method":"POST","path":"/mcp","status":200,"content_type":"text/event-stream","request_headers":{"Mcp-Session-Id":["abc"]}}`)),
+		onExchange(3, evt(255*ms, tape.EventHTTP, `{"phase":"end","method":"POST","path":"/mcp","status":200,"duration_ns":4000000,"closed_by":"client"}`)),
+		evt(260*ms, tape.EventError, `{"error":"upstream: connection reset by peer"}`),
+	)...)
+	return steps
+}
+
+// goldenFixtures are the fixture tapes with golden outputs: hand-made,
+// then recorded from real peers (TestRealPeers -record).
+var goldenFixtures = []string{"violations", "operations", "cut", "everything-stdio", "gosdk-refserver", "gosdk-everything", "everything-http", "gosdk-http"}
+
+// goldenOutputs are the outputs checked for every fixture, by file suffix.
+var goldenOutputs = []struct {
+	suffix string
+	only   string // a fixture name, or "" for all
+	render func(ctx context.Context, path string, w *bytes.Buffer) error
+}{
+	{".inspect.txt", "", func(ctx context.Context, path string, w *bytes.Buffer) error {
+		rep, err := Inspect(ctx, path)
+		if err != nil {
+			return err
+		}
+		rep.File = filepath.Base(path)
+		return WriteText(w, rep)
+	}},
+	{".inspect.json", "", func(ctx context.Context, path string, w *bytes.Buffer) error {
+		rep, err := Inspect(ctx, path)
+		if err != nil {
+			return err
+		}
+		rep.File = filepath.Base(path)
+		return WriteJSON(w, rep)
+	}},
+	{".show.txt", "", func(ctx context.Context, path string, w *bytes.Buffer) error {
+		return showTo(ctx, path, w)
+	}},
+	{".show.ndjson", "operations", func(ctx context.Context, path string, w *bytes.Buffer) error {
+		return showTo(ctx, path, w, WithFormat(FormatNDJSON))
+	}},
+	{".show-in.raw", "everything-stdio", func(ctx context.Context, path string, w *bytes.Buffer) error {
+		return showTo(ctx, path, w, WithFormat(FormatRaw), WithDir(tape.ClientToServer))
+	}},
+	{".show-tools.txt", "gosdk-refserver", func(ctx context.Context, path string, w *bytes.Buffer) error {
+		return showTo(ctx, path, w, WithMethod("tools/*"), WithFrom(TimeSpec{Offset: 50 * ms}), WithTo(TimeSpec{Offset: 150 * ms}))
+	}},
+}
+
+func showTo(ctx context.Context, path string, w *bytes.Buffer, opts ...ShowOption) error {
+	st, err := Show(ctx, path, w, opts...)
+	if st.Warning != nil {
+		fmt.Fprintf(w, "WARNING: %v\n", st.Warning)
+	}
+	return err
+}
+
+// TestGolden renders every fixture tape and compares with the golden
+// outputs; -update rewrites the hand-made tapes and the goldens.
+func TestGolden(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range goldenFixtures {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(fixtureDir, name+".jsonl.zst")
+			if gen := handMade[name]; gen != nil && updating() {
+				gen(t, path)
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Fatalf("fixture missing (hand-made: -update; real peers: TestRealPeers -record): %v", err)
+			}
+			for _, out := range goldenOutputs {
+				if out.only != "" && out.only != name {
+					continue
+				}
+				var got bytes.Buffer
+				if err := out.render(ctx, path, &got); err != nil {
+					t.Fatalf("%s: %v", out.suffix, err)
+				}
+				golden := filepath.Join(fixtureDir, name+out.suffix)
+				if updating() {
+					if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run with -update)", err)
+				}
+				if !bytes.Equal(got.Bytes(), want) {
+					t.Errorf("%s differs from %s (run with -update if the change is right):\n%s", out.suffix, golden, firstDiff(got.Bytes(), want))
+				}
+			}
+		})
+	}
+}
+
+// firstDiff shows the first differing line.
+func firstDiff(got, want []byte) string {
+	g, w := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
+	for i := 0; i < max(len(g), len(w)); i++ {
+		var a, b []byte
+		if i < len(g) {
+			a = g[i]
+		}
+		if i < len(w) {
+			b = w[i]
+		}
+		if !bytes.Equal(a, b) {
+			return fmt.Sprintf("line %d:\n got: %s\nwant: %s", i+1, a, b)
+		}
+	}
+	return "(same lines)"
+}

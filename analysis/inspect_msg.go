@@ -1,0 +1,526 @@
+package analysis
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/tape"
+)
+
+// Method names the inspector looks into.
+const (
+	mInitialize  = "initialize"
+	mInitialized = "notifications/initialized"
+	mDiscover    = "server/discover"
+	mPing        = "ping"
+	mToolsCall   = "tools/call"
+	mPromptsGet  = "prompts/get"
+	mResRead     = "resources/read"
+	mTasksGet    = "tasks/get"
+	mTasksResult = "tasks/result"
+	mTasksCancel = "tasks/cancel"
+)
+
+// Keys of the 2026-07-28 _meta objects.
+const (
+	metaVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientInfo = "io.modelcontextprotocol/clientInfo"
+	metaServerInfo = "io.modelcontextprotocol/serverInfo"
+)
+
+// serverPeer reads the server's name from an initialize or server/discover
+// result: serverInfo, or (2026-07-28) _meta's serverInfo key.
+func serverPeer(result []byte) *Peer {
+	if p := peerAt(result, "serverInfo"); p != nil {
+		return p
+	}
+	return peerAt(result, "_meta", metaServerInfo)
+}
+
+// Result types of 2026-07-28.
+const (
+	resultInputRequired = "input_required"
+	resultTask          = "task"
+)
+
+// mrtrMethod reports whether method may answer input_required.
+func mrtrMethod(method string) bool {
+	return method == mToolsCall || method == mPromptsGet || method == mResRead
+}
+
+// Members of params and result read by the inspector, found in one walk
+// (topFields); the indexes below name their places.
+var (
+	paramKeys  = []string{"name", "uri", "taskId", "task", "inputResponses", "requestState", "_meta", "protocolVersion", "clientInfo"}
+	resultKeys = []string{"resultType", "isError", "task", "taskId", "status", "serverInfo", "protocolVersion", "_meta"}
+)
+
+const (
+	pName = iota
+	pURI
+	pTaskID
+	pTask
+	pInputResponses
+	pRequestState
+	pMeta
+	pProtocolVersion
+	pClientInfo
+	paramCount
+)
+
+const (
+	rResultType = iota
+	rIsError
+	rTask
+	rTaskID
+	rStatus
+	rServerInfo
+	rProtocolVersion
+	rMeta
+	resultCount
+)
+
+// metaChecks is how many client requests of a session without a known
+// version are searched for a 2026-07-28 _meta version.
+const metaChecks = 8
+
+// request handles a request message.
+func (in *Inspector) request(it *Item, s *sessionState) {
+	rec, info, frame := it.Rec, &it.Info, it.Frame
+	method := in.name(info.Method)
+	s.count(rec.Dir, jsonrpc.KindRequest, method)
+	if strings.HasPrefix(info.Method, "notifications/") {
+		in.violation(RuleNotificationWithID, it, s, "notifications take no id")
+	}
+	if method == mInitialize && it.Member >= 0 {
+		in.violation(RuleInitializeBatched, it, s, "initialize is never batched")
+	}
+	// Read params only when something in them matters: one walk.
+	var f []span
+	c2s := rec.Dir == tape.ClientToServer
+	checkMeta := c2s && s.version == "" && s.metaChecks < metaChecks
+	switch method {
+	case mToolsCall, mPromptsGet, mResRead, mTasksGet, mTasksResult, mTasksCancel, mInitialize:
+		checkMeta = checkMeta || (c2s && s.version == "")
+	}
+	if checkMeta || method == mToolsCall || method == mPromptsGet || method == mResRead ||
+		method == mTasksGet || method == mTasksResult || method == mTasksCancel || method == mInitialize {
+		f = in.pf[:]
+		if !topFields(frame, "params", paramKeys, f) {
+			clear(f)
+		}
+		if checkMeta {
+			s.metaChecks++
+		}
+	}
+	if c2s {
+		in.lifecycle(it, s, method, f)
+	}
+	req := in.newRequest()
+	*req = request{sess: s, seq: it.Seq, time: rec.Time, dir: rec.Dir, method: method}
+	req.id.set(info.ID.Raw)
+	switch method {
+	case mToolsCall, mPromptsGet:
+		req.name = in.nameOf(f[pName].of(frame))
+		if method == mToolsCall {
+			s.tool(req.name)
+		}
+	case mResRead:
+		req.name = in.nameOf(f[pURI].of(frame))
+	case mTasksGet, mTasksResult, mTasksCancel:
+		if id, ok := stringValue(f[pTaskID].of(frame)); ok {
+			if op := in.tasks[taskKey(rec.Session, id)]; op != nil {
+				req.taskPollingOf = op
+				in.rep.Operations.Tasks.Polls++
+			}
+		}
+	}
+	if mrtrMethod(method) {
+		if f[pInputResponses].end != 0 || f[pRequestState].end != 0 {
+			k := opKey{rec.Session, rec.Dir, method, req.name}
+			if op := in.mrtr[k]; op != nil {
+				delete(in.mrtr, k)
+				op.rounds++
+				req.op = op
+			}
+		}
+		req.wantsTask = f[pTask].end != 0
+	}
+	if tok := info.ProgressToken; Pairable(tok) {
+		in.buf = tokenKey(in.buf[:0], rec.Session, rec.Dir, tok)
+		if other := in.tokens[string(in.buf)]; other != nil {
+			in.violation(RuleProgressTokenInUse, it, s, "token %s in use by id %s (#%d)", clip(string(tok.Raw), 20), clip(other.id.String(), 20), other.seq)
+		}
+		req.token = string(in.buf)
+		in.tokens[req.token] = req
+		in.rep.Progress.Requested++
+	}
+	if !Pairable(info.ID) {
+		return // a null or malformed id: counted as a violation, cannot be answered
+	}
+	in.noteExchange(it)
+	prev, reused := in.inflight.Open(rec.Session, rec.Dir, info.ID, req)
+	if reused {
+		in.violation(RuleIDReused, it, s, "in flight since #%d", prev.seq)
+		in.release(prev)
+		in.superseded(prev)
+		in.recycle(prev)
+	}
+}
+
+// lifecycle checks the handshake of the client's requests and learns the
+// session's protocol version and client from the params fields f (nil
+// when params were not read).
+func (in *Inspector) lifecycle(it *Item, s *sessionState, method string, f []span) {
+	frame := it.Frame
+	if s.version == "" && f != nil {
+		if meta := f[pMeta].of(frame); meta != nil {
+			if v, ok := lookupString(meta, metaVersion); ok { // 2026-07-28: no handshake
+				s.version, s.modern = v, true
+				if s.client == nil {
+					s.client = peerAt(meta, metaClientInfo)
+				}
+			}
+		}
+	}
+	switch method {
+	case mInitialize:
+		s.initSent = true
+		if v, ok := stringValue(f[pProtocolVersion].of(frame)); ok {
+			s.requested = v
+		}
+		if p := peerAt(f[pClientInfo].of(frame)); p != nil {
+			s.client = p
+		}
+	case mPing, mDiscover:
+	default:
+		if !s.initSent && !s.modern && !s.flaggedEarly {
+			s.flaggedEarly = true
+			in.violation(RuleBeforeInitialize, it, s, "before initialize (reported once per session)")
+		}
+	}
+}
+
+// nameOf returns the JSON string raw as an interned name ("" when raw is
+// not a string).
+func (in *Inspector) nameOf(raw []byte) string {
+	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return in.nameBytes(raw[1 : len(raw)-1])
+	}
+	if v, ok := stringValue(raw); ok {
+		return in.name(v)
+	}
+	return ""
+}
+
+// newRequest returns a request from the free list, or a new one.
+func (in *Inspector) newRequest() *request {
+	if n := len(in.free); n > 0 {
+		req := in.free[n-1]
+		in.free = in.free[:n-1]
+		return req
+	}
+	return &request{}
+}
+
+// recycle returns a request nothing refers to any more to the free list.
+func (in *Inspector) recycle(req *request) {
+	if len(in.free) < cap(in.free) {
+		*req = request{}
+		in.free = append(in.free, req)
+	}
+}
+
+// peerAt reads {name, version} at path in data.
+func peerAt(data []byte, path ...string) *Peer {
+	raw := data
+	if len(path) > 0 {
+		raw = lookup(data, path...)
+	}
+	if raw == nil {
+		return nil
+	}
+	name, ok := lookupString(raw, "name")
+	if !ok {
+		return nil
+	}
+	ver, _ := lookupString(raw, "version")
+	return &Peer{Name: clip(name, 80), Version: clip(ver, 40)}
+}
+
+// tokenKey appends the key of a progress token of a request sent in dir.
+func tokenKey(dst []byte, session string, dir tape.Direction, tok jsonrpc.ID) []byte {
+	dst = append(dst, session...)
+	dst = append(dst, 0)
+	dst = append(dst, dir...)
+	dst = append(dst, 0)
+	return tok.AppendKey(dst)
+}
+
+func taskKey(session, id string) string { return session + "\x00" + id }
+
+// release forgets what refers to a request that is no longer in flight.
+func (in *Inspector) release(req *request) {
+	if req.token != "" {
+		if in.tokens[req.token] == req {
+			delete(in.tokens, req.token)
+		}
+		in.recent.add(req.token)
+	}
+}
+
+// superseded lists a request that lost its pairing to an id reuse.
+func (in *Inspector) superseded(req *request) {
+	in.rep.Unanswered.Count++
+	req.sess.unanswered++
+	if len(in.unanswered) < in.o.maxListed {
+		in.unanswered = append(in.unanswered, in.ref(req))
+	}
+}
+
+func (in *Inspector) ref(req *request) RequestRef {
+	return RequestRef{Session: req.sess.id, Dir: string(req.dir), ID: clip(req.id.String(), 60), Method: req.method,
+		Name: clip(req.name, 60), Seq: req.seq, OffsetNS: req.time - in.origin}
+}
+
+// notification handles a notification message.
+func (in *Inspector) notification(it *Item, s *sessionState) {
+	rec, info := it.Rec, &it.Info
+	s.count(rec.Dir, jsonrpc.KindNotification, in.name(info.Method))
+	switch info.Method {
+	case jsonrpc.MethodProgress:
+		in.progress(it, s)
+	case jsonrpc.MethodCancelled:
+		in.cancel(it, s)
+	}
+}
+
+// progress handles notifications/progress.
+func (in *Inspector) progress(it *Item, s *sessionState) {
+	tok := it.Info.ProgressToken
+	if !Pairable(tok) {
+		return // bad-progress-token already counted
+	}
+	in.rep.Progress.Notifications++
+	in.buf = tokenKey(in.buf[:0], it.Rec.Session, Opposite(it.Rec.Dir), tok)
+	req := in.tokens[string(in.buf)]
+	if req == nil {
+		if in.recent.has(string(in.buf)) {
+			in.rep.Progress.AfterResponse++
+			in.violation(RuleProgressAfterResp, it, s, "token %s, request already answered", clip(string(tok.Raw), 20))
+		} else {
+			in.rep.Progress.UnknownToken++
+			in.violation(RuleProgressUnknownToken, it, s, "token %s unknown", clip(string(tok.Raw), 20))
+		}
+		return
+	}
+	req.progress++
+	if req.progress == 1 {
+		in.rep.Progress.Streams++
+		in.firstProgress.record(it.Rec.Time - req.time)
+	}
+	in.rep.Progress.MaxPerRequest = max(in.rep.Progress.MaxPerRequest, req.progress)
+	if v, ok := lookupNumber(it.Frame, "params", "progress"); ok {
+		if req.progress > 1 && v <= req.lastProgress {
+			in.rep.Progress.NotIncreasing++
+			in.violation(RuleProgressNotIncr, it, s, "progress %v after %v (request id %s)", v, req.lastProgress, clip(req.id.String(), 20))
+		}
+		req.lastProgress = v
+	}
+}
+
+// cancel handles notifications/cancelled.
+func (in *Inspector) cancel(it *Item, s *sessionState) {
+	target := it.Info.CancelTarget
+	if !Pairable(target) {
+		return
+	}
+	req, ok := in.inflight.Lookup(it.Rec.Session, it.Rec.Dir, target)
+	if !ok {
+		in.rep.Cancellations.Count++
+		in.rep.Cancellations.UnknownTarget++
+		return
+	}
+	if req.cancelled == 0 { // a second cancel of the same request adds nothing
+		req.cancelled = it.Rec.Time
+		in.rep.Cancellations.Count++
+	}
+	if req.method == mInitialize {
+		in.violation(RuleInitializeCancelled, it, s, "initialize is never cancelled")
+	}
+}
+
+// response handles a response or an error response.
+func (in *Inspector) response(it *Item, s *sessionState) {
+	rec, info, frame := it.Rec, &it.Info, it.Frame
+	isErr := info.Kind == jsonrpc.KindError
+	var req *request
+	ok := false
+	if Pairable(info.ID) {
+		if req, ok = in.inflight.Close(rec.Session, Opposite(rec.Dir), info.ID); !ok {
+			in.violation(RuleResponseUnknownID, it, s, "no such request in flight")
+		}
+	}
+	method, keepToken := "", false
+	if ok {
+		method = req.method
+		// A task keeps its progress token until it ends; anything else
+		// is done with it now.
+		defer func() {
+			if !keepToken {
+				in.release(req)
+				in.recycle(req)
+			}
+		}()
+	}
+	s.count(rec.Dir, info.Kind, method)
+	if isErr {
+		s.errors++
+		in.countError(frame, info, method)
+	}
+	if !ok {
+		return
+	}
+	if req.cancelled != 0 {
+		in.rep.Cancellations.AnsweredAnyway++
+		if len(in.rep.Cancellations.Answered) < in.o.maxListed {
+			in.rep.Cancellations.Answered = append(in.rep.Cancellations.Answered, in.ref(req))
+		}
+	}
+	var f []span
+	if !isErr && (mrtrMethod(method) || method == mInitialize || method == mDiscover || req.wantsTask || req.taskPollingOf != nil) {
+		f = in.rf[:]
+		if !topFields(frame, "result", resultKeys, f) {
+			clear(f)
+		}
+	}
+	resultType := ""
+	if f != nil {
+		resultType, _ = stringValue(f[rResultType].of(frame))
+		switch method {
+		case mInitialize, mDiscover:
+			in.handshake(frame, f, s, method)
+		case mTasksGet, mTasksCancel:
+			if op := req.taskPollingOf; op != nil {
+				if st, _ := stringValue(f[rStatus].of(frame)); st == "completed" || st == "failed" || st == "cancelled" {
+					if op.terminal == 0 {
+						op.terminal = rec.Time
+					}
+					op.failed = st != "completed"
+				}
+			}
+		}
+	}
+	if resultType == resultInputRequired && mrtrMethod(method) {
+		op := req.op
+		if op == nil {
+			op = &operation{start: req.time, dir: req.dir, method: method, name: req.name, rounds: 1, sess: s}
+		}
+		in.mrtr[opKey{rec.Session, req.dir, method, req.name}] = op
+		return // the operation goes on with a retry
+	}
+	if f != nil && (req.wantsTask || resultType == resultTask) {
+		id, found := lookupString(f[rTask].of(frame), "taskId")
+		if !found {
+			id, found = stringValue(f[rTaskID].of(frame))
+		}
+		if found {
+			in.rep.Operations.Tasks.Tasks++
+			k := taskKey(rec.Session, id)
+			in.tasks[k] = &operation{start: req.time, dir: req.dir, method: method, name: req.name, sess: s, task: k, req: req}
+			keepToken = true
+			return // timed when the task ends
+		}
+	}
+	toolResult := method == mToolsCall || (method == mTasksResult && req.taskPollingOf != nil && req.taskPollingOf.method == mToolsCall)
+	toolErr := f != nil && toolResult && string(f[rIsError].of(frame)) == "true"
+	if op := req.taskPollingOf; op != nil && method == mTasksResult {
+		in.endTask(op, rec.Time, isErr, toolErr)
+	}
+	start := req.time
+	if op := req.op; op != nil {
+		start = op.start
+		in.rep.Operations.MRTR.Operations++
+		in.rep.Operations.MRTR.Rounds += op.rounds
+		in.rep.Operations.MRTR.MaxRounds = max(in.rep.Operations.MRTR.MaxRounds, op.rounds)
+		in.mrtrLat.record(rec.Time - start)
+	}
+	in.sample(req.dir, method, req.name, rec.Time-start, isErr, toolErr)
+}
+
+// sample records the latency and outcome of one operation.
+func (in *Inspector) sample(dir tape.Direction, method, name string, ns int64, isErr, toolErr bool) {
+	k := methodKey{dir, method}
+	m := in.methods[k]
+	if m == nil {
+		m = &methodStat{}
+		in.methods[k] = m
+	}
+	m.lat.record(ns)
+	if isErr {
+		m.errors++
+	}
+	if method != mToolsCall {
+		return
+	}
+	t := in.tools[name]
+	if t == nil {
+		t = &toolStat{}
+		in.tools[name] = t
+	}
+	t.lat.record(ns)
+	if isErr {
+		t.errors++
+	}
+	if toolErr {
+		t.toolErrors++
+	}
+}
+
+// endTask times a task from its creating request to its result.
+func (in *Inspector) endTask(op *operation, end int64, isErr, toolErr bool) {
+	if in.tasks[op.task] != op {
+		return // already ended
+	}
+	delete(in.tasks, op.task)
+	in.release(op.req)
+	in.recycle(op.req)
+	op.req = nil
+	in.rep.Operations.Tasks.Completed++
+	in.taskLat.record(end - op.start)
+	in.sample(op.dir, op.method, op.name, end-op.start, isErr, toolErr)
+}
+
+// handshake learns the server and the negotiated version from the result
+// fields f of initialize or server/discover.
+func (in *Inspector) handshake(frame []byte, f []span, s *sessionState, method string) {
+	if p := peerAt(f[rServerInfo].of(frame)); p != nil {
+		s.server = p
+	} else if p := peerAt(f[rMeta].of(frame), metaServerInfo); p != nil {
+		s.server = p
+	}
+	if method == mInitialize {
+		if v, ok := stringValue(f[rProtocolVersion].of(frame)); ok {
+			s.version = v
+		}
+	}
+}
+
+// countError counts an error response by code and message.
+func (in *Inspector) countError(frame []byte, info *jsonrpc.Info, method string) {
+	msg, _ := lookupString(frame, "error", "message")
+	k := errKey{code: info.ErrorCode, message: clip(msg, 120)}
+	e := in.errs[k]
+	if e == nil {
+		if len(in.errs) >= in.o.maxDistinct {
+			k = errKey{message: Other} // one bucket for every code and message beyond the bound
+			e = in.errs[k]
+		}
+		if e == nil {
+			e = &ErrorCount{Code: k.code, Message: k.message, Method: method}
+			in.errs[k] = e
+		}
+	}
+	e.Count++
+}

@@ -1,0 +1,254 @@
+package analysis
+
+// Report is what Inspect learned about one tape; mcptape inspect --format
+// json writes it as is. Times are Unix nanoseconds (fields ending in _ns
+// that are not offsets or durations); offsets are nanoseconds since
+// Tape.OriginNS; durations and latencies are nanoseconds. Lists are sorted
+// so that the same tape always gives the same report.
+type Report struct {
+	File     string          `json:"file"`
+	Tape     TapeInfo        `json:"tape"`
+	Problems []Problem       `json:"problems"`
+	Sessions []SessionReport `json:"sessions"`
+	// SessionsFolded counts sessions beyond the listing limit: their
+	// messages are counted everywhere but they have no entry of their own.
+	SessionsFolded int              `json:"sessions_folded,omitempty"`
+	Latency        []LatencyStats   `json:"latency"`
+	Tools          []ToolStats      `json:"tools"`
+	Errors         []ErrorCount     `json:"errors"`
+	Unanswered     UnansweredStats  `json:"unanswered"`
+	Cancellations  CancelStats      `json:"cancellations"`
+	Progress       ProgressStats    `json:"progress"`
+	Operations     OperationStats   `json:"operations"`
+	Violations     []ViolationStats `json:"violations"`
+	ProxyErrors    []Example        `json:"proxy_errors,omitempty"`
+	ProxyErrorsN   int64            `json:"proxy_errors_count,omitempty"`
+}
+
+// TapeInfo describes the tape as a whole.
+type TapeInfo struct {
+	Format    int    `json:"format"`
+	Tool      string `json:"tool"`
+	Version   string `json:"version"`
+	Transport string `json:"transport"`
+	Target    string `json:"target,omitempty"`
+	// OriginNS is the zero of every offset: the header's start time, or
+	// the first record's when the header has none.
+	OriginNS int64 `json:"origin_ns"`
+	// FirstNS and LastNS are the times of the first and last records.
+	FirstNS    int64 `json:"first_ns"`
+	LastNS     int64 `json:"last_ns"`
+	DurationNS int64 `json:"duration_ns"`
+	Records    int64 `json:"records"`
+	Messages   int64 `json:"messages"`
+	Events     int64 `json:"events"`
+	// Warning says where a cut or damaged tape stopped being readable; the
+	// report covers the records before it.
+	Warning string `json:"warning,omitempty"`
+}
+
+// Problem is one line of the report's problem list, worst first.
+type Problem struct {
+	Severity Severity `json:"severity"`
+	// What is a stable name: a rule name, or one of "tape-damaged",
+	// "unanswered", "error-response", "tool-error", "answered-after-cancel",
+	// "server-exit", "proxy-error", "mrtr-abandoned", "task-unfinished".
+	What    string   `json:"what"`
+	Count   int64    `json:"count"`
+	Summary string   `json:"summary"`
+	Details []string `json:"details,omitempty"`
+}
+
+// Peer names a client or a server as it introduced itself.
+type Peer struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+// SessionReport describes one session.
+type SessionReport struct {
+	ID         string `json:"id"`
+	FirstNS    int64  `json:"first_ns"`
+	LastNS     int64  `json:"last_ns"`
+	DurationNS int64  `json:"duration_ns"`
+	Client     *Peer  `json:"client,omitempty"`
+	Server     *Peer  `json:"server,omitempty"`
+	// ProtocolVersion is the negotiated version: the initialize result's,
+	// or for 2026-07-28 sessions the one in the requests' _meta.
+	ProtocolVersion string `json:"protocol_version,omitempty"`
+	// RequestedVersion is the version the client asked for in initialize.
+	RequestedVersion string `json:"requested_version,omitempty"`
+	Messages         int64  `json:"messages"`
+	// ByKind and ByDir count messages (batch members included, the batch
+	// arrays themselves counted under "batch").
+	ByKind   map[string]int64 `json:"by_kind"`
+	ByDir    map[string]int64 `json:"by_dir"`
+	ByMethod []MethodCount    `json:"by_method"`
+	// ToolsCalled counts tools/call requests by tool name.
+	ToolsCalled []NameCount `json:"tools_called,omitempty"`
+	Stderr      *StderrInfo `json:"stderr,omitempty"`
+	Exit        *ExitInfo   `json:"exit,omitempty"`
+	ClosedBy    string      `json:"closed_by,omitempty"`
+	Violations  int64       `json:"violations"`
+	Unanswered  int64       `json:"unanswered"`
+	Errors      int64       `json:"errors"`
+}
+
+// MethodCount counts messages of one method, direction and kind; responses
+// count under the method of their request ("" when unpaired).
+type MethodCount struct {
+	Dir    string `json:"dir"`
+	Kind   string `json:"kind"`
+	Method string `json:"method"`
+	Count  int64  `json:"count"`
+}
+
+// NameCount is a name with a count.
+type NameCount struct {
+	Name  string `json:"name"`
+	Count int64  `json:"count"`
+}
+
+// StderrInfo summarises the server's stderr lines.
+type StderrInfo struct {
+	Lines int64    `json:"lines"`
+	Last  []string `json:"last"` // the last few lines, oldest first
+}
+
+// ExitInfo is the server process's end.
+type ExitInfo struct {
+	Code   int    `json:"code"`
+	Signal string `json:"signal,omitempty"`
+}
+
+// Latency summarises a latency distribution (nanoseconds). Mean and Max
+// are exact; percentiles come from an HDR histogram with two significant
+// digits (within 1%).
+type Latency struct {
+	Count  int64 `json:"count"`
+	MeanNS int64 `json:"mean_ns"`
+	P50NS  int64 `json:"p50_ns"`
+	P90NS  int64 `json:"p90_ns"`
+	P99NS  int64 `json:"p99_ns"`
+	MaxNS  int64 `json:"max_ns"`
+}
+
+// LatencyStats is the latency of one method in one direction: requests
+// paired with their responses; MRTR rounds and task polls joined into one
+// operation (see Operations).
+type LatencyStats struct {
+	Dir    string `json:"dir"`
+	Method string `json:"method"`
+	// Errors counts JSON-RPC error responses among Count.
+	Errors int64 `json:"errors"`
+	Latency
+}
+
+// ToolStats is the latency and outcome of the calls of one tool.
+type ToolStats struct {
+	Name string `json:"name"`
+	// Calls counts the tools/call operations answered; Errors the JSON-RPC
+	// errors and ToolErrors the results with isError among them.
+	Calls      int64 `json:"calls"`
+	Errors     int64 `json:"errors"`
+	ToolErrors int64 `json:"tool_errors"`
+	Latency
+}
+
+// ErrorCount counts error responses with one code and message. Beyond the
+// distinct-name bound, the rest are counted together with code 0 and
+// message "(other)".
+type ErrorCount struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+	Count   int64  `json:"count"`
+	// Method is the method of the first request answered with this error.
+	Method string `json:"method,omitempty"`
+}
+
+// RequestRef points at a request.
+type RequestRef struct {
+	Session  string `json:"session"`
+	Dir      string `json:"dir"`
+	ID       string `json:"id"` // raw JSON
+	Method   string `json:"method"`
+	Name     string `json:"name,omitempty"` // tool, prompt or resource
+	Seq      int64  `json:"record"`
+	OffsetNS int64  `json:"offset_ns"`
+}
+
+// UnansweredStats counts requests that got no response before the tape
+// ended. Cancelled ones are counted apart: a cancelled request need not be
+// answered.
+type UnansweredStats struct {
+	Count     int64        `json:"count"`
+	Cancelled int64        `json:"cancelled"`
+	Requests  []RequestRef `json:"requests"` // the first ones, by record
+}
+
+// CancelStats counts cancellations and what followed.
+type CancelStats struct {
+	// Count counts the requests cancelled (by notifications/cancelled or,
+	// over HTTP, by closing the response stream; a request cancelled twice
+	// counts once) plus the cancels naming no request in flight.
+	Count int64 `json:"count"`
+	// AnsweredAnyway counts cancelled requests answered after the cancel.
+	AnsweredAnyway int64 `json:"answered_anyway"`
+	// NotAnswered counts cancelled requests never answered (as the
+	// protocol asks).
+	NotAnswered int64 `json:"not_answered"`
+	// UnknownTarget counts cancels naming no request in flight: the
+	// response crossed the cancel, or the id is wrong.
+	UnknownTarget int64 `json:"unknown_target"`
+	// StreamClosed counts requests cancelled over HTTP by the client
+	// closing the response stream before the response (the 2026-07-28
+	// way, which SDKs use on older versions too). They count in Count.
+	StreamClosed int64        `json:"stream_closed"`
+	Answered     []RequestRef `json:"answered,omitempty"`
+}
+
+// ProgressStats summarises progress notifications.
+type ProgressStats struct {
+	// Requested counts requests that carried a progress token; Streams
+	// those that received at least one notification.
+	Requested     int64 `json:"requested"`
+	Streams       int64 `json:"streams"`
+	Notifications int64 `json:"notifications"`
+	// MaxPerRequest is the most notifications one request received.
+	MaxPerRequest int64 `json:"max_per_request"`
+	// FirstProgress is the time from a request to its first progress
+	// notification.
+	FirstProgress Latency `json:"first_progress"`
+	NotIncreasing int64   `json:"not_increasing"`
+	AfterResponse int64   `json:"after_response"`
+	UnknownToken  int64   `json:"unknown_token"`
+}
+
+// OperationStats summarises logical operations made of several requests.
+type OperationStats struct {
+	MRTR  MRTRStats `json:"mrtr"`
+	Tasks TaskStats `json:"tasks"`
+}
+
+// MRTRStats counts multi round-trip requests (2026-07-28): a request
+// answered with resultType "input_required", retried with a new id.
+type MRTRStats struct {
+	// Operations counts the completed ones; Rounds their requests.
+	Operations int64 `json:"operations"`
+	Rounds     int64 `json:"rounds"`
+	MaxRounds  int64 `json:"max_rounds"`
+	// Abandoned counts operations whose last answer asked for input and
+	// that were never retried.
+	Abandoned int64   `json:"abandoned"`
+	Latency   Latency `json:"latency"`
+}
+
+// TaskStats counts task-augmented requests and their polling.
+type TaskStats struct {
+	Tasks     int64 `json:"tasks"`
+	Polls     int64 `json:"polls"` // tasks/get and tasks/result requests
+	Completed int64 `json:"completed"`
+	// Unfinished counts tasks with no terminal status or result seen.
+	Unfinished int64   `json:"unfinished"`
+	Latency    Latency `json:"latency"`
+}

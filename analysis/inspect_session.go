@@ -1,0 +1,196 @@
+package analysis
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/tape"
+)
+
+// stderrKept is how many of a session's last stderr lines are kept.
+const stderrKept = 3
+
+// sessionState is what the Inspector keeps per session. Sessions beyond
+// the listing bound are "folded": they keep the protocol state (version,
+// handshake) but no counts of their own.
+type sessionState struct {
+	id          string
+	folded      bool
+	first, last int64
+
+	version      string // negotiated protocol version
+	requested    string // asked for in initialize
+	modern       bool   // 2026-07-28: version in every request's _meta
+	initSent     bool
+	flaggedEarly bool
+	metaChecks   int // client requests searched for a _meta version
+	client       *Peer
+	server       *Peer
+
+	messages    int64
+	byKind      [jsonrpc.KindBatch + 1]int64
+	byDir       [3]int64
+	counts      map[countKey]int64
+	tools       map[string]int64
+	stderrLines int64
+	stderr      []string
+	exit        *ExitInfo
+	closedBy    string
+
+	violations, unanswered, errors int64
+}
+
+type countKey struct {
+	dir    tape.Direction
+	kind   jsonrpc.Kind
+	method string
+}
+
+// session returns the state of the named session, creating it.
+func (in *Inspector) session(id string, t int64) *sessionState {
+	s := in.sessions[id]
+	if s == nil {
+		s = &sessionState{id: id, first: t}
+		if len(in.order) < in.o.maxSessions {
+			s.counts = map[countKey]int64{}
+			s.tools = map[string]int64{}
+			in.order = append(in.order, s)
+		} else {
+			s.folded = true
+			in.folded++
+		}
+		in.sessions[id] = s
+	}
+	s.first = min(s.first, t)
+	s.last = max(s.last, t)
+	return s
+}
+
+func (s *sessionState) count(dir tape.Direction, kind jsonrpc.Kind, method string) {
+	if s.counts != nil {
+		s.counts[countKey{dir, kind, method}]++
+	}
+}
+
+func (s *sessionState) tool(name string) {
+	if s.tools != nil {
+		s.tools[name]++
+	}
+}
+
+func dirIndex(d tape.Direction) int {
+	switch d {
+	case tape.ClientToServer:
+		return 0
+	case tape.ServerToClient:
+		return 1
+	}
+	return 2
+}
+
+// Event payloads read by the inspector (written by the capture package).
+type (
+	stderrEvent struct {
+		Line *string `json:"line"`
+		B64  string  `json:"b64"`
+	}
+	exitEvent struct {
+		Code   int    `json:"code"`
+		Signal string `json:"signal"`
+	}
+	closeEvent struct {
+		By string `json:"by"`
+	}
+	errorEvent struct {
+		Error string `json:"error"`
+	}
+)
+
+// event handles an event record.
+func (in *Inspector) event(it *Item) {
+	rec := it.Rec
+	switch rec.Event {
+	case tape.EventStderr:
+		s := in.session(rec.Session, rec.Time)
+		s.stderrLines++
+		if s.folded {
+			return
+		}
+		var d stderrEvent
+		_ = json.Unmarshal(rec.Data, &d) // a malformed payload shows as an empty line
+		line := ""
+		switch {
+		case d.Line != nil:
+			line = *d.Line
+		case d.B64 != "":
+			if b, err := base64.StdEncoding.DecodeString(d.B64); err == nil {
+				line = string(b)
+				if !utf8.ValidString(line) {
+					line = "(binary) " + d.B64
+				}
+			}
+		}
+		if len(s.stderr) == stderrKept {
+			copy(s.stderr, s.stderr[1:])
+			s.stderr = s.stderr[:stderrKept-1]
+		}
+		s.stderr = append(s.stderr, clip(line, 200))
+	case tape.EventExit:
+		s := in.session(rec.Session, rec.Time)
+		var d exitEvent
+		if json.Unmarshal(rec.Data, &d) == nil {
+			s.exit = &ExitInfo{Code: d.Code, Signal: d.Signal}
+		}
+	case tape.EventClose:
+		s := in.session(rec.Session, rec.Time)
+		var d closeEvent
+		if json.Unmarshal(rec.Data, &d) == nil {
+			s.closedBy = d.By
+		}
+	case tape.EventError:
+		in.rep.ProxyErrorsN++
+		if len(in.rep.ProxyErrors) < in.o.maxListed {
+			var d errorEvent
+			_ = json.Unmarshal(rec.Data, &d)
+			if d.Error == "" {
+				d.Error = clip(string(rec.Data), 200)
+			}
+			in.rep.ProxyErrors = append(in.rep.ProxyErrors, Example{Session: rec.Session, Seq: it.Seq,
+				OffsetNS: rec.Time - in.origin, Detail: clip(d.Error, 200)})
+		}
+	case tape.EventHTTP:
+		in.httpExchange(it)
+	}
+}
+
+// clip shortens s to at most n runes, marking a cut with "…", and
+// replaces control characters with "·" so that a value stays on one line.
+func clip(s string, n int) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			clean = false
+			break
+		}
+	}
+	count := utf8.RuneCountInString(s)
+	if clean && count <= n {
+		return s
+	}
+	out := make([]rune, 0, min(count, n))
+	for _, r := range s {
+		if count > n && len(out) == max(n-1, 0) {
+			if n > 0 {
+				out = append(out, '…')
+			}
+			break
+		}
+		if r < 0x20 || r == 0x7f {
+			r = '·'
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}

@@ -1,0 +1,248 @@
+package analysis
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/tape"
+)
+
+// Key names a request in a tape: the session it belongs to, the direction
+// it travelled (each direction has its own id space) and the canonical key
+// of its id (jsonrpc.ID.Key).
+type Key struct {
+	Session string
+	Dir     tape.Direction
+	ID      string
+}
+
+// Opposite returns the other direction: the one a response travels in for
+// a request sent in dir. Any value other than the two directions is
+// returned unchanged.
+func Opposite(dir tape.Direction) tape.Direction {
+	switch dir {
+	case tape.ClientToServer:
+		return tape.ServerToClient
+	case tape.ServerToClient:
+		return tape.ClientToServer
+	}
+	return dir
+}
+
+// Pairable reports whether an id can pair a request with its response:
+// MCP ids are strings or numbers. Requests with a null, boolean, object or
+// array id, and responses without a usable id, are left unpaired.
+func Pairable(id jsonrpc.ID) bool {
+	return id.Type == jsonrpc.IDString || id.Type == jsonrpc.IDNumber
+}
+
+// scope is one session and direction: one id space.
+type scope struct {
+	session string
+	dir     tape.Direction
+}
+
+// ids holds the requests in flight of one scope. Integer ids (the usual
+// case) are keyed by value, other ids by their canonical key, so that no
+// lookup or insertion of an integer id allocates.
+type ids[T any] struct {
+	nums map[int64]T
+	strs map[string]T
+}
+
+func (m *ids[T]) len() int { return len(m.nums) + len(m.strs) }
+
+// Pairer matches responses to requests. It holds a value of the caller's
+// (T) for each request in flight, from Open to Close, and nothing once the
+// response has arrived: its memory is proportional to the requests in
+// flight. Lookups by id do not allocate.
+//
+// Typical use, for each message item it of a tape:
+//
+//	case request:  p.Open(rec.Session, rec.Dir, info.ID, v)
+//	case response: v, ok := p.Close(rec.Session, Opposite(rec.Dir), info.ID)
+//
+// A Pairer is not safe for concurrent use.
+type Pairer[T any] struct {
+	scopes map[scope]*ids[T]
+	n      int
+	buf    []byte
+	last   scope   // the scope of the last lookup, and
+	lastM  *ids[T] // its ids (nil when unknown)
+}
+
+// NewPairer returns an empty Pairer.
+func NewPairer[T any]() *Pairer[T] {
+	return &Pairer[T]{scopes: map[scope]*ids[T]{}}
+}
+
+// key returns the id's canonical key, and its value when it is an
+// integer that fits in an int64.
+func (p *Pairer[T]) key(id jsonrpc.ID) (k []byte, num int64, isNum bool) {
+	p.buf = id.AppendKey(p.buf[:0])
+	k = p.buf
+	if len(k) == 0 || len(k) > 18 || k[0] == '"' {
+		return k, 0, false
+	}
+	neg := k[0] == '-'
+	digits := k
+	if neg {
+		digits = k[1:]
+	}
+	if len(digits) == 0 {
+		return k, 0, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return k, 0, false
+		}
+		num = num*10 + int64(c-'0')
+	}
+	if neg {
+		num = -num
+	}
+	return k, num, true
+}
+
+// scope returns the ids of a scope, creating them when create is set.
+func (p *Pairer[T]) scope(session string, dir tape.Direction, create bool) *ids[T] {
+	sc := scope{session, dir}
+	if p.lastM != nil && p.last == sc {
+		return p.lastM
+	}
+	m := p.scopes[sc]
+	if m == nil {
+		if !create {
+			return nil
+		}
+		m = &ids[T]{nums: map[int64]T{}, strs: map[string]T{}}
+		p.scopes[sc] = m
+	}
+	p.last, p.lastM = sc, m
+	return m
+}
+
+// Open records v for the request id sent in dir in session. When a request
+// with the same id is already in flight there, Open replaces it and returns
+// the previous value with reused set: the sender reused an id too early.
+func (p *Pairer[T]) Open(session string, dir tape.Direction, id jsonrpc.ID, v T) (prev T, reused bool) {
+	m := p.scope(session, dir, true)
+	k, num, isNum := p.key(id)
+	if isNum {
+		prev, reused = m.nums[num]
+		m.nums[num] = v
+	} else {
+		prev, reused = m.strs[string(k)]
+		m.strs[string(k)] = v
+	}
+	if !reused {
+		p.n++
+	}
+	return prev, reused
+}
+
+// Lookup returns the value of the request id sent in dir in session, if it
+// is in flight.
+func (p *Pairer[T]) Lookup(session string, dir tape.Direction, id jsonrpc.ID) (v T, ok bool) {
+	m := p.scope(session, dir, false)
+	if m == nil {
+		return v, false
+	}
+	k, num, isNum := p.key(id)
+	if isNum {
+		v, ok = m.nums[num]
+	} else {
+		v, ok = m.strs[string(k)]
+	}
+	return v, ok
+}
+
+// Close removes the request id sent in dir in session and returns its
+// value: call it with the response's id and Opposite of the response's
+// direction. ok is false when no such request is in flight.
+func (p *Pairer[T]) Close(session string, dir tape.Direction, id jsonrpc.ID) (v T, ok bool) {
+	m := p.scope(session, dir, false)
+	if m == nil {
+		return v, false
+	}
+	k, num, isNum := p.key(id)
+	if isNum {
+		if v, ok = m.nums[num]; ok {
+			delete(m.nums, num)
+		}
+	} else if v, ok = m.strs[string(k)]; ok {
+		delete(m.strs, string(k))
+	}
+	if !ok {
+		return v, false
+	}
+	p.n--
+	if m.len() == 0 && len(p.scopes) > 64 {
+		// Many scopes (an HTTP tape of many sessions): drop the empty
+		// ones so that memory follows what is in flight.
+		delete(p.scopes, scope{session, dir})
+		p.lastM = nil
+	}
+	return v, true
+}
+
+// Len returns the number of requests in flight.
+func (p *Pairer[T]) Len() int { return p.n }
+
+// Pending returns the requests still in flight, sorted by session,
+// direction and id key. Callers usually sort again by their own order.
+func (p *Pairer[T]) Pending() []Pending[T] {
+	out := make([]Pending[T], 0, p.n)
+	for sc, m := range p.scopes {
+		for num, v := range m.nums {
+			out = append(out, Pending[T]{Key: Key{Session: sc.session, Dir: sc.dir, ID: strconv.FormatInt(num, 10)}, Value: v})
+		}
+		for id, v := range m.strs {
+			out = append(out, Pending[T]{Key: Key{Session: sc.session, Dir: sc.dir, ID: id}, Value: v})
+		}
+	}
+	slices.SortFunc(out, func(a, b Pending[T]) int {
+		return cmp.Or(cmp.Compare(a.Key.Session, b.Key.Session), cmp.Compare(a.Key.Dir, b.Key.Dir), cmp.Compare(a.Key.ID, b.Key.ID))
+	})
+	return out
+}
+
+// Pending is a request still in flight, as listed by Pairer.Pending.
+type Pending[T any] struct {
+	Key   Key
+	Value T
+}
+
+// recentSet remembers the last n keys added to it, forgetting the oldest:
+// bounded memory for "was this seen lately?" questions such as a progress
+// notification for a request answered a moment ago.
+type recentSet struct {
+	ring []string
+	next int
+	m    map[string]int // key -> how many times it is in the ring
+}
+
+func newRecentSet(n int) *recentSet {
+	return &recentSet{ring: make([]string, 0, n), m: make(map[string]int, n)}
+}
+
+func (r *recentSet) add(k string) {
+	if cap(r.ring) == 0 {
+		return
+	}
+	if len(r.ring) < cap(r.ring) {
+		r.ring = append(r.ring, k)
+	} else {
+		old := r.ring[r.next]
+		if r.m[old]--; r.m[old] <= 0 {
+			delete(r.m, old)
+		}
+		r.ring[r.next] = k
+		r.next = (r.next + 1) % len(r.ring)
+	}
+	r.m[k]++
+}
+
+func (r *recentSet) has(k string) bool { return r.m[k] > 0 }

@@ -1,0 +1,124 @@
+package analysis
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/tape"
+)
+
+// id classifies a request with the given raw id and returns its ID.
+func id(t *testing.T, raw string) jsonrpc.ID {
+	t.Helper()
+	info := jsonrpc.Classify([]byte(`{"jsonrpc":"2.0","id":` + raw + `,"method":"m"}`))
+	if info.Kind != jsonrpc.KindRequest {
+		t.Fatalf("id %s: kind %v", raw, info.Kind)
+	}
+	return info.ID
+}
+
+func TestPairerMatches(t *testing.T) {
+	const c, s = tape.ClientToServer, tape.ServerToClient
+	cases := []struct {
+		name             string
+		session, respSes string
+		reqDir, respDir  tape.Direction
+		reqID, respID    string
+		match            bool
+	}{
+		{"same id", "1", "1", c, s, `7`, `7`, true},
+		{"string id", "1", "1", c, s, `"a"`, `"a"`, true},
+		{"escaped string is the same id", "1", "1", c, s, `"a"`, `"\u0061"`, true},
+		{"integral float is the same number", "1", "1", c, s, `1`, `1.0`, true},
+		{"string is not number", "1", "1", c, s, `7`, `"7"`, false},
+		{"other session", "1", "2", c, s, `7`, `7`, false},
+		{"server request answered by the client", "1", "1", s, c, `7`, `7`, true},
+		{"negative", "1", "1", c, s, `-5`, `-5`, true},
+		{"beyond int64 digits", "1", "1", c, s, `12345678901234567890`, `12345678901234567890`, true},
+		{"beyond int64 differs", "1", "1", c, s, `12345678901234567890`, `12345678901234567891`, false},
+		{"response in the request's direction", "1", "1", c, c, `7`, `7`, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewPairer[int]()
+			p.Open(tc.session, tc.reqDir, id(t, tc.reqID), 42)
+			v, ok := p.Close(tc.respSes, Opposite(tc.respDir), id(t, tc.respID))
+			if ok != tc.match || (ok && v != 42) {
+				t.Fatalf("Close = %d, %v; want match %v", v, ok, tc.match)
+			}
+			if want := map[bool]int{true: 0, false: 1}[tc.match]; p.Len() != want {
+				t.Errorf("Len = %d after Close, want %d", p.Len(), want)
+			}
+			if n := p.Len(); tc.match && n != 0 {
+				t.Errorf("Len = %d after the match", n)
+			}
+		})
+	}
+}
+
+func TestPairerReuseLookupPending(t *testing.T) {
+	p := NewPairer[string]()
+	if _, reused := p.Open("1", tape.ClientToServer, id(t, `1`), "first"); reused {
+		t.Fatal("first Open reported a reuse")
+	}
+	prev, reused := p.Open("1", tape.ClientToServer, id(t, `1`), "second")
+	if !reused || prev != "first" || p.Len() != 1 {
+		t.Fatalf("reuse: prev %q, reused %v, len %d", prev, reused, p.Len())
+	}
+	if v, ok := p.Lookup("1", tape.ClientToServer, id(t, `1`)); !ok || v != "second" {
+		t.Fatalf("Lookup = %q, %v", v, ok)
+	}
+	p.Open("0", tape.ServerToClient, id(t, `"z"`), "server")
+	p.Open("1", tape.ClientToServer, id(t, `2`), "third")
+	var got []string
+	for _, pd := range p.Pending() {
+		got = append(got, fmt.Sprintf("%s/%s/%s=%s", pd.Key.Session, pd.Key.Dir, pd.Key.ID, pd.Value))
+	}
+	want := `[0/s2c/"z"=server 1/c2s/1=second 1/c2s/2=third]`
+	if fmt.Sprint(got) != want {
+		t.Errorf("Pending = %v, want %s", got, want)
+	}
+	if Opposite("x") != "x" || Opposite(tape.ClientToServer) != tape.ServerToClient {
+		t.Error("Opposite")
+	}
+}
+
+func TestRecentSetForgetsTheOldest(t *testing.T) {
+	r := newRecentSet(3)
+	for _, k := range []string{"a", "b", "a", "c"} {
+		r.add(k)
+	}
+	if !r.has("a") || !r.has("b") || !r.has("c") {
+		t.Fatal("a recent key is missing")
+	}
+	// "c" pushed out the first "a"; "d" pushes out "b".
+	r.add("d")
+	if !r.has("a") || r.has("b") || !r.has("d") {
+		t.Errorf("has a=%v b=%v d=%v, want true false true", r.has("a"), r.has("b"), r.has("d"))
+	}
+	r.add("e") // pushes out the second "a"
+	if r.has("a") || len(r.m) != 3 {
+		t.Errorf("a still present or map size %d", len(r.m))
+	}
+	zero := newRecentSet(0)
+	zero.add("x")
+	if zero.has("x") {
+		t.Error("a zero-size set remembers")
+	}
+}
+
+func TestPairerManySessions(t *testing.T) {
+	p := NewPairer[int]()
+	for i := 0; i < 200; i++ {
+		p.Open(fmt.Sprint(i), tape.ClientToServer, id(t, `1`), i)
+	}
+	for i := 0; i < 200; i++ {
+		if v, ok := p.Close(fmt.Sprint(i), tape.ClientToServer, id(t, `1`)); !ok || v != i {
+			t.Fatalf("session %d: %d %v", i, v, ok)
+		}
+	}
+	if p.Len() != 0 || len(p.scopes) > 64 {
+		t.Errorf("len %d, %d scopes kept after every request was answered", p.Len(), len(p.scopes))
+	}
+}

@@ -1,0 +1,155 @@
+package analysis
+
+import (
+	"bytes"
+	"context"
+	"image"
+	_ "image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// reportTape is a hand-made tape with two sessions, concurrent requests,
+// errors, a tool error, an unanswered request and violations.
+func reportTape() []step {
+	var steps []step
+	steps = append(steps, diffRecorded()...)
+	steps = append(steps, inSession("2", append(diffBroken()[:4],
+		c2s(30*tick, `{"jsonrpc":"2.0","id":"r4","method":"tools/call","params":{"name":"<script>alert(1)</script>","arguments":{}}}`),
+		c2s(31*tick, `{"jsonrpc":"2.0","id":"r5","method":"tools/call","params":{"name":"echo","arguments":{"message":"x"}}}`),
+		s2c(35*tick, `{"jsonrpc":"2.0","id":"r5","result":{"content":[{"type":"text","text":"no"}],"isError":true}}`),
+		s2c(36*tick, `{"jsonrpc":"2.0","id":"r4","error":{"code":-32602,"message":"Unknown tool: <script>"}}`),
+		s2c(37*tick, `{"jsonrpc":"2.0","id":"zz","result":{}}`),
+		c2s(40*tick, `{"jsonrpc":"2.0","id":"r6","method":"tools/call","params":{"name":"sleep","arguments":{"ms":100000}}}`),
+		c2s(41*tick, `{"jsonrpc":"2.0","id":7,"method":"notifications/initialized"}`),
+		c2s(45*tick, `{"jsonrpc":"2.0","id":"r7","method":"resources/read","params":{"uri":"file:///a"}}`),
+		s2c(300*tick, `{"jsonrpc":"2.0","id":"r7","result":{"contents":[]}}`),
+	)...)...)
+	return steps
+}
+
+// writeReport writes the HTML report of the tape at path.
+func writeReport(t *testing.T, path, title string) ([]byte, *Report) {
+	t.Helper()
+	var buf bytes.Buffer
+	rep, err := WriteHTMLReport(context.Background(), path, &buf, WithTitle(title))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), rep
+}
+
+// externalRef finds attributes or CSS that would make a browser fetch
+// something.
+var externalRef = regexp.MustCompile(`(?i)(src|href|xlink:href|action|srcset)\s*=\s*["']?\s*(https?:|//)|url\(|@import|<script|<link|<iframe|<img`)
+
+func TestReportHTML(t *testing.T) {
+	hand := fixtureTape(t, "report/hand-made.jsonl.zst", reportTape())
+	tests := []struct {
+		name    string
+		path    string
+		contain []string
+	}{
+		{name: "hand-made", path: hand, contain: []string{
+			"&lt;script&gt;alert(1)&lt;/script&gt;", "Unknown tool: &lt;script&gt;", "response-unknown-id",
+			"notification-with-id", "never answered", "<svg", "Latency by tool", "-32602",
+		}},
+		{name: "refserver-http", path: refServerFixture(t), contain: []string{
+			"mcptape-analysis-test", "tools/call", "sleep", "echo", "<svg",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _ := writeReport(t, tt.path, tt.name)
+			golden(t, "report/"+tt.name+".html", out)
+			s := string(out)
+			for _, c := range tt.contain {
+				if !strings.Contains(s, c) {
+					t.Errorf("report lacks %q", c)
+				}
+			}
+			if m := externalRef.FindString(s); m != "" {
+				t.Errorf("report refers to something outside itself: %q", m)
+			}
+			if strings.Contains(s, "<script>") {
+				t.Error("unescaped script tag")
+			}
+		})
+	}
+}
+
+// chromium is Debian's headless browser; install it with
+// "apt-get install -y chromium".
+const chromium = "/usr/bin/chromium"
+
+// TestReportRendersInChromium renders reports in headless Chromium and
+// checks that the screenshot is not blank: it decodes and holds many
+// colours (text, table rules, chart bars), with ink spread over the page.
+func TestReportRendersInChromium(t *testing.T) {
+	if _, err := os.Stat(chromium); err != nil {
+		t.Skipf("%s is absent (apt-get install -y chromium): the HTML report is not rendered", chromium)
+	}
+	if testing.Short() {
+		t.Skip("renders in a browser; skipped with -short")
+	}
+	dir := t.TempDir()
+	hand := filepath.Join(dir, "hand.jsonl.zst")
+	writeTape(t, hand, reportTape())
+	for _, tc := range []struct{ name, path string }{{"hand-made", hand}, {"refserver-http", refServerFixture(t)}} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, _ := writeReport(t, tc.path, tc.name)
+			page := filepath.Join(dir, tc.name+".html")
+			if err := os.WriteFile(page, out, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			shot := filepath.Join(dir, tc.name+".png")
+			if keep := os.Getenv("MCPTAPE_KEEP_SCREENSHOTS"); keep != "" {
+				shot = filepath.Join(keep, tc.name+".png")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+				"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+				"--user-data-dir="+t.TempDir(), "--screenshot="+shot, "--window-size=1280,2000", "file://"+page)
+			if msg, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("chromium: %v\n%s", err, msg)
+			}
+			f, err := os.Open(shot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			img, _, err := image.Decode(f)
+			if err != nil {
+				t.Fatalf("screenshot: %v", err)
+			}
+			b := img.Bounds()
+			colours := map[uint32]bool{}
+			rowsInked := 0
+			for y := b.Min.Y; y < b.Max.Y; y += 2 {
+				inked := false
+				for x := b.Min.X; x < b.Max.X; x += 2 {
+					r, g, bl, _ := img.At(x, y).RGBA()
+					colours[(r>>11)<<10|(g>>11)<<5|bl>>11] = true
+					if r < 0xc000 || g < 0xc000 || bl < 0xc000 {
+						inked = true
+					}
+				}
+				if inked {
+					rowsInked++
+				}
+			}
+			if len(colours) < 40 {
+				t.Errorf("screenshot has %d distinct colours: blank or broken page", len(colours))
+			}
+			if rowsInked < 200 {
+				t.Errorf("only %d pixel rows hold anything dark: blank page", rowsInked*2)
+			}
+		})
+	}
+}

@@ -1,0 +1,438 @@
+// Package analysis reads tapes offline: it summarises them (Inspect), lists
+// their messages as a timeline (Show), and gives other offline tools (diff,
+// export, report) the same building blocks.
+//
+// # Data flow
+//
+// A [Scanner] streams a tape: a read-ahead goroutine takes records off the
+// [tape.Reader] (decompression and record parsing) while the caller's
+// goroutine classifies each message frame with [jsonrpc.Classify] and splits
+// batches into members. Each step yields one [Item]: a message (a whole
+// frame or one member of a batch) or an event record.
+//
+// Consumers keep state only for what is in flight. A [Pairer] holds the
+// caller's data for each request until its response arrives, keyed on
+// session, direction and id, so a response is matched to its request in
+// O(1) and forgotten at once. [Inspector] builds a [Report] from the items
+// with HDR histograms for latencies and bounded tables for everything
+// else; [Show] writes a timeline as it reads. Memory therefore depends on
+// the number of requests in flight and the size of the largest record, not
+// on the length of the tape: a tape of ten million messages is inspected
+// in a few megabytes.
+//
+// Sessions may interleave in a tape (HTTP recordings hold many). To work on
+// one session at a time, list them with [Sessions] and scan once per
+// session with [OnlySession]; each pass streams.
+//
+// Items come in time order, not strictly in file order: a recorder's
+// goroutines may write a server's response a moment before the client's
+// request that caused it, so the Scanner holds records up to
+// [ReorderWindow] of tape time and yields them sorted by timestamp.
+//
+// A tape cut short (a killed recorder) or damaged is read up to the damage:
+// the Scanner ends with io.EOF and [Scanner.Warning] returns the reader's
+// *tape.TailError, which names how many records were read.
+//
+// # Decisions where the protocol is silent
+//
+//   - Latency is measured from a request's record to its response's, on the
+//     recorder's clock. A multi round-trip request (input_required, then a
+//     retry with a new id, the same method and name, and inputResponses or
+//     requestState) is one operation, timed from the first round to the
+//     final answer. A task-augmented request is timed from the request to
+//     the tasks/result answer (or the first terminal tasks/get status);
+//     its polls are timed as requests of their own too.
+//   - A cancelled request that gets no answer is not "unanswered": the
+//     protocol asks the receiver not to answer. Over HTTP, a client closing
+//     the response stream of an unanswered request counts as a cancel.
+//   - "progress after the response" is told from "unknown token" by
+//     remembering the tokens of the last DefaultRecent answered requests.
+//   - request-before-initialize is reported once per session; a session
+//     whose requests carry a 2026-07-28 _meta version has no handshake.
+//   - missing-session-header: once any response in the tape set
+//     Mcp-Session-Id, every later HTTP request without one is reported,
+//     except an exchange whose response assigns one (an initialize).
+//   - Names (methods, tools, error messages) are counted up to
+//     DefaultMaxDistinct distinct values, then under "(other)"; sessions
+//     are listed up to DefaultMaxSessions, then only counted.
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/tape"
+)
+
+// Item is one thing read from a tape: a message or an event.
+//
+// A batch frame yields one Item for the whole array (Info.Kind ==
+// KindBatch, Batch = number of members, Member = -1) followed by one Item
+// per member (Batch = number of members, Member = its index). Every other
+// message has Batch 0 and Member -1. For events, Frame is nil and Info is
+// the zero value.
+type Item struct {
+	// Rec is the record the item came from; members of a batch share it.
+	Rec *tape.Record
+	// Seq is the record's number in the tape file, from 1 (the header is
+	// not counted). Items come in time order, so Seq may step back a
+	// little where the recorder wrote records out of order.
+	Seq int64
+	// Frame is the message: Rec.Frame, or a sub-slice of it for a member.
+	Frame []byte
+	// Info is Frame classified.
+	Info jsonrpc.Info
+	// Batch is the number of members of the batch this item is or belongs
+	// to; 0 when it is not part of a batch.
+	Batch int
+	// Member is the index of this member in its batch, -1 otherwise.
+	Member int
+}
+
+// IsMessage reports whether the item is a message (not an event).
+func (it *Item) IsMessage() bool { return it.Rec.Type == tape.TypeMessage }
+
+// IsEvent reports whether the item is an event record.
+func (it *Item) IsEvent() bool { return it.Rec.Type == tape.TypeEvent }
+
+// ScanOption configures a Scanner.
+type ScanOption func(*scanOptions) error
+
+type scanOptions struct {
+	session    string
+	hasSession bool
+	chunk      int
+	chunkBytes int
+}
+
+// OnlySession makes the Scanner yield only the records of the named
+// session (records of other sessions are read and skipped).
+func OnlySession(name string) ScanOption {
+	return func(o *scanOptions) error {
+		o.session, o.hasSession = name, true
+		return nil
+	}
+}
+
+// Read-ahead bounds: records are handed from the reading goroutine in
+// chunks of at most this many records or frame bytes, and at most
+// readAheadChunks chunks wait at a time.
+const (
+	defaultChunk      = 512
+	defaultChunkBytes = 1 << 20
+	readAheadChunks   = 2
+)
+
+// chunk is a slice of records read ahead, or the end of reading.
+type chunk struct {
+	recs []seqRec
+	err  error // io.EOF at the clean or damaged end, or a read error
+}
+
+// seqRec is a record with its number in the tape.
+type seqRec struct {
+	rec *tape.Record
+	seq int64
+}
+
+// Scanner streams the items of a tape. Create it with NewScanner, call Next
+// until it returns io.EOF, then check Warning; always Close it. A Scanner is
+// not safe for concurrent use.
+type Scanner struct {
+	r      *tape.Reader
+	o      scanOptions
+	ctx    context.Context
+	chunks chan chunk
+	free   chan []seqRec
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	cur     []seqRec // current chunk
+	pos     int      // next record in cur
+	yielded int64    // records yielded
+	order   recQueue // records held to be yielded in time order
+	ended   error    // set when the reader is done: io.EOF or an error
+	item    Item
+	rec     *tape.Record // record whose batch members are being yielded
+	members [][]byte
+	member  int
+	err     error // sticky end
+}
+
+// NewScanner starts reading r in a goroutine of its own. The goroutine
+// stops at the end of the tape, when ctx ends, or on Close. The caller
+// keeps ownership of r (close it after the Scanner).
+func NewScanner(ctx context.Context, r *tape.Reader, opts ...ScanOption) (*Scanner, error) {
+	o := scanOptions{chunk: defaultChunk, chunkBytes: defaultChunkBytes}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, fmt.Errorf("analysis: scan option: %w", err)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Scanner{
+		r: r, o: o, ctx: ctx, cancel: cancel,
+		chunks: make(chan chunk, readAheadChunks),
+		free:   make(chan []seqRec, readAheadChunks+2),
+		done:   make(chan struct{}),
+	}
+	go s.readAhead(ctx)
+	return s, nil
+}
+
+// readAhead reads records in chunks until the end, an error or ctx ends.
+func (s *Scanner) readAhead(ctx context.Context) {
+	defer close(s.done)
+	defer close(s.chunks)
+	var seq int64
+	for {
+		var recs []seqRec
+		select {
+		case recs = <-s.free:
+			clear(recs)
+			recs = recs[:0]
+		default:
+			recs = make([]seqRec, 0, s.o.chunk)
+		}
+		var (
+			size int
+			err  error
+		)
+		for len(recs) < s.o.chunk && size < s.o.chunkBytes {
+			var rec *tape.Record
+			if rec, err = s.r.Next(); err != nil {
+				break
+			}
+			seq++
+			if s.o.hasSession && rec.Session != s.o.session {
+				continue
+			}
+			recs = append(recs, seqRec{rec, seq})
+			size += len(rec.Frame) + len(rec.Data)
+		}
+		if err == nil && ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		select {
+		case s.chunks <- chunk{recs: recs, err: err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Reordering: the recorder's goroutines may write a record a moment after
+// a later one (a server's response just before the client's request that
+// the proxy forwarded first). Records are therefore yielded in time order:
+// a record is held until a record ReorderWindow newer has been read, or
+// ReorderMax records are held, or the tape ends. Records with the same
+// time keep their order in the file.
+const (
+	ReorderWindow = int64(time.Second)
+	ReorderMax    = 4096
+)
+
+// Next returns the next item, or io.EOF at the end of the tape (also after
+// a damaged tail: see Warning). Another error means the tape could not be
+// read or the context ended. The Item is reused by the next call; the
+// Record it points to is the caller's to keep.
+func (s *Scanner) Next() (*Item, error) {
+	if s.rec != nil && s.member < len(s.members) {
+		s.emitMember()
+		return &s.item, nil
+	}
+	s.rec = nil
+	for {
+		if n := s.order.len(); n > 0 && (s.ended != nil || n >= ReorderMax || s.order.newest()-s.order.oldest() > ReorderWindow) {
+			break
+		}
+		if s.ended != nil {
+			return nil, s.ended
+		}
+		r, err := s.read()
+		if err != nil {
+			s.ended = err
+			if !errors.Is(err, io.EOF) {
+				return nil, err // a read error or the context: stop now
+			}
+			continue
+		}
+		s.order.push(r)
+	}
+	r := s.order.pop()
+	rec := r.rec
+	s.yielded++
+	s.item = Item{Rec: rec, Seq: r.seq, Member: -1}
+	if rec.Type != tape.TypeMessage {
+		return &s.item, nil
+	}
+	s.item.Frame = rec.Frame
+	s.item.Info = jsonrpc.Classify(rec.Frame)
+	if s.item.Info.Kind == jsonrpc.KindBatch {
+		s.members, _ = jsonrpc.AppendSplit(s.members[:0], rec.Frame) // Classify validated it
+		s.item.Batch = len(s.members)
+		s.rec, s.member = rec, 0
+	}
+	return &s.item, nil
+}
+
+// read returns the next record in file order.
+func (s *Scanner) read() (seqRec, error) {
+	for s.pos >= len(s.cur) {
+		if s.err != nil {
+			return seqRec{}, s.err
+		}
+		if s.cur != nil {
+			select {
+			case s.free <- s.cur:
+			default:
+			}
+			s.cur = nil
+		}
+		c, ok := <-s.chunks
+		if !ok { // the reader stopped early: the context ended
+			if s.err = s.ctx.Err(); s.err == nil {
+				s.err = io.EOF
+			}
+			return seqRec{}, s.err
+		}
+		s.cur, s.pos = c.recs, 0
+		if c.err != nil {
+			s.err = c.err
+		}
+	}
+	r := s.cur[s.pos]
+	s.cur[s.pos] = seqRec{}
+	s.pos++
+	return r, nil
+}
+
+// emitMember fills s.item with the next batch member.
+func (s *Scanner) emitMember() {
+	m := s.members[s.member]
+	s.item = Item{Rec: s.rec, Seq: s.item.Seq, Frame: m, Info: jsonrpc.Classify(m), Batch: len(s.members), Member: s.member}
+	s.member++
+}
+
+// Records returns how many records Next has yielded so far (batch members
+// count once, with their record). With OnlySession, records of other
+// sessions are not counted.
+func (s *Scanner) Records() int64 { return s.yielded }
+
+// Warning returns nil, or after Next returned io.EOF, the reader's
+// *tape.TailError when the tape did not end cleanly.
+func (s *Scanner) Warning() error {
+	if !errors.Is(s.ended, io.EOF) {
+		return nil
+	}
+	return s.r.Warning()
+}
+
+// Close stops the read-ahead goroutine and waits for it. It does not close
+// the tape.Reader. It is idempotent.
+func (s *Scanner) Close() error {
+	s.cancel()
+	<-s.done
+	return nil
+}
+
+// SessionSummary describes one session of a tape, as listed by Sessions.
+type SessionSummary struct {
+	// ID is the session's name in the tape ("" for records outside any
+	// session).
+	ID string `json:"id"`
+	// First and Last are the times of its first and last records (Unix ns).
+	First int64 `json:"first"`
+	Last  int64 `json:"last"`
+	// Records counts its records; Messages those that are messages.
+	Records  int64 `json:"records"`
+	Messages int64 `json:"messages"`
+}
+
+// Sessions reads the tape at path once and lists its sessions in the order
+// they first appear. Its memory grows with the number of sessions only. A
+// damaged tail is returned as the warning (a *tape.TailError), with the
+// sessions read up to it.
+func Sessions(ctx context.Context, path string) (list []SessionSummary, warning error, err error) {
+	r, err := tape.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	index := map[string]int{}
+	for n := 0; ; n++ {
+		if n&4095 == 0 && ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		rec, err := r.Next()
+		if err == io.EOF {
+			return list, r.Warning(), nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		i, ok := index[rec.Session]
+		if !ok {
+			i = len(list)
+			index[rec.Session] = i
+			list = append(list, SessionSummary{ID: rec.Session, First: rec.Time})
+		}
+		s := &list[i]
+		s.Records++
+		s.Last = max(s.Last, rec.Time)
+		if rec.Type == tape.TypeMessage {
+			s.Messages++
+		}
+	}
+}
+
+// recQueue holds records sorted by time, then file order. Records almost
+// always come in time order: they are appended in O(1); a late one is
+// inserted at its place.
+type recQueue struct {
+	q    []seqRec
+	head int
+}
+
+func (q *recQueue) len() int { return len(q.q) - q.head }
+
+// oldest returns the time of the first record; newest the last's.
+func (q *recQueue) oldest() int64 { return q.q[q.head].rec.Time }
+func (q *recQueue) newest() int64 { return q.q[len(q.q)-1].rec.Time }
+
+func (q *recQueue) push(r seqRec) {
+	n := len(q.q)
+	if n == q.head || r.rec.Time >= q.q[n-1].rec.Time {
+		q.q = append(q.q, r)
+		return
+	}
+	// After every record of the same or an earlier time: equal times keep
+	// their file order.
+	live := q.q[q.head:]
+	i := q.head + sort.Search(len(live), func(i int) bool { return live[i].rec.Time > r.rec.Time })
+	q.q = append(q.q, seqRec{})
+	copy(q.q[i+1:], q.q[i:])
+	q.q[i] = r
+}
+
+func (q *recQueue) pop() seqRec {
+	r := q.q[q.head]
+	q.q[q.head] = seqRec{}
+	q.head++
+	if q.head == len(q.q) {
+		q.q, q.head = q.q[:0], 0
+	} else if q.head >= 1024 && q.head*2 >= len(q.q) {
+		n := copy(q.q, q.q[q.head:])
+		clear(q.q[n:])
+		q.q, q.head = q.q[:n], 0
+	}
+	return r
+}

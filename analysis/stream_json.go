@@ -1,0 +1,289 @@
+package analysis
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// This file finds a few deep fields (params.name, result.isError, ...) in a
+// frame without decoding it: the analysis needs them for a minority of
+// messages and a full json.Unmarshal of every result would cost more than
+// the rest of the work. The frames were validated by jsonrpc.Classify, so
+// the walk does not validate again; on bad input it returns "not found",
+// never panics and always ends (each step moves forward).
+
+// lookup returns the raw JSON value found by following the object keys of
+// path from the top-level value of data, or nil when any step is missing
+// or not an object.
+func lookup(data []byte, path ...string) []byte {
+	start := skipSpace(data, 0)
+	end := -1
+	if len(path) == 0 {
+		if end = skipValue(data, start); end < 0 {
+			return nil
+		}
+	}
+	for _, key := range path {
+		start, end = member(data, start, key)
+		if start < 0 {
+			return nil
+		}
+	}
+	return data[start:end]
+}
+
+// member returns the bounds of the value of key in the object starting at
+// data[i], or -1, -1. When a key appears more than once the last wins, as
+// with encoding/json and jsonrpc.Classify.
+func member(data []byte, i int, key string) (int, int) {
+	if i >= len(data) || data[i] != '{' {
+		return -1, -1
+	}
+	fs, fe := -1, -1
+	i = skipSpace(data, i+1)
+	for i < len(data) && data[i] != '}' {
+		ks := i
+		ke := skipString(data, i)
+		if ke < 0 {
+			return -1, -1
+		}
+		i = skipSpace(data, ke)
+		if i >= len(data) || data[i] != ':' {
+			return -1, -1
+		}
+		vs := skipSpace(data, i+1)
+		ve := skipValue(data, vs)
+		if ve < 0 {
+			return -1, -1
+		}
+		if keyEquals(data[ks:ke], key) {
+			fs, fe = vs, ve
+		}
+		i = skipSpace(data, ve)
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return fs, fe
+}
+
+// keyEquals reports whether the quoted JSON string raw equals key.
+func keyEquals(raw []byte, key string) bool {
+	if len(raw) < 2 {
+		return false
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner) == key
+	}
+	s, ok := stringValue(raw)
+	return ok && s == key
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at data[i], or -1.
+func skipString(data []byte, i int) int {
+	if i >= len(data) || data[i] != '"' {
+		return -1
+	}
+	for j := i + 1; j < len(data); {
+		k := bytes.IndexByte(data[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		// The quote ends the string unless an odd run of backslashes
+		// escapes it.
+		n := 0
+		for b := j - 1; b > i && data[b] == '\\'; b-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+	return -1
+}
+
+// skipValue returns the index after the JSON value starting at data[i], or
+// -1 when there is none.
+func skipValue(data []byte, i int) int {
+	if i >= len(data) {
+		return -1
+	}
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for i < len(data) {
+			switch data[i] {
+			case '"':
+				if i = skipString(data, i); i < 0 {
+					return -1
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return -1
+	case '}', ']', ',', ':':
+		return -1
+	default: // number or literal: up to the next delimiter
+		j := i
+		for j < len(data) {
+			switch data[j] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r', ':', '"', '{', '[':
+				if j == i {
+					return -1
+				}
+				return j
+			}
+			j++
+		}
+		return j
+	}
+}
+
+// stringValue returns the JSON string raw unquoted.
+func stringValue(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner), true
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// lookupString returns the string at path, if there is one.
+func lookupString(data []byte, path ...string) (string, bool) {
+	return stringValue(lookup(data, path...))
+}
+
+// lookupNumber returns the number at path, if there is one.
+func lookupNumber(data []byte, path ...string) (float64, bool) {
+	raw := lookup(data, path...)
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	return f, err == nil
+}
+
+// span is the position of a value in a frame; absent when end is 0.
+type span struct{ start, end int }
+
+func (p span) of(data []byte) []byte {
+	if p.end == 0 {
+		return nil
+	}
+	return data[p.start:p.end]
+}
+
+// topFields walks data once: for the last member named top of the
+// top-level object, when it is an object, it records in out[i] where the
+// value of its member keys[i] is (the last one, when a key repeats). Other
+// members are skipped without a second look. It reports whether top was
+// found as an object. out must be as long as keys.
+func topFields(data []byte, top string, keys []string, out []span) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	found := false
+	i = skipSpace(data, i+1)
+	for i < len(data) && data[i] != '}' {
+		ks := i
+		ke := skipString(data, i)
+		if ke < 0 {
+			return found
+		}
+		i = skipSpace(data, ke)
+		if i >= len(data) || data[i] != ':' {
+			return found
+		}
+		vs := skipSpace(data, i+1)
+		var ve int
+		if keyEquals(data[ks:ke], top) && vs < len(data) && data[vs] == '{' {
+			clear(out)
+			found = true
+			ve = objectFields(data, vs, keys, out)
+		} else {
+			ve = skipValue(data, vs)
+		}
+		if ve < 0 {
+			return found
+		}
+		i = skipSpace(data, ve)
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return found
+}
+
+// objectFields records the members keys of the object at data[i] into out
+// and returns the index after the object, or -1.
+func objectFields(data []byte, i int, keys []string, out []span) int {
+	i = skipSpace(data, i+1)
+	for i < len(data) && data[i] != '}' {
+		ks := i
+		ke := skipString(data, i)
+		if ke < 0 {
+			return -1
+		}
+		i = skipSpace(data, ke)
+		if i >= len(data) || data[i] != ':' {
+			return -1
+		}
+		vs := skipSpace(data, i+1)
+		ve := skipValue(data, vs)
+		if ve < 0 {
+			return -1
+		}
+		for k, key := range keys {
+			if keyEquals(data[ks:ke], key) {
+				out[k] = span{vs, ve}
+				break
+			}
+		}
+		i = skipSpace(data, ve)
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	if i >= len(data) {
+		return -1
+	}
+	return i + 1
+}
+
+// lookupTrue reports whether the value at path is the literal true.
+func lookupTrue(data []byte, path ...string) bool {
+	return string(lookup(data, path...)) == "true"
+}

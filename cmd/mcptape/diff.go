@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcptape/mcptape/analysis"
+)
+
+func diffCmd() *command {
+	return &command{
+		name:    "diff",
+		summary: "Compare two tapes message by message, ids and volatile fields ignored",
+		usage:   "diff A B [--ignore PATH ...] [--format text|json]",
+		examples: `  mcptape diff recorded.jsonl.zst replayed.jsonl.zst
+  mcptape diff a.jsonl.zst b.jsonl.zst --ignore 'result.content[*].text' --ignore '**.etag'
+  mcptape diff a.jsonl.zst b.jsonl.zst --format json | jq '.mismatches[].diffs'
+
+  Sessions are paired in the order they first appear; in a session the Nth
+  message of a direction, kind and method is compared with the Nth of the other
+  tape, and a response with the response to its partner request. Ignored by
+  default: ids, params.requestId, _meta, progress tokens, session, task and
+  subscription ids, requestState, timestamps (--no-default-ignores compares them).
+  PATH syntax: a.b[0].c, [*] any index, * any key or index, ** any depth,
+  ["key.with.dots"]. Exit code: 0 equal, 1 different, 2 error.
+`,
+		setup: func(fs *pflag.FlagSet) runFunc {
+			var ignore []string
+			fs.StringArrayVar(&ignore, "ignore", nil, "leave `PATH` out of the comparison (repeatable)")
+			noDefaults := fs.Bool("no-default-ignores", false, "compare ids, _meta, tokens and timestamps too")
+			format := fs.String("format", "text", "output `FORMAT`: text or json")
+			maxListed := fs.Int("max-listed", analysis.DefaultMaxMismatches, "mismatches and one-sided messages listed (all are counted)")
+			return func(ctx context.Context, st *stdio, args []string) error {
+				if len(args) != 2 {
+					return usageError("want two tapes, got %d arguments (usage: mcptape diff A B [--ignore PATH ...])", len(args))
+				}
+				if *format != "text" && *format != "json" {
+					return usageError("--format %q: want text or json", *format)
+				}
+				opts := []analysis.DiffOption{analysis.WithIgnorePaths(ignore...), analysis.WithMaxMismatches(*maxListed)}
+				if *noDefaults {
+					opts = append(opts, analysis.WithoutDefaultIgnores())
+				}
+				if err := analysis.CheckDiffOptions(opts...); err != nil {
+					return usageError("%v", err)
+				}
+				return runDiff(ctx, st, args[0], args[1], *format, opts)
+			}
+		},
+	}
+}
+
+// runDiff compares two tapes and turns the verdict into the exit code.
+func runDiff(ctx context.Context, st *stdio, a, b, format string, opts []analysis.DiffOption) error {
+	rep, err := analysis.Diff(ctx, a, b, opts...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return withCode(130, ctx.Err())
+		}
+		return withCode(2, err)
+	}
+	for _, s := range []analysis.DiffSide{rep.A, rep.B} {
+		if s.Warning != "" {
+			fmt.Fprintf(st.err, "mcptape diff: warning: %s\n", s.Warning)
+		}
+	}
+	if format == "json" {
+		err = analysis.WriteDiffJSON(st.out, rep)
+	} else {
+		err = analysis.WriteDiffText(st.out, rep)
+	}
+	if err != nil {
+		return withCode(2, err)
+	}
+	if !rep.Same() {
+		return withCode(1, nil)
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/tape"
+)
+
+func exportCmd() *command {
+	return &command{
+		name:    "export",
+		summary: "Export a tape as HAR 1.2 (HTTP tapes) or NDJSON of messages",
+		usage:   "export TAPE --format har|ndjson [-o FILE]",
+		examples: `  mcptape export run.jsonl.zst --format har -o run.har     # open in a browser's network panel
+  mcptape export run.jsonl.zst --format ndjson | jq 'select(.kind=="response") | .latency_ns'
+  zstdcat run.jsonl.zst | zstd | mcptape export - --format ndjson
+
+  HAR has one entry per HTTP exchange with the request and response bodies (event
+  streams as their SSE text) and timings; it needs a tape recorded over HTTP.
+  NDJSON has one object per message (as 'mcptape show --format ndjson', events
+  left out). Output files are created with mode 0600: tapes hold other people's
+  data. Exit code: 0, or 2 on error.
+`,
+		setup: func(fs *pflag.FlagSet) runFunc {
+			format := fs.String("format", "", "output `FORMAT`: har or ndjson (required)")
+			out := fs.StringP("output", "o", "-", "write to `FILE` (mode 0600) instead of stdout")
+			return func(ctx context.Context, st *stdio, args []string) error {
+				if len(args) != 1 {
+					return usageError("want one tape, got %d arguments (usage: mcptape export TAPE --format har|ndjson [-o FILE])", len(args))
+				}
+				if *format == "" {
+					return usageError("--format is required: har or ndjson")
+				}
+				f, err := analysis.ParseExportFormat(*format)
+				if err != nil {
+					return usageError("--%v", err)
+				}
+				return runExport(ctx, st, args[0], *out, f)
+			}
+		},
+	}
+}
+
+// runExport exports the tape at path (or stdin for "-") to out (or stdout
+// for "-"). A failed export leaves no output file behind.
+func runExport(ctx context.Context, st *stdio, path, out string, f analysis.ExportFormat) error {
+	var r *tape.Reader
+	var err error
+	if path == "-" {
+		r, err = openStdinTape(st.in)
+	} else {
+		r, err = tape.Open(path)
+	}
+	if err != nil {
+		return withCode(2, err)
+	}
+	defer r.Close()
+	w := st.out
+	var file *os.File
+	if out != "-" {
+		file, err = os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return withCode(2, err)
+		}
+		w = file
+	}
+	stats, err := analysis.ExportTape(ctx, r, w, f)
+	if file != nil {
+		if cerr := file.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(out)
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return withCode(130, ctx.Err())
+		}
+		return withCode(2, fmt.Errorf("%s: %w", path, err))
+	}
+	if stats.Warning != nil {
+		fmt.Fprintf(st.err, "mcptape export: warning: %v\n", stats.Warning)
+	}
+	if out != "-" {
+		what := fmt.Sprintf("%d messages", stats.Messages)
+		if f == analysis.ExportHAR {
+			what = fmt.Sprintf("%d HTTP exchanges", stats.Entries)
+		}
+		fmt.Fprintf(st.err, "mcptape export: wrote %s to %s\n", what, out)
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/tape"
+)
+
+func inspectCmd() *command {
+	return &command{
+		name:    "inspect",
+		summary: "Summarise tapes: sessions, latency, errors, protocol violations",
+		usage:   "inspect TAPE... [--format text|json]",
+		examples: `  mcptape inspect run.jsonl.zst                    # problems first, then sessions, latency, tools
+  mcptape inspect a.jsonl.zst b.jsonl.zst          # one report per tape
+  mcptape inspect --format json run.jsonl.zst | jq '.violations[].rule'
+  zstdcat run.jsonl.zst | zstd | mcptape inspect - # "-" reads the tape from stdin
+
+  A cut or damaged tape is inspected up to the damage, with a warning naming the
+  record count. Exit code: 0, or 2 when a file is not a tape or cannot be read
+  (the other tapes are still inspected).
+`,
+		setup: func(fs *pflag.FlagSet) runFunc {
+			format := fs.String("format", "text", "output `FORMAT`: text (for a terminal) or json (the whole report, one JSON object per tape)")
+			maxSessions := fs.Int("max-sessions", analysis.DefaultMaxSessions, "sessions listed one by one; later ones are folded into a count")
+			return func(ctx context.Context, st *stdio, args []string) error {
+				if len(args) == 0 {
+					return usageError("no tape given (usage: mcptape inspect TAPE... [--format text|json])")
+				}
+				if *format != "text" && *format != "json" {
+					return usageError("--format %q: want text or json", *format)
+				}
+				if *maxSessions < 1 {
+					return usageError("--max-sessions %d: must be at least 1", *maxSessions)
+				}
+				return runInspect(ctx, st, args, *format, analysis.WithMaxSessions(*maxSessions))
+			}
+		},
+	}
+}
+
+// runInspect inspects each tape in turn; a tape that fails does not stop
+// the others, and makes the exit code 2.
+func runInspect(ctx context.Context, st *stdio, paths []string, format string, opts ...analysis.Option) error {
+	defer debug.SetGCPercent(debug.SetGCPercent(analysis.RecommendedGCPercent))
+	failed := false
+	for i, path := range paths {
+		rep, err := inspectOne(ctx, st, path, opts)
+		if err != nil {
+			if ctx.Err() != nil {
+				return withCode(130, ctx.Err())
+			}
+			fmt.Fprintf(st.err, "mcptape inspect: %v\n", err)
+			failed = true
+			continue
+		}
+		if rep.Tape.Warning != "" {
+			fmt.Fprintf(st.err, "mcptape inspect: warning: %s\n", rep.Tape.Warning)
+		}
+		if format == "json" {
+			err = analysis.WriteJSON(st.out, rep)
+		} else {
+			if i > 0 {
+				fmt.Fprintln(st.out)
+			}
+			err = analysis.WriteText(st.out, rep)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if failed {
+		return withCode(2, nil)
+	}
+	return nil
+}
+
+// inspectOne inspects the tape at path, or on stdin for "-".
+func inspectOne(ctx context.Context, st *stdio, path string, opts []analysis.Option) (*analysis.Report, error) {
+	if path != "-" {
+		return analysis.Inspect(ctx, path, opts...)
+	}
+	r, err := openStdinTape(st.in)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	rep, err := analysis.InspectTape(ctx, r, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("stdin: %w", err)
+	}
+	rep.File = "-"
+	return rep, nil
+}
+
+// openStdinTape reads a tape from the standard input.
+func openStdinTape(in io.Reader) (*tape.Reader, error) {
+	if in == nil {
+		return nil, errors.New("stdin: no input")
+	}
+	r, err := tape.NewReader(in)
+	if err != nil {
+		return nil, fmt.Errorf("stdin: %w", err)
+	}
+	return r, nil
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fixture is a tape of testdata/analysis.
+func fixture(name string) string {
+	return filepath.Join("..", "..", "testdata", "analysis", name+".jsonl.zst")
+}
+
+// runCLI runs mcptape in-process with the given stdin.
+func runCLI(t *testing.T, stdin []byte, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), &stdio{in: bytes.NewReader(stdin), out: &out, err: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+func TestInspectCommand(t *testing.T) {
+	dir := t.TempDir()
+	notTape := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notTape, []byte("just text\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		code       int
+		stdout     string // in stdout
+		stderr     string // in stderr ("" means empty)
+		stderrRows int
+	}{
+		{"no tape", []string{"inspect"}, 2, "", "no tape given", 1},
+		{"bad format", []string{"inspect", "--format", "xml", fixture("operations")}, 2, "", `--format "xml"`, 1},
+		{"bad max sessions", []string{"inspect", "--max-sessions", "0", fixture("operations")}, 2, "", "--max-sessions 0", 1},
+		{"not a tape", []string{"inspect", notTape}, 2, "", notTape + ": not a tape: not zstd data", 1},
+		{"missing file", []string{"inspect", filepath.Join(dir, "nope.jsonl.zst")}, 2, "", "no such file", 1},
+		{"text", []string{"inspect", fixture("operations")}, 0, "PROBLEMS  (worst first)", "", 0},
+		{"a bad tape does not stop the others", []string{"inspect", notTape, fixture("operations")}, 2, "TAPE  " + fixture("operations"), "not a tape", 1},
+		{"cut tape", []string{"inspect", fixture("cut")}, 0, "tape cut after 94 records", "warning: tape cut after 94 records", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, nil, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d; stderr: %s", code, tt.code, stderr)
+			}
+			if !strings.Contains(stdout, tt.stdout) {
+				t.Errorf("stdout lacks %q:\n%s", tt.stdout, stdout)
+			}
+			if !strings.Contains(stderr, tt.stderr) || strings.Count(stderr, "\n") != tt.stderrRows {
+				t.Errorf("stderr %q, want %d line(s) with %q", stderr, tt.stderrRows, tt.stderr)
+			}
+		})
+	}
+}
+
+func TestInspectCommandJSONAndStdin(t *testing.T) {
+	data, err := os.ReadFile(fixture("gosdk-refserver"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, data, "inspect", "--format", "json", "-", fixture("operations"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	var files []string
+	for dec.More() {
+		var rep struct {
+			File     string `json:"file"`
+			Sessions []struct {
+				ProtocolVersion string `json:"protocol_version"`
+			} `json:"sessions"`
+		}
+		if err := dec.Decode(&rep); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, rep.File)
+		if len(rep.Sessions) == 0 || rep.Sessions[0].ProtocolVersion == "" {
+			t.Errorf("%s: sessions %+v", rep.File, rep.Sessions)
+		}
+	}
+	if strings.Join(files, ",") != "-,"+fixture("operations") {
+		t.Errorf("reports for %v", files)
+	}
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcptape/mcptape/analysis"
+)
+
+func reportCmd() *command {
+	return &command{
+		name:    "report",
+		summary: "Write a self-contained HTML report of a tape (charts, errors, violations)",
+		usage:   "report TAPE -o report.html",
+		examples: `  mcptape report run.jsonl.zst -o report.html     # open report.html in any browser, offline
+  mcptape report run.jsonl.zst -o - > report.html
+
+  The report holds the sessions, a timeline of requests per session, latency
+  histograms per method and per tool, the errors and the protocol violations.
+  It is one HTML file with inline CSS and SVG: no script, nothing fetched. It is
+  created with mode 0600 (tapes hold other people's data). Exit code: 0, or 2 on
+  error.
+`,
+		setup: func(fs *pflag.FlagSet) runFunc {
+			out := fs.StringP("output", "o", "", "write the report to `FILE` (required; - for stdout)")
+			maxTimeline := fs.Int("max-timeline", analysis.DefaultMaxTimeline, "requests drawn in the timelines (the first ones)")
+			title := fs.String("title", "", "report title (default: the tape's file name)")
+			return func(ctx context.Context, st *stdio, args []string) error {
+				// "mcptape report merge A.json B.json" (load reports) will be
+				// dispatched here, before the tape report's checks.
+				if len(args) != 1 {
+					return usageError("want one tape, got %d arguments (usage: mcptape report TAPE -o report.html)", len(args))
+				}
+				if *out == "" {
+					return usageError("-o FILE is required (use -o - for stdout)")
+				}
+				if *maxTimeline < 0 {
+					return usageError("--max-timeline %d: want 0 or more", *maxTimeline)
+				}
+				t := *title
+				if t == "" {
+					t = filepath.Base(args[0])
+				}
+				return runReport(ctx, st, args[0], *out,
+					analysis.WithTitle(t), analysis.WithMaxTimeline(*maxTimeline))
+			}
+		},
+	}
+}
+
+// runReport writes the HTML report of the tape at path to out (or stdout
+// for "-"). A failed report leaves no file behind.
+func runReport(ctx context.Context, st *stdio, path, out string, opts ...analysis.HTMLOption) error {
+	w := st.out
+	var file *os.File
+	if out != "-" {
+		var err error
+		file, err = os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return withCode(2, err)
+		}
+		w = file
+	}
+	rep, err := analysis.WriteHTMLReport(ctx, path, w, opts...)
+	if file != nil {
+		if cerr := file.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(out)
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return withCode(130, ctx.Err())
+		}
+		return withCode(2, err)
+	}
+	if rep.Tape.Warning != "" {
+		fmt.Fprintf(st.err, "mcptape report: warning: %s\n", rep.Tape.Warning)
+	}
+	if out != "-" {
+		fmt.Fprintf(st.err, "mcptape report: wrote %s (%d sessions, %d messages, %d problems)\n",
+			out, len(rep.Sessions)+rep.SessionsFolded, rep.Tape.Messages, len(rep.Problems))
+	}
+	return nil
+}

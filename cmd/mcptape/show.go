@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/tape"
+)
+
+// showFlags are the flags of "mcptape show".
+type showFlags struct {
+	session, method, dir, grep, from, to, format string
+}
+
+func showCmd() *command {
+	return &command{
+		name:    "show",
+		summary: "Print a tape's messages as a timeline (text, NDJSON or raw frames)",
+		usage:   "show TAPE [--session S] [--method GLOB] [--dir in|out] [--grep RE] [--from T --to T] [--format text|ndjson|raw]",
+		examples: `  mcptape show run.jsonl.zst                              # every message, with latency on responses
+  mcptape show run.jsonl.zst --method 'tools/*' --from 2s --to 5s
+  mcptape show run.jsonl.zst --grep '"isError":true'
+  mcptape show run.jsonl.zst --format ndjson | jq 'select(.latency_ns > 1e9)'
+  mcptape show run.jsonl.zst --dir in --format raw | some-mcp-server   # replay the client side by hand
+
+  --dir in is client to server (into the server), out is server to client (c2s and s2c work too).
+  T is an offset from the tape's start (1.5s, 2m, or seconds) or an RFC 3339 time.
+  Columns of the text form: time since the start, session, direction (→ client to server,
+  ← server to client, · event), kind, method (a response shows its request's), id, size,
+  latency (responses), summary.
+`,
+		setup: func(fs *pflag.FlagSet) runFunc {
+			var f showFlags
+			fs.StringVar(&f.session, "session", "", "only this session `ID`")
+			fs.StringVar(&f.method, "method", "", "only methods matching `GLOB` (* matches slashes too; responses match by their request's method)")
+			fs.StringVar(&f.dir, "dir", "", "only messages going `DIR`: in (client to server) or out (server to client)")
+			fs.StringVar(&f.grep, "grep", "", "only records whose frame matches the regular expression `RE`")
+			fs.StringVar(&f.from, "from", "", "only records at or after `T` (offset like 1.5s, or RFC 3339 time)")
+			fs.StringVar(&f.to, "to", "", "only records at or before `T`")
+			fs.StringVar(&f.format, "format", "text", "output `FORMAT`: text, ndjson (one JSON object per line) or raw (exact frames, one per line)")
+			return func(ctx context.Context, st *stdio, args []string) error {
+				if len(args) != 1 {
+					return usageError("want exactly one tape (usage: mcptape show TAPE [FLAGS])")
+				}
+				opts, err := f.options(fs)
+				if err != nil {
+					return err
+				}
+				return runShow(ctx, st, args[0], opts)
+			}
+		},
+	}
+}
+
+// options turns the flags into analysis options; a bad value is a usage
+// error.
+func (f *showFlags) options(fs *pflag.FlagSet) ([]analysis.ShowOption, error) {
+	opts := []analysis.ShowOption{analysis.WithFormat(analysis.Format(f.format))}
+	if fs.Changed("session") {
+		opts = append(opts, analysis.WithSession(f.session))
+	}
+	if f.method != "" {
+		opts = append(opts, analysis.WithMethod(f.method))
+	}
+	switch f.dir {
+	case "":
+	case "in", "c2s":
+		opts = append(opts, analysis.WithDir(tape.ClientToServer))
+	case "out", "s2c":
+		opts = append(opts, analysis.WithDir(tape.ServerToClient))
+	default:
+		return nil, usageError("--dir %q: want in (client to server) or out (server to client)", f.dir)
+	}
+	if f.grep != "" {
+		opts = append(opts, analysis.WithGrep(f.grep))
+	}
+	for _, b := range []struct {
+		name, value string
+		opt         func(analysis.TimeSpec) analysis.ShowOption
+	}{{"--from", f.from, analysis.WithFrom}, {"--to", f.to, analysis.WithTo}} {
+		if b.value == "" {
+			continue
+		}
+		t, err := analysis.ParseTimeSpec(b.value)
+		if err != nil {
+			return nil, usageError("%s: %v", b.name, err)
+		}
+		opts = append(opts, b.opt(t))
+	}
+	// Check every option now, so that a bad one is a usage error.
+	if err := analysis.CheckShowOptions(opts...); err != nil {
+		return nil, usageError("%v", err)
+	}
+	return opts, nil
+}
+
+func runShow(ctx context.Context, st *stdio, path string, opts []analysis.ShowOption) error {
+	var (
+		stats analysis.ShowStats
+		err   error
+	)
+	if path == "-" {
+		r, oerr := openStdinTape(st.in)
+		if oerr != nil {
+			return withCode(2, oerr)
+		}
+		defer r.Close()
+		stats, err = analysis.ShowTape(ctx, r, st.out, opts...)
+	} else {
+		stats, err = analysis.Show(ctx, path, st.out, opts...)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return withCode(130, ctx.Err())
+		}
+		return withCode(2, err)
+	}
+	if stats.Warning != nil {
+		fmt.Fprintf(st.err, "mcptape show: warning: %v\n", stats.Warning)
+	}
+	if stats.Compacted > 0 {
+		fmt.Fprintf(st.err, "mcptape show: %d frames held line breaks and were written compacted, one per line\n", stats.Compacted)
+	}
+	return nil
+}

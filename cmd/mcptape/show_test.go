@@ -1,0 +1,72 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestShowCommandErrors(t *testing.T) {
+	tp := fixture("operations")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no tape", []string{"show"}, "exactly one tape"},
+		{"two tapes", []string{"show", tp, tp}, "exactly one tape"},
+		{"bad dir", []string{"show", tp, "--dir", "up"}, `--dir "up"`},
+		{"bad method", []string{"show", tp, "--method", "tools/[x"}, "method pattern"},
+		{"bad grep", []string{"show", tp, "--grep", "("}, "grep"},
+		{"bad from", []string{"show", tp, "--from", "yesterday"}, "--from"},
+		{"bad format", []string{"show", tp, "--format", "yaml"}, "format"},
+		{"not a tape", []string{"show", "show_test.go"}, "show_test.go: not a tape"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, nil, tt.args...)
+			if code != 2 || stdout != "" || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and one line with %q", code, stdout, stderr, tt.want)
+			}
+		})
+	}
+}
+
+func TestShowCommandFormats(t *testing.T) {
+	// raw, client side: exactly the golden frames.
+	want, err := os.ReadFile(filepath.Join("..", "..", "testdata", "analysis", "everything-stdio.show-in.raw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, nil, "show", fixture("everything-stdio"), "--dir", "in", "--format", "raw")
+	if code != 0 || stdout != string(want) {
+		t.Errorf("raw: exit %d, stderr %s\n got: %q\nwant: %q", code, stderr, stdout, want)
+	}
+	// ndjson: one object per line, filtered by method (responses too).
+	code, stdout, _ = runCLI(t, nil, "show", fixture("operations"), "--format", "ndjson", "--method", "tasks/*")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != 0 || len(lines) != 4 {
+		t.Fatalf("ndjson: exit %d, %d lines:\n%s", code, len(lines), stdout)
+	}
+	for _, l := range lines {
+		var m struct {
+			Method  string          `json:"method"`
+			Message json.RawMessage `json:"message"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil || !strings.HasPrefix(m.Method, "tasks/") || len(m.Message) == 0 {
+			t.Errorf("line %s: %v", l, err)
+		}
+	}
+	// text: a time window and a session.
+	code, stdout, _ = runCLI(t, nil, "show", fixture("operations"), "--session", "mrtr", "--from", "0.2", "--to", "+230ms")
+	if code != 0 || strings.Count(stdout, "\n") != 3 || !strings.Contains(stdout, "input required: ask") {
+		t.Errorf("text: exit %d:\n%s", code, stdout)
+	}
+	// A cut tape: what was readable, and a warning.
+	code, _, stderr = runCLI(t, nil, "show", fixture("cut"))
+	if code != 0 || !strings.Contains(stderr, "warning: ") || !strings.Contains(stderr, "tape cut after 94 records") {
+		t.Errorf("cut: exit %d, stderr %q", code, stderr)
+	}
+}

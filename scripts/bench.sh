@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# make bench: every performance target, each measured beside its baseline in
+# the same run and reported as a ratio (custom metrics such as x-faster,
+# ratio, records/s). Raw output goes to bench-out/; a summary to stdout.
+# Run it on a quiet machine: the figures are wall-clock on shared cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p bench-out bin
+OUT=bench-out/bench-$(date -u +%Y%m%dT%H%M%SZ).txt
+go build -o bin/mcptape ./cmd/mcptape
+export MCPTAPE_BIN=$PWD/bin/mcptape
+
+run() { # run PKG BENCH-REGEX [go test flags...]
+  local pkg=$1 re=$2; shift 2
+  echo "== $pkg -bench '$re' $*" | tee -a "$OUT"
+  go test -run '^$' -bench "$re" "$@" "$pkg" 2>&1 | tee -a "$OUT" | grep -E '^(Benchmark|ok|FAIL|---)' || true
+}
+
+run ./jsonrpc 'ClassifyRatio|Split|RewriteID' -benchtime 1s
+run ./tape 'Writer|Compression' -benchtime 5x
+run ./tape 'Reader' -benchtime 5x -cpu 1
+run ./internal/jsondiff 'Compare' -benchtime 1s
+run ./transport 'HTTPConn' -benchtime 2s
+run ./internal/refserver 'StdioOverhead' -benchtime 2000x
+run ./capture 'RecordRoundTrip|RecordPipelined' -benchtime 5000x
+run ./capture 'RecordRSS' -benchtime 1x
+run ./capture 'HTTPProxy' -benchtime 1x
+run ./analysis 'Inspect' -benchtime 1x -timeout 30m
+run ./replay 'ReplayMaxSpeed' -benchtime 1x
+run ./loadgen 'Generator' -benchtime 1x
+echo "== scripts/bench-load.sh (mcptape load vs vegeta and wrk)" | tee -a "$OUT"
+bash scripts/bench-load.sh bin/mcptape 2>&1 | tee -a "$OUT"
+echo "raw output: $OUT"
