@@ -216,3 +216,53 @@ func BenchmarkCompression(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReaderHugeRecord: reading a tape holding one 64 MiB message
+// (a frame the Reader decodes as a stream, in block-sized chunks), side by
+// side with the baseline of decoding the same tape with zstd alone and
+// finding its newlines (the ceiling). "ratio" is ours over baseline
+// throughput; MB/s count the decompressed bytes. A Reader that searches the
+// pending line again on every chunk is quadratic here: about 5 s a read.
+func BenchmarkReaderHugeRecord(b *testing.B) {
+	const size = 64 << 20
+	prefix, suffix := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"`, `"}]}}`
+	frame := make([]byte, 0, size)
+	frame = append(frame, prefix...)
+	for i := 0; len(frame) < size-len(suffix); i++ {
+		frame = append(frame, 'a'+byte((i*7+i/13)%26))
+	}
+	frame = append(frame, suffix...)
+	data := writeTape(b, []*Record{{Type: TypeMessage, Time: 1, Dir: ServerToClient, Frame: frame}})
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dec.Close()
+	plain, err := dec.DecodeAll(data, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ours, base clock
+	var out []byte
+	b.SetBytes(int64(len(plain)))
+	for b.Loop() {
+		ours.measure(func() {
+			if got := readCount(b, data); got != 2 { // + the stats event
+				b.Fatalf("read %d records", got)
+			}
+		})
+		base.measure(func() {
+			out, err = dec.DecodeAll(data, out[:0])
+			if err != nil || bytes.Count(out, []byte{'\n'}) != 3 {
+				b.Fatalf("baseline: %v", err)
+			}
+		})
+	}
+	mbs := func(d time.Duration) float64 { return float64(len(plain)) * float64(b.N) / d.Seconds() / 1e6 }
+	b.ReportMetric(mbs(ours.wall), "ours-MB/s")
+	b.ReportMetric(mbs(base.wall), "baseline-MB/s")
+	b.ReportMetric(base.wall.Seconds()/ours.wall.Seconds(), "ratio")
+	if ours.cpu > 0 {
+		b.ReportMetric(base.cpu.Seconds()/ours.cpu.Seconds(), "cpu-ratio")
+	}
+}

@@ -13,6 +13,10 @@ const (
 	DefaultFlushBytes    = 1 << 20                // ... or when a batch reaches this many bytes
 	DefaultMaxQueued     = 64 << 20               // bytes held before Write waits
 	DefaultLevel         = 3                      // zstd level (3: klauspost SpeedDefault)
+
+	// bounds of the zstd window the Writer picks from the flush bytes
+	minEncoderWindow = 1 << 20
+	maxEncoderWindow = 8 << 20
 )
 
 // Option configures a Writer. A bad value makes Create/NewWriter fail.
@@ -115,12 +119,29 @@ func buildOptions(opts []Option) (options, error) {
 
 // Reader defaults.
 const (
-	// DefaultMaxRecord is the longest record line a Reader accepts.
-	DefaultMaxRecord = 256 << 20
+	// DefaultMaxRecord is the longest record line a Reader accepts by
+	// default: MaxRecordFor(256 MiB), so that a message of the capture
+	// proxy's largest default frame (transport.DefaultMaxFrame, 256 MiB)
+	// reads back in its longest storage form, base64 (341.3 MiB), with
+	// 1 MiB for its other keys: 358,962,520 bytes.
+	DefaultMaxRecord = (256<<20+2)/3*4 + recordOverhead
+	// recordOverhead is what MaxRecordFor allows beyond the frame's bytes:
+	// the record's other keys (type, time, session, dir, stream...).
+	recordOverhead = 1 << 20
 	// memFrameLimit: a frame that may decompress to more than this is
 	// decoded as a stream instead of verified whole in memory.
 	memFrameLimit = 64 << 20
 )
+
+// MaxRecordFor returns the record limit (WithMaxRecord) a Reader needs for
+// messages of up to frameBytes bytes, whatever their storage form: the
+// Writer never makes a frame's stored form longer than its base64 form,
+// 4*ceil(frameBytes/3) bytes, to which it adds 1 MiB for the record's other
+// keys. A negative frameBytes counts as 0.
+func MaxRecordFor(frameBytes int) int {
+	frameBytes = max(frameBytes, 0)
+	return (frameBytes+2)/3*4 + recordOverhead
+}
 
 // ReaderOption configures a Reader.
 type ReaderOption func(*readerOptions) error
@@ -130,8 +151,9 @@ type readerOptions struct {
 }
 
 // WithMaxRecord sets the longest record line (decompressed bytes) a Reader
-// accepts, default 256 MiB. It bounds the Reader's memory: a longer line
-// ends reading with a warning. Frames that can decompress to more than
+// accepts, default DefaultMaxRecord; MaxRecordFor gives the limit for a
+// largest message size. It bounds the Reader's memory: a longer line ends
+// reading with a warning. Frames that can decompress to more than
 // min(n, 64 MiB) are decoded as a stream rather than checked whole first.
 func WithMaxRecord(n int) ReaderOption {
 	return func(o *readerOptions) error {

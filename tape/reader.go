@@ -60,6 +60,7 @@ type Reader struct {
 	raw    []byte        // compressed frame
 	buf    []byte        // decompressed bytes; unread ones are buf[pos:]
 	pos    int
+	scan   int // buf[pos:pos+scan] is known to hold no '\n'
 	p      lineParser
 
 	frames int64 // frames read
@@ -70,6 +71,8 @@ type Reader struct {
 	warn   *TailError
 	err    error // an I/O error of the source, returned by Next
 	done   bool
+
+	scanned int64 // bytes searched for '\n' so far; tests check it stays linear
 }
 
 // errReader remembers the first error of its reader other than io.EOF.
@@ -226,14 +229,20 @@ func (r *Reader) next() (*Record, error) {
 		if r.done {
 			return nil, io.EOF
 		}
-		if i := bytes.IndexByte(r.buf[r.pos:], '\n'); i >= 0 {
-			line := r.buf[r.pos : r.pos+i]
-			r.pos += i + 1
+		// Search only the bytes not searched before: a long line arriving
+		// in many chunks is then scanned once, not once per chunk.
+		from := r.pos + r.scan
+		if i := bytes.IndexByte(r.buf[from:], '\n'); i >= 0 {
+			r.scanned += int64(i + 1)
+			line := r.buf[r.pos : from+i]
+			r.pos, r.scan = from+i+1, 0
 			if rec, ok := r.parseLine(line); ok {
 				return rec, nil
 			}
 			continue
 		}
+		r.scanned += int64(len(r.buf) - from)
+		r.scan = len(r.buf) - r.pos
 		if len(r.buf)-r.pos > r.o.maxRecord {
 			r.stop(fmt.Errorf("line %d: longer than %d bytes", r.lines+1, r.o.maxRecord))
 			continue
@@ -242,7 +251,7 @@ func (r *Reader) next() (*Record, error) {
 		if err == io.EOF {
 			r.done = true
 			if rest := r.buf[r.pos:]; len(rest) > 0 { // a last line without '\n'
-				r.pos = len(r.buf)
+				r.pos, r.scan = len(r.buf), 0
 				if rec, ok := r.parseLine(rest); ok {
 					return rec, nil
 				}
@@ -278,7 +287,7 @@ func (r *Reader) parseLine(line []byte) (*Record, bool) {
 func (r *Reader) stop(err error) {
 	r.warn = &TailError{Name: r.name, Records: r.n, Err: err}
 	r.done = true
-	r.buf, r.pos = nil, 0
+	r.buf, r.pos, r.scan = nil, 0, 0
 }
 
 // fill appends more decompressed bytes to the unread part of r.buf: the next

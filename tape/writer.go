@@ -2,6 +2,7 @@ package tape
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -136,7 +137,8 @@ func newWriter(name string, dst io.Writer, h Header, o options) (*Writer, error)
 	if err != nil {
 		return nil, w.wrap(err)
 	}
-	w.enc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(o.level), zstd.WithEncoderConcurrency(1))
+	w.enc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(o.level), zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(encoderWindow(o.flushBytes)))
 	if err != nil {
 		return nil, w.wrap(err)
 	}
@@ -148,6 +150,19 @@ func newWriter(name string, dst io.Writer, h Header, o options) (*Writer, error)
 	w.st = Stats{Records: 1, Bytes: int64(len(line)), Frames: 1, Compressed: int64(len(frame))}
 	go w.flusher()
 	return w, nil
+}
+
+// encoderWindow is the zstd window for batches of flushBytes: frames are
+// independent and hold about flushBytes (plus at most one record), so a
+// longer window would only cost memory (the encoder keeps two windows of
+// history). It is the power of two at or above flushBytes, between 1 MiB
+// and 8 MiB (the zstd default).
+func encoderWindow(flushBytes int) int {
+	w := minEncoderWindow
+	for w < flushBytes && w < maxEncoderWindow {
+		w *= 2
+	}
+	return w
 }
 
 // wrap prefixes err with the tape's path.
@@ -178,7 +193,7 @@ func (w *Writer) WriteContext(ctx context.Context, r *Record) error {
 	}
 	var kind frameKind
 	if r.Type == TypeMessage {
-		kind = classify(r.Frame) // outside the lock: the costly part
+		kind = storage(r.Frame) // outside the lock: the costly part
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -187,6 +202,35 @@ func (w *Writer) WriteContext(ctx context.Context, r *Record) error {
 	}
 	w.appendLocked(r, kind, data)
 	return nil
+}
+
+// storage decides how a message frame is stored: as classify says, except
+// that text whose escaped form would be longer than its base64 form (many
+// control bytes: up to 6 bytes each) is stored as base64. A frame of n
+// bytes therefore never takes more than base64's 4*ceil(n/3) bytes in its
+// line, which MaxRecordFor relies on.
+func storage(frame []byte) frameKind {
+	kind := classify(frame)
+	if kind == frameText && quotedLen(frame) > base64.StdEncoding.EncodedLen(len(frame)) {
+		return frameB64
+	}
+	return kind
+}
+
+// quotedLen returns the length of frame as appendQuoted writes it, without
+// the quotes.
+func quotedLen(frame []byte) int {
+	n := len(frame)
+	for _, c := range frame {
+		switch {
+		case plain[c]:
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+			n++ // two-byte escape
+		default:
+			n += 5 // \u00XX
+		}
+	}
+	return n
 }
 
 // waitRoom waits, with w.mu held (released while waiting), until a record

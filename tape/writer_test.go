@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 func TestCreateMode(t *testing.T) {
@@ -328,5 +330,115 @@ func TestFlushBytes(t *testing.T) {
 	// 50 lines of about 260 bytes, cut every 4: 13 frames, plus the header's.
 	if st := w.Stats(); st.Frames < 13 || st.Frames > 15 {
 		t.Fatalf("frames %d", st.Frames)
+	}
+}
+
+// TestStorageBound: whatever its bytes, a message frame of n bytes takes at
+// most base64's 4*ceil(n/3) bytes in its record line, so that a Reader with
+// the limit MaxRecordFor(largest frame) reads every message back. Before,
+// text of control bytes took 6 bytes a byte ("\u0001"). The frames are
+// small, the relation is what counts: DefaultMaxRecord is MaxRecordFor of
+// the capture proxy's 256 MiB frames.
+func TestStorageBound(t *testing.T) {
+	const n = 3*40_000 + 1 // odd size: base64 pads
+	fill := func(pattern string) []byte {
+		b := bytes.Repeat([]byte(pattern), n/len(pattern)+1)
+		return b[:n]
+	}
+	jsonFrame := append(append([]byte(`"`), fill("json ")[:n-2]...), '"')
+	tests := []struct {
+		name  string
+		frame []byte
+		kind  frameKind
+	}{
+		{"control bytes: base64, not 6x text", fill("\x01"), frameB64},
+		{"quotes: base64, not 2x text", fill(`"`), frameB64},
+		{"half control bytes: base64", fill("a\x02"), frameB64},
+		{"CRLF lines: text", fill(strings.Repeat("line ", 20) + "\r\n"), frameText},
+		{"tabs and newlines, 2x: base64", fill("\t\n"), frameB64},
+		{"one escape in three: text", fill("ab\n"), frameText},
+		{"plain text: text", fill("plain text "), frameText},
+		{"JSON: verbatim", jsonFrame, frameJSON},
+		{"invalid UTF-8: base64", fill("\xff\xfe"), frameB64},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &Record{Type: TypeMessage, Time: 1748779200000000000, Session: "http-7f3a", Dir: ServerToClient,
+				Exchange: 12, Stream: "sse", EventID: "evt-42", NoEOL: true, Frame: tt.frame}
+			if got := storage(rec.Frame); got != tt.kind {
+				t.Fatalf("stored as %d, want %d", got, tt.kind)
+			}
+			empty := *rec
+			empty.Frame = nil
+			meta := len(appendRecord(nil, &empty, frameText, nil)) // the line with "text":""
+			bound := meta + 4*((n+2)/3)
+			line := appendRecord(nil, rec, storage(rec.Frame), nil)
+			if len(line) > bound {
+				t.Fatalf("line of %d bytes for a frame of %d: over %d", len(line), n, bound)
+			}
+			// The Reader reads it back with the bound as its limit. The
+			// record gets a frame of its own (flush bytes 1000): a frame
+			// over the limit would be decoded as a stream, and this one,
+			// smaller than the zstd window, needs its whole size as window.
+			data := writeTape(t, []*Record{rec}, WithFlushBytes(1000), WithMaxQueued(1000))
+			got, _, warn := readTape(t, data, true, WithMaxRecord(bound))
+			if warn != nil || len(got) != 1 {
+				t.Fatalf("read %d records, warning %v", len(got), warn)
+			}
+			if d := diffRecord(rec, got[0]); d != "" {
+				t.Fatal(d)
+			}
+		})
+	}
+	if got, want := MaxRecordFor(256<<20), 4*((256<<20+2)/3)+1<<20; got != want || DefaultMaxRecord != want {
+		t.Errorf("MaxRecordFor(256 MiB) = %d, DefaultMaxRecord = %d, want %d", got, DefaultMaxRecord, want)
+	}
+	if MaxRecordFor(-1) != MaxRecordFor(0) {
+		t.Errorf("MaxRecordFor(-1) = %d", MaxRecordFor(-1))
+	}
+}
+
+// TestEncoderWindow: the zstd window fits the flush size (a power of two,
+// 1 to 8 MiB) instead of zstd's default 8 MiB, whose 16 MiB history buffer
+// frames of about the flush size never use. A frame bigger than its window
+// says so in its header, and readers then need only the window in memory.
+func TestEncoderWindow(t *testing.T) {
+	tests := []struct {
+		name   string
+		flush  int
+		record int // bytes of the one big record
+		window uint64
+	}{
+		{"default flush bytes", DefaultFlushBytes, 3 << 20, 1 << 20},
+		{"tiny flush bytes", 1000, 2 << 20, 1 << 20},
+		{"3 MiB flush bytes", 3 << 20, 5 << 20, 4 << 20},
+		{"huge flush bytes: capped", 64 << 20, 9 << 20, 8 << 20},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			w, err := NewWriter(&buf, testHeader(), WithFlushBytes(tt.flush), WithMaxQueued(max(tt.flush, DefaultMaxQueued)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := buf.Len() // after the header's frame
+			frame := []byte(`"` + strings.Repeat("window ", tt.record/7) + `"`)
+			if err := w.Write(&Record{Type: TypeMessage, Time: 1, Frame: frame}); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			var h zstd.Header
+			if err := h.Decode(buf.Bytes()[start:]); err != nil {
+				t.Fatal(err)
+			}
+			if h.SingleSegment || h.WindowSize != tt.window {
+				t.Fatalf("frame of %d bytes: window %d (single segment %v), want %d", h.FrameContentSize, h.WindowSize, h.SingleSegment, tt.window)
+			}
+			if got, _, warn := readTape(t, buf.Bytes(), true); warn != nil || len(got) != 1 || !bytes.Equal(got[0].Frame, frame) {
+				t.Fatalf("read back %d records, warning %v", len(got), warn)
+			}
+		})
 	}
 }
