@@ -23,6 +23,11 @@ func (c *command) flagSet() (*pflag.FlagSet, runFunc) {
 // execute parses args and runs c. On -h it prints the command's help to
 // st.out and returns errHelp; a bad flag is a usage error (exit 2).
 func (c *command) execute(ctx context.Context, st *stdio, args []string) error {
+	if len(args) > 0 {
+		if sub, ok := c.subcommands[args[0]]; ok {
+			return sub(ctx, st, args[1:])
+		}
+	}
 	fs, run := c.flagSet()
 	err := fs.Parse(args)
 	if errors.Is(err, pflag.ErrHelp) {

@@ -15,9 +15,10 @@ func reportCmd() *command {
 	return &command{
 		name:    "report",
 		summary: "Write a self-contained HTML report of a tape (charts, errors, violations)",
-		usage:   "report TAPE -o report.html",
+		usage:   "report TAPE -o report.html\n  mcptape report merge A.json B.json... [--json OUT] [--threshold T]... [--hgrm DIR]",
 		examples: `  mcptape report run.jsonl.zst -o report.html     # open report.html in any browser, offline
   mcptape report run.jsonl.zst -o - > report.html
+  mcptape report merge gen-0.json gen-1.json gen-2.json --json all.json   # merge load reports exactly
 
   The report holds the sessions, a timeline of requests per session, latency
   histograms per method and per tool, the errors and the protocol violations.
@@ -25,13 +26,12 @@ func reportCmd() *command {
   created with mode 0600 (tapes hold other people's data). Exit code: 0, or 2 on
   error.
 `,
+		subcommands: map[string]runFunc{"merge": runReportMerge},
 		setup: func(fs *pflag.FlagSet) runFunc {
 			out := fs.StringP("output", "o", "", "write the report to `FILE` (required; - for stdout)")
 			maxTimeline := fs.Int("max-timeline", analysis.DefaultMaxTimeline, "requests drawn in the timelines (the first ones)")
 			title := fs.String("title", "", "report title (default: the tape's file name)")
 			return func(ctx context.Context, st *stdio, args []string) error {
-				// "mcptape report merge A.json B.json" (load reports) will be
-				// dispatched here, before the tape report's checks.
 				if len(args) != 1 {
 					return usageError("want one tape, got %d arguments (usage: mcptape report TAPE -o report.html)", len(args))
 				}

@@ -1,0 +1,452 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcptape/mcptape/loadgen"
+	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/tape"
+)
+
+// loadFlags are the flags of "mcptape load".
+type loadFlags struct {
+	url, sse    string
+	calls       []string
+	scenario    string
+	tape        string
+	session     string
+	speed       string
+	sessions    int
+	inflight    int
+	think       time.Duration
+	rate        string
+	maxInflight int
+	maxConns    int
+	batch       int
+	cancelAfter time.Duration
+	cancelRatio float64
+	ramp        time.Duration
+	duration    time.Duration
+	requests    int64
+	timeout     time.Duration
+	protocol    string
+	progress    bool
+	getStream   bool
+	headers     []string
+	jsonOut     string
+	hgrm        string
+	hlog        string
+	hlogEvery   time.Duration
+	thresholds  []string
+	every       time.Duration
+	quiet       bool
+}
+
+func loadCmd() *command {
+	return &command{
+		name:    "load",
+		summary: "Load-test an MCP server: many sessions, open or closed model, HDR latency report",
+		usage:   "load (--url URL | --sse URL | -- CMD [ARGS...]) --call 'METHOD [TOOL] [JSON]'... [--sessions N] [--rate R/s] (--duration DUR | --requests N) [--json FILE] [--threshold T]...",
+		examples: `  mcptape load --url http://127.0.0.1:8080/mcp --sessions 50 --duration 30s --call 'tools/call echo {"message":"hi"}'
+  mcptape load --url https://staging/mcp --rate 2000/s --duration 5m --call 'tools/call search {"q":"x"}' --json run.json
+  mcptape load --sessions 100 --inflight 8 --requests 100000 --call '3:tools/call echo {"message":"hi"}' --call tools/list -- mcptape serve
+  mcptape load --url http://127.0.0.1:8080/mcp --protocol 2026-07-28 --rate 500/s --duration 1m --call ping --threshold 'ping:p99<50ms' --threshold 'errors<1%'
+  mcptape load --url http://127.0.0.1:8080/mcp --scenario agent.json --sessions 200 --duration 2m
+  mcptape load --tape run.jsonl.zst --sessions 50 --speed max -- ./my-server   # amplified replay
+  mcptape report merge gen-0.json gen-1.json gen-2.json --json all.json
+
+  Closed model (default): each session sends its next request when the last
+  is answered (--inflight loops per session, --think between). Open model
+  (--rate): arrivals at fixed intended times spread over the sessions,
+  latency measured from the intended time (coordinated omission corrected);
+  arrivals beyond --max-inflight are dropped and counted.
+  Series: each method, each tool ("tools/call NAME") and "session setup".
+  The text report goes to stdout (to stderr with --json -).
+  Exit code: 0 done, 1 the run could not start, 2 bad usage, 3 a --threshold was broken.
+`,
+		setup: func(fs *pflag.FlagSet) runFunc {
+			var f loadFlags
+			fs.StringVar(&f.url, "url", "", "Streamable HTTP endpoint of the server")
+			fs.StringVar(&f.sse, "sse", "", "legacy HTTP+SSE stream URL of the server (…/sse)")
+			fs.StringArrayVar(&f.calls, "call", nil, "workload call `[W:]METHOD [TOOL] [JSON]` with optional weight W (repeatable)")
+			fs.StringVar(&f.scenario, "scenario", "", "workload from `FILE.json`: per-session setup steps, weighted steps, think times, templated arguments (see 'go doc loadgen.Scenario')")
+			fs.StringVar(&f.tape, "tape", "", "tape-driven load: every virtual session replays a recorded session of `TAPE` (ids rewritten)")
+			fs.StringVar(&f.session, "session", "", "with --tape: replay only the recorded session `ID` (default: all, in turn)")
+			fs.StringVar(&f.speed, "speed", "1", "with --tape: recorded spacing divided by `N`; max sends as soon as causality allows")
+			fs.IntVar(&f.sessions, "sessions", 1, "virtual sessions (each its own MCP session; over stdio its own child process)")
+			fs.IntVar(&f.inflight, "inflight", 1, "closed model: requests in flight per session")
+			fs.DurationVar(&f.think, "think", 0, "closed model: pause between an answer and the next request")
+			fs.StringVar(&f.rate, "rate", "", "open model: arrivals per second, `R/s` (also R/m)")
+			fs.IntVar(&f.maxInflight, "max-inflight", loadgen.DefaultMaxInFlight, "open model: most requests in flight; later arrivals are dropped and counted")
+			fs.DurationVar(&f.ramp, "ramp", 0, "start sessions (closed) or grow the rate (open) linearly over `DUR`")
+			fs.DurationVar(&f.duration, "duration", 0, "stop starting requests after `DUR`")
+			fs.Int64Var(&f.requests, "requests", 0, "stop after `N` requests")
+			fs.DurationVar(&f.timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer")
+			fs.StringVar(&f.protocol, "protocol", loadgen.DefaultProtocolVersion, "protocol `VERSION` to ask for; 2026-07-28 is stateless (no handshake)")
+			fs.BoolVar(&f.progress, "progress", false, "attach a progressToken to every call and report the progress notifications")
+			fs.BoolVar(&f.getStream, "get-stream", false, "with --url: open each session's GET stream")
+			fs.IntVar(&f.maxConns, "max-conns", 0, "most HTTP connections to the server (0: one per request in flight); bounds memory with many sessions")
+			fs.IntVar(&f.batch, "batch", 1, "send requests `K` at a time as JSON-RPC batches and report how the server answered")
+			fs.DurationVar(&f.cancelAfter, "cancel-after", 0, "cancel calls not answered after `DUR` (notifications/cancelled and/or closing the stream)")
+			fs.Float64Var(&f.cancelRatio, "cancel-ratio", 0, "share `F` of the calls to cancel (default 1 with --cancel-after)")
+			fs.StringArrayVar(&f.headers, "header", nil, "add `NAME: VALUE` to every HTTP request (repeatable)")
+			fs.StringVar(&f.jsonOut, "json", "", "write the full report (histograms included) as JSON to `FILE` (- for stdout)")
+			fs.StringVar(&f.hgrm, "hgrm", "", "write one percentile distribution file per series (SERIES.hgrm, for the HdrHistogram plotter) into `DIR`")
+			fs.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (one histogram per series per interval) to `FILE`")
+			fs.DurationVar(&f.hlogEvery, "hlog-interval", time.Second, "interval of --hlog")
+			fs.StringArrayVar(&f.thresholds, "threshold", nil, "fail with exit code 3 unless `T` holds: 'SERIES:p99<50ms', 'errors<1%' (repeatable)")
+			fs.DurationVar(&f.every, "every", 2*time.Second, "live progress line interval on stderr")
+			fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress")
+			return func(ctx context.Context, st *stdio, args []string) error {
+				var command []string
+				if dash := fs.ArgsLenAtDash(); dash >= 0 {
+					args, command = args[:dash], args[dash:]
+				}
+				if len(args) > 0 {
+					return usageError("unexpected argument %q (a server command goes after --)", args[0])
+				}
+				if f.tape != "" {
+					return runTapeLoad(ctx, st, &f, command)
+				}
+				return runLoad(ctx, st, &f, command)
+			}
+		},
+	}
+}
+
+// check turns the flags into the run's target, calls, options and
+// thresholds.
+func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []loadgen.Option, []loadgen.Threshold, error) {
+	target := loadgen.Target{URL: f.url, SSE: f.sse, Command: command}
+	n := 0
+	for _, set := range []bool{f.url != "", f.sse != "", len(command) > 0} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return target, nil, nil, nil, usageError("give exactly one of --url URL, --sse URL or -- CMD [ARGS...]")
+	}
+	if (len(f.calls) == 0) == (f.scenario == "") {
+		return target, nil, nil, nil, usageError("give at least one --call, or a --scenario (not both)")
+	}
+	var calls []loadgen.Call
+	var scenario *loadgen.Scenario
+	if f.scenario != "" {
+		fh, err := os.Open(f.scenario)
+		if err != nil {
+			return target, nil, nil, nil, usageError("--scenario: %v", err)
+		}
+		scenario, err = loadgen.ParseScenario(fh)
+		fh.Close()
+		if err != nil {
+			return target, nil, nil, nil, usageError("--scenario %s: %v", f.scenario, err)
+		}
+		calls = scenario.Steps
+	}
+	for _, spec := range f.calls {
+		c, err := loadgen.ParseCall(spec)
+		if err != nil {
+			return target, nil, nil, nil, usageError("--call: %v", err)
+		}
+		calls = append(calls, c)
+	}
+	if f.duration == 0 && f.requests == 0 {
+		return target, nil, nil, nil, usageError("give --duration DUR or --requests N")
+	}
+	opts := []loadgen.Option{loadgen.WithSessions(f.sessions), loadgen.WithTimeout(f.timeout),
+		loadgen.WithProtocolVersion(f.protocol), loadgen.WithRamp(f.ramp), loadgen.WithMaxConns(f.maxConns)}
+	if f.duration != 0 {
+		opts = append(opts, loadgen.WithDuration(f.duration))
+	}
+	if f.requests != 0 {
+		opts = append(opts, loadgen.WithRequests(f.requests))
+	}
+	if f.rate != "" {
+		r, err := parseRate(f.rate)
+		if err != nil {
+			return target, nil, nil, nil, usageError("--rate: %v", err)
+		}
+		opts = append(opts, loadgen.WithRate(r), loadgen.WithMaxInFlight(f.maxInflight))
+		if f.inflight != 1 || f.think != 0 {
+			return target, nil, nil, nil, usageError("--inflight and --think belong to the closed model, not to --rate")
+		}
+	} else {
+		think := f.think
+		if scenario != nil && think == 0 {
+			think = scenario.Think
+		}
+		opts = append(opts, loadgen.WithInFlight(f.inflight), loadgen.WithThink(think))
+	}
+	if scenario != nil && len(scenario.Setup) > 0 {
+		opts = append(opts, loadgen.WithSetupCalls(scenario.Setup))
+	}
+	if f.batch != 1 {
+		opts = append(opts, loadgen.WithBatch(f.batch))
+	}
+	if fs := f.cancelRatio; fs != 0 || f.cancelAfter != 0 {
+		if fs == 0 {
+			fs = 1
+		}
+		opts = append(opts, loadgen.WithCancel(f.cancelAfter, fs))
+	}
+	if f.progress {
+		opts = append(opts, loadgen.WithProgress())
+	}
+	if f.getStream {
+		if f.url == "" {
+			return target, nil, nil, nil, usageError("--get-stream needs --url")
+		}
+		opts = append(opts, loadgen.WithGetStream())
+	}
+	if len(f.headers) > 0 {
+		if len(command) > 0 {
+			return target, nil, nil, nil, usageError("--header needs --url or --sse")
+		}
+		h := http.Header{}
+		for _, kv := range f.headers {
+			k, v, ok := strings.Cut(kv, ":")
+			if !ok || strings.TrimSpace(k) == "" {
+				return target, nil, nil, nil, usageError("--header: want NAME: VALUE, got %q", strings.SplitN(kv, ":", 2)[0])
+			}
+			h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+		opts = append(opts, loadgen.WithHeader(h))
+	}
+	th, err := parseThresholds(f.thresholds)
+	if err != nil {
+		return target, nil, nil, nil, err
+	}
+	return target, calls, opts, th, nil
+}
+
+// parseRate parses "R", "R/s" or "R/m" into arrivals per second.
+func parseRate(s string) (float64, error) {
+	num, unit, _ := strings.Cut(strings.TrimSpace(s), "/")
+	div := 1.0
+	switch unit {
+	case "", "s":
+	case "m":
+		div = 60
+	case "h":
+		div = 3600
+	default:
+		return 0, fmt.Errorf("%q: unit must be /s, /m or /h", s)
+	}
+	r, err := strconv.ParseFloat(num, 64)
+	if err != nil || !(r > 0) {
+		return 0, fmt.Errorf("%q is not a positive rate such as 2000/s", s)
+	}
+	return r / div, nil
+}
+
+func parseThresholds(specs []string) ([]loadgen.Threshold, error) {
+	var out []loadgen.Threshold
+	for _, s := range specs {
+		t, err := loadgen.ParseThreshold(s)
+		if err != nil {
+			return nil, usageError("--threshold: %v", err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) error {
+	target, calls, opts, th, err := f.check(command)
+	if err != nil {
+		return err
+	}
+	redraw := false
+	opts = append(opts, loadgen.WithNotice(func(s string) { fmt.Fprintf(st.err, "load: %s\n", s) }))
+	if !f.quiet {
+		if f.every <= 0 {
+			return usageError("--every must be positive")
+		}
+		if isTerminal(st.err) {
+			// one status line, redrawn in place; the final one is kept
+			opts = append(opts, loadgen.WithLive(200*time.Millisecond, func(l loadgen.Live) {
+				fmt.Fprintf(st.err, "\r\033[K%s%s", progressBar(l), liveLine(l))
+			}))
+			redraw = true
+		} else {
+			opts = append(opts, loadgen.WithLive(f.every, func(l loadgen.Live) { fmt.Fprintln(st.err, liveLine(l)) }))
+		}
+	}
+	if f.hlog != "" {
+		fh, err := os.OpenFile(f.hlog, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return withCode(2, fmt.Errorf("--hlog: %w", err))
+		}
+		defer fh.Close()
+		if f.hlogEvery <= 0 {
+			return usageError("--hlog-interval must be positive")
+		}
+		opts = append(opts, loadgen.WithHlog(fh, f.hlogEvery))
+	}
+	rep, err := loadgen.Run(ctx, target, calls, opts...)
+	if redraw {
+		fmt.Fprintln(st.err)
+	}
+	if err != nil {
+		return withCode(2, err)
+	}
+	if f.hgrm != "" {
+		if err := rep.WriteHgrmDir(f.hgrm); err != nil {
+			return err
+		}
+	}
+	return emitReport(st, rep, f.jsonOut, th)
+}
+
+// runTapeLoad runs "mcptape load --tape": --sessions virtual sessions,
+// each replaying a recorded session, all at once.
+func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) error {
+	if len(f.calls) > 0 || f.scenario != "" || f.rate != "" || f.batch != 1 || f.cancelRatio != 0 || f.cancelAfter != 0 || f.progress || f.inflight != 1 || f.think != 0 {
+		return usageError("--tape replays the recorded requests: --call, --scenario, --rate, --batch, --cancel-*, --progress, --inflight and --think do not apply")
+	}
+	f.calls, f.requests = []string{"ping"}, 1 // to pass the checks of the other flags
+	target, _, opts, th, err := f.check(command)
+	if err != nil {
+		return err
+	}
+	var ropts []replay.Option
+	if f.speed == "max" {
+		ropts = append(ropts, replay.WithMaxSpeed())
+	} else {
+		sp, err := strconv.ParseFloat(f.speed, 64)
+		if err != nil || !(sp > 0) {
+			return usageError("--speed %q: want a positive number or max", f.speed)
+		}
+		ropts = append(ropts, replay.WithSpeed(sp))
+	}
+	r, err := tape.Open(f.tape)
+	if err != nil {
+		return withCode(2, err)
+	}
+	sessions, _, err := replay.Load(r)
+	r.Close()
+	if err != nil {
+		return withCode(2, fmt.Errorf("%s: %w", f.tape, err))
+	}
+	if f.session != "" {
+		s, err := replay.Pick(sessions, f.session)
+		if err != nil {
+			return withCode(2, err)
+		}
+		sessions = []*replay.Session{s}
+	}
+	if !f.quiet {
+		opts = append(opts, loadgen.WithLive(f.every, func(l loadgen.Live) { fmt.Fprintln(st.err, liveLine(l)) }))
+	}
+	rep, err := loadgen.RunTape(ctx, target, sessions, f.sessions, ropts, opts...)
+	if err != nil {
+		return withCode(2, err)
+	}
+	return emitReport(st, rep, f.jsonOut, th)
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progressBar renders how far the run is, by time or by requests, as a
+// 20-cell bar.
+func progressBar(l loadgen.Live) string {
+	frac := -1.0
+	switch {
+	case l.Total > 0:
+		frac = float64(l.Elapsed) / float64(l.Total)
+	case l.Planned > 0:
+		frac = float64(l.Requests) / float64(l.Planned)
+	}
+	if frac < 0 {
+		return ""
+	}
+	frac = min(max(frac, 0), 1)
+	n := int(frac * 20)
+	return "[" + strings.Repeat("=", n) + strings.Repeat(" ", 20-n) + "] "
+}
+
+// liveLine renders the live figures on one line.
+func liveLine(l loadgen.Live) string {
+	var b strings.Builder
+	b.WriteString("load: ")
+	b.WriteString(l.Elapsed.Round(time.Second / 10).String())
+	if l.Total > 0 {
+		b.WriteString(" of " + l.Total.String())
+	}
+	if l.Planned > 0 {
+		fmt.Fprintf(&b, ", %d of %d requests", l.Requests, l.Planned)
+	}
+	fmt.Fprintf(&b, ", %d sessions, %.0f/s, %d answered, %d errors, %d in flight", l.Sessions, l.Rate, l.Answered, l.Errors, l.InFlight)
+	if l.Dropped > 0 {
+		fmt.Fprintf(&b, ", %d dropped", l.Dropped)
+	}
+	fmt.Fprintf(&b, ", p99 %s", l.P99.Round(time.Microsecond))
+	return b.String()
+}
+
+// emitReport writes the text report (to stdout, or stderr when the JSON
+// goes to stdout), the JSON report when asked, then checks the thresholds:
+// exit code 3 when one is broken.
+func emitReport(st *stdio, rep *loadgen.Report, jsonOut string, th []loadgen.Threshold) error {
+	text := st.out
+	if jsonOut == "-" {
+		text = st.err
+	}
+	if err := rep.WriteText(text); err != nil {
+		return err
+	}
+	if jsonOut != "" {
+		if err := writeReportJSON(st.out, jsonOut, rep); err != nil {
+			return err
+		}
+	}
+	var broken []string
+	for _, t := range th {
+		if why := t.Check(rep); why != "" {
+			broken = append(broken, why)
+		}
+	}
+	if len(broken) > 0 {
+		for _, b := range broken {
+			fmt.Fprintf(st.err, "threshold %s\n", b)
+		}
+		return withCode(3, fmt.Errorf("%d of %d thresholds broken", len(broken), len(th)))
+	}
+	return nil
+}
+
+// writeReportJSON writes rep to path (mode 0600) or to out for "-".
+func writeReportJSON(out io.Writer, path string, rep *loadgen.Report) error {
+	if path == "-" {
+		return rep.WriteJSON(out)
+	}
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	werr := rep.WriteJSON(fh)
+	cerr := fh.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/refserver"
+	"github.com/mcptape/mcptape/loadgen"
+)
+
+func refURL(t *testing.T, cfg refserver.HTTPConfig) string {
+	t.Helper()
+	s, err := refserver.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(refserver.HTTPHandler(s, cfg))
+	t.Cleanup(ts.Close)
+	return ts.URL + refserver.Path
+}
+
+func TestLoadUsage(t *testing.T) {
+	url := "http://127.0.0.1:1/mcp"
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"load", "--call", "ping", "--requests", "1"}, "exactly one of"},
+		{[]string{"load", "--url", url, "--requests", "1"}, "at least one --call"},
+		{[]string{"load", "--url", url, "--requests", "1", "--scenario", "/nonexistent.json"}, "--scenario"},
+		{[]string{"load", "--url", url, "--requests", "1", "--scenario", "x.json", "--call", "ping"}, "not both"},
+		{[]string{"load", "--url", url, "--call", "ping"}, "--duration DUR or --requests N"},
+		{[]string{"load", "--url", url, "--call", "tools/call", "--requests", "1"}, "tool name"},
+		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--rate", "fast"}, "--rate"},
+		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--rate", "10/s", "--inflight", "2"}, "closed model"},
+		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--threshold", "p99<1"}, "--threshold"},
+		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--header", "nocolon"}, "--header"},
+		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--sessions", "0"}, "sessions"},
+		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "stray"}, "unexpected argument"},
+	}
+	for _, c := range cases {
+		code, _, stderr := runCLI(t, nil, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%q: code %d stderr %q, want 2 and one line with %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+func TestLoadCommand(t *testing.T) {
+	url := refURL(t, refserver.HTTPConfig{})
+	out := filepath.Join(t.TempDir(), "run.json")
+	code, stdout, stderr := runCLI(t, nil, "load", "--url", url, "--sessions", "3", "--requests", "60", "--every", "10ms",
+		"--call", `tools/call echo {"message":"hi"}`, "--json", out, "--threshold", "tools/call echo:p99<30s", "--threshold", "errors<1%")
+	if code != 0 {
+		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "tools/call echo") || !strings.Contains(stdout, "60 sent, 60 answered") || !strings.Contains(stderr, "load: ") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	fi, err := os.Stat(out)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("report file: %v %v", fi, err)
+	}
+	// A scenario file.
+	sc := filepath.Join(t.TempDir(), "sc.json")
+	if err := os.WriteFile(sc, []byte(`{"setup":[{"method":"tools/list"}],"steps":[{"method":"tools/call","tool":"echo","args":{"message":"{{session}}-{{random:4}}"}}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = runCLI(t, nil, "load", "--url", url, "--sessions", "2", "--requests", "10", "-q", "--scenario", sc)
+	if code != 0 || !strings.Contains(stdout, "setup tools/list") || !strings.Contains(stdout, "10 sent, 10 answered") {
+		t.Errorf("scenario: code %d\n%s\n%s", code, stdout, stderr)
+	}
+	// A broken threshold is exit code 3, the report still written.
+	code, stdout, stderr = runCLI(t, nil, "load", "--url", url, "--requests", "20", "-q",
+		"--call", `tools/call echo {"message":"hi"}`, "--json", "-", "--threshold", "tools/call echo:p50<1ns")
+	if code != 3 || !strings.Contains(stderr, "broken") {
+		t.Errorf("threshold: code %d stderr %s", code, stderr)
+	}
+	var rep loadgen.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Answered != 20 {
+		t.Errorf("--json -: %v, %+v", err, rep)
+	}
+}
+
+// TestLoadMergeThreeProcesses runs three generator processes at once
+// against one server, each with a third of the rate and its own --json,
+// merges their reports with "report merge", and checks the merged
+// histogram bucket by bucket against the sum of the three.
+func TestLoadMergeThreeProcesses(t *testing.T) {
+	bin := serveBinary(t)
+	url := refURL(t, refserver.HTTPConfig{JSONResponse: true})
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	paths := make([]string, 3)
+	for i := range 3 {
+		paths[i] = filepath.Join(dir, fmt.Sprintf("gen-%d.json", i))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := exec.Command(bin, "load", "--url", url, "--rate", "100/s", "--duration", "1s", "--sessions", "2", "-q",
+				"--call", `tools/call echo {"message":"hi"}`, "--json", paths[i]).CombinedOutput()
+			if err != nil {
+				errs[i] = fmt.Errorf("generator %d: %v\n%s", i, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	mergedPath := filepath.Join(dir, "all.json")
+	var parts []*loadgen.Report
+	for _, p := range paths {
+		rep, err := readReportFile(&stdio{}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, rep)
+	}
+	var buf strings.Builder
+	st := &stdio{out: &buf, err: &buf}
+	if err := runReportMerge(t.Context(), st, append(append([]string{}, paths...), "--json", mergedPath, "--threshold", "errors<1%")); err != nil {
+		t.Fatalf("merge: %v\n%s", err, buf.String())
+	}
+	merged, err := readReportFile(&stdio{}, mergedPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Generators != 3 || merged.Requests != 300 || merged.Sessions != 6 || !strings.Contains(buf.String(), "3 generators merged") {
+		t.Fatalf("merged: generators %d requests %d sessions %d\n%s", merged.Generators, merged.Requests, merged.Sessions, buf.String())
+	}
+	mh, err := merged.Find("tools/call echo").Hist()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]int64{}
+	for _, p := range parts {
+		h, err := p.Find("tools/call echo").Hist()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bar := range h.Distribution() {
+			want[bar.From] += bar.Count
+		}
+	}
+	for _, bar := range mh.Distribution() {
+		if want[bar.From] != bar.Count {
+			t.Fatalf("bucket %d: merged %d, generators %d", bar.From, bar.Count, want[bar.From])
+		}
+		delete(want, bar.From)
+	}
+	for from, n := range want {
+		if n != 0 {
+			t.Fatalf("bucket %d: %d values lost in the merge", from, n)
+		}
+	}
+}
+
+// TestLoadTape runs tape-driven load from the command line: 3 virtual
+// sessions replaying a recorded session against mcptape serve.
+func TestLoadTape(t *testing.T) {
+	bin := serveBinary(t)
+	tapePath := filepath.Join("..", "..", "testdata", "analysis", "gosdk-refserver.jsonl.zst")
+	code, stdout, stderr := runCLI(t, nil, "load", "-q", "--tape", tapePath, "--sessions", "3", "--speed", "max", "--json", "-", "--", bin, "serve")
+	if code != 0 {
+		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+	}
+	var rep loadgen.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Model != "replay" || rep.Sessions != 3 || rep.Requests != 30 || rep.Protocol != "2026-07-28" {
+		t.Errorf("model %s sessions %d requests %d protocol %s", rep.Model, rep.Sessions, rep.Requests, rep.Protocol)
+	}
+	for _, args := range [][]string{
+		{"load", "--tape", tapePath, "--rate", "5/s", "--", bin},
+		{"load", "--tape", tapePath, "--speed", "fast", "--", bin},
+		{"load", "--tape", tapePath, "--session", "nosuch", "--", bin},
+		{"load", "--tape", "/nonexistent.jsonl.zst", "--", bin},
+	} {
+		if code, _, stderr := runCLI(t, nil, args...); code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%q: code %d stderr %q", args, code, stderr)
+		}
+	}
+}
+
+func TestLiveLineAndBar(t *testing.T) {
+	l := loadgen.Live{Elapsed: 5 * time.Second, Total: 10 * time.Second, Sessions: 3, Rate: 100, Answered: 500, Errors: 2, InFlight: 3, Dropped: 1, P99: 12 * time.Millisecond}
+	line := liveLine(l)
+	for _, want := range []string{"5s of 10s", "3 sessions", "100/s", "2 errors", "1 dropped", "p99 12ms"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("live line %q lacks %q", line, want)
+		}
+	}
+	if b := progressBar(l); b != "["+strings.Repeat("=", 10)+strings.Repeat(" ", 10)+"] " {
+		t.Errorf("bar %q", b)
+	}
+	if b := progressBar(loadgen.Live{Requests: 30, Planned: 20}); !strings.HasPrefix(b, "["+strings.Repeat("=", 20)+"]") {
+		t.Errorf("bar past the end %q", b)
+	}
+	if progressBar(loadgen.Live{}) != "" || isTerminal(&strings.Builder{}) {
+		t.Error("no bar without a bound; a builder is no terminal")
+	}
+}
+
+func TestReportMergeUsage(t *testing.T) {
+	var out strings.Builder
+	st := &stdio{out: &out, err: &out}
+	for _, args := range [][]string{nil, {"--json"}, {"nosuch.json"}, {"a.json", "--threshold", "bad"}} {
+		err := runReportMerge(t.Context(), st, args)
+		if err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v", args, err)
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mcptape/mcptape/transport"
+)
+
+// CancelQuietWindow is how long, at most, a cancelled request is watched
+// after its cancellation for frames the server still sends for it (its
+// answer, progress): the time to the last of them is the "cancel to quiet"
+// series. The run's timeout bounds it too.
+const CancelQuietWindow = time.Second
+
+// cancelSuffix names the series of times from a cancellation to the last
+// frame the server sent for the cancelled request.
+const cancelSuffix = " cancel to quiet"
+
+// CancelReport counts the cancellations (WithCancel).
+type CancelReport struct {
+	// Chosen is the number of calls picked for cancellation; Sent the
+	// cancellations made (the others were answered before their time).
+	Chosen int64 `json:"chosen"`
+	Sent   int64 `json:"sent"`
+	// AnsweredAnyway counts cancelled calls the server answered after the
+	// cancellation.
+	AnsweredAnyway int64 `json:"answered_anyway"`
+	// Quiet counts cancelled calls after which the server sent nothing
+	// more for that request.
+	Quiet int64 `json:"quiet"`
+}
+
+// cancelStats are the running counts behind CancelReport.
+type cancelStats struct{ chosen, sent, answered, quiet int64 }
+
+// pickCancel reports whether the next call is to be cancelled: a share
+// ratio of the calls, spread evenly.
+func (r *runner) pickCancel() bool {
+	if r.o.cancelRatio <= 0 {
+		return false
+	}
+	n := r.cancelSeq.Add(1)
+	return int64(float64(n)*r.o.cancelRatio) > int64(float64(n-1)*r.o.cancelRatio)
+}
+
+// cancelRoundTrip sends a request, and unless it is answered within the
+// cancel delay, cancels it the way the transport and version call for:
+// notifications/cancelled over stdio; over 2025-era HTTP the notification
+// then closing the response stream; over 2026-07-28 closing the stream.
+// It then watches the request for up to CancelQuietWindow. It reports the
+// answer when one came before the cancellation.
+func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id int64, frame []byte, c *call) (reply, bool) {
+	st := s.r.st
+	st.add(&st.cancel.chosen, 1)
+	s.register(conn, c, id)
+	sctx, stop := context.WithTimeout(ctx, s.r.o.timeout)
+	defer stop()
+	// The send runs on its own: over HTTP it may wait for the answer's
+	// headers, which a server may hold back until the call ends, and the
+	// cancellation must not wait for that. Ending streamCtx closes the
+	// request's response stream (or aborts the request).
+	streamCtx, closeStream := context.WithCancel(sctx)
+	defer closeStream()
+	sent := make(chan error, 1)
+	frame = bytes.Clone(frame) // the caller reuses its buffer once we return
+	go func() {
+		_, err := conn.Send(streamCtx, frame, transport.SendOptions{})
+		sent <- err
+	}()
+	delay := time.NewTimer(s.r.o.cancelAfter)
+	defer delay.Stop()
+wait:
+	for {
+		select {
+		case rep := <-c.done:
+			return rep, true
+		case err := <-sent:
+			if err != nil {
+				s.forget(id)
+				s.countSendError(sctx, err)
+				return reply{}, false
+			}
+			sent = nil
+		case <-sctx.Done():
+			s.forget(id)
+			if ctx.Err() == nil {
+				st.fail(ClassTimeout, "")
+			}
+			return reply{}, false
+		case <-delay.C:
+			break wait
+		}
+	}
+	at := time.Now()
+	if !stateless(s.r.o.version) || s.r.target.URL == "" {
+		note := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"mcptape load --cancel-after"}}`, id)
+		if _, err := conn.Send(sctx, note, transport.SendOptions{}); err != nil {
+			s.countSendError(sctx, err)
+		}
+	}
+	if s.r.target.URL != "" {
+		closeStream()
+	}
+	st.add(&st.cancel.sent, 1)
+	window := min(CancelQuietWindow, s.r.o.timeout)
+	wait := time.NewTimer(window)
+	defer wait.Stop()
+	var last time.Time
+	answered := false
+	select {
+	case rep := <-c.done:
+		answered, last = true, rep.at
+	case <-wait.C:
+	case <-ctx.Done():
+	}
+	s.forget(id)
+	s.mu.Lock()
+	if c.lastAt.After(last) {
+		last = c.lastAt
+	}
+	s.mu.Unlock()
+	names := c.tmpl.call.Series()
+	if last.After(at) {
+		st.record([]string{names[len(names)-1] + cancelSuffix}, last.Sub(at))
+	} else {
+		st.add(&st.cancel.quiet, 1)
+	}
+	if answered {
+		st.add(&st.cancel.answered, 1)
+	}
+	return reply{}, false
+}

@@ -1,0 +1,375 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/mcptape/mcptape/transport"
+)
+
+// Defaults of Run.
+const (
+	// DefaultTimeout bounds the wait for one answer.
+	DefaultTimeout = 30 * time.Second
+	// DefaultProtocolVersion is the version sessions negotiate.
+	DefaultProtocolVersion = "2025-06-18"
+	// DefaultMaxInFlight bounds the requests in flight in the open model.
+	DefaultMaxInFlight = 10000
+	// DefaultSetupTimeout is the least time a session setup may take
+	// (longer with a longer WithTimeout): a stdio setup includes starting
+	// the server process.
+	DefaultSetupTimeout = 30 * time.Second
+	// DefaultSetupConcurrency is how many sessions the open model sets up
+	// at once before the clock starts.
+	DefaultSetupConcurrency = 64
+)
+
+// Target says where the server is: exactly one of URL (Streamable HTTP),
+// SSE (legacy HTTP+SSE, the /sse URL) or Command (a stdio server started
+// once per session).
+type Target struct {
+	URL     string
+	SSE     string
+	Command []string
+}
+
+// String describes the target for reports.
+func (t Target) String() string {
+	switch {
+	case t.URL != "":
+		return t.URL
+	case t.SSE != "":
+		return "sse " + t.SSE
+	default:
+		return fmt.Sprintf("stdio %q", t.Command)
+	}
+}
+
+func (t Target) check() error {
+	n := 0
+	for _, set := range []bool{t.URL != "", t.SSE != "", len(t.Command) > 0} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return errors.New("target: give exactly one of a URL, an SSE URL or a command")
+	}
+	return nil
+}
+
+// Option configures Run. A bad value is an error from Run.
+type Option func(*options) error
+
+type options struct {
+	sessions    int
+	inflight    int
+	think       time.Duration
+	rate        float64
+	maxInflight int
+	ramp        time.Duration
+	duration    time.Duration
+	requests    int64
+	timeout     time.Duration
+	version     string
+	progress    bool
+	header      http.Header
+	getStream   bool
+	client      *http.Client
+	maxConns    int
+	batch       int
+	notice      func(string)
+	cancelAfter time.Duration
+	cancelRatio float64
+	hlog        io.Writer
+	setup       []Call
+	hlogEvery   time.Duration
+	tick        time.Duration
+	onTick      func(Live)
+}
+
+// WithSessions sets the number of sessions (default 1).
+func WithSessions(n int) Option {
+	return func(o *options) error {
+		if n < 1 {
+			return fmt.Errorf("sessions %d: must be at least 1", n)
+		}
+		o.sessions = n
+		return nil
+	}
+}
+
+// WithInFlight sets the closed model's requests in flight per session
+// (default 1).
+func WithInFlight(k int) Option {
+	return func(o *options) error {
+		if k < 1 {
+			return fmt.Errorf("in flight %d: must be at least 1", k)
+		}
+		o.inflight = k
+		return nil
+	}
+}
+
+// WithThink sets the closed model's pause between an answer and the next
+// request of the same session.
+func WithThink(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return fmt.Errorf("think time %v is negative", d)
+		}
+		o.think = d
+		return nil
+	}
+}
+
+// WithRate selects the open model: perSecond arrivals per second, spread
+// over the sessions round-robin, latency measured from each arrival's
+// intended time.
+func WithRate(perSecond float64) Option {
+	return func(o *options) error {
+		if !(perSecond > 0) || perSecond > 1e7 {
+			return fmt.Errorf("rate %v/s: must be above 0 and at most 1e7", perSecond)
+		}
+		o.rate = perSecond
+		return nil
+	}
+}
+
+// WithMaxInFlight bounds the open model's requests in flight (default
+// DefaultMaxInFlight); arrivals beyond it are not sent and are counted as
+// dropped.
+func WithMaxInFlight(n int) Option {
+	return func(o *options) error {
+		if n < 1 {
+			return fmt.Errorf("max in flight %d: must be at least 1", n)
+		}
+		o.maxInflight = n
+		return nil
+	}
+}
+
+// WithRamp spreads the start: in the closed model sessions start evenly
+// over d; in the open model the rate grows linearly from 0 over d.
+func WithRamp(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return fmt.Errorf("ramp %v is negative", d)
+		}
+		o.ramp = d
+		return nil
+	}
+}
+
+// WithDuration stops starting requests after d.
+func WithDuration(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("duration %v is not positive", d)
+		}
+		o.duration = d
+		return nil
+	}
+}
+
+// WithRequests stops after n requests (session setup excluded).
+func WithRequests(n int64) Option {
+	return func(o *options) error {
+		if n < 1 {
+			return fmt.Errorf("requests %d: must be at least 1", n)
+		}
+		o.requests = n
+		return nil
+	}
+}
+
+// WithTimeout bounds the wait for each answer (default DefaultTimeout).
+func WithTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("timeout %v is not positive", d)
+		}
+		o.timeout = d
+		return nil
+	}
+}
+
+// WithProtocolVersion sets the protocol version sessions ask for (default
+// DefaultProtocolVersion). From 2026-07-28 sessions are stateless: no
+// handshake, protocol metadata in every request.
+func WithProtocolVersion(v string) Option {
+	return func(o *options) error {
+		if len(v) != 10 || v[4] != '-' || v[7] != '-' {
+			return fmt.Errorf("protocol version %q is not of the form YYYY-MM-DD", v)
+		}
+		o.version = v
+		return nil
+	}
+}
+
+// WithProgress attaches a progressToken to every call and reports the
+// progress notifications.
+func WithProgress() Option {
+	return func(o *options) error { o.progress = true; return nil }
+}
+
+// WithHeader adds headers to every HTTP request.
+func WithHeader(h http.Header) Option {
+	return func(o *options) error {
+		o.header = h.Clone()
+		return nil
+	}
+}
+
+// WithGetStream makes every Streamable HTTP session open its GET stream.
+func WithGetStream() Option {
+	return func(o *options) error { o.getStream = true; return nil }
+}
+
+// WithHTTPClient makes every session use c instead of a client made by
+// transport.NewHTTPClient for the run.
+func WithHTTPClient(c *http.Client) Option {
+	return func(o *options) error {
+		if c == nil {
+			return errors.New("HTTP client is nil")
+		}
+		o.client = c
+		return nil
+	}
+}
+
+// WithMaxConns bounds the HTTP connections the run's client opens to the
+// server (default 0: no bound, one per request in flight over HTTP/1.1).
+// Requests beyond it wait for a connection, and that wait counts in their
+// latency. It bounds the generator's memory with thousands of sessions.
+// It does not apply with WithHTTPClient.
+func WithMaxConns(n int) Option {
+	return func(o *options) error {
+		if n < 0 {
+			return fmt.Errorf("max connections %d is negative", n)
+		}
+		o.maxConns = n
+		return nil
+	}
+}
+
+// WithBatch sends the requests k at a time as JSON-RPC batches (one POST
+// or line each) and reports how the server answered them (BatchReport).
+// Only protocol 2025-03-26 has batches: with any other negotiated version
+// the run says so up front (WithNotice) and sends them anyway.
+func WithBatch(k int) Option {
+	return func(o *options) error {
+		if k < 1 || k > 10000 {
+			return fmt.Errorf("batch size %d: must be from 1 to 10000", k)
+		}
+		o.batch = k
+		return nil
+	}
+}
+
+// WithNotice calls f with the things the run has to say before its
+// report, such as a batch size the negotiated version does not allow.
+func WithNotice(f func(string)) Option {
+	return func(o *options) error {
+		if f == nil {
+			return errors.New("notice function is nil")
+		}
+		o.notice = f
+		return nil
+	}
+}
+
+// WithCancel cancels a share ratio (0 < ratio <= 1) of the calls, each one
+// after waiting d for its answer (0: right after sending it), and reports
+// the cancellations (CancelReport) and the time from each to the server
+// going quiet for that request.
+func WithCancel(d time.Duration, ratio float64) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return fmt.Errorf("cancel delay %v is negative", d)
+		}
+		if !(ratio > 0 && ratio <= 1) {
+			return fmt.Errorf("cancel ratio %v: must be above 0 and at most 1", ratio)
+		}
+		o.cancelAfter, o.cancelRatio = d, ratio
+		return nil
+	}
+}
+
+// WithHlog writes an HdrHistogram interval log to w: every interval, one
+// histogram per series of the values recorded in it, tagged with the series
+// name (spaces as '_'). A write error ends up in Report.Warnings.
+func WithHlog(w io.Writer, every time.Duration) Option {
+	return func(o *options) error {
+		if w == nil || every <= 0 {
+			return errors.New("interval log needs a writer and a positive interval")
+		}
+		o.hlog, o.hlogEvery = w, every
+		return nil
+	}
+}
+
+// WithSetupCalls makes every session send calls, in order, once after its
+// handshake (a scenario's setup steps). Their latencies go to series named
+// "setup " + the call's series; they are not counted as requests.
+func WithSetupCalls(calls []Call) Option {
+	return func(o *options) error {
+		o.setup = append([]Call(nil), calls...)
+		return nil
+	}
+}
+
+// WithLive calls f every interval with the live figures of the run, from
+// one goroutine, until the run ends.
+func WithLive(interval time.Duration, f func(Live)) Option {
+	return func(o *options) error {
+		if interval <= 0 || f == nil {
+			return errors.New("live progress needs a positive interval and a function")
+		}
+		o.tick, o.onTick = interval, f
+		return nil
+	}
+}
+
+func newOptions(opts []Option) (*options, error) {
+	o := &options{sessions: 1, inflight: 1, timeout: DefaultTimeout, version: DefaultProtocolVersion, maxInflight: DefaultMaxInFlight}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, errors.New("loadgen: nil option")
+		}
+		if err := opt(o); err != nil {
+			return nil, fmt.Errorf("loadgen: %w", err)
+		}
+	}
+	if o.duration == 0 && o.requests == 0 {
+		return nil, errors.New("loadgen: give a duration or a number of requests")
+	}
+	if o.batch > 1 && o.cancelRatio > 0 {
+		return nil, errors.New("loadgen: batches and cancellation cannot be combined")
+	}
+	if o.rate > 0 && (o.inflight != 1 || o.think != 0) {
+		return nil, errors.New("loadgen: in flight per session and think time belong to the closed model, not to a rate")
+	}
+	return o, nil
+}
+
+// transportOptions returns the options of one connection.
+func (o *options) transportOptions(t Target) []transport.Option {
+	var out []transport.Option
+	if t.URL != "" || t.SSE != "" {
+		out = append(out, transport.WithHTTPClient(o.client))
+		if len(o.header) > 0 {
+			out = append(out, transport.WithHeader(o.header))
+		}
+	}
+	if t.URL != "" {
+		out = append(out, transport.WithProtocolVersion(o.version))
+		if o.getStream {
+			out = append(out, transport.WithGetStream())
+		}
+	}
+	return out
+}

@@ -1,0 +1,308 @@
+package loadgen
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// ReportFormat is the version of the JSON report format.
+const ReportFormat = 1
+
+// Report is the result of a run, or of several merged: every figure, and
+// each series' histogram in HdrHistogram's compressed form so that reports
+// of several generators merge exactly.
+type Report struct {
+	// Format is ReportFormat.
+	Format int `json:"format"`
+	// Target and Model ("closed" or "open") describe the run; Protocol is
+	// the version asked for.
+	Target   string `json:"target"`
+	Model    string `json:"model"`
+	Protocol string `json:"protocol"`
+	// Sessions is the number of virtual sessions (summed over merged
+	// reports), Rate the open model's arrival rate (summed too).
+	Sessions int     `json:"sessions"`
+	Rate     float64 `json:"rate,omitempty"`
+	// Generators is the number of runs this report holds (1 unless merged).
+	Generators int `json:"generators"`
+	// Started and Ended bound the measured phase (for merged reports, the
+	// earliest start and latest end); Duration is Ended - Started.
+	Started  time.Time     `json:"started"`
+	Ended    time.Time     `json:"ended"`
+	Duration time.Duration `json:"duration_ns"`
+	// Requests were sent, Answered got an answer (any answer), Dropped are
+	// open-model arrivals not sent because of the in-flight bound, Setups
+	// the sessions set up (re-initializations included).
+	Requests int64 `json:"requests"`
+	Answered int64 `json:"answered"`
+	Dropped  int64 `json:"dropped"`
+	Setups   int64 `json:"setups"`
+	// ErrorTotal sums Errors.
+	ErrorTotal int64        `json:"error_total"`
+	Errors     []ErrorCount `json:"errors"`
+	// Interrupted reports that the run was stopped before its end.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Series holds the latency series, sorted by name.
+	Series []Series `json:"series"`
+	// Progress is set when calls carried a progressToken.
+	Progress *ProgressReport `json:"progress,omitempty"`
+	// Batch is set when requests were sent in batches.
+	Batch *BatchReport `json:"batch,omitempty"`
+	// Cancel is set when calls were cancelled.
+	Cancel *CancelReport `json:"cancel,omitempty"`
+	// Warnings says what went wrong besides the load (an interval log
+	// that could not be written).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// ErrorCount is the number of errors of one class and detail (an HTTP
+// status, a JSON-RPC error code, a tool name...).
+type ErrorCount struct {
+	Class  string `json:"class"`
+	Detail string `json:"detail,omitempty"`
+	Count  int64  `json:"count"`
+}
+
+// Series is one latency series: a method, a tool, session setup, or a
+// progress series. Durations are in nanoseconds.
+type Series struct {
+	Name  string        `json:"name"`
+	Count int64         `json:"count"`
+	Rate  float64       `json:"rate"` // per second over the report's duration
+	Mean  time.Duration `json:"mean_ns"`
+	Min   time.Duration `json:"min_ns"`
+	P50   time.Duration `json:"p50_ns"`
+	P90   time.Duration `json:"p90_ns"`
+	P99   time.Duration `json:"p99_ns"`
+	P999  time.Duration `json:"p99_9_ns"`
+	Max   time.Duration `json:"max_ns"`
+	// Histogram is the HdrHistogram V2 compressed encoding (base64).
+	Histogram string `json:"histogram"`
+
+	hist *hdrhistogram.Histogram
+}
+
+// Hist returns the series' histogram (decoded from Histogram when the
+// report was read from JSON). The caller must not change it.
+func (s *Series) Hist() (*hdrhistogram.Histogram, error) {
+	if s.hist != nil {
+		return s.hist, nil
+	}
+	h, err := hdrhistogram.Decode([]byte(s.Histogram))
+	if err != nil {
+		return nil, fmt.Errorf("series %q: histogram: %w", s.Name, err)
+	}
+	if h.TotalCount() != s.Count {
+		return nil, fmt.Errorf("series %q: histogram holds %d values, count says %d", s.Name, h.TotalCount(), s.Count)
+	}
+	s.hist = h
+	return h, nil
+}
+
+// ProgressReport sums the progress notifications of calls sent with a
+// progressToken. Time to first progress and the intervals are series.
+type ProgressReport struct {
+	CallsWithProgress int64 `json:"calls_with_progress"`
+	Notifications     int64 `json:"notifications"`
+	AfterResponse     int64 `json:"after_response"`
+	NotIncreasing     int64 `json:"not_increasing"`
+	UnknownToken      int64 `json:"unknown_token"`
+}
+
+// report builds the report of a finished run.
+func (r *runner) report(end time.Time) *Report {
+	st := r.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	rep := &Report{Format: ReportFormat, Target: r.target.String(), Model: "closed", Protocol: r.o.version,
+		Sessions: r.o.sessions, Generators: 1, Started: r.start, Ended: end, Duration: end.Sub(r.start),
+		Requests: st.sent, Answered: st.done, Dropped: st.dropped, Setups: st.setups,
+		Errors: st.errorList(), Interrupted: r.work.Err() != nil}
+	if r.o.rate > 0 {
+		rep.Model, rep.Rate = "open", r.o.rate
+	}
+	for _, e := range rep.Errors {
+		rep.ErrorTotal += e.Count
+	}
+	for name, h := range st.series {
+		rep.Series = append(rep.Series, Series{Name: name, hist: h})
+	}
+	if r.o.progress {
+		p := st.prog
+		rep.Progress = &ProgressReport{CallsWithProgress: p.calls, Notifications: p.notifications,
+			AfterResponse: p.afterResponse, NotIncreasing: p.notIncreasing, UnknownToken: p.unknownToken}
+	}
+	rep.Batch = r.batchReport()
+	if r.o.cancelRatio > 0 {
+		c := st.cancel
+		rep.Cancel = &CancelReport{Chosen: c.chosen, Sent: c.sent, AnsweredAnyway: c.answered, Quiet: c.quiet}
+	}
+	rep.fill()
+	return rep
+}
+
+// fill computes every series' figures and encoding from its histogram and
+// sorts the series.
+func (rep *Report) fill() {
+	sort.Slice(rep.Series, func(i, j int) bool { return rep.Series[i].Name < rep.Series[j].Name })
+	for i := range rep.Series {
+		s := &rep.Series[i]
+		h := s.hist
+		s.Count = h.TotalCount()
+		if secs := rep.Duration.Seconds(); secs > 0 {
+			s.Rate = float64(s.Count) / secs
+		}
+		s.Mean = time.Duration(h.Mean())
+		s.Min = time.Duration(h.Min())
+		s.P50 = time.Duration(h.ValueAtPercentile(50))
+		s.P90 = time.Duration(h.ValueAtPercentile(90))
+		s.P99 = time.Duration(h.ValueAtPercentile(99))
+		s.P999 = time.Duration(h.ValueAtPercentile(99.9))
+		s.Max = time.Duration(h.Max())
+		enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+		if err == nil {
+			s.Histogram = string(enc)
+		}
+	}
+}
+
+// Find returns the series named name, or nil.
+func (rep *Report) Find(name string) *Series {
+	for i := range rep.Series {
+		if rep.Series[i].Name == name {
+			return &rep.Series[i]
+		}
+	}
+	return nil
+}
+
+// WriteJSON writes the report as indented JSON.
+func (rep *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
+		return fmt.Errorf("loadgen: write report: %w", err)
+	}
+	return nil
+}
+
+// ReadReport reads a JSON report and checks its histograms.
+func ReadReport(r io.Reader) (*Report, error) {
+	var rep Report
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&rep); err != nil {
+		return nil, fmt.Errorf("loadgen: read report: %w", err)
+	}
+	if rep.Format != ReportFormat {
+		return nil, fmt.Errorf("loadgen: read report: format %d, want %d", rep.Format, ReportFormat)
+	}
+	for i := range rep.Series {
+		if _, err := rep.Series[i].Hist(); err != nil {
+			return nil, fmt.Errorf("loadgen: read report: %w", err)
+		}
+	}
+	return &rep, nil
+}
+
+// Merge combines the reports of runs made at the same time (several
+// generators against one server) into one: histograms are merged exactly,
+// counts and errors summed, sessions and rates summed, and the measured
+// phase spans the earliest start to the latest end.
+func Merge(reports ...*Report) (*Report, error) {
+	if len(reports) == 0 {
+		return nil, errors.New("loadgen: merge: no reports")
+	}
+	out := &Report{Format: ReportFormat, Target: reports[0].Target, Model: reports[0].Model, Protocol: reports[0].Protocol}
+	hists := map[string]*hdrhistogram.Histogram{}
+	errs := map[errKey]int64{}
+	var prog *ProgressReport
+	for i, r := range reports {
+		if r.Model != out.Model {
+			return nil, fmt.Errorf("loadgen: merge: report %d is of the %s model, report 1 of the %s model", i+1, r.Model, out.Model)
+		}
+		if out.Started.IsZero() || r.Started.Before(out.Started) {
+			out.Started = r.Started
+		}
+		if r.Ended.After(out.Ended) {
+			out.Ended = r.Ended
+		}
+		out.Sessions += r.Sessions
+		out.Rate += r.Rate
+		out.Generators += max(r.Generators, 1)
+		out.Requests += r.Requests
+		out.Answered += r.Answered
+		out.Dropped += r.Dropped
+		out.Setups += r.Setups
+		out.Interrupted = out.Interrupted || r.Interrupted
+		for _, e := range r.Errors {
+			errs[errKey{e.Class, e.Detail}] += e.Count
+		}
+		for j := range r.Series {
+			h, err := r.Series[j].Hist()
+			if err != nil {
+				return nil, fmt.Errorf("loadgen: merge: report %d: %w", i+1, err)
+			}
+			name := r.Series[j].Name
+			if hists[name] == nil {
+				hists[name] = newHist()
+			}
+			if dropped := hists[name].Merge(h); dropped != 0 {
+				return nil, fmt.Errorf("loadgen: merge: report %d: series %q: %d values out of range", i+1, name, dropped)
+			}
+		}
+		out.Batch = mergeBatch(out.Batch, r.Batch)
+		if c := r.Cancel; c != nil {
+			if out.Cancel == nil {
+				out.Cancel = &CancelReport{}
+			}
+			out.Cancel.Chosen += c.Chosen
+			out.Cancel.Sent += c.Sent
+			out.Cancel.AnsweredAnyway += c.AnsweredAnyway
+			out.Cancel.Quiet += c.Quiet
+		}
+		if p := r.Progress; p != nil {
+			if prog == nil {
+				prog = &ProgressReport{}
+			}
+			prog.CallsWithProgress += p.CallsWithProgress
+			prog.Notifications += p.Notifications
+			prog.AfterResponse += p.AfterResponse
+			prog.NotIncreasing += p.NotIncreasing
+			prog.UnknownToken += p.UnknownToken
+		}
+	}
+	out.Duration = out.Ended.Sub(out.Started)
+	out.Progress = prog
+	for k, n := range errs {
+		out.Errors = append(out.Errors, ErrorCount{Class: k.class, Detail: k.detail, Count: n})
+		out.ErrorTotal += n
+	}
+	sortErrors(out.Errors)
+	if out.Errors == nil {
+		out.Errors = []ErrorCount{}
+	}
+	for name, h := range hists {
+		out.Series = append(out.Series, Series{Name: name, hist: h})
+	}
+	out.fill()
+	return out, nil
+}
+
+// ErrorRatio returns the errors per request sent (session setups count as
+// requests too), 0 when nothing was sent.
+func (rep *Report) ErrorRatio() float64 {
+	n := rep.Requests + rep.Setups
+	if n == 0 {
+		if rep.ErrorTotal > 0 {
+			return 1
+		}
+		return 0
+	}
+	return float64(rep.ErrorTotal) / float64(n)
+}

@@ -1,0 +1,242 @@
+package loadgen
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeReport builds a report whose series hold the given latencies.
+func fakeReport(t *testing.T, start time.Time, dur time.Duration, vals map[string][]time.Duration, errs ...ErrorCount) *Report {
+	t.Helper()
+	st := newStats()
+	for name, vs := range vals {
+		for _, v := range vs {
+			st.record([]string{name}, v)
+		}
+	}
+	for _, e := range errs {
+		st.errors[errKey{e.Class, e.Detail}] += e.Count
+	}
+	st.sent = int64(len(vals["tools/call"]))
+	st.done = st.sent
+	r := &runner{o: &options{version: "2025-06-18", sessions: 2}, target: Target{URL: "http://x/mcp"}, st: st, work: t.Context(), start: start}
+	return r.report(start.Add(dur))
+}
+
+// roundTrip writes rep as JSON and reads it back.
+func jsonRoundTrip(t *testing.T, rep *Report) *Report {
+	t.Helper()
+	var b bytes.Buffer
+	if err := rep.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadReport(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
+// TestMergeExact splits one set of latencies between three generators'
+// reports, sends each through JSON, merges them, and checks the merged
+// histogram is exactly the one of a single run recording everything.
+func TestMergeExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	all := map[string][]time.Duration{}
+	parts := make([]map[string][]time.Duration, 3)
+	for i := range parts {
+		parts[i] = map[string][]time.Duration{}
+	}
+	for i := 0; i < 30000; i++ {
+		v := time.Duration(rng.ExpFloat64() * float64(3*time.Millisecond))
+		if rng.IntN(1000) == 0 {
+			v += time.Second // a rare stall
+		}
+		name := "tools/call"
+		all[name] = append(all[name], v)
+		p := parts[rng.IntN(3)]
+		p[name] = append(p[name], v)
+	}
+	start := time.Unix(1700000000, 0)
+	one := fakeReport(t, start, 10*time.Second, all, ErrorCount{Class: ClassTimeout, Count: 3})
+	var reps []*Report
+	for i, p := range parts {
+		reps = append(reps, jsonRoundTrip(t, fakeReport(t, start.Add(time.Duration(i)*time.Second), 9*time.Second, p, ErrorCount{Class: ClassTimeout, Count: 1})))
+	}
+	merged, err := Merge(reps...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged = jsonRoundTrip(t, merged)
+	mh, err := merged.Find("tools/call").Hist()
+	if err != nil {
+		t.Fatal(err)
+	}
+	oh, _ := one.Find("tools/call").Hist()
+	if !mh.Equals(oh) {
+		t.Fatalf("merged histogram differs from the single run's")
+	}
+	ms, os := merged.Find("tools/call"), one.Find("tools/call")
+	if ms.P99 != os.P99 || ms.P999 != os.P999 || ms.Max != os.Max || ms.Count != 30000 {
+		t.Errorf("merged %+v, single %+v", ms, os)
+	}
+	if merged.Generators != 3 || merged.Sessions != 6 || merged.ErrorTotal != 3 || merged.Requests != 30000 {
+		t.Errorf("merged totals: generators %d sessions %d errors %d requests %d", merged.Generators, merged.Sessions, merged.ErrorTotal, merged.Requests)
+	}
+	if merged.Duration != 11*time.Second {
+		t.Errorf("merged duration %v, want 11s (earliest start to latest end)", merged.Duration)
+	}
+}
+
+func TestMergeErrors(t *testing.T) {
+	a := fakeReport(t, time.Now(), time.Second, map[string][]time.Duration{"x": {time.Millisecond}})
+	b := fakeReport(t, time.Now(), time.Second, map[string][]time.Duration{"x": {time.Millisecond}})
+	b.Model = "open"
+	if _, err := Merge(a, b); err == nil || !strings.Contains(err.Error(), "model") {
+		t.Errorf("merging models: %v", err)
+	}
+	if _, err := Merge(); err == nil {
+		t.Error("merging nothing succeeded")
+	}
+	c := jsonRoundTrip(t, a)
+	c.Series[0].Histogram = "AAAA"
+	c.Series[0].hist = nil
+	if _, err := Merge(a, c); err == nil {
+		t.Error("merging a broken histogram succeeded")
+	}
+}
+
+func TestReadReportRejects(t *testing.T) {
+	for _, in := range []string{``, `{`, `{"format":2}`, `{"format":1,"series":[{"name":"x","count":1,"histogram":"!!"}]}`} {
+		if _, err := ReadReport(strings.NewReader(in)); err == nil {
+			t.Errorf("ReadReport(%q) succeeded", in)
+		}
+	}
+}
+
+func TestThresholds(t *testing.T) {
+	rep := fakeReport(t, time.Now(), time.Second, map[string][]time.Duration{"tools/call": {time.Millisecond, 2 * time.Millisecond, 40 * time.Millisecond}},
+		ErrorCount{Class: ClassTimeout, Count: 1})
+	cases := []struct {
+		spec  string
+		holds bool
+	}{
+		{"tools/call:p99<50ms", true},
+		{"tools/call:p99<10ms", false},
+		{"tools/call:p50<=3ms", true},
+		{"tools/call:p50<1ms", false},
+		{"tools/call:max>30ms", true},
+		{"tools/call:count>=3", true},
+		{"tools/call:rate>10/s", false},
+		{"errors<50%", true},
+		{"errors<10%", false},
+		{"errors<1", false},
+		{"errors<=1", true},
+		{"nosuch:p99<1s", false},
+	}
+	for _, c := range cases {
+		th, err := ParseThreshold(c.spec)
+		if err != nil {
+			t.Fatalf("%s: %v", c.spec, err)
+		}
+		if why := th.Check(rep); (why == "") != c.holds {
+			t.Errorf("%s: holds=%v, want %v (%s)", c.spec, why == "", c.holds, why)
+		}
+	}
+	for _, bad := range []string{"", "p99", "x:p98<1ms", "x:p99<fast", "errors<", "errors<200%", ":p99<1ms", "x:p99<-1ms"} {
+		if _, err := ParseThreshold(bad); err == nil {
+			t.Errorf("ParseThreshold(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestTextReport(t *testing.T) {
+	rep := fakeReport(t, time.Now(), time.Second, map[string][]time.Duration{"tools/call echo": {time.Millisecond}},
+		ErrorCount{Class: ClassStatus, Detail: "503", Count: 2})
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"tools/call echo", "p99.9", "http status 503", "2 errors"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func FuzzParseThreshold(f *testing.F) {
+	for _, s := range []string{"tools/call:p99<50ms", "errors<1%", "errors<=3", "a:b:rate>=1/s", "x:max>1h"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		th, err := ParseThreshold(s)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("multi-line error %q", err)
+			}
+			return
+		}
+		_ = th.Check(&Report{})
+	})
+}
+
+func FuzzReadReport(f *testing.F) {
+	f.Add(`{"format":1,"series":[]}`)
+	f.Add(`{"format":1,"series":[{"name":"x","count":1,"histogram":"HISTFAAAAC142pJpmSzMwMDAxgABzFCakYGB2c1gxwIG+w8QgfcpTFd5mQABAAD//3MWBoo="}]}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		rep, err := ReadReport(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		if _, err := Merge(rep, rep); err != nil {
+			return
+		}
+	})
+}
+
+// TestHgrm checks the percentile distribution file: header, increasing
+// percentiles and counts, a last line at 100% with the total, and the
+// footer; and that the directory writer names files after the series.
+func TestHgrm(t *testing.T) {
+	var vals []time.Duration
+	for i := 1; i <= 1000; i++ {
+		vals = append(vals, time.Duration(i)*time.Millisecond)
+	}
+	rep := fakeReport(t, time.Now(), time.Second, map[string][]time.Duration{"tools/call echo": vals})
+	dir := t.TempDir()
+	if err := rep.WriteHgrmDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "tools_call_echo.hgrm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if !strings.Contains(lines[0], "Percentile") || !strings.HasPrefix(lines[len(lines)-1], "#[Max") || !strings.Contains(lines[len(lines)-1], "1000]") {
+		t.Fatalf("hgrm:\n%s", b)
+	}
+	prevP, prevC := -1.0, int64(-1)
+	rows := 0
+	for _, l := range lines[2 : len(lines)-2] {
+		f := strings.Fields(l)
+		p, _ := strconv.ParseFloat(f[1], 64)
+		c, _ := strconv.ParseInt(f[2], 10, 64)
+		if p <= prevP || c < prevC {
+			t.Fatalf("not increasing at %q", l)
+		}
+		prevP, prevC = p, c
+		rows++
+	}
+	if prevP != 1 || prevC != 1000 || rows < 30 {
+		t.Errorf("last row %v %d after %d rows", prevP, prevC, rows)
+	}
+	if v, _ := strconv.ParseFloat(strings.Fields(lines[2+rows/2])[0], 64); v < 1 || v > 1000 {
+		t.Errorf("values not in ms: %v", v)
+	}
+}

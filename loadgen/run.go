@@ -1,0 +1,401 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcptape/mcptape/transport"
+)
+
+// Live is the state of a run while it goes, for progress displays.
+type Live struct {
+	// Elapsed is the time since the measured phase started; Total is the
+	// planned duration (0 when the run is bounded by a request count).
+	Elapsed, Total time.Duration
+	// Requests is the requests sent so far, Planned the --requests bound (0
+	// if none).
+	Requests, Planned int64
+	// Answered, Errors, Dropped and InFlight count requests; Sessions the
+	// sessions set up so far.
+	Answered, Errors, Dropped, InFlight, Sessions int64
+	// Rate is the answers per second over the whole run so far.
+	Rate float64
+	// P99 is the highest p99 among the request series so far.
+	P99 time.Duration
+}
+
+// runner holds the state of one Run.
+type runner struct {
+	o      *options
+	target Target
+	st     *stats
+	picker *picker
+	work   context.Context // ends when the run is interrupted
+	quit   atomic.Bool     // set when no new request may start
+	claims atomic.Int64    // requests claimed (WithRequests)
+	start  time.Time
+
+	setupTmpls []*template // scenario setup steps
+
+	versionOnce sync.Once
+	version     string       // negotiated by the first session
+	cancelSeq   atomic.Int64 // calls considered for cancellation
+}
+
+// stopping reports whether the run is ending.
+func (r *runner) stopping() bool { return r.quit.Load() || r.work.Err() != nil }
+
+// claim reserves one request (a batch with WithBatch), reporting false
+// when the run must not start another.
+func (r *runner) claim() bool {
+	if r.stopping() {
+		return false
+	}
+	if r.o.duration > 0 && time.Since(r.start) >= r.o.duration {
+		r.quit.Store(true)
+		return false
+	}
+	if r.o.requests > 0 && r.claims.Add(int64(max(r.o.batch, 1))) > r.o.requests {
+		r.quit.Store(true)
+		return false
+	}
+	return true
+}
+
+// dial opens a connection to the target.
+func (r *runner) dial(ctx context.Context) (transport.Conn, error) {
+	opts := r.o.transportOptions(r.target)
+	switch {
+	case r.target.URL != "":
+		return transport.DialHTTP(ctx, r.target.URL, opts...)
+	case r.target.SSE != "":
+		return transport.DialLegacySSE(ctx, r.target.SSE, opts...)
+	default:
+		return transport.DialStdio(ctx, r.target.Command, opts...)
+	}
+}
+
+// Run runs a load test of calls against target and returns its report.
+// The closed model is the default; WithRate selects the open model. When
+// ctx ends the run stops starting requests, abandons those in flight, ends
+// its sessions and still returns the report of what was measured (with
+// Interrupted set). The error is for a configuration that cannot run.
+func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Report, error) {
+	if err := target.check(); err != nil {
+		return nil, fmt.Errorf("loadgen: %w", err)
+	}
+	if len(calls) == 0 {
+		return nil, errors.New("loadgen: no calls in the workload")
+	}
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	if o.client == nil && target.Command == nil {
+		c, err := sharedClient(o)
+		if err != nil {
+			return nil, err
+		}
+		defer c.CloseIdleConnections()
+		o.client = c
+	}
+	fs := frameSpec{progress: o.progress, version: o.version}
+	r := &runner{o: o, target: target, st: newStats(), work: ctx, picker: newPicker(calls, fs)}
+	for i := range o.setup {
+		r.setupTmpls = append(r.setupTmpls, newTemplate(&o.setup[i], frameSpec{version: o.version}))
+	}
+	sessions := make([]*session, o.sessions)
+	for i := range sessions {
+		sessions[i] = newSession(r, i)
+	}
+	if o.rate > 0 {
+		r.setupAll(sessions)
+	}
+	var ilogDone chan struct{}
+	var ilogWG sync.WaitGroup
+	if o.hlog != nil {
+		r.st.ilog = newIntervalLog(o.hlog, o.hlogEvery, time.Now())
+		ilogDone = make(chan struct{})
+		ilogWG.Add(1)
+		go func() { defer ilogWG.Done(); r.st.ilog.run(ilogDone) }()
+	}
+	r.start = time.Now()
+	stopLive := r.live()
+	if o.rate > 0 {
+		r.open(sessions)
+	} else {
+		r.closed(sessions)
+	}
+	end := time.Now()
+	stopLive()
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.close() }()
+	}
+	wg.Wait()
+	rep := r.report(end)
+	if ilogDone != nil {
+		close(ilogDone)
+		ilogWG.Wait()
+		if err := r.st.ilog.err; err != nil {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("interval log: %v", err))
+		}
+	}
+	return rep, nil
+}
+
+// sharedClient makes the HTTP client every session of a run shares.
+func sharedClient(o *options) (*http.Client, error) {
+	c, err := transport.NewHTTPClient(max(transport.DefaultMaxConns, min(o.sessions*o.inflight, 4096)))
+	if err != nil {
+		return nil, fmt.Errorf("loadgen: %w", err)
+	}
+	if tr, ok := c.Transport.(*http.Transport); ok && o.maxConns > 0 {
+		tr.MaxConnsPerHost = o.maxConns
+	}
+	return c, nil
+}
+
+// live starts the live progress ticker; the returned function stops it.
+func (r *runner) live() func() {
+	if r.o.onTick == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(r.o.tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				r.o.onTick(r.liveNow())
+				return
+			case <-t.C:
+				r.o.onTick(r.liveNow())
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+func (r *runner) liveNow() Live {
+	s := r.st.snap()
+	el := time.Since(r.start)
+	l := Live{Elapsed: el, Total: r.o.duration, Requests: s.Sent, Planned: r.o.requests,
+		Answered: s.Done, Errors: s.Errors, Dropped: s.Dropped, InFlight: s.InFlight, Sessions: s.Setups, P99: s.P99}
+	if el > 0 {
+		l.Rate = float64(s.Done) / el.Seconds()
+	}
+	return l
+}
+
+// closed runs the closed model: every session sends its next request when
+// an answer came (K loops per session with WithInFlight), starting evenly
+// over the ramp.
+func (r *runner) closed(sessions []*session) {
+	var wg sync.WaitGroup
+	n := len(sessions)
+	for i, s := range sessions {
+		delay := time.Duration(0)
+		if r.o.ramp > 0 {
+			delay = time.Duration(int64(r.o.ramp) * int64(i) / int64(n))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if !r.sleep(delay) {
+				return
+			}
+			if err := s.ensure(r.work); err != nil {
+				return
+			}
+			if r.o.inflight == 1 { // no extra goroutine per session
+				r.loop(s, uint64(i)<<8)
+				return
+			}
+			var lg sync.WaitGroup
+			for k := 0; k < r.o.inflight; k++ {
+				lg.Add(1)
+				go func() {
+					defer lg.Done()
+					r.loop(s, uint64(i)<<8|uint64(k))
+				}()
+			}
+			lg.Wait()
+		}()
+	}
+	wg.Wait()
+}
+
+// loop is one closed-model request loop of a session.
+func (r *runner) loop(s *session, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 0x6d63707461706521))
+	var buf []byte
+	for r.claim() {
+		var c *Call
+		buf, c = r.send(s, rng, time.Now(), buf)
+		think := r.o.think
+		if c != nil && c.HasThink {
+			think = c.Think
+		}
+		if think > 0 && !r.sleep(think) {
+			return
+		}
+		if err := s.ensure(r.work); err != nil {
+			// a session that cannot be set up again waits before retrying
+			if !r.sleep(time.Second) {
+				return
+			}
+		}
+	}
+}
+
+// send sends one request, or one batch, on s, and returns the call sent
+// (nil for a batch).
+func (r *runner) send(s *session, rng *rand.Rand, intended time.Time, buf []byte) ([]byte, *Call) {
+	if r.o.batch > 1 {
+		ts := make([]*template, r.o.batch)
+		for i := range ts {
+			ts[i] = r.picker.pick(rng)
+		}
+		return s.doBatch(r.work, ts, intended, buf, rng), nil
+	}
+	t := r.picker.pick(rng)
+	return s.do(r.work, t, intended, buf, rng), t.call
+}
+
+// frameBuf returns the buffer to build the next frame in: buf emptied
+// over stdio, where Send has written the line when it returns, and nil
+// over HTTP, where net/http may still read a request body after the
+// answer came (http.RoundTripper allows it), so a frame is never reused.
+func (r *runner) frameBuf(buf []byte) []byte {
+	if r.target.Command != nil {
+		return buf[:0]
+	}
+	return nil
+}
+
+// sleep waits d unless the run ends first; it reports whether the run
+// goes on.
+func (r *runner) sleep(d time.Duration) bool {
+	if d <= 0 {
+		return !r.stopping()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return !r.stopping()
+	case <-r.work.Done():
+		return false
+	}
+}
+
+// setupAll sets every session up before the open model's clock starts,
+// DefaultSetupConcurrency at a time.
+func (r *runner) setupAll(sessions []*session) {
+	sem := make(chan struct{}, DefaultSetupConcurrency)
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		if r.work.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			_ = s.ensure(r.work)
+		}()
+	}
+	wg.Wait()
+}
+
+// arrival is one open-model request due at a time, for a session.
+type arrival struct {
+	s    *session
+	when time.Time
+	seq  uint64
+}
+
+// open runs the open model: arrivals at the intended times of the rate
+// (growing over the ramp), each handed to an idle worker; a new worker is
+// started when none is idle, up to the in-flight bound, beyond which the
+// arrival is dropped and counted. Latency is measured from the intended
+// time, so a slow server cannot slow the schedule down and hide its own
+// stalls (coordinated omission).
+func (r *runner) open(sessions []*session) {
+	work := make(chan arrival)
+	var wg sync.WaitGroup
+	workers := 0
+	worker := func(first arrival) {
+		defer wg.Done()
+		rng := rand.New(rand.NewPCG(first.seq, 0x6f70656e6d6f6465))
+		var buf []byte
+		a := first
+		for {
+			buf, _ = r.send(a.s, rng, a.when, buf)
+			var ok bool
+			if a, ok = <-work; !ok {
+				return
+			}
+		}
+	}
+	for k := uint64(0); ; k++ {
+		when := r.start.Add(r.due(k))
+		if d := time.Until(when); d > 0 && !r.sleepUntil(when) {
+			break
+		}
+		if !r.claim() {
+			break
+		}
+		a := arrival{s: sessions[k%uint64(len(sessions))], when: when, seq: k}
+		select {
+		case work <- a:
+			continue
+		default:
+		}
+		if workers < r.o.maxInflight {
+			workers++
+			wg.Add(1)
+			go worker(a)
+			continue
+		}
+		r.st.add(&r.st.dropped, 1)
+	}
+	close(work)
+	wg.Wait()
+}
+
+// due returns when arrival k (from 0) is due after the start: the rate
+// grows linearly from 0 over the ramp, then stays.
+func (r *runner) due(k uint64) time.Duration {
+	rate, ramp := r.o.rate, r.o.ramp.Seconds()
+	x := float64(k)
+	var t float64
+	if rampArrivals := rate * ramp / 2; x < rampArrivals {
+		t = math.Sqrt(2 * ramp * x / rate)
+	} else {
+		t = ramp + (x-rampArrivals)/rate
+	}
+	return time.Duration(t * float64(time.Second))
+}
+
+// sleepUntil waits until t unless the run ends first, and reports whether
+// the run goes on. The duration bound is checked by claim.
+func (r *runner) sleepUntil(t time.Time) bool {
+	if r.o.duration > 0 && t.Sub(r.start) >= r.o.duration {
+		return false
+	}
+	return r.sleep(time.Until(t))
+}

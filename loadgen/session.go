@@ -1,0 +1,399 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/transport"
+)
+
+// session is one virtual MCP client: a connection, its handshake, and the
+// requests it has in flight. A reader goroutine takes every frame the
+// server sends and hands each response to the request waiting for it
+// (matched by id), counts progress notifications, and answers the
+// server's own requests.
+type session struct {
+	r  *runner
+	no int // session number, from 0
+
+	mu      sync.Mutex // guards conn, up, pending and reading
+	conn    transport.Conn
+	up      bool
+	pending map[int64]*call
+	reading bool // a reader goroutine runs
+	// lazy: the reader runs only while requests are pending (Streamable
+	// HTTP without a GET stream, where every frame answers a request).
+	// Otherwise it runs all along: a stdio child or a server stream must
+	// be drained even when nothing is pending.
+	lazy    bool
+	setupMu sync.Mutex // one setup at a time
+
+	nextID atomic.Int64
+	iter   atomic.Int64   // requests made, for {{iteration}}
+	wg     sync.WaitGroup // the reader
+}
+
+// call is one request waiting for its answer.
+type call struct {
+	done     chan reply // capacity 1
+	tmpl     *template
+	progress int64     // notifications/progress received
+	first    time.Time // first progress
+	lastAt   time.Time // latest progress
+	last     float64   // last progress value
+}
+
+// reply is what the reader hands to a waiting request.
+type reply struct {
+	at    time.Time
+	info  jsonrpc.Info
+	frame []byte
+}
+
+func newSession(r *runner, no int) *session {
+	return &session{r: r, no: no, pending: make(map[int64]*call)}
+}
+
+// ensure sets the session up unless it is up already. A failed setup is
+// counted and returned.
+func (s *session) ensure(ctx context.Context) error {
+	s.mu.Lock()
+	up := s.up
+	s.mu.Unlock()
+	if up {
+		return nil
+	}
+	s.setupMu.Lock()
+	defer s.setupMu.Unlock()
+	s.mu.Lock()
+	up = s.up
+	s.mu.Unlock()
+	if up {
+		return nil
+	}
+	return s.setup(ctx)
+}
+
+// setup dials the server (once) and runs the handshake, recording its
+// duration in SetupSeries.
+func (s *session) setup(ctx context.Context) error {
+	start := time.Now()
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn == nil {
+		c, err := s.r.dial(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.r.st.fail(ClassConnect, "dial")
+			}
+			return err
+		}
+		conn = c
+		s.mu.Lock()
+		s.conn = c
+		s.lazy = s.r.target.URL != "" && !s.r.o.getStream
+		if !s.lazy {
+			s.reading = true
+			s.wg.Add(1)
+			go s.read(c)
+		}
+		s.mu.Unlock()
+	}
+	if stateless(s.r.o.version) {
+		// 2026-07-28: no handshake; server/discover is the setup measured
+		id := s.nextID.Add(1)
+		rep, err := s.roundTrip(ctx, conn, id, discoverFrame(id, s.r.o.version), nil, max(s.r.o.timeout, DefaultSetupTimeout))
+		if err != nil {
+			return err
+		}
+		if rep.info.Kind == jsonrpc.KindError {
+			// a server without discovery still serves requests
+			s.r.st.fail(ClassJSONRPC, "server/discover "+strconv.FormatInt(rep.info.ErrorCode, 10))
+		}
+		s.r.st.record([]string{SetupSeries}, time.Since(start))
+		s.r.st.add(&s.r.st.setups, 1)
+		s.r.negotiated(s.r.o.version)
+	} else {
+		id := s.nextID.Add(1)
+		rep, err := s.roundTrip(ctx, conn, id, initializeFrame(id, s.r.o.version), nil, max(s.r.o.timeout, DefaultSetupTimeout))
+		if err != nil {
+			return err
+		}
+		if rep.info.Kind == jsonrpc.KindError {
+			s.r.st.fail(ClassJSONRPC, "initialize "+strconv.FormatInt(rep.info.ErrorCode, 10))
+			return fmt.Errorf("initialize: error %d", rep.info.ErrorCode)
+		}
+		s.r.negotiated(negotiatedVersion(rep.frame))
+		if _, err := conn.Send(ctx, initializedFrame, transport.SendOptions{}); err != nil {
+			s.countSendError(ctx, err)
+			return fmt.Errorf("notifications/initialized: %w", err)
+		}
+		s.r.st.record([]string{SetupSeries}, time.Since(start))
+		s.r.st.add(&s.r.st.setups, 1)
+	}
+	s.mu.Lock()
+	s.up = true
+	s.mu.Unlock()
+	s.setupSteps(ctx, conn)
+	return nil
+}
+
+// setupSteps sends the scenario's per-session setup steps, in order, each
+// recorded in a series named "setup " + its series.
+func (s *session) setupSteps(ctx context.Context, conn transport.Conn) {
+	if len(s.r.setupTmpls) == 0 {
+		return
+	}
+	rng := rand.New(rand.NewPCG(uint64(s.no), 0x7365747570))
+	var buf []byte
+	for _, t := range s.r.setupTmpls {
+		t = t.render(reqVars{session: s.no, iteration: s.iter.Add(1) - 1, rng: rng})
+		id := s.nextID.Add(1)
+		buf = t.appendFrame(s.r.frameBuf(buf), id)
+		start := time.Now()
+		rep, err := s.roundTrip(ctx, conn, id, buf, &call{done: make(chan reply, 1), tmpl: t}, s.r.o.timeout)
+		if err != nil {
+			continue
+		}
+		names := t.call.Series()
+		setupNames := make([]string, len(names))
+		for i, n := range names {
+			setupNames[i] = "setup " + n
+		}
+		s.r.st.record(setupNames, rep.at.Sub(start))
+		s.judge(t, &rep)
+	}
+}
+
+// roundTrip sends frame as request id and waits for its answer, within
+// timeout. Errors are counted.
+func (s *session) roundTrip(ctx context.Context, conn transport.Conn, id int64, frame []byte, c *call, timeout time.Duration) (reply, error) {
+	if c == nil {
+		c = &call{done: make(chan reply, 1)}
+	}
+	s.register(conn, c, id)
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, err := conn.Send(sctx, frame, transport.SendOptions{})
+	if err != nil {
+		s.forget(id)
+		s.countSendError(sctx, err)
+		return reply{}, err
+	}
+	select {
+	case rep := <-c.done:
+		return rep, nil
+	case <-sctx.Done():
+		s.forget(id)
+		if ctx.Err() != nil {
+			return reply{}, ctx.Err()
+		}
+		s.r.st.fail(ClassTimeout, "")
+		return reply{}, sctx.Err()
+	}
+}
+
+// register makes calls[i] wait for the answer to ids[i], starting the
+// reader if none runs.
+func (s *session) register(conn transport.Conn, c *call, ids ...int64) {
+	s.mu.Lock()
+	for _, id := range ids {
+		s.pending[id] = c
+	}
+	if !s.reading {
+		s.reading = true
+		s.wg.Add(1)
+		go s.read(conn)
+	}
+	s.mu.Unlock()
+}
+
+// forget drops a pending request.
+func (s *session) forget(id int64) {
+	s.mu.Lock()
+	delete(s.pending, id)
+	s.mu.Unlock()
+}
+
+// countSendError counts why a Send failed; an expired session is marked
+// for a new setup. Failures caused by the end of the run are not counted.
+func (s *session) countSendError(ctx context.Context, err error) {
+	if errors.Is(err, transport.ErrSessionExpired) {
+		s.mu.Lock()
+		s.up = false
+		s.mu.Unlock()
+	}
+	countError(s.r, ctx, err)
+}
+
+// do sends one request built from t and records its latency from
+// intended (the arrival time in the open model, the send time in the
+// closed one).
+func (s *session) do(ctx context.Context, t *template, intended time.Time, buf []byte, rng *rand.Rand) []byte {
+	st := s.r.st
+	if err := s.ensure(ctx); err != nil {
+		return buf
+	}
+	t = t.render(reqVars{session: s.no, iteration: s.iter.Add(1) - 1, rng: rng})
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	id := s.nextID.Add(1)
+	buf = t.appendFrame(s.r.frameBuf(buf), id)
+	c := &call{done: make(chan reply, 1), tmpl: t}
+	st.mu.Lock()
+	st.sent++
+	st.inflt++
+	st.mu.Unlock()
+	var rep reply
+	var err error
+	if s.r.pickCancel() {
+		var ok bool
+		if rep, ok = s.cancelRoundTrip(ctx, conn, id, buf, c); !ok {
+			err = errCancelled
+		}
+	} else {
+		rep, err = s.roundTrip(ctx, conn, id, buf, c, s.r.o.timeout)
+	}
+	st.add(&st.inflt, -1)
+	if err != nil {
+		return buf
+	}
+	st.add(&st.done, 1)
+	names := t.call.Series()
+	st.record(names, rep.at.Sub(intended))
+	s.judge(t, &rep)
+	if s.r.o.progress {
+		s.noteProgress(names[len(names)-1], c, intended)
+	}
+	return buf
+}
+
+// errCancelled marks a call cancelled before its answer.
+var errCancelled = errors.New("cancelled")
+
+// asStatus reports whether err is (or wraps) a *transport.StatusError.
+func asStatus(err error, se **transport.StatusError) bool { return errors.As(err, se) }
+
+// judge counts the errors an answer carries.
+func (s *session) judge(t *template, rep *reply) {
+	st := s.r.st
+	switch {
+	case rep.info.Violations != 0:
+		st.fail(ClassProtocol, rep.info.Violations.String())
+	case rep.info.Kind == jsonrpc.KindError:
+		st.fail(ClassJSONRPC, strconv.FormatInt(rep.info.ErrorCode, 10))
+	case t.call.Tool != "" && isToolError(rep.frame):
+		st.fail(ClassTool, t.call.Tool)
+	}
+}
+
+// isToolError reports whether a tools/call result has isError true.
+func isToolError(frame []byte) bool {
+	if !bytes.Contains(frame, []byte(`"isError"`)) {
+		return false
+	}
+	var m struct {
+		Result struct {
+			IsError bool `json:"isError"`
+		} `json:"result"`
+	}
+	return json.Unmarshal(frame, &m) == nil && m.Result.IsError
+}
+
+// read takes the server's frames until the connection ends, or for a
+// lazy session until no request is pending.
+func (s *session) read(conn transport.Conn) {
+	defer s.wg.Done()
+	var parts [][]byte
+	for {
+		s.mu.Lock()
+		if s.lazy && len(s.pending) == 0 {
+			s.reading = false
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		in, err := conn.Recv(context.Background())
+		if err != nil {
+			s.mu.Lock()
+			s.reading = false
+			s.mu.Unlock()
+			return
+		}
+		info := jsonrpc.Classify(in.Frame)
+		if info.Kind == jsonrpc.KindBatch {
+			parts, _ = jsonrpc.AppendSplit(parts[:0], in.Frame)
+			for _, p := range parts {
+				s.dispatch(conn, in.Time, jsonrpc.Classify(p), p)
+			}
+			continue
+		}
+		s.dispatch(conn, in.Time, info, in.Frame)
+	}
+}
+
+// dispatch handles one message from the server.
+func (s *session) dispatch(conn transport.Conn, at time.Time, info jsonrpc.Info, frame []byte) {
+	switch info.Kind {
+	case jsonrpc.KindResponse, jsonrpc.KindError:
+		id, err := strconv.ParseInt(string(info.ID.Raw), 10, 64)
+		if err != nil {
+			if info.ID.Type != jsonrpc.IDAbsent && info.ID.Type != jsonrpc.IDNull {
+				s.r.st.fail(ClassProtocol, "answer with an id never sent")
+			}
+			return
+		}
+		s.mu.Lock()
+		c := s.pending[id]
+		delete(s.pending, id)
+		s.mu.Unlock()
+		if c != nil {
+			c.done <- reply{at: at, info: info, frame: frame}
+		}
+	case jsonrpc.KindNotification:
+		if info.Method == jsonrpc.MethodProgress {
+			s.progress(at, info, frame)
+		}
+	case jsonrpc.KindRequest:
+		go s.answer(conn, info)
+	case jsonrpc.KindInvalid:
+		s.r.st.fail(ClassProtocol, "invalid frame")
+	}
+}
+
+// answer replies to a request of the server: ping gets {}, anything else
+// "method not found" (the load generator declares no capabilities).
+func (s *session) answer(conn transport.Conn, info jsonrpc.Info) {
+	var frame []byte
+	if info.Method == "ping" {
+		frame = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{}}`, info.ID.Raw)
+	} else {
+		frame = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, info.ID.Raw)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.r.o.timeout)
+	defer cancel()
+	_, _ = conn.Send(ctx, frame, transport.SendOptions{})
+}
+
+// close ends the session (DELETE over HTTP, stdin closed over stdio) and
+// waits for its reader.
+func (s *session) close() {
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn != nil {
+		_ = conn.Close()
+		s.wg.Wait()
+	}
+}

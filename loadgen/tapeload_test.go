@@ -1,0 +1,57 @@
+package loadgen
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/tape"
+)
+
+// TestRunTape amplifies a recorded session (a Go SDK client talking to the
+// reference server over stdio: discovery, tool calls, progress, a tool
+// error, a JSON-RPC error, a cancelled call) into 4 virtual sessions at
+// full speed, and checks the metered counts.
+func TestRunTape(t *testing.T) {
+	r, err := tape.Open(filepath.Join("..", "testdata", "analysis", "gosdk-refserver.jsonl.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, _, err := replay.Load(r)
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	rep, err := RunTape(context.Background(), stdioTarget(t), sessions, n, []replay.Option{replay.WithMaxSpeed()}, WithTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("requests %d answered %d errors %+v warnings %v", rep.Requests, rep.Answered, rep.Errors, rep.Warnings)
+	for _, s := range rep.Series {
+		t.Logf("%s %d", s.Name, s.Count)
+	}
+	if rep.Model != "replay" || rep.Sessions != n {
+		t.Errorf("model %q sessions %d", rep.Model, rep.Sessions)
+	}
+	for name, want := range map[string]int64{"tools/call echo": n, "tools/call add": n, "tools/call ask": 2 * n, "tools/list": n, "server/discover": n} {
+		if s := rep.Find(name); s == nil || s.Count != want {
+			t.Errorf("series %q: %+v, want %d", name, s, want)
+		}
+	}
+	if got := errorDetail(rep, ClassTool, "fail"); got != n {
+		t.Errorf("tool errors of fail %d, want %d", got, n)
+	}
+	if got := errorCount(rep, ClassTimeout); got != 0 {
+		t.Errorf("%d requests never answered (the cancelled call must not count)", got)
+	}
+	// every virtual session: 10 requests; the cancelled sleep is not measured
+	if rep.Requests != 10*n || rep.Answered != 9*n {
+		t.Errorf("requests %d answered %d, want %d and %d", rep.Requests, rep.Answered, 10*n, 9*n)
+	}
+	if got := errorCount(rep, ClassJSONRPC); got < n {
+		t.Errorf("JSON-RPC errors %d, want at least %d", got, n)
+	}
+}

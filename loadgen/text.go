@@ -1,0 +1,98 @@
+package loadgen
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteText writes the report as a human-readable table: the run, then per
+// series count, rate, mean, p50, p90, p99, p99.9 and max, then the errors
+// by class.
+func (rep *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "target    %s (protocol %s)\n", rep.Target, rep.Protocol)
+	model := fmt.Sprintf("%s, %d sessions", rep.Model, rep.Sessions)
+	if rep.Model == "open" {
+		model += fmt.Sprintf(", %g arrivals/s", rep.Rate)
+	}
+	if rep.Generators > 1 {
+		model += fmt.Sprintf(", %d generators merged", rep.Generators)
+	}
+	fmt.Fprintf(&b, "model     %s\n", model)
+	dur := rep.Duration.Round(time.Millisecond).String()
+	if rep.Interrupted {
+		dur += " (interrupted)"
+	}
+	fmt.Fprintf(&b, "duration  %s\n", dur)
+	rate := 0.0
+	if s := rep.Duration.Seconds(); s > 0 {
+		rate = float64(rep.Answered) / s
+	}
+	fmt.Fprintf(&b, "requests  %d sent, %d answered (%.1f/s), %d errors (%.2f%%), %d dropped, %d sessions set up\n\n",
+		rep.Requests, rep.Answered, rate, rep.ErrorTotal, 100*rep.ErrorRatio(), rep.Dropped, rep.Setups)
+	width := len("series")
+	for _, s := range rep.Series {
+		width = max(width, len(s.Name))
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s\tcount\trate/s\tmean\tp50\tp90\tp99\tp99.9\tmax\t\n", width, "series")
+	for _, s := range rep.Series {
+		fmt.Fprintf(tw, "%-*s\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, s.Name, s.Count, s.Rate,
+			dur3(s.Mean), dur3(s.P50), dur3(s.P90), dur3(s.P99), dur3(s.P999), dur3(s.Max))
+	}
+	_ = tw.Flush()
+	if len(rep.Errors) > 0 {
+		b.WriteString("\nerrors\n")
+		for _, e := range rep.Errors {
+			name := e.Class
+			if e.Detail != "" {
+				name += " " + e.Detail
+			}
+			fmt.Fprintf(&b, "  %-40s %d\n", name, e.Count)
+		}
+	}
+	if p := rep.Progress; p != nil {
+		fmt.Fprintf(&b, "\nprogress  %d calls with progress, %d notifications, %d after the response, %d not increasing, %d unknown token\n",
+			p.CallsWithProgress, p.Notifications, p.AfterResponse, p.NotIncreasing, p.UnknownToken)
+	}
+	if bt := rep.Batch; bt != nil {
+		spec := "has batches"
+		if !bt.InSpec {
+			spec = "has no batches"
+		}
+		fmt.Fprintf(&b, "\nbatches   of %d, negotiated %s (%s):", bt.Size, bt.Negotiated, spec)
+		for _, o := range bt.Outcomes {
+			fmt.Fprintf(&b, " %d %s;", o.Count, o.Class)
+		}
+		b.WriteString("\n")
+	}
+	if c := rep.Cancel; c != nil {
+		fmt.Fprintf(&b, "\ncancel    %d calls picked, %d cancelled (the rest answered first), %d answered anyway, %d quiet at once\n",
+			c.Chosen, c.Sent, c.AnsweredAnyway, c.Quiet)
+	}
+	for _, warn := range rep.Warnings {
+		fmt.Fprintf(&b, "\nwarning   %s\n", warn)
+	}
+	_, err := io.WriteString(w, b.String())
+	if err != nil {
+		return fmt.Errorf("loadgen: write report: %w", err)
+	}
+	return nil
+}
+
+// dur3 prints a duration with about 3 significant digits.
+func dur3(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.3gs", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.3gms", float64(d)/1e6)
+	case d >= time.Microsecond:
+		return fmt.Sprintf("%.3gµs", float64(d)/1e3)
+	default:
+		return fmt.Sprintf("%dns", int64(d))
+	}
+}

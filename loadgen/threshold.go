@@ -1,0 +1,137 @@
+package loadgen
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Threshold is one pass/fail condition on a report, parsed by
+// ParseThreshold from "SERIES:STAT<VALUE" (STAT one of mean, p50, p90,
+// p99, p99.9, max, with a duration value; or rate with a number per
+// second, or count with a number), "errors<N" or "errors<F%". The operators
+// are <, <=, > and >=.
+type Threshold struct {
+	Spec   string
+	Series string // "" for errors
+	Stat   string
+	Op     string
+	Value  float64 // nanoseconds for durations, a fraction for percentages
+	Pct    bool
+}
+
+var thresholdStats = map[string]bool{"mean": true, "p50": true, "p90": true, "p99": true, "p99.9": true, "max": true, "rate": true, "count": true}
+
+// ParseThreshold parses a threshold spec.
+func ParseThreshold(spec string) (Threshold, error) {
+	t := Threshold{Spec: spec}
+	i := strings.IndexAny(spec, "<>")
+	if i < 0 {
+		return t, fmt.Errorf("threshold %q: no < or > operator", spec)
+	}
+	lhs, rhs := strings.TrimSpace(spec[:i]), spec[i:]
+	t.Op = rhs[:1]
+	rhs = rhs[1:]
+	if strings.HasPrefix(rhs, "=") {
+		t.Op += "="
+		rhs = rhs[1:]
+	}
+	rhs = strings.TrimSpace(rhs)
+	if lhs == "errors" {
+		t.Stat = "errors"
+		if p, ok := strings.CutSuffix(rhs, "%"); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+			if err != nil || v < 0 || v > 100 {
+				return t, fmt.Errorf("threshold %q: %q is not a percentage from 0 to 100", spec, rhs)
+			}
+			t.Value, t.Pct = v/100, true
+			return t, nil
+		}
+		v, err := strconv.ParseFloat(rhs, 64)
+		if err != nil || v < 0 {
+			return t, fmt.Errorf("threshold %q: %q is not an error count or a percentage", spec, rhs)
+		}
+		t.Value = v
+		return t, nil
+	}
+	j := strings.LastIndexByte(lhs, ':')
+	if j <= 0 {
+		return t, fmt.Errorf("threshold %q: want SERIES:STAT or errors before the operator", spec)
+	}
+	t.Series, t.Stat = strings.TrimSpace(lhs[:j]), strings.TrimSpace(lhs[j+1:])
+	if !thresholdStats[t.Stat] {
+		return t, fmt.Errorf("threshold %q: unknown statistic %q (mean, p50, p90, p99, p99.9, max, rate, count)", spec, t.Stat)
+	}
+	if t.Stat == "rate" || t.Stat == "count" {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(rhs, "/s"), 64)
+		if err != nil || v < 0 {
+			return t, fmt.Errorf("threshold %q: %q is not a non-negative number", spec, rhs)
+		}
+		t.Value = v
+		return t, nil
+	}
+	d, err := time.ParseDuration(rhs)
+	if err != nil || d < 0 {
+		return t, fmt.Errorf("threshold %q: %q is not a duration such as 50ms", spec, rhs)
+	}
+	t.Value = float64(d)
+	return t, nil
+}
+
+// Check returns "" when rep meets the threshold, else why not, in one line.
+func (t Threshold) Check(rep *Report) string {
+	var got float64
+	var show string
+	if t.Stat == "errors" {
+		if t.Pct {
+			got = rep.ErrorRatio()
+			show = fmt.Sprintf("%.3g%%", 100*got)
+		} else {
+			got = float64(rep.ErrorTotal)
+			show = strconv.FormatInt(rep.ErrorTotal, 10)
+		}
+	} else {
+		s := rep.Find(t.Series)
+		if s == nil {
+			return fmt.Sprintf("%s: no series %q in the report", t.Spec, t.Series)
+		}
+		var d time.Duration
+		switch t.Stat {
+		case "mean":
+			d = s.Mean
+		case "p50":
+			d = s.P50
+		case "p90":
+			d = s.P90
+		case "p99":
+			d = s.P99
+		case "p99.9":
+			d = s.P999
+		case "max":
+			d = s.Max
+		case "rate":
+			got, show = s.Rate, fmt.Sprintf("%.1f/s", s.Rate)
+		case "count":
+			got, show = float64(s.Count), strconv.FormatInt(s.Count, 10)
+		}
+		if show == "" {
+			got, show = float64(d), d.String()
+		}
+	}
+	ok := false
+	switch t.Op {
+	case "<":
+		ok = got < t.Value
+	case "<=":
+		ok = got <= t.Value
+	case ">":
+		ok = got > t.Value
+	case ">=":
+		ok = got >= t.Value
+	}
+	if ok {
+		return ""
+	}
+	return fmt.Sprintf("%s: broken, measured %s", t.Spec, show)
+}
