@@ -39,3 +39,22 @@ await 6
 exec {SRV[1]}>&-   # close the server's stdin: record shuts it down and closes the tape
 wait "$SRV_PID" || true
 ls -l "$TAPE" >&2
+
+step "2. inspect the tape offline: sessions, latency per method and tool, errors, violations"
+"$MCPTAPE" inspect "$TAPE"
+
+step "3. show the timeline"
+"$MCPTAPE" show "$TAPE"
+
+step "4. replay the recorded session against a fresh server: ids rewritten, answers compared"
+"$MCPTAPE" replay "$TAPE" -o "$OUT/replayed.jsonl.zst" -- "$MCPTAPE" serve
+"$MCPTAPE" diff "$TAPE" "$OUT/replayed.jsonl.zst" && echo "diff: the replayed tape matches the recording" >&2
+
+step "5. replay against a server whose echo tool changed: the difference is found (exit 1)"
+set +e
+"$MCPTAPE" replay "$TAPE" -- "$MCPTAPE" serve --echo-prefix 'v2: '
+echo "replay exit code: $? (1 = answers differ)" >&2
+set -e
+
+# 6. a short load run on the reference server (open and closed models, merge, tape-driven)
+bash "$(dirname "$0")/demo-load.sh" "$MCPTAPE" "$TAPE"
