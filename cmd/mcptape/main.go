@@ -33,6 +33,10 @@ type command struct {
 	// receives the positional arguments (fs.Args()); it may capture fs to
 	// ask for more, such as fs.ArgsLenAtDash().
 	setup func(fs *pflag.FlagSet) runFunc
+	// subcommands, when set, take over when the first argument names one
+	// of them: they get the remaining arguments unparsed and parse their
+	// own flags ("mcptape report merge ...").
+	subcommands map[string]runFunc
 }
 
 // runFunc runs a command with its positional arguments.
@@ -74,6 +78,13 @@ func commands() []*command {
 		versionCmd(),
 		serveCmd(),
 		recordCmd(),
+		replayCmd(),
+		loadCmd(),
+		inspectCmd(),
+		showCmd(),
+		diffCmd(),
+		exportCmd(),
+		reportCmd(),
 	}
 }
 
@@ -153,8 +164,13 @@ Commands:
 	}
 	fmt.Fprint(w, `
 Examples:
-  mcptape serve                                   # reference MCP server on stdio
-  mcptape help COMMAND                            # flags and examples of one command
+  mcptape record -o t.jsonl.zst -- npx -y some-mcp-server      # record a stdio server
+  mcptape record --upstream http://127.0.0.1:3000/mcp -o t.jsonl.zst
+  mcptape inspect t.jsonl.zst                                  # what happened, worst first
+  mcptape show t.jsonl.zst --method 'tools/*'                  # the timeline
+  mcptape replay t.jsonl.zst -- ./my-server                    # the same session again, compared
+  mcptape load --url http://127.0.0.1:8080/mcp --sessions 50 --duration 30s --call 'tools/call echo {"message":"hi"}'
+  mcptape serve --http 127.0.0.1:8080                          # the built-in reference server
 
 Run 'mcptape help COMMAND' for the flags and examples of a command.
 `)

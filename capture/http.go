@@ -1,0 +1,592 @@
+package capture
+
+// The HTTP recording proxy: options, the proxy itself, forwarding and
+// shutdown. The recording of one exchange is in http_exchange.go, SSE
+// handling in http_sse.go, sessions in http_session.go.
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcptape/mcptape/tape"
+	"github.com/mcptape/mcptape/transport"
+)
+
+// HTTP proxy defaults.
+const (
+	// DefaultListen is the address "mcptape record" listens on in HTTP mode.
+	DefaultListen = "127.0.0.1:8931"
+	// DefaultShutdownGrace is how long Serve lets open exchanges finish
+	// after its context ends before cancelling them.
+	DefaultShutdownGrace = 2 * time.Second
+)
+
+// Stream names recorded in Record.Stream by the HTTP proxy.
+const (
+	StreamPOST   = "post"   // a POST body or the response to a POST
+	StreamGET    = "get"    // a Streamable HTTP GET stream
+	StreamSSE    = "sse"    // a legacy HTTP+SSE GET stream
+	StreamDELETE = "delete" // a DELETE exchange
+)
+
+// EventSSE names the tape event that notes an SSE event carrying no message
+// (Data: an [SSENote]).
+const EventSSE = "sse"
+
+// Who ended an exchange or a session ("closed_by" / "by" in the tape).
+const (
+	ClosedByServer = "server" // the upstream ended the response (or failed)
+	ClosedByClient = "client" // the client went away or deleted the session
+	ClosedByProxy  = "proxy"  // mcptape: shutdown, or no upstream answer
+)
+
+// errProxyClosing is the cancellation cause of exchanges cut by Close.
+var errProxyClosing = errors.New("mcptape proxy shutting down")
+
+// HTTPOption configures an HTTPProxy. A bad value makes NewHTTPProxy fail.
+type HTTPOption func(*httpOptions) error
+
+type httpOptions struct {
+	preserveHost bool
+	insecure     bool
+	redact       headerRedactor
+	maxBody      int
+	transport    http.RoundTripper
+	listenNames  []string
+	now          func() time.Time
+	warnf        func(string, ...any)
+	debugf       func(string, ...any)
+	grace        time.Duration
+}
+
+// WithPreserveHost forwards the client's Host header even when it names the
+// proxy itself (by default such a Host becomes the upstream's host).
+func WithPreserveHost(on bool) HTTPOption {
+	return func(o *httpOptions) error { o.preserveHost = on; return nil }
+}
+
+// WithInsecureTLS skips the verification of the upstream's certificate
+// (for self-signed test servers). It applies to the default transport and
+// cannot be combined with WithTransport.
+func WithInsecureTLS(on bool) HTTPOption {
+	return func(o *httpOptions) error { o.insecure = on; return nil }
+}
+
+// WithRedactHeaders adds header names whose values the tape must not hold,
+// on top of the default rules (see RedactedClass). Names are matched
+// case-insensitively; an empty or malformed name is an error.
+func WithRedactHeaders(names ...string) HTTPOption {
+	return func(o *httpOptions) error {
+		for _, n := range names {
+			if !validHeaderName(n) {
+				return fmt.Errorf("redact header %q: not a valid header name", n)
+			}
+			if o.redact.extra == nil {
+				o.redact.extra = make(map[string]bool)
+			}
+			o.redact.extra[http.CanonicalHeaderKey(n)] = true
+		}
+		return nil
+	}
+}
+
+// WithoutRedaction records every header and query value as it is. Use it
+// only for tapes that stay with their owner.
+func WithoutRedaction() HTTPOption {
+	return func(o *httpOptions) error { o.redact.off = true; return nil }
+}
+
+// WithMaxBody bounds the bytes recorded of one HTTP body or SSE event
+// (default transport.DefaultMaxFrame). Longer ones are forwarded whole and
+// recorded cut, followed by an "error" event saying so. It must be positive.
+func WithMaxBody(n int) HTTPOption {
+	return func(o *httpOptions) error {
+		if n <= 0 {
+			return fmt.Errorf("max body %d: must be positive", n)
+		}
+		o.maxBody = n
+		return nil
+	}
+}
+
+// WithTransport sets the round tripper that reaches the upstream (default:
+// a clone of http.DefaultTransport with compression left to the client and
+// enough idle connections for many sessions).
+func WithTransport(rt http.RoundTripper) HTTPOption {
+	return func(o *httpOptions) error {
+		if rt == nil {
+			return errors.New("transport: must not be nil")
+		}
+		o.transport = rt
+		return nil
+	}
+}
+
+// WithListenAddr names an address ("host:port") under which clients reach
+// the proxy, beyond the address of the connection itself: a Host header
+// equal to it is replaced by the upstream's host.
+func WithListenAddr(addr string) HTTPOption {
+	return func(o *httpOptions) error {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return fmt.Errorf("listen address %q: %w", addr, err)
+		}
+		o.listenNames = append(o.listenNames, addr)
+		return nil
+	}
+}
+
+// WithHTTPClock sets the clock that stamps records (tests).
+func WithHTTPClock(now func() time.Time) HTTPOption {
+	return func(o *httpOptions) error {
+		if now == nil {
+			return errors.New("clock: must not be nil")
+		}
+		o.now = now
+		return nil
+	}
+}
+
+// WithLogf sets where problems that do not stop the proxy (warnf: a failed
+// tape write, an endpoint the proxy cannot rewrite) and lifecycle details
+// (debugf) go; nil discards. Both may be called concurrently.
+func WithLogf(warnf, debugf func(format string, args ...any)) HTTPOption {
+	return func(o *httpOptions) error { o.warnf, o.debugf = warnf, debugf; return nil }
+}
+
+// WithShutdownGrace sets how long Serve lets open exchanges finish after
+// its context ends (default DefaultShutdownGrace); it must not be negative.
+func WithShutdownGrace(d time.Duration) HTTPOption {
+	return func(o *httpOptions) error {
+		if d < 0 {
+			return fmt.Errorf("shutdown grace %v: must not be negative", d)
+		}
+		o.grace = d
+		return nil
+	}
+}
+
+// validHeaderName reports whether n is an HTTP token.
+func validHeaderName(n string) bool {
+	if n == "" {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// HTTPStats counts what an HTTPProxy did.
+type HTTPStats struct {
+	Exchanges      int64 // HTTP requests handled
+	ClientMessages int64 // messages recorded client to server
+	ServerMessages int64 // messages recorded server to client
+	UpstreamErrors int64 // exchanges that got no upstream response (502) or broke mid-stream
+	RecordErrors   int64 // records the tape refused
+}
+
+// HTTPProxy is a recording reverse proxy for MCP over HTTP: Streamable HTTP
+// in every spec era (2025 sessions and 2026-07-28 stateless POSTs) and the
+// legacy HTTP+SSE transport. It is an http.Handler built on
+// net/http/httputil.ReverseProxy; Serve runs it on a listener. Its methods
+// are safe for concurrent use.
+//
+//	client ──▶ ServeHTTP ──▶ request body tee ──▶ ReverseProxy ──▶ upstream
+//	client ◀── exchangeWriter ◀── (legacy endpoint rewrite) ◀── upstream body
+//	               │ after each chunk is written (and flushed) to the client
+//	               ▼
+//	  transport.SSEFramer / whole JSON body ──▶ tape records
+//
+// Forwarding. Paths and queries are forwarded as they are: the upstream URL
+// gives the scheme and host, and its path is the endpoint the client uses
+// at the proxy too. A response chunk reaches the client (written, and for
+// event streams flushed) before the recorder parses its copy; request
+// bodies are teed while the transport sends them. Recording never alters
+// the forwarded bytes. The only changes made to the traffic are those HTTP
+// requires of a proxy (hop-by-hop headers; X-Forwarded-* and Forwarded are
+// passed on as the client sent them, none are added) plus two that keep
+// the client on the proxy: a Host header that names the proxy itself
+// becomes the upstream's host (unless WithPreserveHost), and a legacy
+// "endpoint" event that names the upstream by absolute URL is rewritten to
+// name the proxy. Any other Host value, and Origin, reach the upstream
+// unchanged, so an upstream that rejects DNS-rebinding or cross-origin
+// requests still rejects them. (A browser client whose upstream compares
+// Origin with Host needs WithPreserveHost.) Response headers that arrive
+// alone wait up to a millisecond for the first body bytes, so that they
+// usually leave in one write with the first event. Request bodies stay
+// readable after the response has started (full duplex), which a fast
+// upstream needs. The client's Accept-Encoding is forwarded as it is; a
+// gzip or deflate body is forwarded compressed and recorded decoded.
+//
+// Records. Every HTTP request is one exchange, numbered from 1
+// (Record.Exchange). Its records: the client's messages (the POST body;
+// each member of a batch is one message), an "http" event when the
+// response headers arrive (an HTTPEvent, Phase "response": method, path,
+// status, content type, redacted headers), the server's messages (an
+// application/json body, or one per SSE event with data, with its event
+// id), "sse" notes for events without a message (an SSENote: comments,
+// priming events, retry settings, the legacy endpoint), "error" events, and
+// an "http" event when the exchange ends (Phase "end": duration, who closed
+// it, counts; a body that is not JSON, such as an error page, is kept
+// there). Record.Stream names the stream: "post", "get" (a Streamable HTTP
+// GET stream), "sse" (a legacy HTTP+SSE stream), "delete", or the
+// lower-cased method.
+//
+// Sessions. Records are grouped in sessions (Record.Session):
+//
+//   - A request carrying Mcp-Session-Id belongs to that session.
+//   - A request without one whose response sets Mcp-Session-Id (the
+//     initialize exchange) belongs to the session the server assigned; its
+//     client messages are recorded when the response headers arrive, with
+//     the time their body was received.
+//   - Legacy HTTP+SSE: the GET stream belongs to the session named by the
+//     sessionId (or session_id) query parameter of its "endpoint" event,
+//     and the POSTs to the endpoint carry the same parameter.
+//   - Anything else (2026-07-28 stateless traffic, servers without
+//     sessions) is grouped by client TCP connection: session "conn-N", N
+//     counting connections. A client process normally keeps one keep-alive
+//     connection, so its requests stay together and in order, while
+//     requests of different clients, which never depend on each other, are
+//     never merged. The session closes when the connection does.
+//
+// An "open" event (an HTTPSessionEvent: kind "streamable", "legacy-sse" or
+// "connection", and how it was learned) precedes a session's first record;
+// a "close" event ends it: after a successful DELETE, when the server
+// answers 404 for it, when a legacy stream ends, when a grouping connection
+// closes, or at shutdown (closed by the proxy).
+//
+// Cancellation. Each exchange runs under the client request's context: a
+// client that closes its response stream (the 2026-07-28 cancellation) or
+// disconnects cancels the upstream request at once, and the "end" event
+// says closed_by "client". An upstream that fails before answering gets
+// the client a 502 with a one-line body; one that breaks mid-stream ends
+// the client's stream; both leave "error" events, and the proxy keeps
+// serving.
+type HTTPProxy struct {
+	up   *url.URL
+	rec  RecordWriter
+	o    httpOptions
+	rp   *httputil.ReverseProxy
+	idle interface{ CloseIdleConnections() }
+
+	closing   context.Context // cancelled by Close: cuts every open exchange
+	stop      context.CancelFunc
+	mu        sync.Mutex // guards closed and wg.Add
+	closed    bool
+	wg        sync.WaitGroup // running handlers
+	closeOnce sync.Once
+
+	sessions sessionRegistry
+	nextX    atomic.Uint64
+	warned   atomic.Bool
+	st       struct {
+		exchanges, c2s, s2c, upstreamErrs, recordErrs atomic.Int64
+	}
+}
+
+// NewHTTPProxy returns a proxy to upstream, an absolute http or https URL,
+// recording into rec.
+func NewHTTPProxy(upstream string, rec RecordWriter, opts ...HTTPOption) (*HTTPProxy, error) {
+	up, err := parseUpstream(upstream)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		return nil, errors.New("capture: nil RecordWriter")
+	}
+	o := httpOptions{maxBody: transport.DefaultMaxFrame, now: time.Now, grace: DefaultShutdownGrace}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, fmt.Errorf("capture: http option: %w", err)
+		}
+	}
+	if o.transport != nil && o.insecure {
+		return nil, errors.New("capture: http option: WithInsecureTLS applies to the default transport, not to WithTransport's")
+	}
+	if o.warnf == nil {
+		o.warnf = func(string, ...any) {}
+	}
+	if o.debugf == nil {
+		o.debugf = func(string, ...any) {}
+	}
+	if o.transport == nil {
+		o.transport = defaultTransport(o.insecure)
+	}
+	o.redact.known, o.redact.count = new(sync.Map), new(atomic.Int64)
+	p := &HTTPProxy{up: up, rec: rec, o: o}
+	p.closing, p.stop = context.WithCancel(context.Background())
+	p.sessions.init()
+	if c, ok := o.transport.(interface{ CloseIdleConnections() }); ok {
+		p.idle = c
+	}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite:        p.rewrite,
+		Transport:      o.transport,
+		FlushInterval:  0, // event streams and bodies of unknown length are flushed at once anyway
+		ErrorLog:       log.New(logWriter(o.debugf), "", 0),
+		BufferPool:     bufferPool{},
+		ModifyResponse: p.onResponse,
+		ErrorHandler:   p.onError,
+	}
+	return p, nil
+}
+
+// parseUpstream checks an upstream URL.
+func parseUpstream(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("capture: upstream %q: %w", RedactURL(s), err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("capture: upstream %q: want an http:// or https:// URL", RedactURL(s))
+	case u.Host == "":
+		return nil, fmt.Errorf("capture: upstream %q: no host", RedactURL(s))
+	}
+	return u, nil
+}
+
+// defaultTransport is http.DefaultTransport tuned for a proxy: the
+// client's Accept-Encoding is forwarded as it is (no transparent gzip), and
+// many idle connections are kept for many sessions.
+func defaultTransport(insecure bool) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DisableCompression = true
+	t.MaxIdleConns = 0
+	t.MaxIdleConnsPerHost = 1024
+	if insecure {
+		t.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // asked for with --insecure
+	}
+	return t
+}
+
+// logWriter turns the ReverseProxy's log lines into debug lines.
+type logWriter func(string, ...any)
+
+func (f logWriter) Write(p []byte) (int, error) {
+	f("%s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// bufferPool gives the ReverseProxy 4 KiB copy buffers (the size of
+// net/http's own connection buffers), so that a thousand idle streams do
+// not each pin 32 KiB.
+type bufferPool struct{}
+
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 4<<10); return &b }}
+
+func (bufferPool) Get() []byte  { return *copyBuffers.Get().(*[]byte) }
+func (bufferPool) Put(b []byte) { copyBuffers.Put(&b) }
+
+// Upstream returns the upstream URL.
+func (p *HTTPProxy) Upstream() *url.URL { u := *p.up; return &u }
+
+// Stats returns what the proxy did so far.
+func (p *HTTPProxy) Stats() HTTPStats {
+	return HTTPStats{
+		Exchanges:      p.st.exchanges.Load(),
+		ClientMessages: p.st.c2s.Load(),
+		ServerMessages: p.st.s2c.Load(),
+		UpstreamErrors: p.st.upstreamErrs.Load(),
+		RecordErrors:   p.st.recordErrs.Load(),
+	}
+}
+
+// ServeHTTP forwards one request to the upstream and records it.
+func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		http.Error(w, "mcptape: the recording proxy is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	p.wg.Add(1)
+	p.mu.Unlock()
+	defer p.wg.Done()
+
+	x := p.newExchange(r)
+	ctx, cancel := context.WithCancelCause(context.WithValue(r.Context(), exchangeKey{}, x))
+	stop := context.AfterFunc(p.closing, func() { cancel(errProxyClosing) })
+	defer func() {
+		stop()
+		cancel(nil)
+	}()
+	x.ctx = ctx
+	r = r.WithContext(ctx)
+	rc := http.NewResponseController(w)
+	if r.Body != nil && r.Body != http.NoBody {
+		x.tee = &requestTee{rc: r.Body, x: x, left: r.ContentLength}
+		r.Body = x.tee
+		// Keep the request body readable once the response has started:
+		// a fast upstream may answer before the transport has seen the
+		// body's end, and net/http would otherwise close the body when
+		// the response headers go out, breaking the upstream request.
+		_ = rc.EnableFullDuplex() // HTTP/2 is always full duplex
+	}
+	xw := &exchangeWriter{rw: w, x: x, rc: rc}
+	defer x.finish() // also when the ReverseProxy aborts with http.ErrAbortHandler
+	defer xw.close()
+	p.rp.ServeHTTP(xw, r)
+}
+
+// forwardingHeaders are restored after ReverseProxy's Rewrite mode strips
+// them: the client's values reach the upstream unchanged, and the proxy adds
+// none of its own.
+var forwardingHeaders = [...]string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"}
+
+// rewrite points the outgoing request at the upstream.
+func (p *HTTPProxy) rewrite(pr *httputil.ProxyRequest) {
+	in, out := pr.In, pr.Out
+	out.URL.Scheme, out.URL.Host = p.up.Scheme, p.up.Host
+	out.URL.RawQuery = in.URL.RawQuery // ReverseProxy drops parameters it cannot parse
+	out.Host = in.Host
+	if !p.o.preserveHost && p.namesProxy(in) {
+		out.Host = p.up.Host
+	}
+	for _, h := range forwardingHeaders {
+		if v, ok := in.Header[h]; ok {
+			out.Header[h] = v
+		}
+	}
+}
+
+// namesProxy reports whether the request's Host header names the proxy
+// itself: the address the connection reached (an IP literal, or
+// "localhost" on a loopback address, with the same port), or an address
+// given with WithListenAddr. An empty Host also counts.
+func (p *HTTPProxy) namesProxy(r *http.Request) bool {
+	host := r.Host
+	if host == "" {
+		return true
+	}
+	for _, n := range p.o.listenNames {
+		if strings.EqualFold(host, n) {
+			return true
+		}
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil {
+		return false
+	}
+	lhost, lport, err := net.SplitHostPort(local.String())
+	if err != nil {
+		return false
+	}
+	h, port, err := net.SplitHostPort(host)
+	if err != nil {
+		h, port = strings.Trim(host, "[]"), "80"
+		if r.TLS != nil {
+			port = "443"
+		}
+	}
+	if port != lport {
+		return false
+	}
+	lip, err := netip.ParseAddr(lhost)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(h, "localhost") {
+		return lip.IsLoopback()
+	}
+	hip, err := netip.ParseAddr(h)
+	return err == nil && hip.Unmap() == lip.Unmap()
+}
+
+// onError answers an exchange whose upstream request failed: 502 with a
+// one-line body, an "error" event in the tape. A request the client itself
+// abandoned is recorded as closed by the client, not as an upstream error.
+func (p *HTTPProxy) onError(w http.ResponseWriter, r *http.Request, err error) {
+	x := exchangeFrom(r.Context())
+	if x == nil { // not ours: cannot happen, answer anyway
+		http.Error(w, "mcptape: upstream request failed", http.StatusBadGateway)
+		return
+	}
+	x.upstreamFailed(err)
+	msg := fmt.Sprintf("mcptape: upstream %s: %v", RedactURL(p.up.String()), err)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusBadGateway)
+	io.WriteString(w, msg+"\n")
+}
+
+// Serve serves the proxy on ln until ctx ends, then shuts down: it stops
+// accepting, lets open exchanges finish for the shutdown grace, cancels
+// the rest (recorded as closed by the proxy), and closes the sessions still
+// open. ln is closed on return. It returns nil after such a stop.
+func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           p,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       5 * time.Minute,
+		ConnState:         p.ConnState,
+		ErrorLog:          log.New(logWriter(p.o.debugf), "", 0),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		p.Close()
+		return fmt.Errorf("capture: serving %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	p.o.debugf("shutting down: waiting up to %v for open exchanges", p.o.grace)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.o.grace)
+	_ = srv.Shutdown(sctx) // stops accepting; returns early when everything is idle
+	cancel()
+	p.stop()    // cancel the exchanges still open (their records say "proxy")
+	srv.Close() // and close their connections, unblocking writes to stuck clients
+	err := p.Close()
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+		return errors.Join(err, fmt.Errorf("capture: serving %s: %w", ln.Addr(), serr))
+	}
+	return err
+}
+
+// Close ends the proxy: it refuses new requests (503), cancels the open
+// exchanges, waits for their handlers to return, writes a "close" event for
+// every session still open and closes idle upstream connections. It does
+// not close the tape. It is idempotent. A handler blocked writing to a
+// client that stopped reading returns when its connection is closed:
+// Serve closes them; a caller serving the proxy with its own http.Server
+// should close that server first.
+func (p *HTTPProxy) Close() error {
+	p.closeOnce.Do(func() {
+		p.mu.Lock()
+		p.closed = true
+		p.mu.Unlock()
+		p.stop()
+		p.wg.Wait()
+		p.sessions.closeAll(p, ClosedByProxy, "shutdown")
+		if p.idle != nil {
+			p.idle.CloseIdleConnections()
+		}
+	})
+	return nil
+}
+
+// write hands one record to the tape. A failure never affects forwarding:
+// it is counted, and the first one is reported through warnf.
+func (p *HTTPProxy) write(r *tape.Record) {
+	if err := p.rec.Write(r); err != nil {
+		p.st.recordErrs.Add(1)
+		if !p.warned.Swap(true) {
+			p.o.warnf("recording failed, the tape misses records from now on: %v", err)
+		}
+	}
+}

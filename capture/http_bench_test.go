@@ -1,0 +1,354 @@
+package capture
+
+// Benchmarks of the HTTP recording proxy, each measured side by side with
+// its baseline (the same client talking to the same server directly) in
+// one run and reported as a ratio. The server is the reference server in
+// its own process ("mcptape serve --http"); the client and the proxy (with
+// a real tape file) run in the benchmark process.
+//
+//	go test -run '^$' -bench BenchmarkHTTPProxy -benchtime 2000x ./capture
+//
+// (BenchmarkHTTPProxyMemory measures once, whatever the bench time.)
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/tape"
+)
+
+// refHTTP starts "mcptape serve --http" on a free port and returns its
+// endpoint URL and process id.
+func refHTTP(b *testing.B) (string, int) {
+	b.Helper()
+	port := peertest.FreePort(b)
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	p := peertest.StartHTTP(b, ctx, []string{mcptapeBin(b), "serve", "--http", addr}, nil, "http://"+addr+"/mcp")
+	return p.URL, p.Pid()
+}
+
+// selfCPU returns the CPU time (user and system) this process used so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procCPU returns the CPU time process pid used so far, from /proc (0
+// where there is none).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest) // from field 3: state
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * (time.Second / 100) // USER_HZ is 100 on Linux
+}
+
+// cpuMeter adds up the CPU time of this process and of the server.
+type cpuMeter struct {
+	pid         int
+	self, serve time.Duration
+}
+
+func (m *cpuMeter) measure(f func() time.Duration) time.Duration {
+	s0, p0 := selfCPU(), procCPU(m.pid)
+	d := f()
+	m.self += selfCPU() - s0
+	m.serve += procCPU(m.pid) - p0
+	return d
+}
+
+// benchProxy serves a proxy to url that records into a tape file.
+func benchProxy(b *testing.B, url string) string {
+	b.Helper()
+	w, err := tape.Create(filepath.Join(b.TempDir(), "bench.jsonl.zst"), tape.Header{Transport: "http", Target: url})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rig := startProxyTape(b, url, w)
+	b.Cleanup(func() {
+		rig.stop()
+		if err := w.Close(); err != nil {
+			b.Error(err)
+		}
+	})
+	return viaProxy(rig, url)
+}
+
+// echoSession is a raw Streamable HTTP session that calls echo.
+type echoSession struct {
+	c    *http.Client
+	url  string
+	sid  string
+	body []byte
+}
+
+// newEchoSessions opens n sessions at url, sharing one transport with a
+// connection per session.
+func newEchoSessions(b *testing.B, url string, n int) []*echoSession {
+	b.Helper()
+	tr := &http.Transport{MaxIdleConnsPerHost: n + 16, DisableCompression: true}
+	b.Cleanup(tr.CloseIdleConnections)
+	c := &http.Client{Transport: tr}
+	out := make([]*echoSession, n)
+	for i := range out {
+		s := &echoSession{c: c, url: url, body: fmt.Appendf(nil,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"session %d says hello"}}}`, i)}
+		s.sid = rawSession(b, c, url)
+		out[i] = s
+	}
+	return out
+}
+
+// call makes one echo call and returns its latency.
+func (s *echoSession) call(b *testing.B) time.Duration {
+	start := time.Now()
+	req, _ := http.NewRequest("POST", s.url, bytes.NewReader(s.body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", rawVersion)
+	req.Header.Set("Mcp-Session-Id", s.sid)
+	resp, err := s.c.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`says hello`)) {
+		b.Fatalf("echo: %d %q %v", resp.StatusCode, body, err)
+	}
+	return time.Since(start)
+}
+
+// runEcho makes calls echo calls spread over the sessions, each session in
+// a closed loop, and returns the time taken; latencies are appended to lat
+// when it is not nil.
+func runEcho(b *testing.B, sessions []*echoSession, calls int, lat *[]time.Duration) time.Duration {
+	var left atomic.Int64
+	left.Store(int64(calls))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for _, s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for left.Add(-1) >= 0 {
+				d := s.call(b)
+				if lat != nil {
+					mu.Lock()
+					*lat = append(*lat, d)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
+// benchPath is one way from the client to the server.
+type benchPath struct {
+	name     string
+	sessions []*echoSession
+	elapsed  time.Duration
+	cpu      cpuMeter
+	lat      []time.Duration
+}
+
+// bareProxy serves a plain httputil.ReverseProxy (no recording) to url:
+// the floor any HTTP proxy in Go pays for the extra hop.
+func bareProxy(b *testing.B, url string) string {
+	b.Helper()
+	u, _ := neturl.Parse(url)
+	rp := httputil.NewSingleHostReverseProxy(&neturl.URL{Scheme: u.Scheme, Host: u.Host})
+	rp.Transport = defaultTransport(false)
+	rp.FlushInterval = -1
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.NewResponseController(w).EnableFullDuplex() // else fast answers break it (see ServeHTTP)
+		rp.ServeHTTP(w, r)
+	}))
+	b.Cleanup(s.Close)
+	return s.URL + u.Path
+}
+
+// BenchmarkHTTPProxyThroughput: echo calls per second through the
+// recording proxy against the same calls made directly, with 1 and 64
+// sessions at once; with 1 session, also the median latency the proxy
+// adds. A plain httputil.ReverseProxy without recording runs alongside,
+// to show what the HTTP hop alone costs. The paths take turns in rounds so
+// that they all see the same machine.
+func BenchmarkHTTPProxyThroughput(b *testing.B) {
+	url, pid := refHTTP(b)
+	purl, burl := benchProxy(b, url), bareProxy(b, url)
+	for _, n := range []int{1, 64} {
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			paths := []*benchPath{
+				{name: "direct", sessions: newEchoSessions(b, url, n)},
+				{name: "bare", sessions: newEchoSessions(b, burl, n)},
+				{name: "proxied", sessions: newEchoSessions(b, purl, n)},
+			}
+			for _, p := range paths {
+				p.cpu.pid = pid
+				runEcho(b, p.sessions, 4*n, nil) // warm up connections and paths
+			}
+			const rounds = 16
+			per := max(b.N/rounds, n)
+			b.ResetTimer()
+			for r := range rounds {
+				for k := range paths {
+					p := paths[(k+r)%len(paths)]
+					lat := &p.lat
+					if n != 1 {
+						lat = nil
+					}
+					p.elapsed += p.cpu.measure(func() time.Duration { return runEcho(b, p.sessions, per, lat) })
+				}
+			}
+			b.StopTimer()
+			total := float64(per * rounds)
+			rate := func(p *benchPath) float64 { return total / p.elapsed.Seconds() }
+			direct, bare, ours := paths[0], paths[1], paths[2]
+			b.ReportMetric(rate(direct), "direct-calls/s")
+			b.ReportMetric(rate(bare), "bare-proxy-calls/s")
+			b.ReportMetric(rate(ours), "proxied-calls/s")
+			b.ReportMetric(rate(ours)/rate(direct), "ratio")
+			b.ReportMetric(rate(ours)/rate(bare), "vs-bare-ratio")
+			// CPU per call: the client's (direct, this process), each
+			// proxy's (what this process spends more) and the server's.
+			// When client, proxy and server share cores and are all busy,
+			// throughput goes with CPU per call: the cpu-ratio is what
+			// the recording proxy costs on an otherwise idle machine,
+			// whatever else this machine runs meanwhile.
+			us := func(d time.Duration) float64 { return float64(d.Microseconds()) / total }
+			if ours.cpu.serve > 0 {
+				b.ReportMetric(us(direct.cpu.self), "client-cpu-µs/call")
+				b.ReportMetric(us(bare.cpu.self-direct.cpu.self), "bare-proxy-cpu-µs/call")
+				b.ReportMetric(us(ours.cpu.self-direct.cpu.self), "proxy-cpu-µs/call")
+				b.ReportMetric(us(direct.cpu.serve), "server-cpu-µs/call")
+				b.ReportMetric(float64(direct.cpu.self+direct.cpu.serve)/float64(ours.cpu.self+ours.cpu.serve), "cpu-ratio")
+			}
+			if n == 1 {
+				md, mb, mp := median(direct.lat), median(bare.lat), median(ours.lat)
+				b.ReportMetric(float64(md.Microseconds()), "direct-median-µs")
+				b.ReportMetric(float64(mb.Microseconds()), "bare-median-µs")
+				b.ReportMetric(float64(mp.Microseconds()), "proxied-median-µs")
+				b.ReportMetric(float64(mp)/float64(md)-1, "added-latency")
+			}
+		})
+	}
+}
+
+// discardTape is a RecordWriter that keeps nothing.
+type discardTape struct{}
+
+func (discardTape) Write(*tape.Record) error { return nil }
+
+// liveBytes returns the heap in use by live objects plus goroutine stacks,
+// after a collection.
+func liveBytes() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc + m.StackInuse)
+}
+
+// openStreams opens n sessions at url, each with its GET stream open, and
+// returns a function that closes them all.
+func openStreams(b *testing.B, url string, n int) func() {
+	b.Helper()
+	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
+	c := &http.Client{Transport: tr}
+	ctx, cancel := context.WithCancel(context.Background())
+	var bodies []io.Closer
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			sid := rawSession(b, c, url)
+			req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+			req.Header.Set("Accept", "text/event-stream")
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", rawVersion)
+			resp, err := c.Do(req)
+			if err != nil || resp.StatusCode != http.StatusOK {
+				b.Errorf("GET stream: %v %v", err, resp)
+				return
+			}
+			mu.Lock()
+			bodies = append(bodies, resp.Body)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return func() {
+		cancel()
+		for _, body := range bodies {
+			body.Close()
+		}
+		tr.CloseIdleConnections()
+	}
+}
+
+// BenchmarkHTTPProxyMemory: memory held by the benchmark process with 1,000
+// sessions and their GET streams open directly (the client's share) and
+// through the proxy (client and proxy); the difference per session is what
+// the proxy costs. It measures once whatever -benchtime says.
+func BenchmarkHTTPProxyMemory(b *testing.B) {
+	const n = 1000
+	url, _ := refHTTP(b)
+	// The tape writer's memory (zstd history, queued batches) is a fixed
+	// cost bounded by its options, not a per-session one: this proxy
+	// records into a writer that keeps nothing.
+	purl := viaProxy(startProxyTape(b, url, discardTape{}), url)
+	openStreams(b, url, 50)() // warm up: pools, the tape's encoder
+	openStreams(b, purl, 50)()
+	// One measurement whatever b.N is: it is not a per-iteration cost.
+	{
+		base := liveBytes()
+		closeDirect := openStreams(b, url, n)
+		direct := liveBytes() - base
+		closeDirect()
+		time.Sleep(200 * time.Millisecond)
+		base = liveBytes()
+		closeProxied := openStreams(b, purl, n)
+		proxied := liveBytes() - base
+		closeProxied()
+		b.ReportMetric(float64(direct)/n, "direct-bytes/session")
+		b.ReportMetric(float64(proxied)/n, "proxied-bytes/session")
+		b.ReportMetric(float64(proxied-direct)/n, "proxy-bytes/session")
+		b.ReportMetric(float64(proxied)/float64(direct), "ratio")
+	}
+}

@@ -1,0 +1,186 @@
+package capture
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// HTTPEvent is the payload of the tape's "http" events. An exchange has a
+// "response" event when its response headers arrive and an "end" event when
+// it is over; an exchange that got no response has only the "end" event,
+// which then also carries the request's fields.
+type HTTPEvent struct {
+	Phase           string      `json:"phase"`                      // "response" or "end"
+	Method          string      `json:"method"`                     // request method
+	Path            string      `json:"path"`                       // path and query, secret query values redacted
+	Host            string      `json:"host,omitempty"`             // the Host header the client sent
+	Conn            uint64      `json:"conn"`                       // client connection number (see "conn-N" sessions)
+	Status          int         `json:"status,omitempty"`           // response status
+	ContentType     string      `json:"content_type,omitempty"`     // response Content-Type
+	RequestHeaders  http.Header `json:"request_headers,omitempty"`  // as the client sent them, secrets redacted
+	ResponseHeaders http.Header `json:"response_headers,omitempty"` // as the upstream sent them (hop-by-hop removed), secrets redacted
+	WaitNs          int64       `json:"wait_ns,omitempty"`          // from the request's arrival to the response headers
+	DurationNs      int64       `json:"duration_ns,omitempty"`      // "end": from the request's arrival to the end
+	ClosedBy        string      `json:"closed_by,omitempty"`        // "end": ClosedByServer, ClosedByClient or ClosedByProxy
+	RequestBytes    int64       `json:"request_bytes,omitempty"`    // request body bytes forwarded
+	ResponseBytes   int64       `json:"response_bytes,omitempty"`   // response body bytes forwarded
+	Batch           int         `json:"batch,omitempty"`            // members of a batch request body
+	Messages        int         `json:"messages,omitempty"`         // server messages recorded from the response
+	Events          int         `json:"events,omitempty"`           // SSE events in the response
+	Comments        int         `json:"comments,omitempty"`         // SSE comment lines (keep-alives)
+	LastEventID     string      `json:"last_event_id,omitempty"`    // id of the last SSE event
+	Body            string      `json:"body,omitempty"`             // a response body that is not JSON (an error page), its first 4 KiB
+	Error           string      `json:"error,omitempty"`            // why the exchange failed
+}
+
+// maxNoteBody is how much of a non-JSON response body an "end" event keeps.
+const maxNoteBody = 4 << 10
+
+// marshalData encodes an event payload as JSON, leaving <, > and & as
+// they are (redaction markers stay readable in `zstdcat | grep`).
+func marshalData(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil { // plain structs, maps and strings: cannot happen
+		return json.RawMessage(`{"error":"cannot encode event data"}`)
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// appendJSON appends e as JSON, as encoding/json would encode it (field
+// order and omitempty as tagged, header names sorted, invalid UTF-8 as
+// U+FFFD) but without escaping <, > and &, and without reflection: two of
+// these are written for every exchange.
+func (e *HTTPEvent) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"phase":`...)
+	dst = appendJSONString(dst, e.Phase)
+	dst = append(dst, `,"method":`...)
+	dst = appendJSONString(dst, e.Method)
+	dst = append(dst, `,"path":`...)
+	dst = appendJSONString(dst, e.Path)
+	dst = appendStringField(dst, "host", e.Host)
+	dst = append(dst, `,"conn":`...)
+	dst = strconv.AppendUint(dst, e.Conn, 10)
+	dst = appendIntField(dst, "status", int64(e.Status))
+	dst = appendStringField(dst, "content_type", e.ContentType)
+	dst = appendHeaderField(dst, "request_headers", e.RequestHeaders)
+	dst = appendHeaderField(dst, "response_headers", e.ResponseHeaders)
+	dst = appendIntField(dst, "wait_ns", e.WaitNs)
+	dst = appendIntField(dst, "duration_ns", e.DurationNs)
+	dst = appendStringField(dst, "closed_by", e.ClosedBy)
+	dst = appendIntField(dst, "request_bytes", e.RequestBytes)
+	dst = appendIntField(dst, "response_bytes", e.ResponseBytes)
+	dst = appendIntField(dst, "batch", int64(e.Batch))
+	dst = appendIntField(dst, "messages", int64(e.Messages))
+	dst = appendIntField(dst, "events", int64(e.Events))
+	dst = appendIntField(dst, "comments", int64(e.Comments))
+	dst = appendStringField(dst, "last_event_id", e.LastEventID)
+	dst = appendStringField(dst, "body", e.Body)
+	dst = appendStringField(dst, "error", e.Error)
+	return append(dst, '}')
+}
+
+func appendStringField(dst []byte, name, v string) []byte {
+	if v == "" {
+		return dst
+	}
+	dst = append(append(append(dst, ',', '"'), name...), '"', ':')
+	return appendJSONString(dst, v)
+}
+
+func appendIntField(dst []byte, name string, v int64) []byte {
+	if v == 0 {
+		return dst
+	}
+	dst = append(append(append(dst, ',', '"'), name...), '"', ':')
+	return strconv.AppendInt(dst, v, 10)
+}
+
+func appendHeaderField(dst []byte, name string, h http.Header) []byte {
+	if len(h) == 0 {
+		return dst
+	}
+	dst = append(append(append(dst, ',', '"'), name...), '"', ':', '{')
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(appendJSONString(dst, k), ':')
+		if h[k] == nil {
+			dst = append(dst, "null"...)
+			continue
+		}
+		dst = append(dst, '[')
+		for j, v := range h[k] {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, v)
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and
+// control characters escaped, invalid UTF-8 replaced by U+FFFD, and
+// U+2028/U+2029 escaped as encoding/json does.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(append(dst, s[start:i]...), `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(append(dst, s[start:i]...), '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(append(dst, s[start:]...), '"')
+}

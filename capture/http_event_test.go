@@ -1,0 +1,63 @@
+package capture
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"testing"
+	"unicode/utf8"
+)
+
+// stdJSON encodes v as encoding/json does, without HTML escaping.
+func stdJSON(t testing.TB, v any) string {
+	t.Helper()
+	return string(marshalData(v))
+}
+
+func TestHTTPEventJSON(t *testing.T) {
+	tests := []HTTPEvent{
+		{},
+		{Phase: "response", Method: "POST", Path: "/mcp?x=<redacted:1-1>&y", Host: "127.0.0.1:8931", Conn: 3, Status: 200,
+			ContentType: "text/event-stream", WaitNs: 1234,
+			RequestHeaders:  http.Header{"Accept": {"application/json, text/event-stream"}, "Authorization": {"Bearer <redacted:8-15>"}, "X-Empty": {}, "X-Nil": nil},
+			ResponseHeaders: http.Header{"Mcp-Session-Id": {"s"}, "Set-Cookie": {"a", "b"}}},
+		{Phase: "end", Method: "GET", Path: "/", DurationNs: -5, ClosedBy: "client", RequestBytes: 1, ResponseBytes: 2, Batch: 3,
+			Messages: 4, Events: 5, Comments: 6, LastEventID: "e\"1", Body: "bad \x00 \xff \u2028 \t\n\r\\ é 😀", Error: "boom"},
+	}
+	for i, e := range tests {
+		got, want := string(e.appendJSON(nil)), stdJSON(t, &e)
+		if got != want {
+			t.Errorf("event %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+}
+
+// FuzzHTTPEventJSON: the hand-written encoder writes exactly what
+// encoding/json writes, for any strings.
+func FuzzHTTPEventJSON(f *testing.F) {
+	f.Add("POST", "/mcp?a=1", "Mcp-Session-Id", "abc", "err \x00\xff<>&\u2028", int64(200))
+	f.Add("", "", "", "", "", int64(0))
+	f.Add("GET", "/\"\\", "X", "é😀", "\t\n", int64(-1))
+	f.Fuzz(func(t *testing.T, method, path, hname, hvalue, text string, n int64) {
+		e := HTTPEvent{Phase: "end", Method: method, Path: path, Host: text, Conn: uint64(n), Status: int(n),
+			RequestHeaders: http.Header{hname: {hvalue, text}}, WaitNs: n, ClosedBy: text, LastEventID: hvalue, Body: text, Error: path}
+		got := string(e.appendJSON(nil))
+		if want := stdJSON(t, &e); got != want {
+			t.Fatalf("\n got %s\nwant %s", got, want)
+		}
+		var back HTTPEvent
+		if err := json.Unmarshal([]byte(got), &back); err != nil {
+			t.Fatalf("%s: %v", got, err)
+		}
+		plain := true // strings that come back as they went: valid UTF-8 (U+2028/9 are fine too)
+		for _, s := range []string{method, path, hname, hvalue, text} {
+			plain = plain && utf8.ValidString(s)
+		}
+		if plain {
+			back.RequestHeaders, e.RequestHeaders = nil, nil
+			if !reflect.DeepEqual(back, e) {
+				t.Fatalf("round trip: %+v, want %+v", back, e)
+			}
+		}
+	})
+}

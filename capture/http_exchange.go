@@ -1,0 +1,508 @@
+package capture
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/tape"
+	"github.com/mcptape/mcptape/transport"
+)
+
+// exchangeKey carries the *exchange in a request's context.
+type exchangeKey struct{}
+
+func exchangeFrom(ctx context.Context) *exchange {
+	x, _ := ctx.Value(exchangeKey{}).(*exchange)
+	return x
+}
+
+// exchange is the recording state of one HTTP request.
+//
+// The request side (requestTee) runs on the transport's goroutine; the rest
+// on the handler's goroutine (or, for a compressed body, on the decoder's
+// goroutine while the handler waits for it). mu guards what they share.
+type exchange struct {
+	p         *HTTPProxy
+	id        uint64
+	start     time.Time
+	method    string
+	path      string // for the tape
+	host      string
+	tls       bool // the client reached the proxy over TLS
+	conn      *connInfo
+	reqHeader http.Header
+	tee       *requestTee     // the request body, as the transport reads it
+	clientCtx context.Context // the server's request context: done when the client goes away
+	ctx       context.Context // derived: cancelled with errProxyClosing by Close
+
+	mu           sync.Mutex
+	session      string
+	kind         string // the session's kind (kindStreamable...)
+	sessionKnown bool
+	stream       string
+	reqBuf       []byte
+	reqSize      int64
+	reqDone      bool      // the body was read to its end
+	reqEnd       time.Time // when the body ended (or the request arrived, without one)
+	reqRecorded  bool
+	respPending  bool // the "response" event waits for the session
+	legacy       bool // a GET event stream whose session comes from its endpoint event
+	batch        int
+
+	respAt     time.Time
+	status     int
+	ctype      string
+	respHeader http.Header
+	sse        bool
+	streaming  bool // flushed chunk by chunk: an event stream or a body of unknown length
+	framer     *transport.SSEFramer
+	decoder    *bodyDecoder
+	sink       func([]byte) // where forwarded response bytes go to be recorded
+	body       []byte
+	bodySize   int64
+	bodyCut    bool
+	endpoint   string // original data of a rewritten legacy endpoint event
+	gotResp    bool
+	failErr    error // the upstream request failed (502 sent)
+	upEOF      bool
+	upErr      error
+	writeErr   error
+	events     int
+	comments   int
+	messages   int
+	lastID     string
+}
+
+// newExchange starts the record of request r.
+func (p *HTTPProxy) newExchange(r *http.Request) *exchange {
+	p.st.exchanges.Add(1)
+	x := &exchange{
+		p:         p,
+		id:        p.nextX.Add(1),
+		start:     p.o.now(),
+		method:    r.Method,
+		path:      p.o.redact.requestURI(r.URL),
+		host:      r.Host,
+		tls:       r.TLS != nil,
+		conn:      p.sessions.conn(r.RemoteAddr),
+		reqHeader: r.Header,
+		clientCtx: r.Context(),
+		stream:    streamName(r.Method),
+	}
+	x.reqEnd = x.start
+	if r.Body == nil || r.Body == http.NoBody {
+		x.reqDone = true
+	}
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+		x.setSession(sid, kindStreamable, "request")
+	} else if sid := legacySessionID(r.URL.RawQuery); sid != "" {
+		x.setSession(sid, kindLegacy, "request")
+	}
+	return x
+}
+
+// streamName names the stream of a request with method m.
+func streamName(m string) string {
+	switch m {
+	case http.MethodPost:
+		return StreamPOST
+	case http.MethodGet:
+		return StreamGET
+	case http.MethodDelete:
+		return StreamDELETE
+	}
+	return strings.ToLower(m)
+}
+
+// setSession assigns the exchange to a session (x.mu held, or before the
+// exchange is shared) and opens the session in the tape if it is new.
+func (x *exchange) setSession(id, kind, how string) {
+	x.session, x.kind, x.sessionKnown = id, kind, true
+	x.p.sessions.open(x.p, id, kind, how, x)
+}
+
+// record writes one record of this exchange.
+func (x *exchange) record(r tape.Record) {
+	r.Exchange = x.id
+	if r.Session == "" {
+		r.Session = x.session
+	}
+	x.p.write(&r)
+}
+
+// note writes an event of this exchange; data is marshalled to JSON.
+func (x *exchange) note(t time.Time, name string, data any) {
+	raw := marshalData(data)
+	x.record(tape.Record{Type: tape.TypeEvent, Time: t.UnixNano(), Event: name, Data: raw, Stream: x.stream})
+}
+
+// httpEvent writes an "http" event of this exchange. The JSON is built in
+// a pooled buffer: the tape copies what it keeps before Write returns.
+func (x *exchange) httpEvent(t time.Time, ev *HTTPEvent) {
+	bp := eventBuffers.Get().(*[]byte)
+	*bp = ev.appendJSON((*bp)[:0])
+	x.record(tape.Record{Type: tape.TypeEvent, Time: t.UnixNano(), Event: tape.EventHTTP, Data: *bp, Stream: x.stream})
+	if cap(*bp) <= 64<<10 {
+		eventBuffers.Put(bp)
+	}
+}
+
+// eventBuffers holds buffers for encoding "http" events.
+var eventBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// fail writes an "error" event of this exchange.
+func (x *exchange) fail(t time.Time, format string, args ...any) {
+	x.note(t, tape.EventError, map[string]string{"error": fmt.Sprintf(format, args...)})
+}
+
+// recordFrame records frame as the messages it holds: each member of a batch
+// is one message; anything else, valid JSON or not, is one message. It
+// returns the number of messages recorded and, for a batch, its length.
+func (x *exchange) recordFrame(dir tape.Direction, frame []byte, eventID string, t time.Time) (n, batch int) {
+	frame = bytes.TrimSpace(frame)
+	if len(frame) == 0 {
+		return 0, 0
+	}
+	rec := tape.Record{Type: tape.TypeMessage, Time: t.UnixNano(), Dir: dir, Stream: x.stream, EventID: eventID}
+	members := [][]byte{frame}
+	if frame[0] == '[' {
+		if m, err := jsonrpc.Split(frame); err == nil && len(m) > 0 {
+			members, batch = m, len(m)
+		}
+	}
+	for _, m := range members {
+		rec.Frame = m
+		x.record(rec)
+	}
+	if dir == tape.ClientToServer {
+		x.p.st.c2s.Add(int64(len(members)))
+	} else {
+		x.p.st.s2c.Add(int64(len(members)))
+	}
+	return len(members), batch
+}
+
+// requestTee copies the request body, as the transport reads it, for the
+// tape. With a known Content-Length it reports io.EOF with the last byte,
+// so that the end is seen (and recorded) without another read.
+type requestTee struct {
+	rc   io.ReadCloser
+	x    *exchange
+	left int64 // bytes still expected; negative when unknown
+}
+
+func (t *requestTee) Read(p []byte) (int, error) {
+	n, err := t.rc.Read(p)
+	if t.left >= 0 {
+		t.left -= int64(n)
+		if t.left <= 0 && err == nil {
+			err = io.EOF
+		}
+	}
+	t.x.requestBytes(p[:n], err == io.EOF)
+	return n, err
+}
+
+func (t *requestTee) Close() error { return t.rc.Close() }
+
+// requestBytes keeps b (up to the maximum) and, at the end of the body,
+// records the client's messages if their session is known.
+func (x *exchange) requestBytes(b []byte, eof bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.reqSize += int64(len(b))
+	if room := x.p.o.maxBody - len(x.reqBuf); room > 0 {
+		x.reqBuf = append(x.reqBuf, b[:min(room, len(b))]...)
+	}
+	if eof && !x.reqDone {
+		x.reqDone, x.reqEnd = true, x.p.o.now()
+		if x.sessionKnown {
+			x.recordRequestLocked(false)
+		}
+	}
+}
+
+// recordRequestLocked records the request body's messages once (x.mu
+// held). final is set when the exchange ends, whatever was read.
+func (x *exchange) recordRequestLocked(final bool) {
+	if x.reqRecorded || (!x.reqDone && !final) {
+		return
+	}
+	x.reqRecorded = true
+	body := x.reqBuf
+	if len(body) == 0 {
+		return
+	}
+	if enc := x.reqHeader.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		dec, err := decodeAll(enc, body, x.p.o.maxBody)
+		if err != nil {
+			x.fail(x.reqEnd, "request body: %v; recorded as received", err)
+		} else {
+			body = dec
+		}
+	}
+	_, x.batch = x.recordFrame(tape.ClientToServer, body, "", x.reqEnd)
+	switch {
+	case x.reqSize > int64(len(x.reqBuf)):
+		x.fail(x.reqEnd, "request body of %d bytes recorded cut at %d bytes", x.reqSize, len(x.reqBuf))
+	case !x.reqDone:
+		x.fail(x.reqEnd, "request body recorded incomplete: %d bytes read before the exchange ended", x.reqSize)
+	}
+}
+
+// decodeAll decodes a gzip or deflate body, up to max bytes.
+func decodeAll(enc string, body []byte, max int) ([]byte, error) {
+	var r io.Reader
+	switch strings.ToLower(enc) {
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return nil, fmt.Errorf("content encoding %s: %w", enc, err)
+		}
+		r = zr
+	case "deflate":
+		r = newDeflateReader(bytes.NewReader(body))
+	default:
+		return nil, fmt.Errorf("content encoding %q is not decoded", enc)
+	}
+	out, err := io.ReadAll(io.LimitReader(r, int64(max)))
+	if err != nil {
+		return nil, fmt.Errorf("content encoding %s: %w", enc, err)
+	}
+	return out, nil
+}
+
+// onResponse is the ReverseProxy's ModifyResponse hook: the response
+// headers have arrived and are about to be forwarded.
+func (p *HTTPProxy) onResponse(resp *http.Response) error {
+	x := exchangeFrom(resp.Request.Context())
+	if x == nil {
+		return nil
+	}
+	x.response(resp)
+	return nil
+}
+
+// response resolves the exchange's session, records what waited for it and
+// prepares the recording of the body.
+func (x *exchange) response(resp *http.Response) {
+	x.respAt, x.gotResp = x.p.o.now(), true
+	x.status, x.respHeader = resp.StatusCode, resp.Header
+	x.ctype = resp.Header.Get("Content-Type")
+	mt, _, _ := mime.ParseMediaType(x.ctype)
+	x.sse = mt == "text/event-stream"
+	x.streaming = x.sse || resp.ContentLength < 0
+	x.mu.Lock()
+	if !x.sessionKnown {
+		switch sid := resp.Header.Get("Mcp-Session-Id"); {
+		case sid != "":
+			x.setSession(sid, kindStreamable, "assigned")
+		case x.method == http.MethodGet && x.sse && resp.StatusCode/100 == 2:
+			x.legacy = true // decided by the first event: endpoint or not
+		default:
+			x.setSession(x.conn.session, kindConnection, "connection")
+		}
+	}
+	if x.sessionKnown {
+		x.recordRequestLocked(false)
+		x.writeResponseEvent()
+	} else {
+		x.respPending = true
+	}
+	x.mu.Unlock()
+
+	sink := x.bodyBytes
+	if x.sse {
+		x.framer, _ = transport.NewSSEFramer(x.onEvent, transport.WithoutRaw(), transport.WithMaxEvent(x.p.o.maxBody)) // valid options
+		sink = func(b []byte) { x.framer.Write(b) }                                                                    // onEvent never fails
+	}
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		d, err := newBodyDecoder(enc, sink)
+		if err != nil {
+			x.fail(x.respAt, "response body: %v; its messages are not recorded", err)
+			sink = func([]byte) {}
+		} else {
+			x.decoder = d
+			sink = d.write
+		}
+	}
+	x.sink = sink
+	resp.Body = &upstreamBody{rc: resp.Body, x: x}
+	if x.legacy && x.decoder == nil && resp.ContentLength < 0 {
+		resp.Body = &endpointRewriter{rc: resp.Body, x: x}
+	}
+}
+
+// writeResponseEvent records the "response" event (x.mu held).
+func (x *exchange) writeResponseEvent() {
+	x.respPending = false
+	x.httpEvent(x.respAt, &HTTPEvent{
+		Phase: "response", Method: x.method, Path: x.path, Host: x.host, Conn: x.conn.id,
+		Status: x.status, ContentType: x.ctype,
+		RequestHeaders:  x.p.o.redact.headers(x.reqHeader),
+		ResponseHeaders: x.p.o.redact.headers(x.respHeader),
+		WaitNs:          x.respAt.Sub(x.start).Nanoseconds(),
+	})
+}
+
+// resolvePendingLocked settles a session still unknown (x.mu held): a GET
+// stream that turned out not to be legacy belongs to its connection.
+func (x *exchange) resolvePendingLocked() {
+	if !x.sessionKnown {
+		x.legacy = false
+		x.setSession(x.conn.session, kindConnection, "connection")
+	}
+	x.recordRequestLocked(false)
+	if x.respPending {
+		x.writeResponseEvent()
+	}
+}
+
+// bodyBytes records a chunk of a non-SSE response body: it is kept (up to
+// the maximum) and recorded whole when the exchange ends.
+func (x *exchange) bodyBytes(b []byte) {
+	if room := x.p.o.maxBody - len(x.body); len(b) > room {
+		b, x.bodyCut = b[:max(room, 0)], true
+	}
+	x.body = append(x.body, b...)
+}
+
+// upstreamBody notes how the upstream's response body ended.
+type upstreamBody struct {
+	rc io.ReadCloser
+	x  *exchange
+}
+
+func (b *upstreamBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	switch {
+	case err == io.EOF:
+		b.x.upEOF = true
+	case err != nil && b.x.upErr == nil:
+		b.x.upErr = err
+	}
+	return n, err
+}
+
+func (b *upstreamBody) Close() error { return b.rc.Close() }
+
+// upstreamFailed records an upstream request that got no response.
+func (x *exchange) upstreamFailed(err error) {
+	now := x.p.o.now()
+	x.failErr = err
+	if x.clientGone() {
+		return // the client abandoned the request: finish says so, no error
+	}
+	x.p.st.upstreamErrs.Add(1)
+	x.mu.Lock()
+	if x.reqSize == 0 && !x.reqDone && x.tee != nil && isDialError(err) {
+		// The transport never touched the body (it reads through the
+		// tee): read it here so that the tape still holds the message
+		// the upstream never got.
+		x.mu.Unlock()
+		io.Copy(io.Discard, io.LimitReader(x.tee, int64(x.p.o.maxBody)+1))
+		x.mu.Lock()
+	}
+	if !x.sessionKnown {
+		x.setSession(x.conn.session, kindConnection, "connection")
+	}
+	x.recordRequestLocked(true)
+	x.mu.Unlock()
+	x.fail(now, "upstream %s: %v", RedactURL(x.p.up.String()), err)
+}
+
+// clientGone reports whether the client abandoned the exchange.
+func (x *exchange) clientGone() bool {
+	return x.clientCtx.Err() != nil && x.p.closing.Err() == nil
+}
+
+// isDialError reports whether err happened while connecting.
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// finish records the end of the exchange, after the ReverseProxy returned
+// or aborted.
+func (x *exchange) finish() {
+	if x.decoder != nil {
+		if err := x.decoder.close(); err != nil && x.failErr == nil {
+			x.fail(x.p.o.now(), "response body: %v", err)
+		}
+	}
+	if x.framer != nil {
+		x.framer.Close() // emits an unfinished event as Incomplete
+	}
+	end := x.p.o.now()
+	x.mu.Lock()
+	x.resolvePendingLocked()
+	x.recordRequestLocked(true)
+	batch, reqSize := x.batch, x.reqSize
+	x.mu.Unlock()
+
+	ev := &HTTPEvent{Phase: "end", Method: x.method, Path: x.path, Conn: x.conn.id, Status: x.status,
+		DurationNs: end.Sub(x.start).Nanoseconds(), RequestBytes: reqSize, ResponseBytes: x.bodySize,
+		Batch: batch, Events: x.events, Comments: x.comments, LastEventID: x.lastID}
+	if !x.gotResp {
+		ev.Host, ev.RequestHeaders = x.host, x.p.o.redact.headers(x.reqHeader)
+	}
+	if x.gotResp && !x.sse && len(x.body) > 0 {
+		x.recordBody(end, ev)
+	}
+	ev.Messages = x.messages
+	ev.ClosedBy, ev.Error = x.closer()
+	if x.failErr != nil && ev.ClosedBy == ClosedByProxy {
+		ev.Status = http.StatusBadGateway
+	}
+	x.httpEvent(end, ev)
+	x.endSession(ev.ClosedBy)
+}
+
+// recordBody records a whole non-SSE response body: as messages when it is
+// JSON, else (an error page) in the "end" event.
+func (x *exchange) recordBody(t time.Time, ev *HTTPEvent) {
+	mt, _, _ := mime.ParseMediaType(x.ctype)
+	b := bytes.TrimSpace(x.body)
+	if mt == "application/json" || strings.HasSuffix(mt, "+json") || (len(b) > 0 && (b[0] == '{' || b[0] == '[')) {
+		n, _ := x.recordFrame(tape.ServerToClient, x.body, "", t)
+		x.messages += n
+		if x.bodyCut {
+			x.fail(t, "response body longer than %d bytes: recorded cut", len(x.body))
+		}
+		return
+	}
+	note := x.body[:min(len(x.body), maxNoteBody)]
+	ev.Body = strings.ToValidUTF8(string(note), "\uFFFD")
+}
+
+// closer tells who ended the exchange, and the error if it failed.
+func (x *exchange) closer() (string, string) {
+	switch {
+	case x.p.closing.Err() != nil && x.ctx.Err() != nil && !x.upEOF:
+		return ClosedByProxy, "cancelled by the proxy's shutdown"
+	case x.failErr != nil && x.clientGone():
+		return ClosedByClient, "client closed the request before the response"
+	case x.failErr != nil:
+		return ClosedByProxy, x.failErr.Error()
+	case x.upEOF && x.writeErr == nil:
+		return ClosedByServer, ""
+	case x.clientGone() || x.writeErr != nil:
+		return ClosedByClient, ""
+	case x.upErr != nil:
+		x.p.st.upstreamErrs.Add(1)
+		x.fail(x.p.o.now(), "upstream response broke off: %v", x.upErr)
+		return ClosedByServer, x.upErr.Error()
+	}
+	return ClosedByServer, ""
+}

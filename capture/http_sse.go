@@ -1,0 +1,299 @@
+package capture
+
+import (
+	"bufio"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/mcptape/mcptape/tape"
+	"github.com/mcptape/mcptape/transport"
+)
+
+// SSENote is the payload of "sse" events: an SSE event that carried no
+// message, or, for one that did, the fields beyond its data and id.
+type SSENote struct {
+	// Kind is "priming" (an id with no or blank data), "comment"
+	// (comment lines only: keep-alives), "retry" (a retry setting only),
+	// "endpoint" (the legacy transport's endpoint event), "empty" (blank
+	// data only) or "message" (a message event with a retry, comments, or
+	// a type other than "message").
+	Kind     string `json:"kind"`
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	RetryMs  *int64 `json:"retry_ms,omitempty"`
+	Comments int    `json:"comments,omitempty"`
+	Data     string `json:"data,omitempty"`     // endpoint: the URL the client got
+	Original string `json:"original,omitempty"` // endpoint: the URL the upstream sent, when the proxy rewrote it
+}
+
+// onEvent records one SSE event of the response stream, after it reached
+// the client.
+func (x *exchange) onEvent(ev *transport.SSEEvent) error {
+	now := x.p.o.now()
+	x.events++
+	x.comments += ev.Comments
+	if ev.HasID {
+		x.lastID = ev.ID
+	}
+	isMsg := ev.IsMessage()
+	if x.legacy && !ev.Incomplete && (isMsg || ev.Type == "endpoint") {
+		x.mu.Lock()
+		if ev.Type == "endpoint" {
+			if sid := legacySessionID(queryOf(string(ev.Data))); sid != "" {
+				x.stream = StreamSSE
+				x.setSession(sid, kindLegacy, "endpoint")
+			}
+		}
+		x.legacy = false
+		x.resolvePendingLocked()
+		x.mu.Unlock()
+	}
+	note := SSENote{ID: ev.ID, Type: ev.Type, Comments: ev.Comments}
+	if ev.HasRetry {
+		note.RetryMs = &ev.Retry
+	}
+	switch {
+	case ev.Incomplete:
+		if ev.Size > 0 && (ev.HasData || ev.HasID || ev.Type != "") {
+			x.fail(now, "the stream ended inside an SSE event: %d bytes never dispatched", ev.Size)
+		}
+		return nil
+	case ev.Type == "endpoint":
+		note.Kind, note.Type, note.Data, note.Original = "endpoint", "", string(ev.Data), x.endpoint
+	case isMsg:
+		n, _ := x.recordFrame(tape.ServerToClient, ev.Data, ev.ID, now)
+		x.messages += n
+		if ev.Truncated {
+			x.fail(now, "SSE event of %d bytes recorded cut", ev.Size)
+		}
+		if !ev.HasRetry && ev.Comments == 0 && (ev.Type == "" || ev.Type == "message") {
+			return nil
+		}
+		note.Kind, note.ID = "message", ""
+	case ev.HasID:
+		note.Kind = "priming"
+	case ev.HasRetry:
+		note.Kind = "retry"
+	case ev.Comments > 0:
+		note.Kind = "comment"
+	case ev.HasData:
+		note.Kind = "empty"
+	default:
+		return nil // a lone blank line
+	}
+	x.note(now, EventSSE, &note)
+	return nil
+}
+
+// queryOf returns the raw query of a URL reference, or "".
+func queryOf(ref string) string {
+	u, err := url.Parse(strings.TrimSpace(ref))
+	if err != nil {
+		return ""
+	}
+	return u.RawQuery
+}
+
+// maxEndpointHold bounds the bytes an endpointRewriter holds back while it
+// waits for the first event of a stream.
+const maxEndpointHold = 64 << 10
+
+// endpointRewriter sits on the body of a GET event stream that may be a
+// legacy HTTP+SSE stream. It holds the stream back until its first event
+// with data is complete; if that is an "endpoint" event naming the upstream
+// by absolute URL, it rewrites the URL to name the proxy, so that the
+// client's POSTs come back through it. From then on, bytes pass through.
+// A relative endpoint (what the TypeScript SDK sends) needs no rewriting:
+// paths are the same on the proxy.
+type endpointRewriter struct {
+	rc     io.ReadCloser
+	x      *exchange
+	framer *transport.SSEFramer
+	held   []byte // bytes read and not yet returned
+	pos    int    // bytes of held covered by the events framed so far
+	done   bool   // decided: pass through
+	err    error  // read error, returned once held is drained
+}
+
+func (e *endpointRewriter) Read(p []byte) (int, error) {
+	if e.framer == nil {
+		e.framer, _ = transport.NewSSEFramer(e.event, transport.WithoutRaw()) // valid options
+	}
+	for {
+		switch {
+		case e.done && len(e.held) > 0:
+			n := copy(p, e.held)
+			e.held = e.held[n:]
+			return n, nil
+		case e.done && e.err != nil:
+			return 0, e.err
+		case e.done:
+			return e.rc.Read(p)
+		}
+		n, err := e.rc.Read(p)
+		if n > 0 {
+			e.held = append(e.held, p[:n]...)
+			e.framer.Write(p[:n]) // e.event never fails
+			if len(e.held) > maxEndpointHold {
+				e.done = true
+			}
+		}
+		if err != nil {
+			e.err, e.done = err, true
+		}
+	}
+}
+
+func (e *endpointRewriter) Close() error { return e.rc.Close() }
+
+// event looks at one event of the held prefix.
+func (e *endpointRewriter) event(ev *transport.SSEEvent) error {
+	start := e.pos
+	e.pos += int(ev.Size)
+	if e.done || !(ev.IsMessage() || ev.Type == "endpoint") {
+		return nil
+	}
+	e.done = true
+	if ev.Type != "endpoint" {
+		return nil
+	}
+	data, ok := e.x.rewriteEndpoint(string(ev.Data))
+	if !ok {
+		return nil
+	}
+	raw, err := transport.AppendSSE(nil, &transport.SSEEvent{Type: ev.Type, ID: ev.ID, HasID: ev.HasID,
+		Retry: ev.Retry, HasRetry: ev.HasRetry, Data: []byte(data), HasData: true})
+	if err != nil {
+		return nil
+	}
+	e.x.endpoint = string(ev.Data)
+	e.held = slices.Concat(e.held[:start], raw, e.held[e.pos:])
+	return nil
+}
+
+// rewriteEndpoint returns the endpoint URL the client must get for data,
+// and whether it differs: an absolute URL on the upstream's host is moved
+// to the host the client reached the proxy by; anything else is kept.
+func (x *exchange) rewriteEndpoint(data string) (string, bool) {
+	s := strings.TrimSpace(data)
+	u, err := url.Parse(s)
+	if err != nil || !u.IsAbs() || u.Host == "" {
+		return "", false
+	}
+	if !sameHost(u, x.p.up) {
+		x.p.o.warnf("legacy endpoint %s is not on the upstream's host: the client's messages to it bypass the recorder", RedactURL(s))
+		return "", false
+	}
+	host := x.host
+	if host == "" {
+		host = x.p.up.Host
+	}
+	scheme := "http"
+	if x.tls {
+		scheme = "https"
+	}
+	rest := s[len(u.Scheme)+len("://"):]
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[i:]
+	} else {
+		rest = ""
+	}
+	return scheme + "://" + host + rest, true
+}
+
+// sameHost reports whether a and b name the same host and port (default
+// ports filled in).
+func sameHost(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if u.Scheme == "https" {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+// bodyDecoder decodes a compressed response body for the recorder, on a
+// goroutine of its own, while the compressed bytes are forwarded as they
+// are.
+type bodyDecoder struct {
+	pw   *io.PipeWriter
+	done chan struct{}
+	err  error
+}
+
+// errDecoderStopped unblocks writers once the decoder has stopped.
+var errDecoderStopped = errors.New("decoder stopped")
+
+// newBodyDecoder starts decoding a body with Content-Encoding enc (gzip or
+// deflate) into sink.
+func newBodyDecoder(enc string, sink func([]byte)) (*bodyDecoder, error) {
+	var open func(io.Reader) (io.Reader, error)
+	switch strings.ToLower(enc) {
+	case "gzip", "x-gzip":
+		open = func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }
+	case "deflate":
+		open = func(r io.Reader) (io.Reader, error) { return newDeflateReader(r), nil }
+	default:
+		return nil, fmt.Errorf("content encoding %q is not decoded", enc)
+	}
+	pr, pw := io.Pipe()
+	d := &bodyDecoder{pw: pw, done: make(chan struct{})}
+	go func() {
+		defer close(d.done)
+		r, err := open(pr)
+		if err == nil {
+			buf := make([]byte, 32<<10)
+			for {
+				n, rerr := r.Read(buf)
+				if n > 0 {
+					sink(buf[:n])
+				}
+				if rerr != nil {
+					if rerr != io.EOF {
+						err = rerr
+					}
+					break
+				}
+			}
+		}
+		if err != nil {
+			d.err = fmt.Errorf("content encoding %s: %w", enc, err)
+		}
+		pr.CloseWithError(errDecoderStopped)
+	}()
+	return d, nil
+}
+
+// write hands compressed bytes to the decoder; it returns once they are
+// consumed (or the decoder has stopped).
+func (d *bodyDecoder) write(b []byte) { d.pw.Write(b) }
+
+// close ends the input and waits for the decoder.
+func (d *bodyDecoder) close() error {
+	d.pw.Close()
+	<-d.done
+	return d.err
+}
+
+// newDeflateReader reads an HTTP "deflate" body: zlib-wrapped as the
+// standard says, or raw deflate as some servers send it.
+func newDeflateReader(r io.Reader) io.Reader {
+	br := bufio.NewReader(r)
+	if h, err := br.Peek(2); err == nil && h[0]&0x0f == 8 && (int(h[0])<<8|int(h[1]))%31 == 0 {
+		if zr, err := zlib.NewReader(br); err == nil {
+			return zr
+		}
+	}
+	return flate.NewReader(br)
+}

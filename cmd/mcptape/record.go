@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcptape/mcptape/capture"
+	"github.com/mcptape/mcptape/tape"
+	"github.com/mcptape/mcptape/transport"
+)
+
+// recordFlags are the flags of "mcptape record".
+type recordFlags struct {
+	output   string
+	flush    time.Duration
+	env      []string
+	cwd      string
+	grace    time.Duration
+	maxFrame int
+	verbose  bool
+}
+
+func recordCmd() *command {
+	return &command{
+		name:    "record",
+		summary: "Record an MCP server's traffic to a tape (stdio: run it; HTTP: proxy it)",
+		usage: "record [-o FILE] [--flush DUR] [--env K=V ...] [--cwd DIR] [--grace DUR] [-v] -- CMD [ARGS...]\n" +
+			"  mcptape record --upstream URL [--listen ADDR] [-o FILE] [--flush DUR] [-v]",
+		examples: `  mcptape record -o t.jsonl.zst -- npx -y @modelcontextprotocol/server-everything stdio
+  mcptape record --env API_KEY=$KEY -- node server.js     # tape under ~/.local/state/mcptape/tapes
+  mcptape record -o t.jsonl.zst -- mcptape serve          # the built-in reference server
+  mcptape record --upstream http://127.0.0.1:3000/mcp -o t.jsonl.zst   # HTTP mode
+
+  In an MCP client's configuration, replace
+    "command": "npx", "args": ["-y", "some-server"]
+  with
+    "command": "mcptape", "args": ["record", "-o", "/path/t.jsonl.zst", "--", "npx", "-y", "some-server"]
+
+  stdout carries only the server's bytes; mcptape's own messages go to stderr.
+  Exit code: the server's (128+N when it died of signal N), 127 when it cannot start.
+`,
+		setup: func(fs *pflag.FlagSet) runFunc {
+			var f recordFlags
+			fs.SetInterspersed(false) // the command's own flags are not ours, "--" or not
+			fs.StringVarP(&f.output, "output", "o", "", "tape file to write (default: a new file under $XDG_STATE_HOME/mcptape/tapes)")
+			fs.DurationVar(&f.flush, "flush", tape.DefaultFlushInterval, "how often the tape is flushed to disk; a crash loses at most this much")
+			fs.StringArrayVar(&f.env, "env", nil, "set an environment variable `K=V` for the server (repeatable); secret-looking values are redacted in the tape")
+			fs.StringVar(&f.cwd, "cwd", "", "working `DIR`ectory of the server")
+			fs.DurationVar(&f.grace, "grace", capture.DefaultGrace, "wait between closing the server's stdin, SIGTERM and SIGKILL")
+			fs.IntVar(&f.maxFrame, "max-frame-mib", transport.DefaultMaxFrame>>20, "largest message recorded whole, in MiB; longer ones are forwarded whole but recorded cut")
+			fs.BoolVarP(&f.verbose, "verbose", "v", false, "log the session's lifecycle on stderr")
+			h := declareHTTPFlags(fs) // record_http.go
+			return func(ctx context.Context, st *stdio, args []string) error {
+				httpMode, err := h.httpMode(fs, args)
+				if err != nil {
+					return err
+				}
+				if err := f.checkCommon(); err != nil {
+					return err
+				}
+				if httpMode {
+					for _, name := range []string{"env", "cwd", "grace"} {
+						if fs.Changed(name) {
+							return usageError("--%s is for a stdio server; HTTP mode (--upstream) starts none", name)
+						}
+					}
+					return runRecordHTTP(ctx, st, h, httpRecordConfig{
+						Output: f.output, Flush: f.flush, MaxBody: f.maxFrame << 20, Verbose: f.verbose,
+						Header: recordHeader(&f, fs, args, time.Now()),
+					})
+				}
+				if err := f.checkStdio(args); err != nil {
+					return err
+				}
+				return runRecord(ctx, st, &f, fs, args)
+			}
+		},
+	}
+}
+
+// checkCommon validates the flags both modes share.
+func (f *recordFlags) checkCommon() error {
+	switch {
+	case f.output == "-":
+		return usageError("-o -: stdout is not for tapes (in stdio mode it carries the server's messages); give a file name")
+	case f.flush <= 0:
+		return usageError("--flush %v: must be positive", f.flush)
+	case f.grace <= 0:
+		return usageError("--grace %v: must be positive", f.grace)
+	case f.maxFrame <= 0 || f.maxFrame > 1<<20:
+		return usageError("--max-frame-mib %d: must be between 1 and %d", f.maxFrame, 1<<20)
+	}
+	return nil
+}
+
+// checkStdio validates the stdio-mode flags and the server command.
+func (f *recordFlags) checkStdio(args []string) error {
+	if len(args) == 0 {
+		return usageError("no server command given (usage: mcptape record [FLAGS] -- CMD [ARGS...], or --upstream URL)")
+	}
+	for _, kv := range f.env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return usageError("--env %q: want NAME=VALUE", capture.RedactAssignment(kv))
+		}
+	}
+	return nil
+}
+
+// runRecord runs one recording session and returns the server's exit code
+// as an exitError.
+func runRecord(ctx context.Context, st *stdio, f *recordFlags, fs *pflag.FlagSet, args []string) error {
+	start := time.Now()
+	errw := &lockedWriter{w: st.err}
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(errw, "mcptape record: "+format+"\n", a...)
+	}
+	path := f.output
+	if path == "" {
+		var err error
+		if path, err = defaultTapePath(os.Getenv, start, os.Getpid()); err != nil {
+			return err
+		}
+		logf("recording to %s", path)
+	}
+	hdr := recordHeader(f, fs, args, start)
+	w, err := tape.Create(path, hdr, tape.WithFlushInterval(f.flush))
+	if err != nil {
+		return err
+	}
+
+	// Signals: SIGINT and SIGTERM are forwarded to the server; SIGPIPE is
+	// caught so that a client that stops reading makes our writes fail
+	// with EPIPE instead of killing mcptape before the tape is closed.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
+
+	o := capture.StdioOptions{
+		Command:     args,
+		Env:         append(os.Environ(), f.env...),
+		Dir:         f.cwd,
+		Stdin:       st.in,
+		Stdout:      st.out,
+		Stderr:      errw,
+		CloseStdout: true,
+		Tape:        w,
+		Grace:       f.grace,
+		MaxFrame:    f.maxFrame << 20,
+		Signals:     sigs,
+		Warnf:       logf,
+		Debugf:      func(string, ...any) {},
+	}
+	if f.verbose {
+		o.Debugf = logf
+	}
+	// main cancels ctx on SIGINT and SIGTERM; those are forwarded through
+	// sigs instead, so the shutdown does not depend on ctx.
+	res, runErr := capture.RunStdio(context.WithoutCancel(ctx), o)
+	closeErr := w.Close()
+	if f.verbose {
+		logf("tape %s: %d client and %d server messages, %d stderr lines", path, res.ClientMessages, res.ServerMessages, res.StderrLines)
+	}
+	if runErr != nil {
+		if errors.Is(runErr, capture.ErrStart) {
+			if closeErr != nil {
+				logf("closing tape: %v", closeErr)
+			}
+			return withCode(127, runErr)
+		}
+		return errors.Join(runErr, closeErr)
+	}
+	if closeErr != nil {
+		// The server's exit code is kept unless it was 0: a recording that
+		// failed is a failure of mcptape.
+		code := res.ExitCode
+		if code == 0 {
+			code = 1
+		}
+		return withCode(code, fmt.Errorf("closing tape: %w", closeErr))
+	}
+	if res.ExitCode != 0 {
+		return withCode(res.ExitCode, nil)
+	}
+	return nil
+}
+
+// recordHeader builds the tape header: the server's command line and
+// mcptape's own flags, with secret values redacted.
+func recordHeader(f *recordFlags, fs *pflag.FlagSet, args []string, start time.Time) tape.Header {
+	argv := []string{"mcptape", "record"}
+	fs.Visit(func(fl *pflag.Flag) {
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				argv = append(argv, "--"+fl.Name, v)
+			}
+			return
+		}
+		argv = append(argv, "--"+fl.Name+"="+fl.Value.String())
+	})
+	argv = append(argv, "--")
+	argv = append(argv, args...)
+	extra := struct {
+		Cwd   string   `json:"cwd,omitempty"`
+		Env   []string `json:"env,omitempty"`
+		Pid   int      `json:"pid"`
+		Grace string   `json:"grace"`
+	}{Cwd: f.cwd, Pid: os.Getpid(), Grace: f.grace.String()}
+	for _, kv := range f.env {
+		extra.Env = append(extra.Env, capture.RedactAssignment(kv))
+	}
+	raw, _ := json.Marshal(extra) // plain strings and ints: cannot fail
+	host, _ := os.Hostname()
+	return tape.Header{
+		Format:    tape.FormatVersion,
+		Tool:      "mcptape",
+		Version:   version,
+		Time:      start.UnixNano(),
+		Transport: "stdio",
+		Target:    capture.QuoteArgs(capture.RedactArgs(args)),
+		Argv:      capture.RedactArgs(argv),
+		Host:      host,
+		Extra:     raw,
+	}
+}
+
+// defaultTapePath returns a new tape path under the user's state directory
+// ($XDG_STATE_HOME/mcptape/tapes, or ~/.local/state/mcptape/tapes when
+// XDG_STATE_HOME is unset or not absolute), named by start time (UTC) and
+// pid, and creates the directory (mode 0700) if needed.
+func defaultTapePath(getenv func(string) string, start time.Time, pid int) (string, error) {
+	base := getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(base) {
+		home := getenv("HOME")
+		if !filepath.IsAbs(home) {
+			return "", errors.New("no -o given and neither XDG_STATE_HOME nor HOME is an absolute path: cannot choose where to write the tape")
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	dir := filepath.Join(base, "mcptape", "tapes")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("creating the tape directory: %w", err)
+	}
+	name := start.UTC().Format("20060102T150405.000000Z") + "-" + strconv.Itoa(pid) + ".jsonl.zst"
+	return filepath.Join(dir, name), nil
+}
+
+// lockedWriter serialises writes, so that mcptape's own lines and the
+// server's forwarded stderr chunks do not interleave mid-write.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

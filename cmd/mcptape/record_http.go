@@ -1,0 +1,195 @@
+package main
+
+// HTTP mode of "mcptape record": a recording reverse proxy in front of a
+// Streamable HTTP (or legacy HTTP+SSE) server. record.go declares these
+// flags with declareHTTPFlags and, when httpMode says so, runs
+// runRecordHTTP instead of starting a stdio server.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcptape/mcptape/capture"
+	"github.com/mcptape/mcptape/tape"
+)
+
+// httpFlags are the HTTP-mode flags of "mcptape record".
+type httpFlags struct {
+	listen        string
+	upstream      string
+	preserveHost  bool
+	insecure      bool
+	redactHeaders []string
+	noRedact      bool
+}
+
+// httpFlagNames are the flags that only make sense in HTTP mode.
+var httpFlagNames = [...]string{"listen", "upstream", "preserve-host", "insecure", "redact-header", "no-redact"}
+
+// declareHTTPFlags declares the HTTP-mode flags of "mcptape record" on fs.
+func declareHTTPFlags(fs *pflag.FlagSet) *httpFlags {
+	var h httpFlags
+	fs.StringVar(&h.upstream, "upstream", "", "HTTP mode: record a Streamable HTTP or HTTP+SSE server at this `URL` (http:// or https://) instead of running a stdio server")
+	fs.StringVar(&h.listen, "listen", capture.DefaultListen, "HTTP mode: where clients connect (`HOST:PORT`, or a bare PORT on 127.0.0.1; port 0 picks a free one)")
+	fs.BoolVar(&h.preserveHost, "preserve-host", false, "HTTP mode: forward a Host header that names the proxy as it is (default: replace it with the upstream's)")
+	fs.BoolVar(&h.insecure, "insecure", false, "HTTP mode: accept any certificate from an https upstream (self-signed test servers)")
+	fs.StringSliceVar(&h.redactHeaders, "redact-header", nil, "HTTP mode: also redact this header's values in the tape (repeatable; Authorization, cookies and *token*/*secret*/*key*/*password*/*auth* names always are)")
+	fs.BoolVar(&h.noRedact, "no-redact", false, "HTTP mode: record every header and query value as it is, secrets included")
+	return &h
+}
+
+// httpMode reports whether the parsed command line of "mcptape record" asks
+// for HTTP mode (--upstream given), after checking that the HTTP-mode flags
+// and the server command are not mixed up. Errors are usage errors.
+func (h *httpFlags) httpMode(fs *pflag.FlagSet, args []string) (bool, error) {
+	if h.upstream == "" {
+		for _, name := range httpFlagNames {
+			if fs.Changed(name) {
+				return false, usageError("--%s needs --upstream URL (HTTP mode)", name)
+			}
+		}
+		return false, nil
+	}
+	switch {
+	case len(args) > 0:
+		return true, usageError("--upstream records an HTTP server; a server command (%q) is for stdio mode: give one or the other", args[0])
+	case h.noRedact && len(h.redactHeaders) > 0:
+		return true, usageError("--no-redact and --redact-header contradict each other")
+	}
+	return true, nil
+}
+
+// httpRecordConfig is what HTTP mode takes from the rest of "mcptape
+// record".
+type httpRecordConfig struct {
+	Output  string        // -o; "" picks defaultTapePath
+	Flush   time.Duration // --flush
+	MaxBody int           // bytes recorded of one body or event (--max-frame-mib << 20); 0: the default
+	Verbose bool          // -v
+	// Header is the tape header built for the command line (recordHeader:
+	// tool version, argv with secrets redacted); Transport, Target and
+	// Extra are set here.
+	Header tape.Header
+}
+
+// runRecordHTTP runs HTTP mode until ctx ends (SIGINT or SIGTERM), then
+// shuts the proxy down and closes the tape. It always prints, on stderr,
+// the URL clients must use.
+func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordConfig) error {
+	start := time.Now()
+	errw := &lockedWriter{w: st.err}
+	logf := func(format string, a ...any) { fmt.Fprintf(errw, "mcptape record: "+format+"\n", a...) }
+	debugf := func(string, ...any) {}
+	if c.Verbose {
+		debugf = logf
+	}
+	if c.Output == "-" {
+		return usageError("-o -: a tape is a file; give a file name")
+	}
+	addr, err := listenAddr(h.listen)
+	if err != nil {
+		return usageError("--listen %q: %v", h.listen, err)
+	}
+	if c.Flush <= 0 {
+		return usageError("--flush %v: must be positive", c.Flush)
+	}
+	opts := []capture.HTTPOption{
+		capture.WithPreserveHost(h.preserveHost),
+		capture.WithInsecureTLS(h.insecure),
+		capture.WithLogf(logf, debugf),
+	}
+	if h.noRedact {
+		opts = append(opts, capture.WithoutRedaction())
+	}
+	if len(h.redactHeaders) > 0 {
+		opts = append(opts, capture.WithRedactHeaders(h.redactHeaders...))
+	}
+	if c.MaxBody > 0 {
+		opts = append(opts, capture.WithMaxBody(c.MaxBody))
+	}
+	if host, _, _ := net.SplitHostPort(addr); net.ParseIP(host) == nil {
+		opts = append(opts, capture.WithListenAddr(addr)) // a name: Host headers may use it
+	}
+	path := c.Output
+	if path == "" {
+		if path, err = defaultTapePath(os.Getenv, start, os.Getpid()); err != nil {
+			return err
+		}
+	}
+	// The proxy is built before anything is opened so that bad flags cost
+	// nothing; it records into the tape through a late-bound writer.
+	var tw lateTape
+	p, err := capture.NewHTTPProxy(h.upstream, &tw, opts...)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, listenNetwork(addr), addr)
+	if err != nil {
+		return err // "listen tcp 127.0.0.1:8931: bind: address already in use"
+	}
+	w, err := tape.Create(path, httpHeader(c.Header, h, ln.Addr().String(), start), tape.WithFlushInterval(c.Flush))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	tw.w = w
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
+		logf("warning: listening on %s, which other machines can reach: anyone who can connect uses your upstream session and ends up in the tape; use 127.0.0.1:PORT to stay local", ln.Addr())
+	}
+	logf("proxying %s to %s, recording to %s", proxyURL(ln.Addr().String(), p.Upstream()), capture.RedactURL(h.upstream), path)
+	serveErr := p.Serve(ctx, ln)
+	closeErr := w.Close()
+	if c.Verbose {
+		s := p.Stats()
+		logf("tape %s: %d exchanges, %d client and %d server messages, %d upstream errors", path, s.Exchanges, s.ClientMessages, s.ServerMessages, s.UpstreamErrors)
+	}
+	if serveErr != nil {
+		return serveErr
+	}
+	if closeErr != nil {
+		return fmt.Errorf("closing tape: %w", closeErr)
+	}
+	return nil
+}
+
+// lateTape hands records to a tape writer set after the proxy was built;
+// nothing is recorded before the listener exists.
+type lateTape struct{ w *tape.Writer }
+
+func (l *lateTape) Write(r *tape.Record) error { return l.w.Write(r) }
+
+// httpHeader completes the tape header for HTTP mode.
+func httpHeader(h tape.Header, f *httpFlags, listen string, start time.Time) tape.Header {
+	if h.Time == 0 {
+		h.Time = start.UnixNano()
+	}
+	if n := len(h.Argv); n > 0 && h.Argv[n-1] == "--" {
+		h.Argv = h.Argv[:n-1] // recordHeader ends argv with "--" and the (absent) command
+	}
+	h.Transport = "http"
+	h.Target = capture.RedactURL(f.upstream)
+	extra := struct {
+		Listen        string   `json:"listen"`
+		PreserveHost  bool     `json:"preserve_host,omitempty"`
+		Insecure      bool     `json:"insecure,omitempty"`
+		RedactHeaders []string `json:"redact_headers,omitempty"`
+		NoRedact      bool     `json:"no_redact,omitempty"`
+		Pid           int      `json:"pid"`
+	}{listen, f.preserveHost, f.insecure, f.redactHeaders, f.noRedact, os.Getpid()}
+	h.Extra, _ = json.Marshal(extra) // strings, bools and an int: cannot fail
+	return h
+}
+
+// proxyURL is the URL clients use: the listen address with the upstream's
+// path.
+func proxyURL(listen string, upstream *url.URL) string {
+	return "http://" + listen + upstream.EscapedPath()
+}

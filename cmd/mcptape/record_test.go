@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/capture"
+	"github.com/mcptape/mcptape/tape"
+)
+
+// recordHelperEnv switches TestRecordHelperProcess into a tiny stdio server:
+// it echoes stdin to stdout, writes "helper stderr\n" to stderr, and exits
+// with the code in RECORD_HELPER_EXIT.
+const recordHelperEnv = "MCPTAPE_RECORD_HELPER"
+
+func TestRecordHelperProcess(t *testing.T) {
+	if os.Getenv(recordHelperEnv) == "" {
+		t.Skip("helper process for the record tests")
+	}
+	if marker := os.Getenv("RECORD_HELPER_MARKER"); marker != "" {
+		os.WriteFile(marker, []byte("started"), 0o600)
+	}
+	io.Copy(os.Stdout, os.Stdin)
+	os.Stderr.WriteString("helper stderr\n")
+	var code int
+	fmt.Sscan(os.Getenv("RECORD_HELPER_EXIT"), &code)
+	os.Exit(code)
+}
+
+// helperArgv is the command line that starts the helper server.
+func helperArgv() []string {
+	return []string{os.Args[0], "-test.run=^TestRecordHelperProcess$"}
+}
+
+// runMcptape runs the mcptape command line args in-process.
+func runMcptape(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), &stdio{in: strings.NewReader(stdin), out: &out, err: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+func TestRecordUsageErrors(t *testing.T) {
+	tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
+	tests := []struct {
+		name string
+		args []string
+		want string // in the error line
+	}{
+		{"no command", []string{"record", "-o", tp}, "no server command"},
+		{"only a dash", []string{"record", "-o", tp, "--"}, "no server command"},
+		{"tape on stdout", []string{"record", "-o", "-", "--", "x"}, "stdout"},
+		{"zero flush", []string{"record", "--flush", "0s", "--", "x"}, "--flush"},
+		{"bad flush", []string{"record", "--flush", "soon", "--", "x"}, "flush"},
+		{"negative grace", []string{"record", "--grace", "-1s", "--", "x"}, "--grace"},
+		{"env without value", []string{"record", "--env", "NOVALUE", "--", "x"}, "NAME=VALUE"},
+		{"env without name", []string{"record", "--env", "=v", "--", "x"}, "NAME=VALUE"},
+		{"max frame", []string{"record", "--max-frame-mib", "0", "--", "x"}, "--max-frame-mib"},
+		{"unknown flag", []string{"record", "--bogus", "--", "x"}, "bogus"},
+		{"stdio flag in HTTP mode", []string{"record", "--upstream", "http://127.0.0.1:1/mcp", "--env", "A=1"}, "--env"},
+		{"HTTP flag in stdio mode", []string{"record", "--listen", "127.0.0.1:0", "--", "x"}, "--upstream"},
+		{"both modes", []string{"record", "--upstream", "http://127.0.0.1:1/mcp", "--", "x"}, "one or the other"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runMcptape(t, "", tt.args...)
+			if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want 2, nothing, one line with %q", code, stdout, stderr, tt.want)
+			}
+		})
+	}
+	if _, err := os.Stat(tp); err == nil {
+		t.Fatal("a usage error created the tape")
+	}
+}
+
+func TestRecordHelp(t *testing.T) {
+	code, stdout, _ := runMcptape(t, "", "help", "record")
+	for _, want := range []string{"--output", "--flush", "--env", "--cwd", "--grace", "-- CMD"} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Fatalf("help (exit %d) lacks %q:\n%s", code, want, stdout)
+		}
+	}
+}
+
+func TestRecordInProcess(t *testing.T) {
+	tests := []struct {
+		name     string
+		exit     string
+		wantCode int
+	}{
+		{"success", "0", 0},
+		{"server fails", "3", 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(recordHelperEnv, "1")
+			tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
+			in := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\nnot json\n"
+			before := time.Now()
+			args := slices.Concat([]string{"record", "-o", tp, "--env", "RECORD_HELPER_EXIT=" + tt.exit, "--env", "MY_TOKEN=s3cr3t", "--"}, helperArgv())
+			code, stdout, stderr := runMcptape(t, in, args...)
+			if code != tt.wantCode || stdout != in || stderr != "helper stderr\n" {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want %d, the input echoed, the server's stderr only", code, stdout, stderr, tt.wantCode)
+			}
+			r, err := tape.Open(tp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			h := r.Header()
+			raw, _ := json.Marshal(h)
+			if h.Transport != "stdio" || h.Tool != "mcptape" || h.Time < before.UnixNano() || h.Time > time.Now().UnixNano() ||
+				h.Target != capture.QuoteArgs(helperArgv()) || bytes.Contains(raw, []byte("s3cr3t")) || !slices.Contains(h.Argv, "MY_TOKEN=<redacted:4-7>") {
+				t.Fatalf("header %s", raw)
+			}
+			var messages, stderrs int
+			for {
+				rec, err := r.Next()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case rec.Type == tape.TypeMessage:
+					messages++
+				case rec.Event == tape.EventStderr:
+					stderrs++
+				}
+			}
+			if messages != 4 || stderrs != 1 || r.Warning() != nil {
+				t.Fatalf("%d messages, %d stderr events, warning %v; want 4, 1, none", messages, stderrs, r.Warning())
+			}
+		})
+	}
+}
+
+func TestRecordTapeCannotBeCreated(t *testing.T) {
+	t.Setenv(recordHelperEnv, "1")
+	marker := filepath.Join(t.TempDir(), "started")
+	t.Setenv("RECORD_HELPER_MARKER", marker)
+	args := slices.Concat([]string{"record", "-o", "/nonexistent/dir/t.jsonl.zst", "--"}, helperArgv())
+	code, stdout, stderr := runMcptape(t, "", args...)
+	if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "/nonexistent/dir") {
+		t.Fatalf("exit %d, stdout %q, stderr %q: want 1 and one line naming the path", code, stdout, stderr)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the server was started although the tape could not be created")
+	}
+}
+
+func TestRecordCannotStart(t *testing.T) {
+	tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
+	code, stdout, stderr := runMcptape(t, "", "record", "-o", tp, "--", "/nonexistent/server", "arg")
+	if code != 127 || stdout != "" || stderr != "mcptape record: cannot start /nonexistent/server: no such file or directory\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+func TestDefaultTapePath(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 678901234, time.FixedZone("X", 3600))
+	home := t.TempDir()
+	tests := []struct {
+		name    string
+		env     map[string]string
+		wantDir string // "" when an error is expected
+	}{
+		{"xdg", map[string]string{"XDG_STATE_HOME": filepath.Join(home, "xdg"), "HOME": home}, filepath.Join(home, "xdg", "mcptape", "tapes")},
+		{"relative xdg ignored", map[string]string{"XDG_STATE_HOME": "rel", "HOME": home}, filepath.Join(home, ".local", "state", "mcptape", "tapes")},
+		{"home", map[string]string{"HOME": home}, filepath.Join(home, ".local", "state", "mcptape", "tapes")},
+		{"nothing", map[string]string{}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path, err := defaultTapePath(func(k string) string { return tt.env[k] }, start, 4242)
+			if tt.wantDir == "" {
+				if err == nil {
+					t.Fatalf("got %s, want an error", path)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(tt.wantDir, "20260102T020405.678901Z-4242.jsonl.zst"); path != want {
+				t.Fatalf("path %s, want %s", path, want)
+			}
+			if fi, err := os.Stat(tt.wantDir); err != nil || fi.Mode().Perm() != 0o700 {
+				t.Fatalf("directory: %v, %v; want mode 0700", err, fi.Mode())
+			}
+		})
+	}
+}
+
+func TestRecordHeaderFlags(t *testing.T) {
+	c := recordCmd()
+	fs, _ := c.flagSet()
+	args := []string{"-o", "t.zst", "--env", "A=1", "--env", "API_KEY=xyz", "--grace", "2s", "--", "server", "--token", "abc"}
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	f := &recordFlags{env: []string{"A=1", "API_KEY=xyz"}, grace: 2 * time.Second}
+	h := recordHeader(f, fs, fs.Args(), time.Unix(0, 42))
+	wantArgv := []string{"mcptape", "record", "--output=t.zst", "--env", "A=1", "--env", "API_KEY=<redacted:2-3>", "--grace=2s", "--", "server", "--token", "<redacted:2-3>"}
+	if !slices.Equal(h.Argv, wantArgv) || h.Target != "server --token <redacted:2-3>" || h.Time != 42 {
+		t.Fatalf("argv %q target %q time %d; want %q", h.Argv, h.Target, h.Time, wantArgv)
+	}
+	if !regexp.MustCompile(`"env":\["A=1","API_KEY=\\u003credacted:2-3\\u003e"\]`).Match(h.Extra) {
+		t.Fatalf("extra %s", h.Extra)
+	}
+}
