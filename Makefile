@@ -14,7 +14,7 @@ TEST_TIMEOUT ?= 12m
 
 export MCPTAPE_PEERS_DIR ?= $(CURDIR)/.cache/peers
 
-.PHONY: all build demo test peers bench fuzz lint clean
+.PHONY: all build demo test peers sysdeps bench fuzz lint clean
 
 all: build
 
@@ -30,8 +30,13 @@ demo: build
 peers:
 	$(GO) run ./internal/peertest/cmd/installpeers
 
+## sysdeps: Debian packages the tests use (headless Chromium renders the HTML
+## report). Installed only when missing and when apt-get can run.
+sysdeps:
+	@bash scripts/sysdeps.sh chromium
+
 ## test: the whole suite, with the race detector, end-to-end tests included.
-test: peers
+test: peers sysdeps
 	$(GO) vet ./...
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 

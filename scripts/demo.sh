@@ -46,6 +46,9 @@ step "2. inspect the tape offline: sessions, latency per method and tool, errors
 step "3. show the timeline"
 "$MCPTAPE" show "$TAPE"
 
+step "3b. record over HTTP too (reverse proxy)"
+bash "$(dirname "$0")/demo-http.sh" "$MCPTAPE" "$OUT"
+
 step "4. replay the recorded session against a fresh server: ids rewritten, answers compared"
 "$MCPTAPE" replay "$TAPE" -o "$OUT/replayed.jsonl.zst" -- "$MCPTAPE" serve
 "$MCPTAPE" diff "$TAPE" "$OUT/replayed.jsonl.zst" && echo "diff: the replayed tape matches the recording" >&2
