@@ -30,11 +30,39 @@
 // Linux the kernel also sends it SIGTERM when mcptape dies (parent-death
 // signal), even by SIGKILL.
 //
-// Shutdown follows the MCP stdio rules; see [RunStdio] for the sequence and
-// the records it leaves in the tape.
+// A stdio tape holds one session, named [DefaultSession]. Shutdown follows
+// the MCP stdio rules; see [RunStdio] for the sequence and the records it
+// leaves in the tape.
+//
+// # HTTP
+//
+// [HTTPProxy] is a recording reverse proxy for MCP over HTTP (Streamable
+// HTTP in every spec era, and the legacy HTTP+SSE transport); [HTTPProxy.Serve]
+// runs it on a listener:
+//
+//	client ──▶ request body tee ──▶ ReverseProxy ──▶ upstream
+//	client ◀── exchange writer  ◀── ReverseProxy ◀── upstream
+//	               │ a copy of each chunk, after it reached the client
+//	               ▼
+//	  whole JSON body / transport.SSEFramer ──▶ tape records
+//
+// Every request is one exchange, numbered from 1. The request body is teed
+// as the upstream transport reads it and recorded as the client's messages;
+// response bytes are written (and, for event streams, flushed) to the
+// client first, then parsed from the copy: a JSON body becomes messages
+// when it ends, an event stream one message per SSE event. Around them
+// the exchange writes "http" events (Phase "response" when the headers
+// arrive, "end" when it is over; an [HTTPEvent]), "sse" notes for events
+// without a message (an [SSENote]) and "error" events. Records are
+// grouped in sessions by Mcp-Session-Id, by the legacy sessionId query
+// parameter, or, without either, by client connection ("conn-N"), each
+// opened and closed by "open" and "close" events (an [HTTPSessionEvent]).
+// Header and query values that look secret are redacted in the tape only.
+// See [HTTPProxy] for the rules, and docs/tape-format.md for the records.
 //
 // # Redaction
 //
 // [RedactArgs] and [RedactAssignment] remove secret values from command
-// lines before they are written into a tape header.
+// lines before they are written into a tape header; the HTTP proxy redacts
+// headers and queries with the same marker ([RedactedClass]).
 package capture

@@ -50,9 +50,11 @@ func RedactAssignment(kv string) string {
 //   - --name=VALUE where name looks secret ("--api-key=...");
 //   - --name VALUE where name looks secret: the next argument, unless it
 //     starts with "-";
-//   - --flag=NAME=VALUE where NAME looks secret ("--env=API_KEY=...").
+//   - --flag=NAME=VALUE where NAME looks secret ("--env=API_KEY=...");
+//   - URLs, alone or as a flag's value ("--upstream=https://u:pw@h/?token=x"):
+//     the password and secret-looking query values (see RedactURL).
 //
-// Secrets inside URLs or in positional arguments are not recognised.
+// Other secrets in positional arguments are not recognised.
 func RedactArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i := 0; i < len(args); i++ {
@@ -79,9 +81,17 @@ func redactArg(a string) string {
 		if IsSecretName(strings.TrimLeft(name, "-")) {
 			return name + "=" + RedactedClass(value)
 		}
-		return name + "=" + RedactAssignment(value)
+		return name + "=" + redactValue(value)
 	}
-	return RedactAssignment(a)
+	return redactValue(a)
+}
+
+// redactValue redacts a URL or a NAME=VALUE assignment.
+func redactValue(v string) string {
+	if strings.Contains(v, "://") {
+		return RedactURL(v)
+	}
+	return RedactAssignment(v)
 }
 
 // isFlag reports whether a looks like a command-line flag.

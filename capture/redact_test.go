@@ -54,6 +54,10 @@ func TestRedactArgs(t *testing.T) {
 		{[]string{"env", "SECRET=x", "PATH=/bin", "server"},
 			[]string{"env", "SECRET=<redacted:1-1>", "PATH=/bin", "server"}},
 		{[]string{"server", "--password"}, []string{"server", "--password"}},
+		{[]string{"mcptape", "record", "--upstream=https://u:pw12@mcp.example.com/mcp?token=abc&x=1", "--"},
+			[]string{"mcptape", "record", "--upstream=https://u:%3Credacted%3A4-7%3E@mcp.example.com/mcp?token=%3Credacted%3A2-3%3E&x=1", "--"}},
+		{[]string{"client", "http://h/sse?api_key=k"},
+			[]string{"client", "http://h/sse?api_key=%3Credacted%3A1-1%3E"}},
 		{nil, []string{}},
 	}
 	for _, tt := range tests {

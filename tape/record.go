@@ -38,15 +38,17 @@ const (
 	ServerToClient Direction = "s2c"
 )
 
-// Event names used in Event records.
+// Event names used in Event records. The payload of each is defined by the
+// recorder that writes it; docs/tape-format.md lists them all.
 const (
-	EventOpen   = "open"   // a session began
-	EventClose  = "close"  // a session ended; Data may say who closed it
-	EventHTTP   = "http"   // one HTTP exchange (method, path, status, headers...)
-	EventStderr = "stderr" // one line the server wrote to stderr (Data: {"line": "..."})
-	EventExit   = "exit"   // the server process ended (Data: {"code": N, "signal": "..."})
-	EventError  = "error"  // a proxy-side error (Data: {"error": "..."})
-	EventStats  = "stats"  // writer statistics, written by Close
+	EventOpen   = "open"   // a session began (stdio: {"pid", "command"}; HTTP: {"kind", "how", "conn"})
+	EventClose  = "close"  // a session ended (stdio: {"by": reason}; HTTP: {"by": party, "reason"})
+	EventHTTP   = "http"   // one HTTP exchange, twice: {"phase": "response"|"end", "method", "path", "status", ...}
+	EventSSE    = "sse"    // HTTP: an SSE event without a message, or a message event's extra fields ({"kind", ...})
+	EventStderr = "stderr" // one line the server wrote to stderr ({"line": "..."} or {"b64": "..."})
+	EventExit   = "exit"   // the server process ended ({"code": N, "signal": "...", "sent": [...]})
+	EventError  = "error"  // a proxy-side problem: a frame recorded cut or invalid, an upstream failure... ({"error": "...", ...})
+	EventStats  = "stats"  // writer statistics, written by Close (StatsData)
 )
 
 // Header is the first record of every tape.
@@ -75,7 +77,7 @@ type Record struct {
 	Dir      Direction       // for messages; optional for events
 	Frame    []byte          // message bytes, exact
 	NoEOL    bool            // stdio: the frame was not terminated by a newline
-	Exchange uint64          // HTTP exchange the message came on (0: none)
+	Exchange uint64          // HTTP: number of the exchange the record belongs to (0: none)
 	Stream   string          // HTTP: "post", "get", "sse" ... which stream carried it
 	EventID  string          // SSE event id, when the message came in an SSE event
 	Event    string          // for events: one of the Event* names
