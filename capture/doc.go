@@ -19,7 +19,10 @@
 // framer that emits complete frames to the tape writer. The tape writer
 // never does disk I/O on the pump's goroutine; when its bounded queue is
 // full it makes the pump wait (counted in the tape's statistics), which
-// slows the traffic down rather than dropping records.
+// slows the traffic down rather than dropping records. The c2s and s2c
+// pumps order their records so that an answer is never written before the
+// request that caused it (see stdio_order.go); forwarding never waits for
+// this.
 //
 // The child runs in its own process group, and signals go to the whole
 // group, so that wrappers such as "npx server" or "sh -c ..." take their

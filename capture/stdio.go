@@ -300,6 +300,11 @@ func (r *run) startPumps() {
 	in.onDstErr = func(err error) { r.o.Debugf("server stopped reading its stdin: %v", err) }
 	out := newPump(r.rec, tape.ServerToClient, r.pipes.out, r.o.Stdout, r.o.MaxFrame)
 	out.onDstErr = func(err error) { r.o.Warnf("client stopped reading: %v (still recording)", err) }
+	in.own, out.own = &progress{}, &progress{}
+	if raw, err := r.pipes.in.SyscallConn(); err == nil {
+		in.raw = raw
+	}
+	in.other, out.other = out.own, in.own
 	errp := newPump(r.rec, "", r.pipes.errR, r.o.Stderr, r.o.MaxFrame)
 	errp.stderr = true
 	errp.onDstErr = func(err error) { r.o.Warnf("cannot forward the server's stderr: %v (still recording)", err) }
@@ -440,6 +445,9 @@ func (r *run) result(ps *os.ProcessState, waitErr error) Result {
 	res.StderrLines = r.rec.stderr.Load()
 	res.Truncated = r.rec.truncated.Load()
 	res.Invalid = r.rec.invalid.Load()
+	if n := r.rec.unordered.Load(); n > 0 {
+		r.o.Debugf("%d chunks recorded without waiting for the other direction (it was blocked forwarding)", n)
+	}
 	if ps == nil {
 		res.ExitCode = -1
 		r.o.Warnf("waiting for the server: %v", waitErr)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -49,6 +50,8 @@ func peerCmd(t testing.TB, mode string, env ...string) ([]string, []string) {
 //	PEER_STDERR   file whose bytes are written to stderr
 //	PEER_C2S_OUT  file that receives every byte read from stdin
 //	PEER_READY    write "ready" to stderr once signal handlers are installed
+//	PEER_ASK      "answer" mode: server-to-client requests to send
+//	PEER_FLOOD    "stubborn" mode: lines to write before reading stdin
 func runPeer(mode string) int {
 	code, _ := strconv.Atoi(os.Getenv("PEER_EXIT"))
 	ignore := os.Getenv("PEER_IGNORE")
@@ -112,6 +115,16 @@ func runPeer(mode string) int {
 	case "sleep":
 		time.Sleep(10 * time.Second)
 		return 0
+	case "answer": // answer every request at once; send PEER_ASK requests of its own
+		return runAnswerPeer(code)
+	case "stubborn": // write PEER_FLOOD lines to stdout before reading stdin
+		n, _ := strconv.Atoi(os.Getenv("PEER_FLOOD"))
+		line := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("x", 200) + `"}}` + "\n")
+		for range n {
+			os.Stdout.Write(line)
+		}
+		io.Copy(io.Discard, os.Stdin)
+		return code
 	}
 	fmt.Fprintf(os.Stderr, "unknown peer mode %q\n", mode)
 	return 2

@@ -194,7 +194,9 @@ func runSDKSession(t *testing.T, cmd *exec.Cmd, log *syncBuffer) sdkExchange {
 				cancelProgress <- struct{}{}
 			}
 		},
+		//lint:ignore SA1019 sampling is deprecated from 2026-07-28 but still on the wire; the proxy must record it.
 		CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			//lint:ignore SA1019 as above.
 			return &mcp.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcp.TextContent{Text: "sampled"}}, nil
 		},
 		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {

@@ -4,8 +4,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -32,6 +34,7 @@ type recorder struct {
 	err     atomic.Pointer[error]
 
 	c2s, s2c, stderr, truncated, invalid atomic.Int64
+	unordered                            atomic.Int64 // waits for the other direction that gave up
 }
 
 func newRecorder(w RecordWriter, session string, warnf func(string, ...any)) *recorder {
@@ -130,6 +133,16 @@ type pump struct {
 	framer   *transport.LineFramer
 	onDstErr func(error)
 
+	// Ordering with the opposite direction (see stdio_order.go); both nil
+	// for stderr, which is not ordered against the messages.
+	own, other *progress
+	target     int64 // other's forwarded count when the current chunk was read
+	waited     bool  // the current chunk's wait for other is over
+
+	// raw, when not nil, is dst's raw connection (a pollable pipe): see
+	// forwardRaw.
+	raw syscall.RawConn
+
 	now    int64       // when the current chunk was read (Unix ns)
 	msg    tape.Record // reused for every message record
 	dstErr error       // set once forwarding failed; recording goes on
@@ -150,20 +163,40 @@ func (p *pump) run() error {
 	for {
 		n, err := p.src.Read(buf)
 		if n > 0 {
-			p.now = time.Now().UnixNano()
+			p.read()
 			chunk := buf[:n]
+			var seq int64
+			if p.own != nil {
+				seq = p.own.forwarding(p.now)
+			}
+			framed := 0 // bytes of chunk already framed (see forwardRaw)
 			if p.dstErr == nil {
-				if _, werr := p.dst.Write(chunk); werr != nil {
+				var werr error
+				if p.raw != nil {
+					framed, werr = p.forwardRaw(chunk)
+				} else {
+					_, werr = p.dst.Write(chunk)
+				}
+				if werr != nil {
 					p.dstErr = werr
 					if p.onDstErr != nil {
 						p.onDstErr(werr)
 					}
 				}
 			}
-			p.framer.Write(chunk) // emit never fails
+			if p.own != nil {
+				p.own.forwarded()
+			}
+			p.framer.Write(chunk[framed:]) // emit never fails
+			if p.own != nil {
+				p.own.recorded(seq)
+			}
 		}
 		if err != nil {
-			p.now = time.Now().UnixNano()
+			// The unfinished last line, if any, is recorded before run
+			// returns, hence before the destination is closed: the peer
+			// cannot have answered it yet.
+			p.read()
 			p.framer.Close()
 			if err == io.EOF {
 				return nil
@@ -173,8 +206,66 @@ func (p *pump) run() error {
 	}
 }
 
+// forwardRaw writes chunk to dst through p.raw. When the reader is slow
+// and the write must wait (the pipe is full), the bytes already written,
+// which the reader may have read and answered, are framed and recorded
+// before waiting, and p.own says so (it is parked): the other direction
+// then need not wait for this write to end. It returns how many bytes of
+// chunk it framed, and the write error.
+func (p *pump) forwardRaw(chunk []byte) (framed int, err error) {
+	off, again := 0, false
+	rerr := p.raw.Write(func(fd uintptr) bool {
+		if again { // the pipe has room: writing again
+			p.own.unpark(time.Now().UnixNano())
+		}
+		again = true
+		for off < len(chunk) {
+			n, werr := syscall.Write(int(fd), chunk[off:])
+			if n > 0 {
+				off += n
+			}
+			switch werr {
+			case nil:
+			case syscall.EINTR:
+			case syscall.EAGAIN:
+				// Recording is not waiting for the reader: while it
+				// lasts, the other direction waits as for any recording.
+				p.own.forwarded()
+				p.framer.Write(chunk[framed:off])
+				framed = off
+				p.own.park()
+				return false // wait until the pipe has room
+			default:
+				err = &os.PathError{Op: "write", Path: "|1", Err: werr}
+				return true
+			}
+		}
+		return true
+	})
+	if err == nil {
+		err = rerr
+	}
+	p.own.parked.Store(false)
+	return framed, err
+}
+
+// read notes the time a chunk (or the end of the stream) was read, which
+// every record framed from it carries, and what it must be ordered after.
+func (p *pump) read() {
+	p.now = time.Now().UnixNano()
+	if p.other != nil {
+		p.target, p.waited = p.other.fwd.Load(), false
+	}
+}
+
 // emit records one frame.
 func (p *pump) emit(f transport.Frame) error {
+	if p.other != nil && !p.waited {
+		p.waited = true
+		if !p.other.waitRecorded(p.target) {
+			p.rec.unordered.Add(1)
+		}
+	}
 	if p.stderr {
 		p.emitStderr(f)
 		return nil
