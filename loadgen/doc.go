@@ -76,6 +76,9 @@
 //     Interrupted.
 //   - The error ratio (for "errors<1%") is errors divided by requests sent
 //     plus sessions set up.
+//   - The open model sends every arrival due within the duration, late if
+//     the generator itself fell behind (still measured from its intended
+//     time); the duration is judged by intended times, not by the clock.
 //   - Session setup may take DefaultSetupTimeout (or the request timeout if
 //     longer): over stdio it includes starting the server.
 //   - Over Streamable HTTP without a GET stream a session's reader

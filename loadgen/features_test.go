@@ -3,13 +3,19 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mcptape/mcptape/internal/refserver"
+	"github.com/mcptape/mcptape/jsonrpc"
 )
 
 func outcome(b *BatchReport, what string) int64 {
@@ -99,18 +105,29 @@ func TestCancelRatio(t *testing.T) {
 }
 
 // TestHlog writes an interval log during a run, reads it back with the
-// HdrHistogram log reader and checks the intervals of each series add up
-// to the series.
+// HdrHistogram log reader and checks that the intervals follow one another
+// and that the intervals of each series add up to the series. The run's
+// answers are spread over time by the calls themselves (one session, each
+// call sleeping 40 ms on the server), not by a wall-clock duration, so a
+// slow setup on a loaded machine cannot squeeze the calls into one
+// interval: the first and last answers are at least 280 ms apart, more
+// than five 50 ms intervals.
 func TestHlog(t *testing.T) {
+	const every, sleep, n = 50 * time.Millisecond, 40 * time.Millisecond, 8
 	url := refHTTP(t, refserver.HTTPConfig{JSONResponse: true})
 	var log bytes.Buffer
-	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, `tools/call echo {"message":"hi"}`),
-		WithSessions(2), WithDuration(500*time.Millisecond), WithHlog(&log, 100*time.Millisecond))
+	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, fmt.Sprintf(`tools/call sleep {"ms":%d}`, sleep.Milliseconds())),
+		WithSessions(1), WithRequests(n), WithTimeout(10*time.Second), WithHlog(&log, every))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if rep.Answered != n || rep.ErrorTotal != 0 || len(rep.Warnings) != 0 {
+		t.Fatalf("answered %d errors %v warnings %v", rep.Answered, rep.Errors, rep.Warnings)
+	}
 	sums := map[string]int64{}
-	intervals := 0
+	intervals := map[string]int{} // per series, intervals holding values
+	var starts []int64
+	ends := map[int64]int64{} // interval start -> end (ms)
 	r := hdrhistogram.NewHistogramLogReader(&log)
 	for {
 		h, err := r.NextIntervalHistogram()
@@ -120,11 +137,26 @@ func TestHlog(t *testing.T) {
 		if h == nil {
 			break
 		}
-		intervals++
+		if h.TotalCount() == 0 || h.EndTimeMs() <= h.StartTimeMs() {
+			t.Errorf("interval %q [%d, %d] ms with %d values", h.Tag(), h.StartTimeMs(), h.EndTimeMs(), h.TotalCount())
+		}
 		sums[h.Tag()] += h.TotalCount()
+		intervals[h.Tag()]++
+		if e, ok := ends[h.StartTimeMs()]; !ok {
+			starts = append(starts, h.StartTimeMs())
+			ends[h.StartTimeMs()] = h.EndTimeMs()
+		} else if e != h.EndTimeMs() {
+			t.Errorf("interval from %d ms ends at %d and %d", h.StartTimeMs(), e, h.EndTimeMs())
+		}
 	}
-	if intervals < 4 || len(rep.Warnings) != 0 {
-		t.Fatalf("%d intervals, warnings %v:\n%s", intervals, rep.Warnings, log.String())
+	for i := 1; i < len(starts); i++ { // in order, none overlapping
+		if starts[i] < ends[starts[i-1]] {
+			t.Errorf("interval from %d ms starts before the previous one ends (%d ms)", starts[i], ends[starts[i-1]])
+		}
+	}
+	// n answers at least `sleep` apart span more than five intervals.
+	if tag := "tools/call_sleep"; intervals[tag] < 2 {
+		t.Fatalf("%d answers spanning %v in %d interval(s) of %v:\n%s", n, (n-1)*sleep, intervals[tag], every, log.String())
 	}
 	for _, s := range rep.Series {
 		if tag := strings.ReplaceAll(s.Name, " ", "_"); sums[tag] != s.Count {
@@ -133,20 +165,110 @@ func TestHlog(t *testing.T) {
 	}
 }
 
-// TestSessionExpiry lets the reference server forget idle sessions (100 ms)
-// while the sessions think for 300 ms: every request after the first finds
-// its session expired (404), which is counted, and the session sets itself
-// up again.
+// forgetful wraps the reference server's handler so that it forgets a
+// session (the SDK's own DELETE handling) once the session has had a
+// tools/call answered, before serving the session's next request: that
+// request gets the SDK's 404 for an unknown session, every time, whatever
+// the timing.
+func forgetful(t *testing.T) string {
+	t.Helper()
+	s, err := refserver.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := refserver.HTTPHandler(s, refserver.HTTPConfig{JSONResponse: true})
+	var mu sync.Mutex
+	served := map[string]bool{} // session id -> a call was answered
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("Mcp-Session-Id")
+		mu.Lock()
+		forget := served[id]
+		delete(served, id)
+		mu.Unlock()
+		if forget {
+			del := httptest.NewRequestWithContext(r.Context(), http.MethodDelete, r.URL.String(), nil)
+			del.Host, del.RemoteAddr = r.Host, r.RemoteAddr // as the client's own DELETE
+			for _, k := range []string{"Mcp-Session-Id", "Mcp-Protocol-Version"} {
+				del.Header.Set(k, r.Header.Get(k))
+			}
+			rec := httptest.NewRecorder()
+			inner.ServeHTTP(rec, del)
+			if rec.Code/100 != 2 {
+				t.Errorf("DELETE of session %s: %d", id, rec.Code)
+			}
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec := &statusWriter{ResponseWriter: w}
+		inner.ServeHTTP(rec, r)
+		if info := jsonrpc.Classify(body); id != "" && rec.status/100 == 2 && info.Kind == jsonrpc.KindRequest && info.Method == "tools/call" {
+			mu.Lock()
+			served[id] = true
+			mu.Unlock()
+		}
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL + refserver.Path
+}
+
+// statusWriter notes the status of an answer.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// TestSessionExpiry: the server forgets the session after every answered
+// call, so one session's six requests alternate answered, expired (404,
+// counted), answered after setting the session up again: exact counts.
 func TestSessionExpiry(t *testing.T) {
-	url := refHTTP(t, refserver.HTTPConfig{JSONResponse: true, SessionTimeout: 100 * time.Millisecond})
-	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, `tools/call echo {"message":"hi"}`),
-		WithSessions(2), WithRequests(6), WithThink(300*time.Millisecond), WithTimeout(5*time.Second))
+	rep, err := Run(context.Background(), Target{URL: forgetful(t)}, mustCalls(t, `tools/call echo {"message":"hi"}`),
+		WithSessions(1), WithRequests(6), WithTimeout(10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
 	expired := errorCount(rep, ClassExpired)
-	if expired == 0 || rep.Setups != 2+expired || rep.Answered+expired != 6 {
-		t.Fatalf("expired %d setups %d answered %d errors %v", expired, rep.Setups, rep.Answered, rep.Errors)
+	if expired != 3 || rep.ErrorTotal != 3 || rep.Setups != 4 || rep.Answered != 3 || rep.Requests != 6 {
+		t.Fatalf("expired %d setups %d answered %d of %d, errors %v; want 3, 4, 3 of 6", expired, rep.Setups, rep.Answered, rep.Requests, rep.Errors)
+	}
+	if s := rep.Find(SetupSeries); s == nil || s.Count != 4 {
+		t.Errorf("setup series %+v, want 4 setups", s)
+	}
+}
+
+// TestSessionIdleTimeout lets the reference server's own idle timer
+// (100 ms) expire sessions that think for 300 ms between requests. The SDK
+// starts a session's timer before it serves the initialize, and pauses it
+// for a request only if it has not fired yet, so on a loaded machine a
+// session may also expire during its setup (its notifications/initialized
+// gets 404; a session whose first setup fails takes no further part, the
+// other sends the requests) or under a request (never answered: a
+// timeout). The checks
+// hold whatever the timing: sessions expired, only expiries and timeouts
+// are errors, every request is answered or lost to one of them, and every
+// setup beyond the first of each session follows an expiry.
+func TestSessionIdleTimeout(t *testing.T) {
+	url := refHTTP(t, refserver.HTTPConfig{JSONResponse: true, SessionTimeout: 100 * time.Millisecond})
+	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, `tools/call echo {"message":"hi"}`),
+		WithSessions(2), WithRequests(6), WithThink(300*time.Millisecond), WithTimeout(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired, timeouts := errorCount(rep, ClassExpired), errorCount(rep, ClassTimeout)
+	if expired == 0 || rep.ErrorTotal != expired+timeouts || rep.Requests != 6 || rep.Answered+expired+timeouts < rep.Requests ||
+		rep.Setups > 2+expired || rep.Setups == 0 {
+		t.Fatalf("sent %d: answered %d, expired %d, timeouts %d; setups %d errors %v", rep.Requests, rep.Answered, expired, timeouts, rep.Setups, rep.Errors)
 	}
 }
 
@@ -164,13 +286,17 @@ func TestGetStream(t *testing.T) {
 	}
 }
 
-// TestCancelHTTP cancels every call of a 2 s sleep after 50 ms over
+// TestCancelHTTP cancels every call of a 5 s sleep after 50 ms over
 // Streamable HTTP: with 2025 sessions (notifications/cancelled, then the
 // stream closed) and with 2026-07-28 (closing the stream is the
 // cancellation: the server never answers). The reference server holds the
 // answer's headers back until the call ends, so the cancellation must not
-// wait for the send to return.
+// wait for the send to return: each session's two calls then take the
+// cancel delay plus the quiet window, not the 5 s of the call. The measured
+// phase, setup excluded, is checked against that, with seconds to spare on
+// a loaded machine and far below the 10 s of waiting for the calls.
 func TestCancelHTTP(t *testing.T) {
+	const after = 50 * time.Millisecond
 	cases := []struct {
 		name    string
 		cfg     refserver.HTTPConfig
@@ -181,18 +307,20 @@ func TestCancelHTTP(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			opts := []Option{WithSessions(2), WithRequests(4), WithCancel(50*time.Millisecond, 1), WithTimeout(10 * time.Second)}
+			opts := []Option{WithSessions(2), WithRequests(4), WithCancel(after, 1), WithTimeout(20 * time.Second)}
 			if c.version != "" {
 				opts = append(opts, WithProtocolVersion(c.version))
 			}
-			start := time.Now()
-			rep, err := Run(context.Background(), Target{URL: refHTTP(t, c.cfg)}, mustCalls(t, `tools/call sleep {"ms":2000}`), opts...)
+			rep, err := Run(context.Background(), Target{URL: refHTTP(t, c.cfg)}, mustCalls(t, `tools/call sleep {"ms":5000}`), opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cr := rep.Cancel
-			if cr == nil || cr.Sent != 4 || rep.ErrorTotal != 0 || time.Since(start) > 5*time.Second {
-				t.Fatalf("cancel %+v errors %v in %v", cr, rep.Errors, time.Since(start))
+			cr, setup := rep.Cancel, rep.Find(SetupSeries)
+			if cr == nil || cr.Sent != 4 || rep.ErrorTotal != 0 || setup == nil {
+				t.Fatalf("cancel %+v errors %v setup %+v", cr, rep.Errors, setup)
+			}
+			if limit := 2*(after+CancelQuietWindow) + 3*time.Second; rep.Duration-setup.Max > limit {
+				t.Errorf("measured %v, setup at most %v: beyond %v, the cancellation waited for the call", rep.Duration, setup.Max, limit)
 			}
 			if c.version != "" && cr.AnsweredAnyway != 0 {
 				t.Errorf("2026-07-28: %d answered after the stream was closed", cr.AnsweredAnyway)

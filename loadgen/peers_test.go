@@ -154,7 +154,8 @@ func TestRealPeersBatchesAndCancel(t *testing.T) {
 			// Each session: two calls, each cancelled after 100 ms and watched
 			// for at most CancelQuietWindow; never the 5 s operation.
 			setup := rep.Find(SetupSeries)
-			if setup == nil || rep.Duration-setup.Max > 2*(100*time.Millisecond+CancelQuietWindow)+time.Second {
+			// (2 s to spare on a loaded machine, far below the 10 s of waiting)
+			if setup == nil || rep.Duration-setup.Max > 2*(100*time.Millisecond+CancelQuietWindow)+2*time.Second {
 				t.Errorf("measured %v with setup %+v: the generator waited for answers that never come", rep.Duration, setup)
 			}
 			if cr := rep.Cancel; cr == nil || cr.Sent != 4 || cr.AnsweredAnyway != 0 || rep.ErrorTotal != 0 {

@@ -52,13 +52,16 @@ type runner struct {
 // stopping reports whether the run is ending.
 func (r *runner) stopping() bool { return r.quit.Load() || r.work.Err() != nil }
 
-// claim reserves one request (a batch with WithBatch), reporting false
-// when the run must not start another.
-func (r *runner) claim() bool {
+// claim reserves one request (a batch with WithBatch) due at time at,
+// reporting false when the run must not start another. The closed model
+// passes the time of the send, the open model the intended time of the
+// arrival: an arrival due within the duration is sent even when the
+// generator runs late (a late generator must not shorten the schedule).
+func (r *runner) claim(at time.Time) bool {
 	if r.stopping() {
 		return false
 	}
-	if r.o.duration > 0 && time.Since(r.start) >= r.o.duration {
+	if r.o.duration > 0 && at.Sub(r.start) >= r.o.duration {
 		r.quit.Store(true)
 		return false
 	}
@@ -242,7 +245,7 @@ func (r *runner) closed(sessions []*session) {
 func (r *runner) loop(s *session, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0x6d63707461706521))
 	var buf []byte
-	for r.claim() {
+	for r.claim(time.Now()) {
 		var c *Call
 		buf, c = r.send(s, rng, time.Now(), buf)
 		think := r.o.think
@@ -356,7 +359,7 @@ func (r *runner) open(sessions []*session) {
 		if d := time.Until(when); d > 0 && !r.sleepUntil(when) {
 			break
 		}
-		if !r.claim() {
+		if !r.claim(when) {
 			break
 		}
 		a := arrival{s: sessions[k%uint64(len(sessions))], when: when, seq: k}

@@ -1,11 +1,17 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/refserver"
+	"github.com/mcptape/mcptape/jsonrpc"
 )
 
 // TestExactCounts runs closed and open models over every transport against
@@ -92,34 +98,46 @@ func TestErrorClasses(t *testing.T) {
 	}
 }
 
-// TestDuration checks a duration-bounded run stops on time.
+// TestDuration checks a duration-bounded run stops on time: it cannot end
+// before the duration, and after it, only the requests already sent (or a
+// setup still going) may keep it going.
 func TestDuration(t *testing.T) {
+	const d = 300 * time.Millisecond
 	url := refHTTP(t, refserver.HTTPConfig{JSONResponse: true})
-	start := time.Now()
-	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, `ping`), WithSessions(2), WithDuration(300*time.Millisecond))
+	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, `ping`), WithSessions(2), WithDuration(d))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if el := time.Since(start); el > 3*time.Second {
-		t.Errorf("run took %v", el)
+	ping, setup := rep.Find("ping"), rep.Find(SetupSeries)
+	if rep.Answered == 0 || ping == nil || setup == nil || rep.Duration < d {
+		t.Fatalf("answered %d in %v", rep.Answered, rep.Duration)
 	}
-	if rep.Answered == 0 || rep.Duration < 300*time.Millisecond || rep.Duration > 2*time.Second {
-		t.Errorf("answered %d in %v", rep.Answered, rep.Duration)
+	// the last request started before d; a setup may end after it
+	if limit := max(d+ping.Max, setup.Max) + time.Second; rep.Duration > limit {
+		t.Errorf("run took %v, beyond %v (ping max %v, setup max %v)", rep.Duration, limit, ping.Max, setup.Max)
 	}
 }
 
 // TestInterrupt checks that cancelling the context ends the run with a
-// report.
+// report of what was measured. The context is cancelled once three calls
+// were answered (seen through WithLive), not after a fixed time, so the
+// report has answers even when setting up is slow.
 func TestInterrupt(t *testing.T) {
 	url := refHTTP(t, refserver.HTTPConfig{})
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rep, err := Run(ctx, Target{URL: url}, mustCalls(t, `tools/call sleep {"ms":100}`), WithSessions(3), WithDuration(time.Hour))
+	rep, err := Run(ctx, Target{URL: url}, mustCalls(t, `tools/call sleep {"ms":100}`), WithSessions(3), WithDuration(time.Hour),
+		WithLive(5*time.Millisecond, func(l Live) {
+			if l.Answered >= 3 {
+				cancel()
+			}
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Interrupted || rep.Answered == 0 || rep.ErrorTotal != 0 {
-		t.Errorf("interrupted %v answered %d errors %v", rep.Interrupted, rep.Answered, rep.Errors)
+	// each session has at most one request in flight, abandoned uncounted
+	if !rep.Interrupted || rep.Answered < 3 || rep.ErrorTotal != 0 || rep.Requests-rep.Answered > 3 {
+		t.Errorf("interrupted %v sent %d answered %d errors %v", rep.Interrupted, rep.Requests, rep.Answered, rep.Errors)
 	}
 }
 
@@ -147,17 +165,45 @@ func TestDueRamp(t *testing.T) {
 	}
 }
 
-// TestClosedRamp starts 4 sessions over 400 ms: the last setup starts
-// about 300 ms after the first.
+// TestClosedRamp starts 4 sessions over 400 ms: session i may not start
+// before i*100 ms. The server notes when each initialize arrives; as every
+// session's start is only ever delayed, the i-th arrival (in time order)
+// comes at least i*100 ms after the run started, however loaded the
+// machine (without the ramp all four would come at once).
 func TestClosedRamp(t *testing.T) {
-	url := refHTTP(t, refserver.HTTPConfig{JSONResponse: true})
+	const ramp, n = 400 * time.Millisecond, 4
+	s, err := refserver.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := refserver.HTTPHandler(s, refserver.HTTPConfig{JSONResponse: true})
+	var mu sync.Mutex
+	var inits []time.Time
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if info := jsonrpc.Classify(body); info.Kind == jsonrpc.KindRequest && info.Method == "initialize" {
+			mu.Lock()
+			inits = append(inits, time.Now())
+			mu.Unlock()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
 	start := time.Now()
-	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, `ping`), WithSessions(4), WithRamp(400*time.Millisecond),
+	rep, err := Run(context.Background(), Target{URL: ts.URL + refserver.Path}, mustCalls(t, `ping`), WithSessions(n), WithRamp(ramp),
 		WithDuration(500*time.Millisecond), WithThink(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Setups != 4 || time.Since(start) < 400*time.Millisecond {
-		t.Fatalf("setups %d in %v", rep.Setups, time.Since(start))
+	mu.Lock()
+	defer mu.Unlock()
+	if rep.Setups != n || len(inits) != n {
+		t.Fatalf("setups %d, %d initialize requests", rep.Setups, len(inits))
+	}
+	for i, at := range inits { // appended in time order
+		if want := ramp * time.Duration(i) / n; at.Sub(start) < want {
+			t.Errorf("session start %d at %v, before %v", i, at.Sub(start), want)
+		}
 	}
 }

@@ -77,8 +77,11 @@ func TestStallOpenVersusClosed(t *testing.T) {
 	if open.ErrorTotal+closed.ErrorTotal != 0 {
 		t.Fatalf("errors: open %v closed %v", open.Errors, closed.Errors)
 	}
-	if o.Count != 600 {
-		t.Errorf("open model sent %d requests, want 600 (200/s for 3 s)", o.Count)
+	// Every arrival due within the 3 s is sent, even when the generator
+	// runs late on a loaded machine (it then sends them late, measured from
+	// their intended time).
+	if o.Count != 600 || open.Dropped != 0 {
+		t.Errorf("open model answered %d requests (%d dropped), want 600 (200/s for 3 s)", o.Count, open.Dropped)
 	}
 	if o.P99 < 120*time.Millisecond {
 		t.Errorf("open model p99 %v does not show the 200 ms stall", o.P99)
@@ -86,7 +89,15 @@ func TestStallOpenVersusClosed(t *testing.T) {
 	if c.Max < 120*time.Millisecond {
 		t.Errorf("closed model max %v: the stall did not happen", c.Max)
 	}
-	if c.P99 > 50*time.Millisecond {
+	// The closed model's one session has at most one request caught in each
+	// stall the run crossed; its p99 hides them when they are under 1% of
+	// its requests. A loaded machine slows the closed model down (fewer
+	// requests): the premise is checked, not assumed.
+	stalls := int64(closed.Duration/period) + 2
+	if c.Count < 100*stalls {
+		t.Fatalf("closed model made only %d requests: too few for its p99 to hide %d stalls", c.Count, stalls)
+	}
+	if c.P99 >= stall/2 {
 		t.Errorf("closed model p99 %v shows the stall; with %d requests it should hide it", c.P99, c.Count)
 	}
 }

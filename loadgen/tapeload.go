@@ -34,7 +34,8 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 	if err != nil {
 		return nil, err
 	}
-	o.sessions = n
+	// the recording bounds the run: no request count or duration to show
+	o.sessions, o.requests, o.duration = n, 0, 0
 	if o.client == nil && target.Command == nil {
 		c, err := sharedClient(o)
 		if err != nil {

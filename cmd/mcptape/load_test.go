@@ -3,14 +3,19 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"github.com/vbauerster/mpb/v8"
 
 	"github.com/mcptape/mcptape/internal/refserver"
 	"github.com/mcptape/mcptape/loadgen"
@@ -203,15 +208,128 @@ func TestLiveLineAndBar(t *testing.T) {
 			t.Errorf("live line %q lacks %q", line, want)
 		}
 	}
-	if b := progressBar(l); b != "["+strings.Repeat("=", 10)+strings.Repeat(" ", 10)+"] " {
-		t.Errorf("bar %q", b)
+	fractions := []struct {
+		l    loadgen.Live
+		want float64
+	}{
+		{l, 0.5},
+		{loadgen.Live{Requests: 30, Planned: 20}, 1},
+		{loadgen.Live{Requests: 5, Planned: 20, Elapsed: time.Second, Total: 2 * time.Second}, 0.5},
+		{loadgen.Live{Elapsed: time.Second}, 0},
 	}
-	if b := progressBar(loadgen.Live{Requests: 30, Planned: 20}); !strings.HasPrefix(b, "["+strings.Repeat("=", 20)+"]") {
-		t.Errorf("bar past the end %q", b)
+	for _, c := range fractions {
+		if got := runFraction(c.l); got != c.want {
+			t.Errorf("fraction of %+v: %v, want %v", c.l, got, c.want)
+		}
 	}
-	if progressBar(loadgen.Live{}) != "" || isTerminal(&strings.Builder{}) {
-		t.Error("no bar without a bound; a builder is no terminal")
+}
+
+// TestLiveBar renders the mpb bar into a buffer (mpb's WithOutput, refresh
+// by hand): the figures at each refresh, the bar filling, and the final
+// frame full, or where it stopped when the run was interrupted.
+func TestLiveBar(t *testing.T) {
+	cases := []struct {
+		name        string
+		l           loadgen.Live
+		interrupted bool
+		want        []string
+		fill        int // "=" cells in the last frame, of 40
+	}{
+		{"duration", loadgen.Live{Elapsed: 5 * time.Second, Total: 10 * time.Second, Rate: 1234, Errors: 7, InFlight: 9, P99: 12 * time.Millisecond},
+			false, []string{"load 5s of 10s", "1234/s, 7 errors, 9 in flight, p99 12ms"}, 40},
+		{"requests interrupted", loadgen.Live{Elapsed: time.Second, Requests: 250, Planned: 1000, Dropped: 3, P99: time.Millisecond},
+			true, []string{"load 250 of 1000 requests", "3 dropped", "p99 1ms"}, 10},
 	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var buf strings.Builder
+			refresh := make(chan any)
+			lb := newLiveBar(&buf, mpb.WithManualRefresh(refresh), mpb.WithWidth(120))
+			defer func() {
+				if !strings.HasPrefix(buf.String(), "\r") {
+					t.Errorf("frames do not start at the left edge: %q", buf.String())
+				}
+			}()
+			lb.update(c.l)
+			refresh <- time.Now()
+			lb.finish(c.interrupted)
+			out := buf.String()
+			for _, want := range c.want {
+				if !strings.Contains(out, want) {
+					t.Errorf("bar output lacks %q:\n%s", want, out)
+				}
+			}
+			lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+			last := lines[len(lines)-1]
+			open, shut := strings.Index(last, "["), strings.LastIndex(last, "]")
+			if open < 0 || shut < open {
+				t.Fatalf("no bar in %q", last)
+			}
+			cells := last[open+1 : shut]
+			if n := strings.Count(cells, "="); n < c.fill*len(cells)/40-1 || n > c.fill*len(cells)/40+1 {
+				t.Errorf("last frame %q: %d of %d cells filled, want about %d/40", last, n, len(cells), c.fill)
+			}
+		})
+	}
+}
+
+// TestIsTerminal: a pseudo-terminal is a terminal; a pipe, a file,
+// /dev/null (a character device) and a buffer are not.
+func TestIsTerminal(t *testing.T) {
+	master, slave := openPTY(t)
+	defer master.Close()
+	defer slave.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	file, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	cases := []struct {
+		name string
+		w    io.Writer
+		want bool
+	}{{"pty", slave, true}, {"pipe", w, false}, {"/dev/null", null, false}, {"file", file, false}, {"builder", &strings.Builder{}, false}}
+	for _, c := range cases {
+		if got := isTerminal(c.w); got != c.want {
+			t.Errorf("%s: isTerminal %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// openPTY opens a pseudo-terminal pair (Linux /dev/ptmx).
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	var unlock int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		m.Close()
+		t.Fatalf("unlockpt: %v", e)
+	}
+	var n uint32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+		m.Close()
+		t.Fatalf("ptsname: %v", e)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		m.Close()
+		t.Fatal(err)
+	}
+	return m, s
 }
 
 func TestReportMergeUsage(t *testing.T) {
