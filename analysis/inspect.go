@@ -99,6 +99,7 @@ type Inspector struct {
 	hasRecords  bool
 
 	sessions map[string]*sessionState
+	lastSess *sessionState // the session of the last call to session
 	order    []*sessionState
 	folded   int
 
@@ -351,7 +352,7 @@ func InspectTape(ctx context.Context, r *tape.Reader, opts ...Option) (*Report, 
 	if err != nil {
 		return nil, err
 	}
-	sc, err := NewScanner(ctx, r)
+	sc, err := NewScanner(ctx, r, sharedFrames()) // the Inspector copies what it keeps
 	if err != nil {
 		return nil, err
 	}

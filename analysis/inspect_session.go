@@ -50,7 +50,10 @@ type countKey struct {
 
 // session returns the state of the named session, creating it.
 func (in *Inspector) session(id string, t int64) *sessionState {
-	s := in.sessions[id]
+	s := in.lastSess // a stdio tape has one session; the tape.Reader interns names
+	if s == nil || s.id != id {
+		s = in.sessions[id]
+	}
 	if s == nil {
 		s = &sessionState{id: id, first: t}
 		if len(in.order) < in.o.maxSessions {
@@ -65,6 +68,7 @@ func (in *Inspector) session(id string, t int64) *sessionState {
 	}
 	s.first = min(s.first, t)
 	s.last = max(s.last, t)
+	in.lastSess = s
 	return s
 }
 

@@ -5,10 +5,15 @@
 // # Data flow
 //
 // A [Scanner] streams a tape: a read-ahead goroutine takes records off the
-// [tape.Reader] (decompression and record parsing) while the caller's
-// goroutine classifies each message frame with [jsonrpc.Classify] and splits
-// batches into members. Each step yields one [Item]: a message (a whole
-// frame or one member of a batch) or an event record.
+// [tape.Reader] (decompression and record parsing) and classifies each
+// message frame with [jsonrpc.Classify], while the caller's goroutine puts
+// the records in time order, splits batches into members and does its
+// analysis. Each step yields one [Item]: a message (a whole frame or one
+// member of a batch) or an event record. Inspect reads with
+// tape.Reader.NextClassified, which parses the records the Writer writes
+// by their known prefixes, lets Classify's validating pass find where each
+// frame ends, and copies no frame; it reuses the Records once the
+// Inspector is done with them.
 //
 // Consumers keep state only for what is in flight. A [Pairer] holds the
 // caller's data for each request until its response arrives, keyed on
@@ -108,6 +113,19 @@ type scanOptions struct {
 	hasSession bool
 	chunk      int
 	chunkBytes int
+	shared     bool // read with tape.Reader.NextShared: frames alias the reader's buffers
+}
+
+// sharedFrames makes the Scanner read records with
+// tape.Reader.NextClassified: no copy of each frame (a frame kept keeps
+// its decompressed tape frame, about 1 MiB, in memory), and Records reused
+// once the next item is asked for. For consumers that keep neither
+// (Inspect).
+func sharedFrames() ScanOption {
+	return func(o *scanOptions) error {
+		o.shared = true
+		return nil
+	}
 }
 
 // OnlySession makes the Scanner yield only the records of the named
@@ -134,10 +152,30 @@ type chunk struct {
 	err  error // io.EOF at the clean or damaged end, or a read error
 }
 
-// seqRec is a record with its number in the tape.
+// seqRec is a record with its number in the tape and, for a message, its
+// frame classified (by the read-ahead goroutine).
 type seqRec struct {
-	rec *tape.Record
-	seq int64
+	rec   *tape.Record
+	seq   int64
+	info  *jsonrpc.Info
+	block *slotBlock // the block holding info (and rec, with sharedFrames)
+}
+
+// slot is where the read-ahead goroutine puts a record (with
+// sharedFrames; Next allocates records otherwise) and its classification.
+type slot struct {
+	rec  tape.Record
+	info jsonrpc.Info
+}
+
+// slotBlock is a chunk's slots. A block goes back to the read-ahead
+// goroutine once every record in it has been yielded and its item used
+// (the caller's next call to Next): the Item holds a copy of the info, and
+// a slot's Record is used only with sharedFrames, whose caller keeps no
+// Record.
+type slotBlock struct {
+	slots   []slot
+	pending int // records not done with; written by the reader before sending, then by Next only
 }
 
 // Scanner streams the items of a tape. Create it with NewScanner, call Next
@@ -153,10 +191,12 @@ type Scanner struct {
 	done   chan struct{}
 
 	cur     []seqRec // current chunk
-	pos     int      // next record in cur
-	yielded int64    // records yielded
-	order   recQueue // records held to be yielded in time order
-	ended   error    // set when the reader is done: io.EOF or an error
+	blocks  chan *slotBlock
+	held    *slotBlock // block of the last item yielded
+	pos     int        // next record in cur
+	yielded int64      // records yielded
+	order   recQueue   // records held to be yielded in time order
+	ended   error      // set when the reader is done: io.EOF or an error
 	item    Item
 	rec     *tape.Record // record whose batch members are being yielded
 	members [][]byte
@@ -179,6 +219,7 @@ func NewScanner(ctx context.Context, r *tape.Reader, opts ...ScanOption) (*Scann
 		r: r, o: o, ctx: ctx, cancel: cancel,
 		chunks: make(chan chunk, readAheadChunks),
 		free:   make(chan []seqRec, readAheadChunks+2),
+		blocks: make(chan *slotBlock, readAheadChunks+2),
 		done:   make(chan struct{}),
 	}
 	go s.readAhead(ctx)
@@ -203,21 +244,40 @@ func (s *Scanner) readAhead(ctx context.Context) {
 			size int
 			err  error
 		)
+		var block *slotBlock
+		select {
+		case block = <-s.blocks:
+		default:
+			block = &slotBlock{slots: make([]slot, s.o.chunk)}
+		}
 		for len(recs) < s.o.chunk && size < s.o.chunkBytes {
-			var rec *tape.Record
-			if rec, err = s.r.Next(); err != nil {
+			sl := &block.slots[len(recs)]
+			rec := &sl.rec
+			if s.o.shared {
+				err = s.r.NextClassified(rec, &sl.info) // reads and classifies in one pass
+			} else {
+				rec, err = s.r.Next()
+			}
+			if err != nil {
 				break
 			}
 			seq++
 			if s.o.hasSession && rec.Session != s.o.session {
 				continue
 			}
-			recs = append(recs, seqRec{rec, seq})
+			if !s.o.shared { // NextClassified did it
+				sl.info = jsonrpc.Info{}
+				if rec.Type == tape.TypeMessage {
+					sl.info = jsonrpc.Classify(rec.Frame)
+				}
+			}
+			recs = append(recs, seqRec{rec, seq, &sl.info, block})
 			size += len(rec.Frame) + len(rec.Data)
 		}
 		if err == nil && ctx.Err() != nil {
 			err = ctx.Err()
 		}
+		block.pending = len(recs)
 		select {
 		case s.chunks <- chunk{recs: recs, err: err}:
 		case <-ctx.Done():
@@ -243,13 +303,23 @@ const (
 // Next returns the next item, or io.EOF at the end of the tape (also after
 // a damaged tail: see Warning). Another error means the tape could not be
 // read or the context ended. The Item is reused by the next call; the
-// Record it points to is the caller's to keep.
+// Record it points to is the caller's to keep (except with the internal
+// sharedFrames option, where it is reused too).
 func (s *Scanner) Next() (*Item, error) {
 	if s.rec != nil && s.member < len(s.members) {
 		s.emitMember()
 		return &s.item, nil
 	}
 	s.rec = nil
+	if b := s.held; b != nil { // the caller is done with the last item
+		s.held = nil
+		if b.pending--; b.pending == 0 {
+			select {
+			case s.blocks <- b:
+			default:
+			}
+		}
+	}
 	for {
 		if n := s.order.len(); n > 0 && (s.ended != nil || n >= ReorderMax || s.order.newest()-s.order.oldest() > ReorderWindow) {
 			break
@@ -269,13 +339,14 @@ func (s *Scanner) Next() (*Item, error) {
 	}
 	r := s.order.pop()
 	rec := r.rec
+	s.held = r.block
 	s.yielded++
 	s.item = Item{Rec: rec, Seq: r.seq, Member: -1}
 	if rec.Type != tape.TypeMessage {
 		return &s.item, nil
 	}
 	s.item.Frame = rec.Frame
-	s.item.Info = jsonrpc.Classify(rec.Frame)
+	s.item.Info = *r.info
 	if s.item.Info.Kind == jsonrpc.KindBatch {
 		s.members, _ = jsonrpc.AppendSplit(s.members[:0], rec.Frame) // Classify validated it
 		s.item.Batch = len(s.members)
@@ -368,11 +439,12 @@ func Sessions(ctx context.Context, path string) (list []SessionSummary, warning 
 	}
 	defer r.Close()
 	index := map[string]int{}
+	var rec tape.Record // only its strings are kept, and they are copies
 	for n := 0; ; n++ {
 		if n&4095 == 0 && ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
-		rec, err := r.Next()
+		err := r.NextShared(&rec)
 		if err == io.EOF {
 			return list, r.Warning(), nil
 		}

@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strconv"
 )
 
@@ -94,28 +96,35 @@ func skipSpace(data []byte, i int) int {
 }
 
 // skipString returns the index after the string starting at data[i], or -1.
+// It looks at eight bytes at a time for a quote or a backslash: the strings
+// of a JSON-RPC message are short and many, so a call per string to
+// bytes.IndexByte costs more than the scan.
 func skipString(data []byte, i int) int {
 	if i >= len(data) || data[i] != '"' {
 		return -1
 	}
-	for j := i + 1; j < len(data); {
-		k := bytes.IndexByte(data[j:], '"')
-		if k < 0 {
+	const lsb, msb = 0x0101010101010101, 0x8080808080808080
+	j := i + 1
+	for {
+		for ; j+8 <= len(data); j += 8 {
+			x := binary.LittleEndian.Uint64(data[j:])
+			q := x ^ (lsb * '"')
+			b := x ^ (lsb * '\\')
+			if m := ((q-lsb)&^q | (b-lsb)&^b) & msb; m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				break
+			}
+		}
+		for ; j < len(data) && data[j] != '"' && data[j] != '\\'; j++ {
+		}
+		if j >= len(data) {
 			return -1
 		}
-		j += k
-		// The quote ends the string unless an odd run of backslashes
-		// escapes it.
-		n := 0
-		for b := j - 1; b > i && data[b] == '\\'; b-- {
-			n++
-		}
-		if n%2 == 0 {
+		if data[j] == '"' {
 			return j + 1
 		}
-		j++
+		j += 2 // a backslash and the byte it escapes
 	}
-	return -1
 }
 
 // skipValue returns the index after the JSON value starting at data[i], or
@@ -266,8 +275,14 @@ func objectFields(data []byte, i int, keys []string, out []span) int {
 		if ve < 0 {
 			return -1
 		}
+		name := data[ks+1 : ke-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			if v, ok := stringValue(data[ks:ke]); ok {
+				name = []byte(v)
+			}
+		}
 		for k, key := range keys {
-			if keyEquals(data[ks:ke], key) {
+			if string(name) == key {
 				out[k] = span{vs, ve}
 				break
 			}

@@ -62,6 +62,7 @@ type Reader struct {
 	pos    int
 	scan   int // buf[pos:pos+scan] is known to hold no '\n'
 	p      lineParser
+	shared bool // NextShared or NextClassified handed out slices of buf
 
 	frames int64 // frames read
 	off    int64 // input offset of the next frame
@@ -223,6 +224,21 @@ func (r *Reader) Next() (*Record, error) {
 
 func (r *Reader) next() (*Record, error) {
 	for {
+		line, err := r.line()
+		if err != nil {
+			return nil, err
+		}
+		if rec, ok := r.parseLine(line); ok {
+			return rec, nil
+		}
+	}
+}
+
+// line returns the next line of the tape without its '\n' (a last line
+// may have none), or io.EOF at the end (also after a damaged tail), or the
+// source's read error. The line aliases r.buf.
+func (r *Reader) line() ([]byte, error) {
+	for {
 		if r.err != nil {
 			return nil, r.err
 		}
@@ -236,10 +252,7 @@ func (r *Reader) next() (*Record, error) {
 			r.scanned += int64(i + 1)
 			line := r.buf[r.pos : from+i]
 			r.pos, r.scan = from+i+1, 0
-			if rec, ok := r.parseLine(line); ok {
-				return rec, nil
-			}
-			continue
+			return line, nil
 		}
 		r.scanned += int64(len(r.buf) - from)
 		r.scan = len(r.buf) - r.pos
@@ -252,9 +265,7 @@ func (r *Reader) next() (*Record, error) {
 			r.done = true
 			if rest := r.buf[r.pos:]; len(rest) > 0 { // a last line without '\n'
 				r.pos, r.scan = len(r.buf), 0
-				if rec, ok := r.parseLine(rest); ok {
-					return rec, nil
-				}
+				return rest, nil
 			}
 			continue
 		}
@@ -294,7 +305,10 @@ func (r *Reader) stop(err error) {
 // whole frame, or a chunk of the stream once streaming. It returns io.EOF at
 // the clean end of the input.
 func (r *Reader) fill() error {
-	if r.pos > 0 { // keep only the unread part
+	if r.shared { // records alias r.buf: never write over it again
+		// DecodeAll or grow allocates the room for what comes next.
+		r.buf, r.pos, r.shared = bytes.Clone(r.buf[r.pos:]), 0, false
+	} else if r.pos > 0 { // keep only the unread part
 		n := copy(r.buf, r.buf[r.pos:])
 		r.buf, r.pos = r.buf[:n], 0
 	}

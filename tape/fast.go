@@ -1,0 +1,208 @@
+package tape
+
+import (
+	"bytes"
+	"math"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+)
+
+// This file is the Reader's fast path for offline analysis: NextShared
+// fills a caller's Record without copying the frame, and parses the lines
+// the Writer writes (keys in its fixed order, message frames embedded as
+// JSON) by matching their known prefixes instead of walking keys. Any
+// other line goes through the general parser, so both give the same
+// Record for the same line.
+
+// NextShared reads the next record into rec, overwriting every field, and
+// returns io.EOF at the end of the tape like Next (see Warning), or the
+// source's read error. It is Next for readers that look at a record once
+// and drop it: it does not allocate for most records.
+//
+// Lifetime: rec.Frame and rec.Data may alias the Reader's decompressed
+// bytes instead of being copies. They are read-only (a slice's capacity
+// ends with it, so appending to it copies). The Reader never writes over
+// bytes it handed out, so they stay valid and unchanged for as long as they
+// are referenced; but a slice kept keeps its whole decompressed frame
+// (about 1 MiB for the Writer's frames) in memory. Copy what you keep.
+// Strings (Session, Stream, EventID, Event) are ordinary strings.
+func (r *Reader) NextShared(rec *Record) error {
+	for {
+		line, err := r.line()
+		if err != nil {
+			return err
+		}
+		if r.p.parseFast(line, rec, false) {
+			r.lines++
+			r.shared = true
+			r.n++
+			return nil
+		}
+		if p, ok := r.parseLine(line); ok {
+			*rec = *p
+			r.n++
+			return nil
+		}
+	}
+}
+
+// NextClassified is NextShared that also classifies a message's frame
+// with jsonrpc.Classify into info (zeroed for other records). Classify
+// validates the frame in its one pass, which spares the Reader the pass it
+// otherwise makes to find where an embedded frame ends: when the frame
+// turns out not to be one valid JSON value, the line is parsed again by
+// the general parser. The lifetime rules of NextShared apply to rec, and
+// to info's slices (they alias rec.Frame).
+func (r *Reader) NextClassified(rec *Record, info *jsonrpc.Info) error {
+	for {
+		line, err := r.line()
+		if err != nil {
+			return err
+		}
+		if r.p.parseFast(line, rec, true) {
+			if *info = jsonrpc.Classify(rec.Frame); info.Kind != jsonrpc.KindInvalid {
+				r.lines++
+				r.shared = true
+				r.n++
+				return nil
+			}
+		}
+		p, ok := r.parseLine(line)
+		if !ok {
+			continue
+		}
+		*rec, *info = *p, jsonrpc.Info{}
+		if rec.Type == TypeMessage {
+			*info = jsonrpc.Classify(rec.Frame)
+		}
+		r.n++
+		return nil
+	}
+}
+
+// Prefixes of the records the Writer writes, in its key order.
+var (
+	prefixMessage  = []byte(`{"type":"message","time":`)
+	prefixSession  = []byte(`,"session":"`)
+	prefixDir      = []byte(`,"dir":"`)
+	prefixExchange = []byte(`,"exchange":`)
+	prefixStream   = []byte(`,"stream":"`)
+	prefixEventID  = []byte(`,"event_id":"`)
+	prefixNoEOL    = []byte(`,"noeol":true`)
+	prefixFrame    = []byte(`,"frame":`)
+)
+
+// parseFast parses a message line in the Writer's form into rec:
+//
+//	{"type":"message","time":N,"session":"S","dir":"c2s"[,"exchange":N][,"stream":"S"][,"event_id":"S"][,"noeol":true],"frame":{...}}
+//
+// with no whitespace and no escapes in the strings. It reports false,
+// leaving rec in any state, for any other line: the caller then uses the
+// general parser, which accepts everything this does with the same result.
+// The frame aliases line.
+//
+// With trustEnd, the frame is taken to end just before the line's last
+// '}' without looking inside it: the caller must then check that the
+// frame is one valid JSON value (jsonrpc.Classify does), and parse the
+// line again with the general parser when it is not.
+func (p *lineParser) parseFast(line []byte, rec *Record, trustEnd bool) bool {
+	if !bytes.HasPrefix(line, prefixMessage) {
+		return false
+	}
+	i := len(prefixMessage)
+	t, i, ok := digits(line, i)
+	if !ok || t == 0 {
+		return false
+	}
+	*rec = Record{Type: TypeMessage, Time: int64(t)}
+	var s []byte
+	if !bytes.HasPrefix(line[i:], prefixSession) {
+		return false
+	}
+	if s, i, ok = plainString(line, i+len(prefixSession)); !ok || len(s) == 0 {
+		return false
+	}
+	rec.Session = p.internStr(s)
+	if !bytes.HasPrefix(line[i:], prefixDir) || len(line) < i+len(prefixDir)+4 {
+		return false
+	}
+	i += len(prefixDir)
+	switch string(line[i : i+4]) {
+	case `c2s"`:
+		rec.Dir = ClientToServer
+	case `s2c"`:
+		rec.Dir = ServerToClient
+	default:
+		return false
+	}
+	i += 4
+	if bytes.HasPrefix(line[i:], prefixExchange) {
+		var n uint64
+		if n, i, ok = digits(line, i+len(prefixExchange)); !ok || n == 0 {
+			return false
+		}
+		rec.Exchange = n
+	}
+	if bytes.HasPrefix(line[i:], prefixStream) {
+		if s, i, ok = plainString(line, i+len(prefixStream)); !ok || len(s) == 0 {
+			return false
+		}
+		rec.Stream = p.internStr(s)
+	}
+	if bytes.HasPrefix(line[i:], prefixEventID) {
+		if s, i, ok = plainString(line, i+len(prefixEventID)); !ok || len(s) == 0 {
+			return false
+		}
+		rec.EventID = string(s)
+	}
+	if bytes.HasPrefix(line[i:], prefixNoEOL) {
+		rec.NoEOL, i = true, i+len(prefixNoEOL)
+	}
+	if !bytes.HasPrefix(line[i:], prefixFrame) {
+		return false
+	}
+	i += len(prefixFrame)
+	if i >= len(line) || (line[i] != '{' && line[i] != '[') {
+		return false
+	}
+	end := len(line) - 1
+	if trustEnd {
+		if end <= i || line[end] != '}' || (line[end-1] != '}' && line[end-1] != ']') {
+			return false
+		}
+	} else if e, err := skipValue(line, i); err != nil || e != end || line[end] != '}' {
+		return false
+	}
+	rec.Frame = line[i:end:end]
+	return true
+}
+
+// digits parses the decimal digits at b[i] followed by a ',' (up to 19
+// digits, and a value that fits an int64) and returns the index of the
+// ','.
+func digits(b []byte, i int) (uint64, int, bool) {
+	var n uint64
+	j := i
+	for ; j < len(b) && isDigit(b[j]); j++ {
+		n = n*10 + uint64(b[j]-'0')
+	}
+	if j == i || j-i > 19 || n > math.MaxInt64 || j >= len(b) || b[j] != ',' {
+		return 0, i, false
+	}
+	return n, j, true
+}
+
+// plainString returns the content of the string whose content starts at
+// b[i] (after its opening quote) and the index after its closing quote,
+// when the string holds no escape.
+func plainString(b []byte, i int) ([]byte, int, bool) {
+	n := bytes.IndexByte(b[i:], '"')
+	if n < 0 {
+		return nil, i, false
+	}
+	s := b[i : i+n]
+	if bytes.IndexByte(s, '\\') >= 0 {
+		return nil, i, false
+	}
+	return s, i + n + 1, true
+}

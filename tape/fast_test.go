@@ -1,0 +1,293 @@
+package tape
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+)
+
+// readShared reads a whole tape with NextShared, copying nothing, and
+// then with NextClassified, checking that both give the same records and
+// that NextClassified's info is Classify's.
+func readShared(tb testing.TB, data []byte) ([]Record, error) {
+	tb.Helper()
+	recs, warn := readSharedWith(tb, data, func(r *Reader, rec *Record) error { return r.NextShared(rec) })
+	var info jsonrpc.Info
+	classified, warn2 := readSharedWith(tb, data, func(r *Reader, rec *Record) error {
+		err := r.NextClassified(rec, &info)
+		if err == nil {
+			var want jsonrpc.Info
+			if rec.Type == TypeMessage {
+				want = jsonrpc.Classify(rec.Frame)
+			}
+			if !reflect.DeepEqual(info, want) {
+				tb.Fatalf("NextClassified info %+v, Classify says %+v", info, want)
+			}
+		}
+		return err
+	})
+	if len(classified) != len(recs) || (warn == nil) != (warn2 == nil) || (warn != nil && warn.Error() != warn2.Error()) {
+		tb.Fatalf("NextClassified: %d records (%v), NextShared %d (%v)", len(classified), warn2, len(recs), warn)
+	}
+	for i := range recs {
+		if d := diffRecord(&recs[i], &classified[i]); d != "" {
+			tb.Fatalf("NextClassified: record %d: %s", i+1, d)
+		}
+	}
+	return recs, warn
+}
+
+func readSharedWith(tb testing.TB, data []byte, next func(*Reader, *Record) error) ([]Record, error) {
+	r, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer r.Close()
+	var recs []Record
+	for {
+		var rec Record
+		err := next(r, &rec)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		_ = append(rec.Frame, strings.Repeat("X", 64)...) // must not write over what comes next
+		recs = append(recs, rec)
+	}
+	if int64(len(recs)) != r.Records() {
+		tb.Fatalf("Records() = %d after %d records", r.Records(), len(recs))
+	}
+	return recs, r.Warning()
+}
+
+// TestNextSharedMatchesNext: NextShared gives the records Next gives, for
+// the Writer's tapes (fast path) and for odd frames and cut tails (general
+// path), and records handed out stay intact while reading goes on across
+// frames.
+func TestNextSharedMatchesNext(t *testing.T) {
+	http := []*Record{
+		{Type: TypeEvent, Time: at(0), Session: "h", Event: EventOpen},
+		{Type: TypeMessage, Time: at(1), Session: "h", Dir: ClientToServer, Exchange: 7, Stream: "post", Frame: []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)},
+		{Type: TypeMessage, Time: at(2), Session: "h", Dir: ServerToClient, Exchange: 7, Stream: "sse", EventID: "ev-1", Frame: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)},
+		{Type: TypeMessage, Time: at(3), Session: "h", Dir: ServerToClient, NoEOL: true, Frame: []byte(`[{"jsonrpc":"2.0","method":"x"}]`)},
+		{Type: TypeMessage, Time: at(4), Session: `q"uote`, Dir: ServerToClient, Frame: []byte(`{"a":"}"}`)},
+		{Type: TypeMessage, Time: at(5), Dir: ClientToServer, Frame: []byte(`{"no":"session"}`)},
+		{Type: TypeMessage, Time: at(6), Session: "h", Dir: "sideways", Frame: []byte(`{}`)},
+	}
+	cases := map[string][]byte{
+		"traffic":    framedFixture(t, mcpTraffic(3000, 3)),
+		"small":      writeTape(t, mcpTraffic(500, 4), WithFlushBytes(4<<10)),
+		"odd frames": framedFixture(t, oddFrames()),
+		"http":       writeTape(t, http),
+	}
+	full := cases["small"]
+	cases["cut"] = full[:len(full)*2/3]
+	for name, data := range cases {
+		t.Run(name, func(t *testing.T) {
+			want, _, wantWarn := readTape(t, data, false)
+			got, gotWarn := readShared(t, data)
+			if (wantWarn == nil) != (gotWarn == nil) || (wantWarn != nil && wantWarn.Error() != gotWarn.Error()) {
+				t.Fatalf("warning %v, want %v", gotWarn, wantWarn)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d records, want %d", len(got), len(want))
+			}
+			for i := range want {
+				if d := diffRecord(want[i], &got[i]); d != "" {
+					t.Fatalf("record %d: %s", i+1, d)
+				}
+			}
+		})
+	}
+}
+
+// rawTape compresses a header and lines as they are, bypassing the Writer.
+func rawTape(tb testing.TB, lines ...string) []byte {
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer enc.Close()
+	text := `{"type":"header","format":1}` + "\n" + strings.Join(lines, "\n") + "\n"
+	return enc.EncodeAll([]byte(text), nil)
+}
+
+// TestNextClassifiedUntrustedEnd: a frame that is not followed by the end
+// of its record, or not one valid JSON value, is cut where the general
+// parser cuts it.
+func TestNextClassifiedUntrustedEnd(t *testing.T) {
+	lines := []string{
+		`{"type":"message","time":1,"session":"s","dir":"c2s","frame":{"id":1,"method":"a"},"x":{"b":2}}`,
+		`{"type":"message","time":2,"session":"s","dir":"c2s","frame":[{"id":1,"method":"a"},"]"],"y":[1]}`,
+		`{"type":"message","time":3,"session":"s","dir":"c2s","frame":{"a":1 ]}`,
+		`{"type":"message","time":4,"session":"s","dir":"c2s","frame":{"jsonrpc":"2.0","id":2,"result":{}}}`,
+	}
+	got, warn := readShared(t, rawTape(t, lines...))
+	want, _, wantWarn := readTape(t, rawTape(t, lines...), false)
+	if len(got) != len(want) || (warn == nil) != (wantWarn == nil) {
+		t.Fatalf("%d records (%v), want %d (%v)", len(got), warn, len(want), wantWarn)
+	}
+	for i := range want {
+		if d := diffRecord(want[i], &got[i]); d != "" {
+			t.Errorf("record %d: %s", i+1, d)
+		}
+	}
+	if len(got) < 2 || string(got[0].Frame) != `{"id":1,"method":"a"}` {
+		t.Fatalf("records %+v", got)
+	}
+}
+
+// TestParseFast: lines in the Writer's form take the fast path with the
+// general parser's result; every other line is refused by it.
+func TestParseFast(t *testing.T) {
+	fast := []string{
+		`{"type":"message","time":12,"session":"s","dir":"c2s","exchange":3,"stream":"get","event_id":"e","noeol":true,"frame":{"a":[1,"}"]}}`,
+		`{"type":"message","time":0012,"session":"s","dir":"s2c","frame":[{"x":"\"]"}]}`,
+		`{"type":"message","time":9223372036854775807,"session":"s","dir":"s2c","frame":[]}`,
+		"{\"type\":\"message\",\"time\":1,\"session\":\"é\x01\",\"dir\":\"c2s\",\"frame\":{}}",
+	}
+	slow := []string{
+		`{"type":"message","time":1,"session":"s","dir":"c2s","frame":{"a":1},"later":true}`,
+		`{"type":"message","time":1,"session":"s","dir":"c2s","frame":{"a":1},"x":{"b":2}}`,
+		`{"type":"message","time":1,"session":"s","dir":"c2s","frame":{"a":1} }`,
+		`{"type":"message","time":1,"session":"s","dir":"c2s","frame": {"a":1}}`,
+		`{"type":"message","time":1,"session":"s","dir":"c2s","frame":"str"}`,
+		`{"type":"message","time":1,"session":"s","dir":"c2s","text":"x"}`,
+		`{"type":"message","time":1,"session":"s\"","dir":"c2s","frame":{}}`,
+		`{"type":"message","time":1,"session":"","dir":"c2s","frame":{}}`,
+		`{"type":"message","time":0,"session":"s","dir":"c2s","frame":{}}`,
+		`{"type":"message","time":-1,"session":"s","dir":"c2s","frame":{}}`,
+		`{"type":"message","time":1.5,"session":"s","dir":"c2s","frame":{}}`,
+		`{"type":"message","time":9223372036854775808,"session":"s","dir":"c2s","frame":{}}`,
+		`{"type":"message","time":12345678901234567890,"session":"s","dir":"c2s","frame":{}}`,
+		`{"type":"message","time":1,"session":"s","dir":"up","frame":{}}`,
+		`{"type":"message","time":1,"session":"s","dir":"c2s","exchange":0,"frame":{}}`,
+		`{"type":"message","time":1,"session":"s","dir":"c2s","noeol":false,"frame":{}}`,
+		`{"type":"message","time":1,"session":"s","dir":"c2s","frame":{"a":1}`,
+		`{"type":"message","time":1,"session":"s","dir":"c2s","frame":{"a":"1}}`,
+		`{"type":"event","time":1,"session":"s","event":"open"}`,
+		`{"time":1,"type":"message","session":"s","dir":"c2s","frame":{}}`,
+	}
+	for _, line := range fast {
+		var p lineParser
+		var got Record
+		if !p.parseFast([]byte(line), &got, false) {
+			t.Errorf("fast path refused %s", line)
+			continue
+		}
+		want, err := p.parse([]byte(line))
+		if err != nil {
+			t.Fatalf("general parser: %s: %v", line, err)
+		}
+		if d := diffRecord(want, &got); d != "" {
+			t.Errorf("%s: %s", line, d)
+		}
+	}
+	for _, line := range slow {
+		var p lineParser
+		var got Record
+		if p.parseFast([]byte(line), &got, false) {
+			t.Errorf("fast path took %s", line)
+		}
+	}
+}
+
+// TestNextSharedGoldenTapes reads every tape kept in testdata both ways.
+func TestNextSharedGoldenTapes(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join("..", "testdata", "*", "*.jsonl.zst"))
+	more, _ := filepath.Glob(filepath.Join("testdata", "*.jsonl.zst"))
+	paths = append(paths, more...)
+	if len(paths) == 0 {
+		t.Skip("no tapes in testdata")
+	}
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := NewReader(bytes.NewReader(data)); err != nil {
+			continue // a deliberately broken file
+		}
+		want, _, wantWarn := readTape(t, data, false)
+		got, gotWarn := readShared(t, data)
+		if len(got) != len(want) || (wantWarn == nil) != (gotWarn == nil) {
+			t.Fatalf("%s: %d records (warning %v), want %d (%v)", path, len(got), gotWarn, len(want), wantWarn)
+		}
+		for i := range want {
+			if d := diffRecord(want[i], &got[i]); d != "" {
+				t.Fatalf("%s: record %d: %s", path, i+1, d)
+			}
+		}
+	}
+}
+
+// FuzzNextClassified: for any record line, NextClassified gives Next's
+// record and Classify's info, and NextShared Next's record.
+func FuzzNextClassified(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"message","time":12,"session":"s","dir":"c2s","exchange":3,"stream":"get","event_id":"e","noeol":true,"frame":{"a":[1,"}"]}}`,
+		`{"type":"message","time":7,"session":"s","dir":"s2c","frame":{"a":1},"x":{}}`,
+		`{"type":"message","time":7,"session":"s","dir":"s2c","frame":[{"id":1},"]"],"y":[]}`,
+		`{"type":"event","time":7,"session":"s","event":"open"}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		if strings.ContainsAny(line, "\n") {
+			return
+		}
+		data := rawTape(t, line)
+		if _, err := NewReader(bytes.NewReader(data)); err != nil {
+			t.Fatal(err)
+		}
+		want, _, wantWarn := readTape(t, data, false)
+		got, warn := readShared(t, data)
+		if len(got) != len(want) || (warn == nil) != (wantWarn == nil) {
+			t.Fatalf("%d records (%v), want %d (%v)", len(got), warn, len(want), wantWarn)
+		}
+		for i := range want {
+			if d := diffRecord(want[i], &got[i]); d != "" {
+				t.Fatalf("record %d: %s", i+1, d)
+			}
+		}
+	})
+}
+
+// FuzzParseFast: a line the fast path accepts is parsed the same way by
+// the general parser.
+func FuzzParseFast(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"message","time":12,"session":"s","dir":"c2s","exchange":3,"stream":"get","event_id":"e","noeol":true,"frame":{"a":[1,"}"]}}`,
+		`{"type":"message","time":7,"session":"s","dir":"s2c","frame":[1,{"b":"\\"}]}`,
+		`{"type":"message","time":7,"session":"s","dir":"s2c","frame":{"a":1},"x":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var p lineParser
+		var got Record
+		if !p.parseFast(line, &got, false) {
+			return
+		}
+		want, err := p.parse(line)
+		if err != nil {
+			t.Fatalf("fast path took %q, the general parser says %v", line, err)
+		}
+		if d := diffRecord(want, &got); d != "" {
+			t.Fatalf("%q: %s", line, d)
+		}
+		if !strings.HasPrefix(string(line), string(prefixMessage)) {
+			t.Fatalf("fast path took %q", line)
+		}
+	})
+}
