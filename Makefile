@@ -42,6 +42,7 @@ test: peers sysdeps
 
 ## bench: every performance target, each measured beside its baseline.
 bench: peers
+	@bash scripts/sysdeps.sh wrk zstd
 	@bash scripts/bench.sh
 
 ## fuzz: a short run of every fuzz target.

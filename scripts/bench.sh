@@ -21,13 +21,14 @@ run ./tape 'Writer|Compression' -benchtime 5x
 run ./tape 'Reader' -benchtime 5x -cpu 1
 run ./internal/jsondiff 'Compare' -benchtime 1s
 run ./transport 'HTTPConn' -benchtime 2s
-run ./internal/refserver 'StdioOverhead' -benchtime 2000x
+run ./internal/refserver 'StdioOverhead' -benchtime 2s
 run ./capture 'RecordRoundTrip|RecordPipelined' -benchtime 5000x
 run ./capture 'RecordRSS' -benchtime 1x
-run ./capture 'HTTPProxy' -benchtime 1x
-run ./analysis 'Inspect' -benchtime 1x -timeout 30m
+run ./capture 'HTTPProxy' -benchtime 3000x
+run ./analysis '^BenchmarkInspect$' -benchtime 3x
+run ./analysis 'InspectMemory10M' -benchtime 1x -timeout 30m
 run ./replay 'ReplayMaxSpeed' -benchtime 1x
-run ./loadgen 'Generator' -benchtime 1x
+run ./loadgen 'Generator' -benchtime 2s
 echo "== scripts/bench-load.sh (mcptape load vs vegeta and wrk)" | tee -a "$OUT"
 bash scripts/bench-load.sh bin/mcptape 2>&1 | tee -a "$OUT"
 echo "raw output: $OUT"
