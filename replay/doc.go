@@ -39,7 +39,17 @@
 // the server's request. Server-chosen opaque values — task ids and MRTR
 // requestState — are learnt by comparing each live response with its
 // recorded twin, and replaced wherever a later client message carries the
-// recorded value under the keys "taskId" or "requestState". The transport
+// recorded value under the keys "taskId" or "requestState". The keys of an
+// MRTR input_required answer's inputRequests are server-chosen too: each
+// recorded key is mapped to the same live key when the live answer has it,
+// else to the next live key of the same method (elicitation, sampling,
+// roots) in order of appearance, and the retry's inputResponses are sent
+// under the live keys; recorded keys left without a live counterpart (and
+// live keys without a recorded answer) are reported as "input" problems,
+// and the live answer is compared under the recorded keys. A 2026-07-28
+// subscription id is the id of its subscriptions/listen request: a client
+// message naming it (params._meta["io.modelcontextprotocol/subscriptionId"]
+// or params.subscriptionId) names the live id instead. The transport
 // (package transport) keeps Mcp-Session-Id from the live initialize and
 // derives MCP-Protocol-Version, Mcp-Method and Mcp-Name from the body, so
 // the headers always agree with the rewritten frame; recorded SSE event

@@ -106,8 +106,8 @@ func (r *runner) takeResponse(frame []byte, info *jsonrpc.Info) {
 	r.arrived[idx] = true
 	r.arrivedAt[idx] = time.Now()
 	live := append([]byte(nil), frame...)
-	r.pairs = append(r.pairs, pair{srv: idx, live: live})
 	r.learn(idx, live)
+	r.pairs = append(r.pairs, pair{srv: idx, live: r.learnInputKeys(idx, live)})
 	r.notify()
 }
 
@@ -123,6 +123,31 @@ func (r *runner) learn(idx int, live []byte) {
 	if err1 == nil && err2 == nil {
 		learnOpaque(rv, lv, r.opaque)
 	}
+}
+
+// learnInputKeys maps, when the recorded response asks for input (MRTR),
+// its inputRequests keys to those of the live twin, for the retry, and
+// reports keys left without a counterpart. It returns the live frame to
+// compare: with the live keys put back to the recorded ones. mu is held.
+func (r *runner) learnInputKeys(idx int, live []byte) []byte {
+	recKeys, ok := inputRequestKeys(r.s.Server[idx].Frame)
+	if !ok {
+		return live
+	}
+	liveKeys, ok := inputRequestKeys(live)
+	if !ok {
+		return live // the live answer does not ask: the comparison shows it
+	}
+	names, recLeft, liveLeft := mapInputKeys(recKeys, liveKeys)
+	r.inputNames[idx] = names
+	if what := describeInputKeys(recLeft, liveLeft); what != "" {
+		r.rep.Problems = append(r.rep.Problems, Problem{Kind: "input", What: "answer to " + r.requestDesc(r.s.Server[idx].IDKey) + ": " + what})
+	}
+	cmp, _, err := renameKeys(live, []string{"result", "inputRequests"}, invert(names))
+	if err != nil { // not reached: inputRequestKeys decoded it
+		return live
+	}
+	return cmp
 }
 
 // takeRequest matches a live server request with its recorded twin, or

@@ -40,7 +40,8 @@ type SessionReport struct {
 	Differences []Difference `json:"differences,omitempty"`
 	// Notifications compares the notifications the server sent, per method.
 	Notifications []NotificationCount `json:"notifications,omitempty"`
-	// Problems lists the missing and extra messages and the fallbacks.
+	// Problems lists the missing and extra messages, the fallbacks and
+	// the MRTR input keys without a counterpart.
 	Problems []Problem `json:"problems,omitempty"`
 	// Notes are remarks that do not change the verdict.
 	Notes []string `json:"notes,omitempty"`
@@ -74,7 +75,9 @@ type NotificationCount struct {
 
 // Problem is a missing or extra message, or a fallback answer.
 type Problem struct {
-	// Kind is "missing", "extra" or "fallback".
+	// Kind is "missing", "extra", "fallback", or "input" for MRTR
+	// inputRequests keys that have no counterpart between the recorded
+	// and the live answer (reported, not counted as a difference).
 	Kind string `json:"kind"`
 	What string `json:"what"`
 }

@@ -31,7 +31,10 @@ type runner struct {
 	async   bool           // send requests on their own goroutines (HTTP)
 
 	ids, tokens *idMap
-	opaque      map[string]string // recorded opaque value -> live
+	opaque      map[string]string         // recorded opaque value -> live
+	subs        map[string][]byte         // recorded subscriptions/listen id key -> live raw id
+	retryOf     map[int]int               // Steps index of an MRTR retry -> Server index of the input_required answer
+	inputNames  map[int]map[string]string // Server index of an input_required answer -> recorded key -> live key
 
 	arrived   []bool      // per Server index: its live equivalent arrived
 	arrivedAt []time.Time // when
@@ -60,6 +63,7 @@ func newRunner(s *Session, o *options, cmp *jsondiff.Comparer) *runner {
 	r := &runner{
 		s: s, o: o, cmp: cmp, changed: make(chan struct{}),
 		ids: newIDMap("mcptape-"), tokens: newIDMap("mcptape-progress-"), opaque: map[string]string{},
+		subs: map[string][]byte{}, inputNames: map[int]map[string]string{},
 		arrived: make([]bool, len(s.Server)), arrivedAt: make([]time.Time, len(s.Server)), liveSrvID: make([][]byte, len(s.Server)),
 		respIdx: map[string]int{}, reqStep: map[string]int{}, sentAt: map[string]time.Time{}, cancelled: map[string]bool{},
 		exchReq: map[uint64]string{}, exchanges: map[string]*transport.Exchange{}, launched: map[string]chan struct{}{},
@@ -82,6 +86,7 @@ func newRunner(s *Session, o *options, cmp *jsondiff.Comparer) *runner {
 			r.reqStep[st.IDKey] = i
 		}
 	}
+	r.retryOf = retryLinks(s, r.reqStep)
 	return r
 }
 
@@ -147,7 +152,7 @@ func (r *runner) send(ctx context.Context) error {
 		if err := r.pace(ctx, i, prevLive); err != nil {
 			return err
 		}
-		frame, skip, err := r.rewrite(st)
+		frame, skip, err := r.rewrite(i, st)
 		if err != nil {
 			return fmt.Errorf("step %d (%s): %w", i+1, describeStep(st), err)
 		}
@@ -295,16 +300,20 @@ func (r *runner) pace(ctx context.Context, i int, prevLive time.Time) error {
 	}
 }
 
-// rewrite returns the live form of a step, or a reason not to send it.
-func (r *runner) rewrite(st *Step) (frame []byte, skip string, err error) {
+// rewrite returns the live form of step i, or a reason not to send it.
+func (r *runner) rewrite(i int, st *Step) (frame []byte, skip string, err error) {
 	info := jsonrpc.Classify(st.Frame)
 	frame = st.Frame
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch st.Kind {
 	case jsonrpc.KindRequest:
-		if frame, err = jsonrpc.AppendRewrite(nil, frame, jsonrpc.TargetID, r.ids.assign(st.IDKey, info.ID.Type)); err != nil {
+		liveID := r.ids.assign(st.IDKey, info.ID.Type)
+		if frame, err = jsonrpc.AppendRewrite(nil, frame, jsonrpc.TargetID, liveID); err != nil {
 			return nil, "", err
+		}
+		if st.Method == "subscriptions/listen" {
+			r.subs[st.IDKey] = liveID
 		}
 		if info.ProgressToken.Type != jsonrpc.IDAbsent {
 			frame, err = r.rewriteToken(frame, info.ProgressToken)
@@ -332,6 +341,14 @@ func (r *runner) rewrite(st *Step) (frame []byte, skip string, err error) {
 	}
 	if err != nil {
 		return nil, "", err
+	}
+	if srv, ok := r.retryOf[i]; ok {
+		if frame, _, err = renameKeys(frame, []string{"params", "inputResponses"}, r.inputNames[srv]); err != nil {
+			return nil, "", fmt.Errorf("renaming inputResponses keys: %w", err)
+		}
+	}
+	if frame, err = rewriteSubscription(frame, r.subs); err != nil {
+		return nil, "", fmt.Errorf("rewriting the subscription id: %w", err)
 	}
 	return rewriteOpaque(frame, r.opaque), "", nil
 }
