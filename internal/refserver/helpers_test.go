@@ -53,7 +53,9 @@ func newServer(t testing.TB, opts ...Option) *mcp.Server {
 // once the client closed.
 func connect(t testing.TB, s *mcp.Server, kind, version string, copts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	// The server lives until the test ends (a benchmark may run it far longer
+	// than any fixed timeout); only connecting has a deadline.
+	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	var transport mcp.Transport
 	var served chan error
@@ -75,7 +77,9 @@ func connect(t testing.TB, s *mcp.Server, kind, version string, copts *mcp.Clien
 		t.Fatalf("unknown transport %q", kind)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "refserver-test", Version: "1"}, copts)
-	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	connectCtx, connectCancel := context.WithTimeout(ctx, 20*time.Second)
+	defer connectCancel()
+	cs, err := client.Connect(connectCtx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("%s %s: connect: %v", kind, version, err)
 	}
