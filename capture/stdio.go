@@ -169,6 +169,12 @@ func (o *StdioOptions) check() error {
 //
 // A Read on o.Stdin still blocked when RunStdio returns is abandoned: its
 // goroutine ends when the Read does, and forwards and records nothing more.
+// (When o.Stdin is a pipe, *os.File, it ends at once: see stdio_rawio.go.)
+//
+// When o.Stdin or o.Stdout is a pipe (an *os.File, as a client starting
+// "mcptape record" gives it), RunStdio opens it again on Linux, as a
+// description of its own in non-blocking mode, and reads or writes that
+// instead; o.Stdin and o.Stdout keep their mode (see stdio_rawio.go).
 func RunStdio(ctx context.Context, o StdioOptions) (Result, error) {
 	if err := o.check(); err != nil {
 		return Result{}, err
@@ -199,6 +205,8 @@ func RunStdio(ctx context.Context, o StdioOptions) (Result, error) {
 	rec.event(tape.EventOpen, "", openData{Pid: pid, Command: RedactArgs(o.Command)})
 
 	r := &run{o: &o, rec: rec, pipes: p, pid: pid}
+	r.openClientPipes()
+	defer r.closeClientPipes()
 	r.startPumps()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -288,6 +296,10 @@ type run struct {
 	pipes *pipes
 	pid   int
 
+	// stdin and stdout are the client's pipes opened again, non-blocking
+	// (see reopenPipe); nil when o.Stdin or o.Stdout is not a pipe.
+	stdin, stdout *os.File
+
 	inDone, outDone, errDone chan struct{}
 	reason                   string
 	sent                     []string
@@ -301,17 +313,17 @@ func (r *run) startPumps() {
 	out := newPump(r.rec, tape.ServerToClient, r.pipes.out, r.o.Stdout, r.o.MaxFrame)
 	out.onDstErr = func(err error) { r.o.Warnf("client stopped reading: %v (still recording)", err) }
 	in.own, out.own = &progress{}, &progress{}
-	if raw, err := r.pipes.in.SyscallConn(); err == nil {
-		in.raw = raw
-	}
 	in.other, out.other = out.own, in.own
+	setRaw(in, r.stdin, "stdin", r.pipes.in) // r.stdin nil: o.Stdin is read as it is
+	setRaw(out, r.pipes.out, r.pipes.out.Name(), r.stdout)
 	errp := newPump(r.rec, "", r.pipes.errR, r.o.Stderr, r.o.MaxFrame)
+	setRaw(errp, r.pipes.errR, r.pipes.errR.Name(), nil)
 	errp.stderr = true
 	errp.onDstErr = func(err error) { r.o.Warnf("cannot forward the server's stderr: %v (still recording)", err) }
 
 	go func() {
 		defer close(r.inDone)
-		if err := in.run(); err != nil {
+		if err := in.run(); err != nil && !errors.Is(err, os.ErrClosed) { // closed: RunStdio returned
 			r.o.Debugf("reading the client's stdin: %v", err)
 		}
 		r.pipes.in.Close() // the child sees end-of-file
@@ -321,8 +333,13 @@ func (r *run) startPumps() {
 		if err := out.run(); err != nil && !errors.Is(err, os.ErrClosed) && !errors.Is(err, os.ErrDeadlineExceeded) {
 			r.o.Warnf("reading the server's stdout: %v", err)
 		}
-		if c, ok := r.o.Stdout.(io.Closer); ok && r.o.CloseStdout {
-			c.Close()
+		if r.o.CloseStdout {
+			if r.stdout != nil {
+				r.stdout.Close() // the client sees end-of-file once both are closed
+			}
+			if c, ok := r.o.Stdout.(io.Closer); ok {
+				c.Close()
+			}
 		}
 	}()
 	go func() {

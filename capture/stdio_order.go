@@ -50,13 +50,14 @@ import (
 //   - The pump waited for may be blocked forwarding: its reader is not
 //     reading, perhaps because it waits for us (a server that stops reading
 //     stdin while its stdout is full; a client that finishes writing before
-//     it reads). Into the child's stdin, a pollable pipe, the c2s pump
-//     writes itself (pump.forwardRaw): before waiting for room it records
-//     what it wrote so far and says it is parked, which ends the wait
-//     exactly. Into the client's stdout, any io.Writer, there is no such
-//     signal, so the wait gives way once that write has lasted
-//     orderWriteWait: a blocked write costs one such delay, after which the
-//     answers it may cause can be recorded out of order.
+//     it reads). Into a pollable pipe (the child's stdin; the client's
+//     stdout when it is a pipe, see stdio_rawio.go) a pump writes itself
+//     (pump.forwardRaw): before waiting for room it records what it wrote
+//     so far and says it is parked, which ends the wait exactly. Into any
+//     other io.Writer there is no such signal, so the wait gives way once
+//     that write has lasted orderWriteWait: a blocked write costs one such
+//     delay, after which the answers it may cause can be recorded out of
+//     order.
 //   - Whatever else happens, a wait ends after orderMaxWait (a tape stalled
 //     that long: our own Write then waits as long anyway).
 //

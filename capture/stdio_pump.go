@@ -139,9 +139,11 @@ type pump struct {
 	target     int64 // other's forwarded count when the current chunk was read
 	waited     bool  // the current chunk's wait for other is over
 
-	// raw, when not nil, is dst's raw connection (a pollable pipe): see
-	// forwardRaw.
-	raw syscall.RawConn
+	// raw, when not nil, is dst's raw connection (a pollable pipe named
+	// rawName): see forwardRaw, whose state w is.
+	raw     syscall.RawConn
+	rawName string
+	w       rawWrite
 
 	now    int64       // when the current chunk was read (Unix ns)
 	msg    tape.Record // reused for every message record
@@ -213,40 +215,59 @@ func (p *pump) run() error {
 // then need not wait for this write to end. It returns how many bytes of
 // chunk it framed, and the write error.
 func (p *pump) forwardRaw(chunk []byte) (framed int, err error) {
-	off, again := 0, false
-	rerr := p.raw.Write(func(fd uintptr) bool {
-		if again { // the pipe has room: writing again
-			p.own.unpark(time.Now().UnixNano())
-		}
-		again = true
-		for off < len(chunk) {
-			n, werr := syscall.Write(int(fd), chunk[off:])
-			if n > 0 {
-				off += n
-			}
-			switch werr {
-			case nil:
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				// Recording is not waiting for the reader: while it
-				// lasts, the other direction waits as for any recording.
-				p.own.forwarded()
-				p.framer.Write(chunk[framed:off])
-				framed = off
-				p.own.park()
-				return false // wait until the pipe has room
-			default:
-				err = &os.PathError{Op: "write", Path: "|1", Err: werr}
-				return true
-			}
-		}
-		return true
-	})
+	w := &p.w
+	if w.try == nil {
+		w.try = p.write
+	}
+	w.chunk, w.off, w.framed, w.again, w.err = chunk, 0, 0, false, nil
+	rerr := p.raw.Write(w.try)
+	framed, err = w.framed, w.err
+	w.chunk, w.err = nil, nil
 	if err == nil {
 		err = rerr
 	}
 	p.own.parked.Store(false)
 	return framed, err
+}
+
+// rawWrite is the state of forwardRaw, kept in the pump so that a write
+// allocates nothing.
+type rawWrite struct {
+	chunk       []byte
+	off, framed int  // bytes of chunk written, and framed
+	again       bool // write was called before for this chunk
+	err         error
+	try         func(fd uintptr) bool // pump.write, bound once
+}
+
+// write is one attempt of forwardRaw's write; it reports false when it
+// must wait for room in the pipe.
+func (p *pump) write(fd uintptr) bool {
+	w := &p.w
+	if w.again { // the pipe has room: writing again
+		p.own.unpark(time.Now().UnixNano())
+	}
+	w.again = true
+	for w.off < len(w.chunk) {
+		n, werr := sysWrite(fd, w.chunk[w.off:])
+		w.off += n
+		switch werr {
+		case nil:
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			// Recording is not waiting for the reader: while it
+			// lasts, the other direction waits as for any recording.
+			p.own.forwarded()
+			p.framer.Write(w.chunk[w.framed:w.off])
+			w.framed = w.off
+			p.own.park()
+			return false // wait until the pipe has room
+		default:
+			w.err = &os.PathError{Op: "write", Path: p.rawName, Err: werr}
+			return true
+		}
+	}
+	return true
 }
 
 // read notes the time a chunk (or the end of the stream) was read, which
