@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
-	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -70,6 +69,7 @@ type httpOptions struct {
 	warnf        func(string, ...any)
 	debugf       func(string, ...any)
 	grace        time.Duration
+	netHTTPOnly  bool // tests: no lean path
 }
 
 // WithPreserveHost forwards the client's Host header even when it names the
@@ -178,6 +178,12 @@ func WithShutdownGrace(d time.Duration) HTTPOption {
 	}
 }
 
+// withNetHTTPOnly makes Serve use net/http for every connection, without
+// the lean path (tests of that path).
+func withNetHTTPOnly() HTTPOption {
+	return func(o *httpOptions) error { o.netHTTPOnly = true; return nil }
+}
+
 // validHeaderName reports whether n is an HTTP token.
 func validHeaderName(n string) bool {
 	if n == "" {
@@ -203,21 +209,31 @@ type HTTPStats struct {
 
 // HTTPProxy is a recording reverse proxy for MCP over HTTP: Streamable HTTP
 // in every spec era (2025 sessions and 2026-07-28 stateless POSTs) and the
-// legacy HTTP+SSE transport. It is an http.Handler built on
-// net/http/httputil.ReverseProxy; Serve runs it on a listener. Its methods
-// are safe for concurrent use.
+// legacy HTTP+SSE transport. Its methods are safe for concurrent use.
 //
-//	client ──▶ ServeHTTP ──▶ request body tee ──▶ ReverseProxy ──▶ upstream
-//	client ◀── exchangeWriter ◀── (legacy endpoint rewrite) ◀── upstream body
-//	               │ after each chunk is written (and flushed) to the client
-//	               ▼
+// Serve runs it on a listener, on one of two paths that forward and record
+// alike. The lean path (http_lean.go) serves a plain HTTP/1.1 client
+// connection on one goroutine over an upstream connection of its own; the
+// proxy is also an http.Handler built on net/http/httputil.ReverseProxy,
+// which serves the rest: requests the lean path hands over with their
+// connection (upgrades, Expect, chunked request bodies, HTTP/1.0,
+// malformed requests), every request when the proxy has its own transport
+// (WithTransport) or the upstream is reached through an HTTP proxy from
+// the environment, and callers that serve ServeHTTP themselves.
+//
+//	client ──▶ lean connection / ServeHTTP ──▶ request body ──▶ upstream
+//	client ◀── (legacy endpoint rewrite) ◀── upstream body
+//	      │ after each chunk is written (and flushed) to the client
+//	      ▼
 //	  transport.SSEFramer / whole JSON body ──▶ tape records
 //
 // Forwarding. Paths and queries are forwarded as they are: the upstream URL
 // gives the scheme and host, and its path is the endpoint the client uses
 // at the proxy too. A response chunk reaches the client (written, and for
 // event streams flushed) before the recorder parses its copy; request
-// bodies are teed while the transport sends them. Recording never alters
+// bodies are teed while the transport sends them (on the lean path, a body
+// of known length, up to 1 MiB, is read whole, sent, and recorded while
+// the upstream works on it). Recording never alters
 // the forwarded bytes. The only changes made to the traffic are those HTTP
 // requires of a proxy (hop-by-hop headers; X-Forwarded-* and Forwarded are
 // passed on as the client sent them, none are added) plus two that keep
@@ -231,7 +247,8 @@ type HTTPStats struct {
 // alone wait up to a millisecond for the first body bytes, so that they
 // usually leave in one write with the first event. Request bodies stay
 // readable after the response has started (full duplex), which a fast
-// upstream needs. The client's Accept-Encoding is forwarded as it is; a
+// upstream needs. A response without a Date header gets one, as net/http
+// gives it. The client's Accept-Encoding is forwarded as it is; a
 // gzip or deflate body is forwarded compressed and recorded decoded.
 //
 // Records. Every HTTP request is one exchange, numbered from 1
@@ -257,7 +274,11 @@ type HTTPStats struct {
 //     the time their body was received.
 //   - Legacy HTTP+SSE: the GET stream belongs to the session named by the
 //     sessionId (or session_id) query parameter of its "endpoint" event,
-//     and the POSTs to the endpoint carry the same parameter.
+//     and the POSTs to the endpoint carry the same parameter. Events
+//     before the endpoint event (keep-alive comments) are held and
+//     recorded in that session, with their times, once it is known; a GET
+//     event stream without a session whose first 64 events carry neither
+//     a message nor an endpoint is grouped by connection.
 //   - Anything else (2026-07-28 stateless traffic, servers without
 //     sessions) is grouped by client TCP connection: session "conn-N", N
 //     counting connections. A client process normally keeps one keep-alive
@@ -273,8 +294,12 @@ type HTTPStats struct {
 //
 // Cancellation. Each exchange runs under the client request's context: a
 // client that closes its response stream (the 2026-07-28 cancellation) or
-// disconnects cancels the upstream request at once, and the "end" event
-// says closed_by "client". An upstream that fails before answering gets
+// disconnects cancels the upstream request, and the "end" event says
+// closed_by "client". On the lean path that is at once for a GET stream
+// and for a response that is being written; an exchange still waiting for
+// its answer starts watching its client after 25 to 50 ms, so that the
+// many short exchanges pay nothing for the watch, and its cancellation
+// reaches the upstream that much later. An upstream that fails before answering gets
 // the client a 502 with a one-line body; one that breaks mid-stream ends
 // the client's stream; both leave "error" events, and the proxy keeps
 // serving.
@@ -284,6 +309,7 @@ type HTTPProxy struct {
 	o    httpOptions
 	rp   *httputil.ReverseProxy
 	idle interface{ CloseIdleConnections() }
+	lean bool // Serve uses the lean path (http_lean.go)
 
 	closing   context.Context // cancelled by Close: cuts every open exchange
 	stop      context.CancelFunc
@@ -325,12 +351,18 @@ func NewHTTPProxy(upstream string, rec RecordWriter, opts ...HTTPOption) (*HTTPP
 	if o.debugf == nil {
 		o.debugf = func(string, ...any) {}
 	}
+	lean := o.transport == nil && !o.netHTTPOnly
 	if o.transport == nil {
-		o.transport = defaultTransport(o.insecure)
+		t := defaultTransport(o.insecure)
+		if u, err := t.Proxy(&http.Request{URL: up}); err != nil || u != nil {
+			lean = false // the lean path does not go through HTTP proxies
+		}
+		o.transport = t
 	}
 	o.redact.known, o.redact.count = new(sync.Map), new(atomic.Int64)
-	p := &HTTPProxy{up: up, rec: rec, o: o}
-	p.closing, p.stop = context.WithCancel(context.Background())
+	p := &HTTPProxy{up: up, rec: rec, o: o, lean: lean}
+	closing, stop := context.WithCancelCause(context.Background())
+	p.closing, p.stop = closing, func() { stop(errProxyClosing) }
 	p.sessions.init()
 	if c, ok := o.transport.(interface{ CloseIdleConnections() }); ok {
 		p.idle = c
@@ -465,49 +497,6 @@ func (p *HTTPProxy) rewrite(pr *httputil.ProxyRequest) {
 	}
 }
 
-// namesProxy reports whether the request's Host header names the proxy
-// itself: the address the connection reached (an IP literal, or
-// "localhost" on a loopback address, with the same port), or an address
-// given with WithListenAddr. An empty Host also counts.
-func (p *HTTPProxy) namesProxy(r *http.Request) bool {
-	host := r.Host
-	if host == "" {
-		return true
-	}
-	for _, n := range p.o.listenNames {
-		if strings.EqualFold(host, n) {
-			return true
-		}
-	}
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || local == nil {
-		return false
-	}
-	lhost, lport, err := net.SplitHostPort(local.String())
-	if err != nil {
-		return false
-	}
-	h, port, err := net.SplitHostPort(host)
-	if err != nil {
-		h, port = strings.Trim(host, "[]"), "80"
-		if r.TLS != nil {
-			port = "443"
-		}
-	}
-	if port != lport {
-		return false
-	}
-	lip, err := netip.ParseAddr(lhost)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(h, "localhost") {
-		return lip.IsLoopback()
-	}
-	hip, err := netip.ParseAddr(h)
-	return err == nil && hip.Unmap() == lip.Unmap()
-}
-
 // onError answers an exchange whose upstream request failed: 502 with a
 // one-line body, an "error" event in the tape. A request the client itself
 // abandoned is recorded as closed by the client, not as an upstream error.
@@ -523,39 +512,6 @@ func (p *HTTPProxy) onError(w http.ResponseWriter, r *http.Request, err error) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusBadGateway)
 	io.WriteString(w, msg+"\n")
-}
-
-// Serve serves the proxy on ln until ctx ends, then shuts down: it stops
-// accepting, lets open exchanges finish for the shutdown grace, cancels
-// the rest (recorded as closed by the proxy), and closes the sessions still
-// open. ln is closed on return. It returns nil after such a stop.
-func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{
-		Handler:           p,
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       5 * time.Minute,
-		ConnState:         p.ConnState,
-		ErrorLog:          log.New(logWriter(p.o.debugf), "", 0),
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		p.Close()
-		return fmt.Errorf("capture: serving %s: %w", ln.Addr(), err)
-	case <-ctx.Done():
-	}
-	p.o.debugf("shutting down: waiting up to %v for open exchanges", p.o.grace)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.o.grace)
-	_ = srv.Shutdown(sctx) // stops accepting; returns early when everything is idle
-	cancel()
-	p.stop()    // cancel the exchanges still open (their records say "proxy")
-	srv.Close() // and close their connections, unblocking writes to stuck clients
-	err := p.Close()
-	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
-		return errors.Join(err, fmt.Errorf("capture: serving %s: %w", ln.Addr(), serr))
-	}
-	return err
 }
 
 // Close ends the proxy: it refuses new requests (503), cancels the open

@@ -106,7 +106,8 @@ func appendHeaderField(dst []byte, name string, h http.Header) []byte {
 		return dst
 	}
 	dst = append(append(append(dst, ',', '"'), name...), '"', ':', '{')
-	keys := make([]string, 0, len(h))
+	var names [32]string
+	keys := names[:0]
 	for k := range h {
 		keys = append(keys, k)
 	}

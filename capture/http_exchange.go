@@ -56,8 +56,9 @@ type exchange struct {
 	reqDone      bool      // the body was read to its end
 	reqEnd       time.Time // when the body ended (or the request arrived, without one)
 	reqRecorded  bool
-	respPending  bool // the "response" event waits for the session
-	legacy       bool // a GET event stream whose session comes from its endpoint event
+	respPending  bool          // the "response" event waits for the session
+	legacy       bool          // a GET event stream whose session comes from its endpoint event
+	held         []tape.Record // records of a legacy stream written before its session was known
 	batch        int
 
 	respAt     time.Time
@@ -132,14 +133,29 @@ func (x *exchange) setSession(id, kind, how string) {
 	x.p.sessions.open(x.p, id, kind, how, x)
 }
 
-// record writes one record of this exchange.
+// record writes one record of this exchange. On a stream whose session is
+// still unknown (a GET event stream waiting for a legacy endpoint event),
+// records are held, with their times, until resolvePendingLocked settles
+// the session; only the handler's goroutine records then.
 func (x *exchange) record(r tape.Record) {
 	r.Exchange = x.id
 	if r.Session == "" {
+		if x.legacy && !x.sessionKnown {
+			r.Data = bytes.Clone(r.Data) // httpEvent's buffer is reused
+			x.held = append(x.held, r)
+			return
+		}
 		r.Session = x.session
 	}
-	x.p.write(&r)
+	rp := recordPool.Get().(*tape.Record)
+	*rp = r
+	x.p.write(rp) // the tape keeps nothing of it (RecordWriter)
+	*rp = tape.Record{}
+	recordPool.Put(rp)
 }
+
+// recordPool holds the records handed to the tape.
+var recordPool = sync.Pool{New: func() any { return new(tape.Record) }}
 
 // note writes an event of this exchange; data is marshalled to JSON.
 func (x *exchange) note(t time.Time, name string, data any) {
@@ -210,15 +226,16 @@ func (t *requestTee) Read(p []byte) (int, error) {
 			err = io.EOF
 		}
 	}
-	t.x.requestBytes(p[:n], err == io.EOF)
+	t.x.requestBytes(p[:n], err == io.EOF, time.Time{})
 	return n, err
 }
 
 func (t *requestTee) Close() error { return t.rc.Close() }
 
-// requestBytes keeps b (up to the maximum) and, at the end of the body,
-// records the client's messages if their session is known.
-func (x *exchange) requestBytes(b []byte, eof bool) {
+// requestBytes keeps b (up to the maximum) and, at the end of the body
+// (received at end, or now when end is zero), records the client's
+// messages if their session is known.
+func (x *exchange) requestBytes(b []byte, eof bool, end time.Time) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.reqSize += int64(len(b))
@@ -226,7 +243,10 @@ func (x *exchange) requestBytes(b []byte, eof bool) {
 		x.reqBuf = append(x.reqBuf, b[:min(room, len(b))]...)
 	}
 	if eof && !x.reqDone {
-		x.reqDone, x.reqEnd = true, x.p.o.now()
+		if end.IsZero() {
+			end = x.p.o.now()
+		}
+		x.reqDone, x.reqEnd = true, end
 		if x.sessionKnown {
 			x.recordRequestLocked(false)
 		}
@@ -290,19 +310,17 @@ func (p *HTTPProxy) onResponse(resp *http.Response) error {
 	if x == nil {
 		return nil
 	}
-	x.response(resp)
+	x.response(resp, x.p.o.now())
 	return nil
 }
 
 // response resolves the exchange's session, records what waited for it and
-// prepares the recording of the body.
-func (x *exchange) response(resp *http.Response) {
-	x.respAt, x.gotResp = x.p.o.now(), true
+// prepares the recording of the body; the response headers arrived at at.
+func (x *exchange) response(resp *http.Response, at time.Time) {
+	x.respAt, x.gotResp = at, true
 	x.status, x.respHeader = resp.StatusCode, resp.Header
 	x.ctype = resp.Header.Get("Content-Type")
-	mt, _, _ := mime.ParseMediaType(x.ctype)
-	x.sse = mt == "text/event-stream"
-	x.streaming = x.sse || resp.ContentLength < 0
+	x.sse, x.streaming = streamingResponse(resp)
 	x.mu.Lock()
 	if !x.sessionKnown {
 		switch sid := resp.Header.Get("Mcp-Session-Id"); {
@@ -344,6 +362,15 @@ func (x *exchange) response(resp *http.Response) {
 	}
 }
 
+// streamingResponse reports whether resp is an event stream, and whether
+// it is forwarded chunk by chunk, flushed: an event stream or a body of
+// unknown length.
+func streamingResponse(resp *http.Response) (sse, streaming bool) {
+	mt, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
+	sse = strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
+	return sse, sse || resp.ContentLength < 0
+}
+
 // writeResponseEvent records the "response" event (x.mu held).
 func (x *exchange) writeResponseEvent() {
 	x.respPending = false
@@ -366,6 +393,11 @@ func (x *exchange) resolvePendingLocked() {
 	x.recordRequestLocked(false)
 	if x.respPending {
 		x.writeResponseEvent()
+	}
+	held := x.held
+	x.held = nil
+	for _, r := range held {
+		x.record(r)
 	}
 }
 

@@ -178,6 +178,7 @@ func proxyGoroutines() []string {
 	for _, g := range strings.Split(string(buf), "\n\n") {
 		if strings.Contains(g, "capture.(*HTTPProxy)") || strings.Contains(g, "capture.(*exchange)") ||
 			strings.Contains(g, "capture.(*endpointRewriter)") || strings.Contains(g, "capture.newBodyDecoder") ||
+			strings.Contains(g, "capture.(*leanConn)") || strings.Contains(g, "capture.(*leanServer)") ||
 			strings.Contains(g, "httputil.(*ReverseProxy)") {
 			out = append(out, g)
 		}

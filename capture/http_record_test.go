@@ -356,11 +356,22 @@ func TestHTTPLegacySSE(t *testing.T) {
 				t.Errorf("%d messages, want 4", n)
 			}
 			var note SSENote
+			comments := 0
 			for _, r := range events(recs, EventSSE) {
-				json.Unmarshal(r.Data, &note)
-				if note.Kind == "endpoint" {
-					break
+				var n SSENote
+				json.Unmarshal(r.Data, &n)
+				if r.Session != sid { // the ": hello" comment came before the endpoint named it
+					t.Errorf("%s note in session %q, want %q", n.Kind, r.Session, sid)
 				}
+				if n.Kind == "comment" {
+					comments++
+				}
+				if n.Kind == "endpoint" && note.Kind == "" {
+					note = n
+				}
+			}
+			if comments != 1 {
+				t.Errorf("%d comment notes, want 1", comments)
 			}
 			if note.Kind != "endpoint" || note.Data != endpoint || (absolute != (note.Original != "")) {
 				t.Errorf("endpoint note %+v", note)

@@ -43,7 +43,10 @@ func (x *exchange) onEvent(ev *transport.SSEEvent) error {
 		x.lastID = ev.ID
 	}
 	isMsg := ev.IsMessage()
-	if x.legacy && !ev.Incomplete && (isMsg || ev.Type == "endpoint") {
+	// Until a stream's first message or endpoint event settles its
+	// session, its other events are held (see exchange.record); a stream
+	// that sends nothing else for maxHeldEvents events is not legacy.
+	if x.legacy && !ev.Incomplete && (isMsg || ev.Type == "endpoint" || len(x.held) >= maxHeldEvents) {
 		x.mu.Lock()
 		if ev.Type == "endpoint" {
 			if sid := legacySessionID(queryOf(string(ev.Data))); sid != "" {
@@ -91,6 +94,10 @@ func (x *exchange) onEvent(ev *transport.SSEEvent) error {
 	x.note(now, EventSSE, &note)
 	return nil
 }
+
+// maxHeldEvents bounds the records held while a GET event stream's session
+// is unknown.
+const maxHeldEvents = 64
 
 // queryOf returns the raw query of a URL reference, or "".
 func queryOf(ref string) string {

@@ -44,9 +44,18 @@ func mirror(got chan<- seen) http.Handler {
 // through the proxy: the upstream must see the same requests, the client
 // the same responses.
 func TestHTTPPassThrough(t *testing.T) {
+	for _, path := range []struct {
+		name string
+		opts []HTTPOption
+	}{{"lean", nil}, {"net-http", []HTTPOption{withNetHTTPOnly()}}} {
+		t.Run(path.name, func(t *testing.T) { testPassThrough(t, path.opts...) })
+	}
+}
+
+func testPassThrough(t *testing.T, opts ...HTTPOption) {
 	got := make(chan seen, 1)
 	up := upstream(t, mirror(got))
-	rig := startProxy(t, up.URL)
+	rig := startProxy(t, up.URL, opts...)
 	tests := []struct {
 		name, method, uri, body string
 		header                  http.Header
@@ -64,6 +73,9 @@ func TestHTTPPassThrough(t *testing.T) {
 			"X-Want-Header": {"Set-Cookie: a=1", "Set-Cookie: b=2", "X-Resp: r"}, "X-Want-Status": {"418"}, "X-Want-Body": {"teapot"}}},
 		{"hop-by-hop removed", "POST", "/mcp", "{}", http.Header{"Connection": {"X-Hop"}, "X-Hop": {"1"}, "Keep-Alive": {"timeout=5"}}},
 		{"not found", "GET", "/nope", "", http.Header{"X-Want-Status": {"404"}, "X-Want-Body": {"no such page"}}},
+		{"te trailers kept", "POST", "/mcp", "{}", http.Header{"Te": {"trailers"}, "X-Want-Header": {"Connection: X-Resp-Hop", "X-Resp-Hop: 1", "X-Kept: k"}}},
+		{"head", "HEAD", "/mcp", "", http.Header{"X-Want-Header": {"Content-Length: 42", "Content-Type: application/json"}}},
+		{"empty post", "POST", "/mcp", "", http.Header{"X-Want-Status": {"202"}}},
 	}
 	c := freshClient(t)
 	do := func(base string, method, uri, body string, h http.Header) (seen, int, http.Header, string) {
@@ -97,6 +109,11 @@ func TestHTTPPassThrough(t *testing.T) {
 			for _, h := range []string{"Connection", "X-Hop", "Keep-Alive"} {
 				ds.Header.Del(h) // hop-by-hop: only the direct request keeps them
 			}
+			if _, ok := ph["X-Resp-Hop"]; ok {
+				t.Errorf("a response header named in Connection reached the client")
+			}
+			dh.Del("X-Resp-Hop") // and the direct response
+			dh.Del("Connection")
 			if fmt.Sprint(ds) != fmt.Sprint(ps) {
 				t.Errorf("upstream saw\n direct: %+v\nproxied: %+v", ds, ps)
 			}

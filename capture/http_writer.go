@@ -49,15 +49,20 @@ func (w *exchangeWriter) Write(b []byte) (int, error) {
 		err = w.rc.Flush()
 	}
 	w.mu.Unlock()
-	x := w.x
+	w.x.forwarded(b[:n], err)
+	return n, err
+}
+
+// forwarded hands response bytes that reached the client (b) to the
+// recorder, and notes a failed write to the client (err).
+func (x *exchange) forwarded(b []byte, err error) {
 	if err != nil && x.writeErr == nil {
 		x.writeErr = err
 	}
-	if n > 0 && x.failErr == nil && x.sink != nil {
-		x.bodySize += int64(n)
-		x.sink(b[:n])
+	if len(b) > 0 && x.failErr == nil && x.sink != nil {
+		x.bodySize += int64(len(b))
+		x.sink(b)
 	}
-	return n, err
 }
 
 // FlushError flushes the response to the client; before any body bytes,

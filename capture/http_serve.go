@@ -1,0 +1,250 @@
+package capture
+
+// Serving the proxy on a listener: the lean path (http_lean.go) for plain
+// HTTP/1.1 connections, a net/http server running ServeHTTP for the
+// connections handed over to it (and for everything when the lean path
+// is off), and the shutdown of both.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Serve serves the proxy on ln until ctx ends, then shuts down: it stops
+// accepting, lets open exchanges finish for the shutdown grace, cancels
+// the rest (recorded as closed by the proxy), and closes the sessions still
+// open. ln is closed on return. It returns nil after such a stop.
+//
+// Connections are served by the lean path, which forwards each client
+// connection over an upstream connection of its own, unless the proxy was
+// given its own transport (WithTransport) or the environment names an
+// HTTP proxy for the upstream; then, and for requests the lean path does
+// not handle, net/http serves them with ServeHTTP.
+func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           p,
+		ReadHeaderTimeout: leanHeaderTimeout,
+		IdleTimeout:       leanIdleTimeout,
+		ConnState:         p.ConnState,
+		ErrorLog:          log.New(logWriter(p.o.debugf), "", 0),
+	}
+	var ls *leanServer
+	errc := make(chan error, 1)
+	accepted := make(chan error, 1)
+	if p.lean {
+		ls = &leanServer{p: p, ln: ln, conns: make(map[*leanConn]bool), fallback: newHandoffListener(ln.Addr())}
+		go func() { errc <- srv.Serve(ls.fallback) }()
+		go func() { accepted <- ls.accept() }()
+		watching := make(chan struct{})
+		defer close(watching)
+		go ls.watchLoop(watching)
+	} else {
+		go func() { errc <- srv.Serve(ln) }()
+	}
+	var failed error
+	select {
+	case err := <-errc:
+		if ls != nil {
+			ln.Close()
+			ls.closeAll()
+			<-accepted
+			ls.wg.Wait()
+		}
+		p.Close()
+		return fmt.Errorf("capture: serving %s: %w", ln.Addr(), err)
+	case err := <-accepted:
+		accepted <- nil
+		failed = fmt.Errorf("capture: serving %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	p.o.debugf("shutting down: waiting up to %v for open exchanges", p.o.grace)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.o.grace)
+	var wg sync.WaitGroup
+	if ls != nil {
+		ln.Close()
+		ls.shutdown()
+		wg.Go(func() { ls.waitDone(sctx) })
+	}
+	_ = srv.Shutdown(sctx) // stops accepting; returns early when everything is idle
+	wg.Wait()
+	cancel()
+	p.stop()    // cancel the exchanges still open (their records say "proxy")
+	srv.Close() // and close their connections, unblocking writes to stuck clients
+	if ls != nil {
+		ls.closeAll()
+		<-accepted
+		ls.wg.Wait()
+	}
+	err := errors.Join(failed, p.Close())
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+		return errors.Join(err, fmt.Errorf("capture: serving %s: %w", ln.Addr(), serr))
+	}
+	return err
+}
+
+// leanServer accepts the connections of the lean path and follows them
+// for the shutdown.
+type leanServer struct {
+	p        *HTTPProxy
+	ln       net.Listener
+	fallback *handoffListener // to the net/http server
+
+	mu      sync.Mutex
+	conns   map[*leanConn]bool // open connections
+	closing atomic.Bool
+	wg      sync.WaitGroup // connection goroutines
+}
+
+// accept serves the connections ln accepts until ln is closed.
+func (s *leanServer) accept() error {
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			var ne net.Error
+			switch {
+			case s.closing.Load():
+				return nil
+			case errors.As(err, &ne) && ne.Timeout(): // out of file descriptors and the like
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		lc := newLeanConn(s, c)
+		s.mu.Lock()
+		if s.closing.Load() {
+			s.mu.Unlock()
+			c.Close()
+			continue
+		}
+		s.conns[lc] = true
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go lc.serve()
+	}
+}
+
+// setIdle notes whether lc waits for a request; false means the server is
+// shutting down and lc, idle, must close.
+func (s *leanServer) setIdle(lc *leanConn, idle bool) bool {
+	lc.idle.Store(idle)
+	return !idle || !s.closing.Load()
+}
+
+// watchLoop starts the watch of the connections whose exchange has lasted
+// watchDelay, until stop is closed.
+func (s *leanServer) watchLoop(stop <-chan struct{}) {
+	tick := time.NewTicker(watchDelay)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-tick.C:
+			due := now.Add(-watchDelay).UnixNano()
+			s.mu.Lock()
+			for lc := range s.conns {
+				if b := lc.busy.Load(); b != 0 && b <= due {
+					lc.startWatch()
+				}
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// forget drops a connection that ended.
+func (s *leanServer) forget(lc *leanConn) {
+	s.mu.Lock()
+	delete(s.conns, lc)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// shutdown closes the idle connections; the others close once their
+// exchange ends.
+func (s *leanServer) shutdown() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closing.Store(true)
+	for lc := range s.conns {
+		if lc.idle.Load() {
+			lc.c.Close()
+		}
+	}
+}
+
+// waitDone waits until every connection has closed, or ctx ends.
+func (s *leanServer) waitDone(ctx context.Context) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// closeAll closes every connection.
+func (s *leanServer) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closing.Store(true)
+	for lc := range s.conns {
+		lc.c.Close()
+	}
+}
+
+// handoffListener is the net/http server's listener: it yields the
+// connections the lean path hands over.
+type handoffListener struct {
+	addr  net.Addr
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newHandoffListener(addr net.Addr) *handoffListener {
+	return &handoffListener{addr: addr, conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *handoffListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *handoffListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *handoffListener) Addr() net.Addr { return l.addr }
+
+// give hands c to the server; false when the listener is closed.
+func (l *handoffListener) give(c net.Conn) bool {
+	select {
+	case l.conns <- c:
+		return true
+	case <-l.done:
+		return false
+	}
+}
