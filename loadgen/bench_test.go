@@ -44,7 +44,8 @@ func BenchmarkGenerator(b *testing.B) {
 		per[0] = float64(time.Since(start)) / float64(b.N)
 	})
 	b.Run("baseline", func(b *testing.B) {
-		c, _ := transport.NewHTTPClient(0)
+		// net/http's Transport, tuned as the generator's client is
+		c, _ := transport.NewHTTPClient(0, transport.WithNetHTTPOnly())
 		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`)
 		var left atomic.Int64
 		left.Store(int64(b.N))

@@ -83,9 +83,14 @@
 //     longer): over stdio it includes starting the server.
 //   - Over Streamable HTTP without a GET stream a session's reader
 //     goroutine runs only while requests are pending (every frame then
-//     answers a request), so idle sessions cost no goroutine; with
-//     WithMaxConns the connection pool is bounded and requests waiting for
-//     a connection count that wait in their latency.
+//     answers a request), so idle sessions cost no goroutine; a JSON
+//     answer, which the connection has queued when Send returns, is taken
+//     by the request that sent it without starting the reader at all (no
+//     goroutine hand-off per request). The shared HTTP client is
+//     transport.NewHTTPClient's: plain HTTP goes over its lean HTTP/1.1
+//     path (no goroutine per request). With WithMaxConns the connection
+//     pool is bounded and requests waiting for a connection count that
+//     wait in their latency.
 //   - Cancelled calls are not in the latency series and are not errors. A
 //     call answered before its cancel delay is an ordinary call. Over
 //     2025-era HTTP closing the stream right after notifications/cancelled

@@ -60,14 +60,38 @@ func newStats() *stats {
 
 // record adds one latency to each of the named series.
 func (s *stats) record(names []string, d time.Duration) {
-	v := int64(d)
-	if v < histMin {
-		v = histMin
-	}
-	if v > histMax {
-		v = histMax
-	}
+	v := clampLatency(d)
 	s.mu.Lock()
+	s.recordLocked(names, v)
+	ilog := s.ilog
+	s.mu.Unlock()
+	if ilog != nil {
+		ilog.record(names, v)
+	}
+}
+
+// answered counts one answered request, no longer in flight, and records
+// its latency in each of the named series, under one lock.
+func (s *stats) answered(names []string, d time.Duration) {
+	v := clampLatency(d)
+	s.mu.Lock()
+	s.inflt--
+	s.done++
+	s.recordLocked(names, v)
+	ilog := s.ilog
+	s.mu.Unlock()
+	if ilog != nil {
+		ilog.record(names, v)
+	}
+}
+
+// clampLatency returns d in nanoseconds within the histograms' bounds.
+func clampLatency(d time.Duration) int64 {
+	return min(max(int64(d), histMin), histMax)
+}
+
+// recordLocked adds v to each of the named series; s.mu is held.
+func (s *stats) recordLocked(names []string, v int64) {
 	for _, n := range names {
 		h := s.series[n]
 		if h == nil {
@@ -75,11 +99,6 @@ func (s *stats) record(names []string, d time.Duration) {
 			s.series[n] = h
 		}
 		_ = h.RecordValue(v) // in range by construction
-	}
-	ilog := s.ilog
-	s.mu.Unlock()
-	if ilog != nil {
-		ilog.record(names, v)
 	}
 }
 

@@ -157,12 +157,10 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 
 // sharedClient makes the HTTP client every session of a run shares.
 func sharedClient(o *options) (*http.Client, error) {
-	c, err := transport.NewHTTPClient(max(transport.DefaultMaxConns, min(o.sessions*o.inflight, 4096)))
+	c, err := transport.NewHTTPClient(max(transport.DefaultMaxConns, min(o.sessions*o.inflight, 4096)),
+		transport.WithMaxConnsPerHost(o.maxConns))
 	if err != nil {
 		return nil, fmt.Errorf("loadgen: %w", err)
-	}
-	if tr, ok := c.Transport.(*http.Transport); ok && o.maxConns > 0 {
-		tr.MaxConnsPerHost = o.maxConns
 	}
 	return c, nil
 }
@@ -244,10 +242,12 @@ func (r *runner) closed(sessions []*session) {
 // loop is one closed-model request loop of a session.
 func (r *runner) loop(s *session, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0x6d63707461706521))
+	ctx, cancel := r.loopContext()
+	defer cancel()
 	var buf []byte
 	for r.claim(time.Now()) {
 		var c *Call
-		buf, c = r.send(s, rng, time.Now(), buf)
+		buf, c = r.send(ctx, s, rng, time.Now(), buf)
 		think := r.o.think
 		if c != nil && c.HasThink {
 			think = c.Think
@@ -264,18 +264,27 @@ func (r *runner) loop(s *session, seed uint64) {
 	}
 }
 
+// loopContext returns the context of one request loop (or open-model
+// worker): it ends with the run. The requests of the loop derive their
+// contexts from it rather than from the run's own, which every loop
+// shares: registering and dropping a child context per request there
+// would make all loops contend for its lock.
+func (r *runner) loopContext() (context.Context, context.CancelFunc) {
+	return context.WithCancel(r.work)
+}
+
 // send sends one request, or one batch, on s, and returns the call sent
-// (nil for a batch).
-func (r *runner) send(s *session, rng *rand.Rand, intended time.Time, buf []byte) ([]byte, *Call) {
+// (nil for a batch). ctx ends with the run.
+func (r *runner) send(ctx context.Context, s *session, rng *rand.Rand, intended time.Time, buf []byte) ([]byte, *Call) {
 	if r.o.batch > 1 {
 		ts := make([]*template, r.o.batch)
 		for i := range ts {
 			ts[i] = r.picker.pick(rng)
 		}
-		return s.doBatch(r.work, ts, intended, buf, rng), nil
+		return s.doBatch(ctx, ts, intended, buf, rng), nil
 	}
 	t := r.picker.pick(rng)
-	return s.do(r.work, t, intended, buf, rng), t.call
+	return s.do(ctx, t, intended, buf, rng), t.call
 }
 
 // frameBuf returns the buffer to build the next frame in: buf emptied
@@ -344,10 +353,12 @@ func (r *runner) open(sessions []*session) {
 	worker := func(first arrival) {
 		defer wg.Done()
 		rng := rand.New(rand.NewPCG(first.seq, 0x6f70656e6d6f6465))
+		ctx, cancel := r.loopContext()
+		defer cancel()
 		var buf []byte
 		a := first
 		for {
-			buf, _ = r.send(a.s, rng, a.when, buf)
+			buf, _ = r.send(ctx, a.s, rng, a.when, buf)
 			var ok bool
 			if a, ok = <-work; !ok {
 				return

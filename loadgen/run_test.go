@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/refserver"
 	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/transport"
 )
 
 // TestExactCounts runs closed and open models over every transport against
@@ -206,4 +209,78 @@ func TestClosedRamp(t *testing.T) {
 			t.Errorf("session start %d at %v, before %v", i, at.Sub(start), want)
 		}
 	}
+}
+
+// TestLazySessionDrain checks the Streamable HTTP sessions without a GET
+// stream: a JSON answer is taken by the request that sent it (no reader
+// goroutine left behind), an event-stream answer by a reader started for
+// it, and concurrent requests of one session all get their answers.
+func TestLazySessionDrain(t *testing.T) {
+	tests := []struct {
+		name     string
+		cfg      refserver.HTTPConfig
+		inflight int
+	}{
+		{"json", refserver.HTTPConfig{JSONResponse: true}, 1},
+		{"json concurrent", refserver.HTTPConfig{JSONResponse: true}, 4},
+		{"sse", refserver.HTTPConfig{}, 1},
+		{"sse concurrent", refserver.HTTPConfig{}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url := refHTTP(t, tt.cfg)
+			o, err := newOptions([]Option{WithSessions(1), WithInFlight(tt.inflight), WithRequests(1000)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.client, err = sharedClient(o); err != nil {
+				t.Fatal(err)
+			}
+			calls := mustCalls(t, `tools/call echo {"message":"hi"}`)
+			r := &runner{o: o, target: Target{URL: url}, st: newStats(), work: context.Background(),
+				picker: newPicker(calls, frameSpec{version: o.version})}
+			s := newSession(r, 0)
+			defer s.close()
+			if err := s.ensure(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			cc := &recvCounter{Conn: s.conn}
+			s.mu.Lock()
+			s.conn = cc
+			s.mu.Unlock()
+			var wg sync.WaitGroup
+			for k := range tt.inflight {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					rng := rand.New(rand.NewPCG(uint64(k), 1))
+					var buf []byte
+					for range 10 {
+						buf = s.do(context.Background(), r.picker.pick(rng), time.Now(), buf, rng)
+					}
+				}()
+			}
+			wg.Wait()
+			if want := int64(10 * tt.inflight); r.st.done != want || len(r.st.errors) != 0 {
+				t.Errorf("answered %d of %d, errors %v", r.st.done, want, r.st.errors)
+			}
+			if n := cc.waits.Load(); tt.inflight == 1 && tt.cfg.JSONResponse && n != 0 {
+				t.Errorf("%d waiting Recv calls for JSON answers, want 0 (the sender takes its answer)", n)
+			}
+		})
+	}
+}
+
+// recvCounter counts the Recv calls that may wait (those of a reader
+// goroutine); Recv with an ended context takes what is queued.
+type recvCounter struct {
+	transport.Conn
+	waits atomic.Int64
+}
+
+func (c *recvCounter) Recv(ctx context.Context) (transport.Incoming, error) {
+	if ctx.Err() == nil {
+		c.waits.Add(1)
+	}
+	return c.Conn.Recv(ctx)
 }

@@ -181,7 +181,7 @@ func (s *session) roundTrip(ctx context.Context, conn transport.Conn, id int64, 
 	if c == nil {
 		c = &call{done: make(chan reply, 1)}
 	}
-	s.register(conn, c, id)
+	drain := s.registerOne(conn, c, id)
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	_, err := conn.Send(sctx, frame, transport.SendOptions{})
@@ -189,6 +189,9 @@ func (s *session) roundTrip(ctx context.Context, conn transport.Conn, id int64, 
 		s.forget(id)
 		s.countSendError(sctx, err)
 		return reply{}, err
+	}
+	if drain {
+		s.drain(conn)
 	}
 	select {
 	case rep := <-c.done:
@@ -216,6 +219,25 @@ func (s *session) register(conn transport.Conn, c *call, ids ...int64) {
 		go s.read(conn)
 	}
 	s.mu.Unlock()
+}
+
+// registerOne makes c wait for the answer to id. For a lazy session it
+// starts no reader and reports true: the caller drains the connection
+// once Send returned. Otherwise it starts the reader if none runs.
+func (s *session) registerOne(conn transport.Conn, c *call, id int64) (drain bool) {
+	s.mu.Lock()
+	s.pending[id] = c
+	if s.lazy {
+		s.mu.Unlock()
+		return true
+	}
+	if !s.reading {
+		s.reading = true
+		s.wg.Add(1)
+		go s.read(conn)
+	}
+	s.mu.Unlock()
+	return false
 }
 
 // forget drops a pending request.
@@ -265,13 +287,12 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 	} else {
 		rep, err = s.roundTrip(ctx, conn, id, buf, c, s.r.o.timeout)
 	}
-	st.add(&st.inflt, -1)
 	if err != nil {
+		st.add(&st.inflt, -1)
 		return buf
 	}
-	st.add(&st.done, 1)
 	names := t.call.Series()
-	st.record(names, rep.at.Sub(intended))
+	st.answered(names, rep.at.Sub(intended))
 	s.judge(t, &rep)
 	if s.r.o.progress {
 		s.noteProgress(names[len(names)-1], c, intended)
@@ -331,16 +352,63 @@ func (s *session) read(conn transport.Conn) {
 			s.mu.Unlock()
 			return
 		}
-		info := jsonrpc.Classify(in.Frame)
-		if info.Kind == jsonrpc.KindBatch {
-			parts, _ = jsonrpc.AppendSplit(parts[:0], in.Frame)
-			for _, p := range parts {
-				s.dispatch(conn, in.Time, jsonrpc.Classify(p), p)
-			}
-			continue
-		}
-		s.dispatch(conn, in.Time, info, in.Frame)
+		parts = s.take(conn, in, parts)
 	}
+}
+
+// take dispatches one frame from the server (each message of a batch);
+// parts is scratch space, returned for reuse.
+func (s *session) take(conn transport.Conn, in transport.Incoming, parts [][]byte) [][]byte {
+	info := jsonrpc.Classify(in.Frame)
+	if info.Kind == jsonrpc.KindBatch {
+		parts, _ = jsonrpc.AppendSplit(parts[:0], in.Frame)
+		for _, p := range parts {
+			s.dispatch(conn, in.Time, jsonrpc.Classify(p), p)
+		}
+		return parts
+	}
+	s.dispatch(conn, in.Time, info, in.Frame)
+	return parts
+}
+
+// doneCtx is a context that has ended: Recv with it returns a frame
+// already queued, or fails at once.
+var doneCtx = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+// drain takes, in the calling goroutine, the frames a lazy session's
+// connection has queued, unless a reader runs: over Streamable HTTP a
+// JSON answer is queued before Send returns, so the request that sent it
+// finds its answer without a hand-off to a reader goroutine. If requests
+// are still pending after that (answers that are event streams), drain
+// starts the reader.
+func (s *session) drain(conn transport.Conn) {
+	s.mu.Lock()
+	if s.reading {
+		s.mu.Unlock()
+		return
+	}
+	s.reading = true
+	s.mu.Unlock()
+	var parts [][]byte
+	for {
+		in, err := conn.Recv(doneCtx)
+		if err != nil {
+			break
+		}
+		parts = s.take(conn, in, parts)
+	}
+	s.mu.Lock()
+	if len(s.pending) > 0 {
+		s.wg.Add(1)
+		go s.read(conn)
+	} else {
+		s.reading = false
+	}
+	s.mu.Unlock()
 }
 
 // dispatch handles one message from the server.

@@ -31,7 +31,12 @@ import (
 // Send and queued as one frame; an event stream is read by a goroutine that
 // queues each event's data as one frame, as the events arrive, until the
 // stream ends. The optional GET stream (and the legacy /sse stream) is read
-// the same way. For stdio one goroutine reads the child's output lines. Recv
+// the same way. The requests go through the connection's http.Client; a
+// client made by [NewHTTPClient] sends plain-HTTP requests over its lean
+// HTTP/1.1 path (http_client_lean.go: pooled keep-alive connections, each
+// used by the goroutine of its request, no goroutine hand-off) and the
+// rest through net/http's Transport. For stdio one goroutine reads the
+// child's output lines. Recv
 // takes the queued frames in arrival order. The queue holds at most a
 // bounded number of frames from streams: a stream reader waits when the
 // caller stops calling Recv (frames of JSON bodies are queued by Send
@@ -61,7 +66,9 @@ type Conn interface {
 	// Recv returns the next frame from the server, from any stream, in
 	// arrival order. It returns [ErrClosed] after Close, and an error
 	// wrapping [ErrServerClosed] once the server has ended the connection
-	// and every frame received before that was returned.
+	// and every frame received before that was returned. A frame already
+	// queued is returned even when ctx has ended, so that Recv with an
+	// ended context takes what arrived without waiting.
 	Recv(ctx context.Context) (Incoming, error)
 	// Close ends the connection and releases its resources. Over stdio it
 	// closes the child's stdin, waits, then sends SIGTERM, waits, then

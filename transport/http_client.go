@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -49,6 +48,8 @@ import (
 type HTTPConn struct {
 	client    *http.Client
 	ownClient bool
+	lean      *leanTransport // the client's lean transport, when requests may skip http.Client
+	redirects atomic.Bool    // the server redirected a request: always use http.Client
 	legacy    bool
 	base      *url.URL      // the endpoint (Streamable HTTP) or the /sse URL (legacy)
 	post      *http.Request // template of the POSTs: method and URL
@@ -81,40 +82,6 @@ type HTTPConn struct {
 }
 
 var _ Conn = (*HTTPConn)(nil)
-
-// DefaultMaxConns is the number of idle keep-alive connections per host a
-// client made by NewHTTPClient(0) keeps.
-const DefaultMaxConns = 256
-
-// NewHTTPClient returns an HTTP client tuned for many concurrent MCP
-// sessions to the same servers, to share between connections with
-// WithHTTPClient: up to maxConns idle keep-alive connections per host (0
-// means DefaultMaxConns) so that sessions reuse connections instead of
-// opening new ones, no limit on open connections (every open event stream
-// holds one over HTTP/1.1), HTTP/2 when TLS offers it, no response
-// compression (event streams must not be buffered; frames stay
-// byte-exact), connect and TLS handshake timeouts, and no overall timeout
-// (streams live long: bound requests with their context).
-func NewHTTPClient(maxConns int) (*http.Client, error) {
-	if maxConns < 0 {
-		return nil, fmt.Errorf("transport: NewHTTPClient: %d connections is negative", maxConns)
-	}
-	if maxConns == 0 {
-		maxConns = DefaultMaxConns
-	}
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	return &http.Client{Transport: &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dialer.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          0, // no global bound; per host below
-		MaxIdleConnsPerHost:   maxConns,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		DisableCompression:    true,
-	}}, nil
-}
 
 // DialHTTP returns a Streamable HTTP connection to the MCP endpoint at
 // rawURL (such as http://127.0.0.1:3000/mcp). Nothing is sent until the
@@ -168,6 +135,9 @@ func newHTTPConn(o *options, base *url.URL, legacy bool) (*HTTPConn, error) {
 			return nil, err
 		}
 		c.client, c.ownClient = client, true
+	}
+	if lt, ok := c.client.Transport.(*leanTransport); ok && c.client.Jar == nil && c.client.Timeout == 0 && c.client.CheckRedirect == nil {
+		c.lean = lt
 	}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	return c, nil
@@ -277,7 +247,7 @@ func (c *HTTPConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Ex
 	req.ContentLength = int64(len(frame))
 	req.Body = io.NopCloser(bytes.NewReader(frame))
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(frame)), nil }
-	resp, err := c.client.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		release()
 		return nil, c.requestError(rctx, err)
@@ -293,6 +263,44 @@ func (c *HTTPConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Ex
 // Conn.
 func (c *HTTPConn) Recv(ctx context.Context) (Incoming, error) {
 	return c.in.get(ctx)
+}
+
+// do sends req. A client made by NewHTTPClient with default settings
+// takes its lean path directly, skipping http.Client's bookkeeping
+// (header copies for redirects...); a redirect answer then sends the
+// request again through http.Client, which follows it, and so do all
+// later requests of the connection.
+func (c *HTTPConn) do(req *http.Request) (*http.Response, error) {
+	if c.lean == nil || c.redirects.Load() {
+		return c.client.Do(req)
+	}
+	resp, err := c.lean.RoundTrip(req)
+	if err != nil {
+		return nil, &url.Error{Op: req.Method[:1] + strings.ToLower(req.Method[1:]), URL: req.URL.Redacted(), Err: err}
+	}
+	if isRedirect(resp) {
+		resp.Body.Close()
+		c.redirects.Store(true)
+		if req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			req.Body = body
+		}
+		return c.client.Do(req)
+	}
+	return resp, nil
+}
+
+// isRedirect reports whether http.Client would follow resp.
+func isRedirect(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return resp.Header.Get("Location") != ""
+	}
+	return false
 }
 
 // exchangeContext returns the context of one exchange: it ends when ctx

@@ -30,16 +30,23 @@ func benchServer(b *testing.B) *httptest.Server {
 
 // BenchmarkHTTPConn measures tools/call round trips per second over
 // HTTPConn (Send, then Recv of the answer; each worker its own
-// connection, as load-test sessions are) against a bare http.Client POST
-// loop sending the same body and reading the same answer, with the same
-// tuned client, at 1 and 64 concurrent workers. Both run in alternating
+// connection, as load-test sessions are) against a bare net/http
+// http.Client POST loop (net/http's Transport, tuned as NewHTTPClient
+// tunes it) sending the same body and reading the same answer, at 1 and
+// 64 concurrent workers. Both run in alternating
 // rounds within one benchmark so that they see the same machine load;
 // "ratio" is ours/baseline in requests per second (1.0 = no overhead).
 func BenchmarkHTTPConn(b *testing.B) {
 	for _, workers := range []int{1, 64} {
 		b.Run(fmt.Sprintf("conns=%d", workers), func(b *testing.B) {
 			srv := benchServer(b)
+			// ours: NewHTTPClient's client (its lean HTTP/1.1 path); the
+			// baseline: net/http's Transport with the same tuning.
 			client, err := NewHTTPClient(workers)
+			if err != nil {
+				b.Fatal(err)
+			}
+			netClient, err := NewHTTPClient(workers, WithNetHTTPOnly())
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -72,7 +79,7 @@ func BenchmarkHTTPConn(b *testing.B) {
 					}
 					req.Header.Set("Content-Type", "application/json")
 					req.Header.Set("Accept", "application/json, text/event-stream")
-					resp, err := client.Do(req)
+					resp, err := netClient.Do(req)
 					if err != nil {
 						return err
 					}

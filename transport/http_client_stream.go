@@ -208,7 +208,7 @@ func (c *HTTPConn) openStream(ctx context.Context, u *url.URL, stream Stream, op
 		return nil, fmt.Errorf("transport: GET %s: %w", ri.url, err)
 	}
 	setHeader(req, h)
-	resp, err := c.client.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		release()
 		return nil, c.requestError(rctx, err)
@@ -261,7 +261,7 @@ func (c *HTTPConn) deleteSession(session string) error {
 		h[HeaderProtocolVersion] = []string{v}
 	}
 	setHeader(req, h)
-	resp, err := c.client.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		return fmt.Errorf("transport: %w", err)
 	}

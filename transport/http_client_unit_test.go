@@ -67,7 +67,11 @@ func TestNewHTTPClient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr := c.Transport.(*http.Transport)
+		lt, ok := c.Transport.(*leanTransport)
+		if !ok {
+			t.Fatalf("NewHTTPClient(%d): transport %T", n, c.Transport)
+		}
+		tr := lt.fallback
 		want := n
 		if n == 0 {
 			want = DefaultMaxConns
@@ -75,6 +79,28 @@ func TestNewHTTPClient(t *testing.T) {
 		if tr.MaxIdleConnsPerHost != want || !tr.DisableCompression || c.Timeout != 0 {
 			t.Errorf("NewHTTPClient(%d): idle %d, compression off %v, timeout %v", n, tr.MaxIdleConnsPerHost, tr.DisableCompression, c.Timeout)
 		}
+	}
+}
+
+func TestNewHTTPClientOptions(t *testing.T) {
+	for _, opts := range [][]ClientOption{{nil}, {WithMaxConnsPerHost(-1)}} {
+		if _, err := NewHTTPClient(0, opts...); err == nil {
+			t.Errorf("options %v accepted", opts)
+		}
+	}
+	c, err := NewHTTPClient(0, WithMaxConnsPerHost(9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lt := c.Transport.(*leanTransport); lt.maxConns != 9 || lt.fallback.MaxConnsPerHost != 9 {
+		t.Errorf("bound %d (lean), %d (net/http), want 9", lt.maxConns, lt.fallback.MaxConnsPerHost)
+	}
+	c, err = NewHTTPClient(0, WithNetHTTPOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Transport.(*http.Transport); !ok {
+		t.Errorf("WithNetHTTPOnly: transport %T", c.Transport)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +57,7 @@ type loadFlags struct {
 	thresholds  []string
 	every       time.Duration
 	quiet       bool
+	cpuprofile  string
 }
 
 func loadCmd() *command {
@@ -113,6 +115,8 @@ func loadCmd() *command {
 			fs.StringArrayVar(&f.thresholds, "threshold", nil, "fail with exit code 3 unless `T` holds: 'SERIES:p99<50ms', 'errors<1%' (repeatable)")
 			fs.DurationVar(&f.every, "every", 2*time.Second, "live progress line interval on stderr")
 			fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress")
+			fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the generator to `FILE` (for tuning mcptape itself)")
+			_ = fs.MarkHidden("cpuprofile")
 			return func(ctx context.Context, st *stdio, args []string) error {
 				var command []string
 				if dash := fs.ArgsLenAtDash(); dash >= 0 {
@@ -299,7 +303,12 @@ func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) err
 		}
 		opts = append(opts, loadgen.WithHlog(fh, f.hlogEvery))
 	}
+	stopProfile, err := startCPUProfile(f.cpuprofile)
+	if err != nil {
+		return err
+	}
 	rep, err := loadgen.Run(ctx, target, calls, opts...)
+	stopProfile()
 	if bar != nil {
 		bar.finish(err != nil || rep.Interrupted)
 	}
@@ -549,4 +558,25 @@ func writeReportJSON(out io.Writer, path string, rep *loadgen.Report) error {
 		return fmt.Errorf("report %s: %w", path, err)
 	}
 	return nil
+}
+
+// startCPUProfile starts the hidden --cpuprofile of "mcptape load" (a
+// profile of the generator itself, to tune it); the returned function
+// stops it. An empty path profiles nothing.
+func startCPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, withCode(2, fmt.Errorf("--cpuprofile: %w", err))
+	}
+	if err := pprof.StartCPUProfile(fh); err != nil {
+		fh.Close()
+		return nil, withCode(2, fmt.Errorf("--cpuprofile: %w", err))
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		fh.Close()
+	}, nil
 }

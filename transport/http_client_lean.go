@@ -1,0 +1,530 @@
+package transport
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// leanTransport is the http.RoundTripper of the clients NewHTTPClient
+// makes. Plain HTTP/1.1 requests to hosts reached without a proxy take
+// the lean path: a pool of keep-alive connections per host, each used
+// synchronously by the goroutine whose request it carries. The request is
+// written through the connection's bufio.Writer in one write, the
+// response read with its bufio.Reader by the caller (the body by whoever
+// reads it), with no goroutine per request or per connection: net/http's
+// Transport hands every request to a write goroutine and every response
+// from a read goroutine, which costs a load generator more CPU than the
+// exchange itself. Everything else (https, proxies, Expect: 100-continue,
+// bodies of unknown length, Connection headers) goes to a net/http
+// Transport with the same settings.
+//
+// Cancellation: while a request's context can end, a context.AfterFunc
+// sets a past deadline on its connection, which ends a blocked write or
+// read; such a connection is not reused.
+type leanTransport struct {
+	fallback *http.Transport
+	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	proxy    func(*http.Request) (*url.URL, error)
+	maxIdle  int           // idle connections kept per host
+	maxConns int           // open connections per host, 0: no limit
+	idleTime time.Duration // an idle connection older than this is not reused
+
+	hosts sync.Map // host:port of the URL → *leanHost
+
+	mu sync.Mutex // guards the pools of the hosts
+}
+
+// leanHost is the pool of one host:port.
+type leanHost struct {
+	addr    string // host:port to dial
+	direct  bool   // no proxy: the lean path applies
+	idle    []*leanConn
+	open    int              // connections open or being dialled
+	waiters []chan *leanConn // requests waiting for a connection (nil: dial one)
+}
+
+// leanConn is one keep-alive connection of the lean path.
+type leanConn struct {
+	host   *leanHost
+	nc     net.Conn
+	cw     countWriter // nc, counting the bytes written
+	br     *bufio.Reader
+	bw     *bufio.Writer
+	idleAt time.Time
+	reused bool     // carried a request before
+	keys   []string // scratch: header names to write, sorted
+	hdr    []byte   // scratch: the response header block
+}
+
+// countWriter writes to a connection and counts the bytes written.
+type countWriter struct {
+	nc net.Conn
+	n  int64
+}
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	n, err := w.nc.Write(p)
+	w.n += int64(n)
+	return n, err
+}
+
+// leanProbeAfter is how long a connection may stay idle before it is
+// checked, when taken from the pool, for a close by the server (as
+// servers do to idle connections after a few seconds). net/http's
+// Transport notices such closes with a read goroutine per connection.
+const leanProbeAfter = 100 * time.Millisecond
+
+// leanBufSize is the size of the read and write buffers of a lean
+// connection (as net/http's).
+const leanBufSize = 4 << 10
+
+// aLongTimeAgo is the deadline that ends blocked I/O at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+func newLeanTransport(fallback *http.Transport, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *leanTransport {
+	return &leanTransport{
+		fallback: fallback, dial: dial, proxy: fallback.Proxy,
+		maxIdle: fallback.MaxIdleConnsPerHost, maxConns: fallback.MaxConnsPerHost,
+		idleTime: fallback.IdleConnTimeout,
+	}
+}
+
+// RoundTrip sends req over the lean path when it applies, else over the
+// net/http Transport.
+func (t *leanTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	h := t.leanHost(req)
+	if h == nil {
+		return t.fallback.RoundTrip(req)
+	}
+	body := req.Body
+	if err := checkRequest(req); err != nil {
+		closeReqBody(body)
+		return nil, err
+	}
+	ctx := req.Context()
+	for attempt := 0; ; attempt++ {
+		c, err := t.get(ctx, h)
+		if err != nil {
+			closeReqBody(body)
+			return nil, err
+		}
+		resp, retry, err := c.roundTrip(t, req, body)
+		if err == nil {
+			return resp, nil
+		}
+		// A reused connection the server closed while the request was
+		// on its way (see leanConn.roundTrip): send it again on a new
+		// one, as net/http does, when the body can be sent again.
+		if !retry || attempt > 0 || ctx.Err() != nil {
+			return nil, err
+		}
+		if body != nil && body != http.NoBody {
+			if req.GetBody == nil {
+				return nil, err
+			}
+			if body, err = req.GetBody(); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+func closeReqBody(b io.ReadCloser) {
+	if b != nil {
+		b.Close()
+	}
+}
+
+// CloseIdleConnections closes the idle connections of both paths.
+func (t *leanTransport) CloseIdleConnections() {
+	t.mu.Lock()
+	var idle []*leanConn
+	t.hosts.Range(func(_, v any) bool {
+		h := v.(*leanHost)
+		idle = append(idle, h.idle...)
+		h.open -= len(h.idle)
+		clear(h.idle)
+		h.idle = h.idle[:0]
+		return true
+	})
+	t.mu.Unlock()
+	for _, c := range idle {
+		c.nc.Close()
+	}
+	t.fallback.CloseIdleConnections()
+}
+
+// leanHost returns the pool for req, or nil when req must go to net/http.
+func (t *leanTransport) leanHost(req *http.Request) *leanHost {
+	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" || req.Close ||
+		len(req.TransferEncoding) > 0 || req.Trailer != nil ||
+		(req.Body != nil && req.Body != http.NoBody && req.ContentLength <= 0) {
+		return nil
+	}
+	if _, ok := req.Header["Expect"]; ok {
+		return nil
+	}
+	if _, ok := req.Header["Connection"]; ok {
+		return nil
+	}
+	key := req.URL.Host
+	v, ok := t.hosts.Load(key)
+	if !ok {
+		h := &leanHost{addr: dialAddr(req.URL)}
+		if t.proxy != nil {
+			p, err := t.proxy(req)
+			h.direct = err == nil && p == nil
+		} else {
+			h.direct = true
+		}
+		v, _ = t.hosts.LoadOrStore(key, h)
+	}
+	h := v.(*leanHost)
+	if !h.direct {
+		return nil
+	}
+	return h
+}
+
+// dialAddr returns host:port of an http URL (port 80 by default).
+func dialAddr(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// get returns an idle connection to h, dials a new one, or waits for one
+// when h has maxConns open.
+func (t *leanTransport) get(ctx context.Context, h *leanHost) (*leanConn, error) {
+	t.mu.Lock()
+	if n := len(h.idle); n > 0 {
+		c := h.idle[n-1]
+		h.idle[n-1] = nil
+		h.idle = h.idle[:n-1]
+		t.mu.Unlock()
+		idle := time.Since(c.idleAt)
+		if (t.idleTime > 0 && idle > t.idleTime) || (idle >= leanProbeAfter && !c.alive()) {
+			c.nc.Close()
+			return t.dialConn(ctx, h) // in the closed one's place
+		}
+		return c, nil
+	}
+	if t.maxConns <= 0 || h.open < t.maxConns {
+		h.open++
+		t.mu.Unlock()
+		return t.dialConn(ctx, h)
+	}
+	ch := make(chan *leanConn, 1)
+	h.waiters = append(h.waiters, ch)
+	t.mu.Unlock()
+	select {
+	case c := <-ch:
+		if c == nil {
+			return t.dialConn(ctx, h)
+		}
+		return c, nil
+	case <-ctx.Done():
+	}
+	t.mu.Lock()
+	for i, w := range h.waiters {
+		if w == ch {
+			h.waiters = append(h.waiters[:i], h.waiters[i+1:]...)
+			t.mu.Unlock()
+			return nil, ctx.Err()
+		}
+	}
+	t.mu.Unlock()
+	// handed a connection (or a dial slot) at the same time: pass it on
+	if c := <-ch; c != nil {
+		t.put(c)
+	} else {
+		t.drop(h)
+	}
+	return nil, ctx.Err()
+}
+
+// dialConn dials a connection in a slot of h already counted in h.open.
+func (t *leanTransport) dialConn(ctx context.Context, h *leanHost) (*leanConn, error) {
+	nc, err := t.dial(ctx, "tcp", h.addr)
+	if err != nil {
+		t.drop(h)
+		return nil, err
+	}
+	c := &leanConn{host: h, nc: nc, cw: countWriter{nc: nc}, br: bufio.NewReaderSize(nc, leanBufSize)}
+	c.bw = bufio.NewWriterSize(&c.cw, leanBufSize)
+	return c, nil
+}
+
+// alive reports whether an idle connection is still open: nothing to
+// read, no end of stream.
+func (c *leanConn) alive() bool {
+	return c.br.Buffered() == 0 && !peerClosed(c.nc)
+}
+
+// put makes c, whose exchange is complete, available to the next request.
+func (t *leanTransport) put(c *leanConn) {
+	h := c.host
+	c.reused = true
+	t.mu.Lock()
+	if len(h.waiters) > 0 {
+		ch := h.waiters[0]
+		h.waiters = h.waiters[1:]
+		t.mu.Unlock()
+		ch <- c
+		return
+	}
+	if len(h.idle) >= t.maxIdle {
+		h.open--
+		t.mu.Unlock()
+		c.nc.Close()
+		return
+	}
+	c.idleAt = time.Now()
+	h.idle = append(h.idle, c)
+	t.mu.Unlock()
+}
+
+// discard closes c, which cannot be reused.
+func (t *leanTransport) discard(c *leanConn) {
+	c.nc.Close()
+	t.drop(c.host)
+}
+
+// drop frees a connection slot of h: a waiting request may dial.
+func (t *leanTransport) drop(h *leanHost) {
+	t.mu.Lock()
+	if len(h.waiters) > 0 {
+		ch := h.waiters[0]
+		h.waiters = h.waiters[1:]
+		t.mu.Unlock()
+		ch <- nil
+		return
+	}
+	h.open--
+	t.mu.Unlock()
+}
+
+// watch ends c's blocked I/O when ctx ends; stop reports whether that
+// never happened (so that c may be reused).
+func (c *leanConn) watch(ctx context.Context) (stop func() bool) {
+	if ctx.Done() == nil {
+		return nil
+	}
+	return context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) })
+}
+
+// roundTrip writes req with body and reads the answer's head. retry
+// reports a failure on a reused connection that the server may have
+// closed while the request was on its way: nothing of the request was
+// written, or, for a request that may be sent twice (GET...), no byte of
+// an answer arrived (the rules of net/http).
+func (c *leanConn) roundTrip(t *leanTransport, req *http.Request, body io.ReadCloser) (*http.Response, bool, error) {
+	ctx := req.Context()
+	stop := c.watch(ctx)
+	fail := func(err error, retry bool) (*http.Response, bool, error) {
+		if stop != nil {
+			stop()
+		}
+		t.discard(c)
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
+		return nil, retry && c.reused, err
+	}
+	written := c.cw.n
+	werr := c.writeRequest(req, body)
+	nothingWritten := c.cw.n == written
+	var reqErr *requestError
+	if errors.As(werr, &reqErr) {
+		return fail(werr, false)
+	}
+	// A write error (the server may have closed the connection after
+	// answering) is reported only if no answer can be read.
+	resp, got, err := c.readResponse(req)
+	if err != nil {
+		if werr != nil {
+			err = werr
+		}
+		return fail(err, (werr != nil && nothingWritten) || (!got && isConnGone(err) && replayable(req)))
+	}
+	lb := &leanBody{t: t, c: c, stop: stop, ctx: ctx}
+	switch {
+	case !bodyAllowed(req.Method, resp.StatusCode):
+		resp.Body = http.NoBody
+		// after 101 Switching Protocols the connection speaks something
+		// else: it is not reused (the lean path does not upgrade)
+		lb.finish(!resp.Close && resp.StatusCode != http.StatusSwitchingProtocols)
+		return resp, false, nil
+	case resp.TransferEncoding != nil:
+		lb.r = &chunkedBody{br: c.br, r: newChunkedReader(c.br)}
+	case resp.ContentLength >= 0:
+		lb.r = &lengthBody{r: c.br, left: resp.ContentLength}
+		if resp.ContentLength == 0 {
+			resp.Body = http.NoBody
+			lb.finish(!resp.Close)
+			return resp, false, nil
+		}
+	default:
+		lb.r = c.br // until the server closes
+		resp.Close = true
+	}
+	lb.reuse = !resp.Close
+	resp.Body = lb
+	return resp, false, nil
+}
+
+// replayable reports whether req may be sent twice (net/http's rule).
+func replayable(req *http.Request) bool {
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	_, ok := req.Header["Idempotency-Key"]
+	_, xok := req.Header["X-Idempotency-Key"]
+	return ok || xok
+}
+
+// isConnGone reports whether err says the peer closed the connection.
+func isConnGone(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// bodyAllowed reports whether an answer with status to method has a body.
+func bodyAllowed(method string, status int) bool {
+	return method != http.MethodHead && status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+}
+
+// leanBody is the body of an answer on the lean path: reading it to the
+// end gives the connection back to the pool; closing it earlier closes
+// the connection.
+type leanBody struct {
+	t     *leanTransport
+	c     *leanConn
+	r     io.Reader
+	stop  func() bool
+	ctx   context.Context
+	reuse bool
+	done  atomic.Bool
+	err   error // after done, what Read returns
+}
+
+// errBodyClosed is the error of a Read after Close.
+var errBodyClosed = errors.New("http: read on closed response body")
+
+func (b *leanBody) Read(p []byte) (int, error) {
+	if b.done.Load() {
+		if b.err != nil {
+			return 0, b.err
+		}
+		return 0, errBodyClosed
+	}
+	n, err := b.r.Read(p)
+	if err == nil {
+		return n, nil
+	}
+	if err == io.EOF {
+		b.err = io.EOF
+		b.finish(b.reuse)
+		return n, io.EOF
+	}
+	if b.ctx.Err() != nil {
+		err = b.ctx.Err()
+	}
+	b.err = err
+	b.finish(false)
+	return n, err
+}
+
+// Close ends the body; an unread rest closes the connection.
+func (b *leanBody) Close() error {
+	b.finish(false)
+	return nil
+}
+
+// finish releases the connection once: back to the pool when reuse and
+// the context never ended the connection's I/O, else closed.
+func (b *leanBody) finish(reuse bool) {
+	if !b.done.CompareAndSwap(false, true) {
+		return
+	}
+	if b.stop != nil && !b.stop() {
+		reuse = false // the deadline was set, or is being set
+	}
+	if reuse {
+		b.t.put(b.c)
+	} else {
+		b.t.discard(b.c)
+	}
+}
+
+// lengthBody reads a body of a known length, returning io.EOF with its
+// last bytes.
+type lengthBody struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *lengthBody) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	if l.left <= 0 {
+		return n, io.EOF
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+// chunkedBody reads a chunked body, then its trailer section (dropped).
+type chunkedBody struct {
+	br *bufio.Reader
+	r  io.Reader
+}
+
+func (c *chunkedBody) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err == io.EOF {
+		if terr := skipTrailer(c.br); terr != nil {
+			return n, terr
+		}
+	}
+	return n, err
+}
+
+// skipTrailer reads the trailer fields of a chunked body up to the empty
+// line.
+func skipTrailer(br *bufio.Reader) error {
+	for range 1024 {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("reading the chunked body's trailer: %w", err)
+		}
+		if len(line) <= 2 && (len(line) == 1 || line[0] == '\r') {
+			return nil
+		}
+	}
+	return errors.New("chunked body trailer too long")
+}
