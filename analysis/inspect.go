@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
@@ -109,11 +110,14 @@ type Inspector struct {
 	mrtr     map[opKey]*operation
 	tasks    map[string]*operation // by session + "\x00" + task id
 
-	names   map[string]string // interned method and tool names
-	methods map[methodKey]*methodStat
-	tools   map[string]*toolStat
-	errs    map[errKey]*ErrorCount
-	viol    *violations
+	names      map[string]string // interned method and tool names
+	hotNames   hot[string, string]
+	methods    map[methodKey]*methodStat
+	hotMethods hot[methodKey, *methodStat]
+	tools      map[string]*toolStat
+	hotTools   hot[string, *toolStat]
+	errs       map[errKey]*ErrorCount
+	viol       *violations
 
 	firstProgress latencyHist
 	mrtrLat       latencyHist
@@ -310,19 +314,28 @@ func describeItem(it *Item) string {
 
 // name interns a method or tool name, up to the distinct-name bound.
 func (in *Inspector) name(s string) string {
+	if v, ok := in.hotNames.get(s); ok {
+		return v
+	}
 	if v, ok := in.names[s]; ok {
+		in.hotNames.put(v, v)
 		return v
 	}
 	if len(in.names) >= in.o.maxDistinct {
 		return Other
 	}
 	in.names[s] = s
+	in.hotNames.put(s, s)
 	return s
 }
 
 // nameBytes interns raw, the inner bytes of a JSON string without escapes.
 func (in *Inspector) nameBytes(raw []byte) string {
+	if v, ok := getBytes(&in.hotNames, raw); ok { // no allocation for the lookups
+		return v
+	}
 	if v, ok := in.names[string(raw)]; ok {
+		in.hotNames.put(v, v)
 		return v
 	}
 	return in.name(string(raw))
@@ -352,6 +365,11 @@ func InspectTape(ctx context.Context, r *tape.Reader, opts ...Option) (*Report, 
 	if err != nil {
 		return nil, err
 	}
+	// Frames are decompressed on other cores while this goroutine's
+	// Scanner parses and classifies records and the Inspector takes them.
+	if err := r.DecodeAhead(decodeWorkers()); err != nil {
+		return nil, err
+	}
 	sc, err := NewScanner(ctx, r, sharedFrames()) // the Inspector copies what it keeps
 	if err != nil {
 		return nil, err
@@ -369,6 +387,12 @@ func InspectTape(ctx context.Context, r *tape.Reader, opts ...Option) (*Report, 
 	}
 	return in.Finish(sc.Warning()), nil
 }
+
+// decodeWorkers is how many goroutines decompress frames for Inspect: the
+// cores left once the Scanner's and the Inspector's goroutines have one
+// each, at least one (it still overlaps decompression with the rest), at
+// most four.
+func decodeWorkers() int { return min(max(runtime.GOMAXPROCS(0)-2, 1), 4) }
 
 // rawID keeps a request id's raw JSON without allocating when it is short.
 type rawID struct {

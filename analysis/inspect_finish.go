@@ -117,13 +117,13 @@ func (s *sessionState) report() SessionReport {
 	}
 	r.ByMethod = make([]MethodCount, 0, len(s.counts))
 	for k, n := range s.counts {
-		r.ByMethod = append(r.ByMethod, MethodCount{Dir: string(k.dir), Kind: k.kind.String(), Method: k.method, Count: n})
+		r.ByMethod = append(r.ByMethod, MethodCount{Dir: string(k.dir), Kind: k.kind.String(), Method: k.method, Count: *n})
 	}
 	slices.SortFunc(r.ByMethod, func(a, b MethodCount) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Method, b.Method), cmp.Compare(a.Dir, b.Dir), cmp.Compare(a.Kind, b.Kind))
 	})
 	for name, n := range s.tools {
-		r.ToolsCalled = append(r.ToolsCalled, NameCount{Name: name, Count: n})
+		r.ToolsCalled = append(r.ToolsCalled, NameCount{Name: name, Count: *n})
 	}
 	slices.SortFunc(r.ToolsCalled, func(a, b NameCount) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Name, b.Name))

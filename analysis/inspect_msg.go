@@ -52,7 +52,7 @@ func mrtrMethod(method string) bool {
 // Members of params and result read by the inspector, found in one walk
 // (topFields); the indexes below name their places.
 var (
-	paramKeys  = []string{"name", "uri", "taskId", "task", "inputResponses", "requestState", "_meta", "protocolVersion", "clientInfo"}
+	paramKeys  = []string{"name", "uri", "taskId", "task", "inputResponses", "requestState", "_meta", "protocolVersion", "clientInfo", "progress"}
 	resultKeys = []string{"resultType", "isError", "task", "taskId", "status", "serverInfo", "protocolVersion", "_meta"}
 )
 
@@ -66,6 +66,7 @@ const (
 	pMeta
 	pProtocolVersion
 	pClientInfo
+	pProgress // of notifications/progress
 	paramCount
 )
 
@@ -80,6 +81,66 @@ const (
 	rMeta
 	resultCount
 )
+
+// fieldSet is where the members of a message's params (paramKeys, for a
+// request or a notification) or result (resultKeys, for a response) are.
+// The Scanner's reading goroutine finds them from the members
+// jsonrpc.ClassifyMembers listed, while the frame is in its core's cache;
+// the Inspector's goroutine then reads only the frame bytes it needs.
+// Offsets are kept in 32 bits: set is false for a frame of 4 GiB or more.
+type fieldSet struct {
+	at  [paramCount][2]uint32 // start and end; end 0 when absent
+	set bool
+}
+
+// The result fields fit in a fieldSet.
+var _ [paramCount - resultCount]struct{}
+
+// fill finds the fields of frame from its classification.
+func (fs *fieldSet) fill(frame []byte, info *jsonrpc.Info, members []jsonrpc.Member) {
+	var keys []string
+	switch info.Kind {
+	case jsonrpc.KindRequest, jsonrpc.KindNotification:
+		keys = paramKeys
+	case jsonrpc.KindResponse:
+		keys = resultKeys
+	}
+	fs.at = [paramCount][2]uint32{}
+	fs.set = len(frame) < 1<<32
+	if !fs.set {
+		return
+	}
+	for _, m := range members {
+		name := frame[m.Key.Start+1 : m.Key.End-1]
+		if m.KeyEscaped {
+			if v, ok := stringValue(frame[m.Key.Start:m.Key.End]); ok {
+				name = []byte(v)
+			}
+		}
+		for k, key := range keys {
+			if string(name) == key {
+				fs.at[k] = [2]uint32{uint32(m.Value.Start), uint32(m.Value.End)}
+				break
+			}
+		}
+	}
+}
+
+// payloadFields returns where the members keys of the message's params or
+// result object (named top) are, in out (cleared where absent): from the
+// fields the Scanner found, or by walking the frame.
+func payloadFields(it *Item, top string, keys []string, out []span) []span {
+	if fs := it.fields; fs != nil && fs.set {
+		for k := range out {
+			out[k] = span{int(fs.at[k][0]), int(fs.at[k][1])}
+		}
+		return out
+	}
+	if !topFields(it.Frame, top, keys, out) {
+		clear(out)
+	}
+	return out
+}
 
 // metaChecks is how many client requests of a session without a known
 // version are searched for a 2026-07-28 _meta version.
@@ -106,10 +167,7 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 	}
 	if checkMeta || method == mToolsCall || method == mPromptsGet || method == mResRead ||
 		method == mTasksGet || method == mTasksResult || method == mTasksCancel || method == mInitialize {
-		f = in.pf[:]
-		if !topFields(frame, "params", paramKeys, f) {
-			clear(f)
-		}
+		f = payloadFields(it, "params", paramKeys, in.pf[:])
 		if checkMeta {
 			s.metaChecks++
 		}
@@ -321,7 +379,8 @@ func (in *Inspector) progress(it *Item, s *sessionState) {
 		in.firstProgress.record(it.Rec.Time - req.time)
 	}
 	in.rep.Progress.MaxPerRequest = max(in.rep.Progress.MaxPerRequest, req.progress)
-	if v, ok := lookupNumber(it.Frame, "params", "progress"); ok {
+	f := payloadFields(it, "params", paramKeys, in.pf[:])
+	if v, ok := number(f[pProgress].of(it.Frame)); ok {
 		if req.progress > 1 && v <= req.lastProgress {
 			in.rep.Progress.NotIncreasing++
 			in.violation(RuleProgressNotIncr, it, s, "progress %v after %v (request id %s)", v, req.lastProgress, clip(req.id.String(), 20))
@@ -390,10 +449,7 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 	}
 	var f []span
 	if !isErr && (mrtrMethod(method) || method == mInitialize || method == mDiscover || req.wantsTask || req.taskPollingOf != nil) {
-		f = in.rf[:]
-		if !topFields(frame, "result", resultKeys, f) {
-			clear(f)
-		}
+		f = payloadFields(it, "result", resultKeys, in.rf[:])
 	}
 	resultType := ""
 	if f != nil {
@@ -452,10 +508,13 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 // sample records the latency and outcome of one operation.
 func (in *Inspector) sample(dir tape.Direction, method, name string, ns int64, isErr, toolErr bool) {
 	k := methodKey{dir, method}
-	m := in.methods[k]
-	if m == nil {
-		m = &methodStat{}
-		in.methods[k] = m
+	m, ok := in.hotMethods.get(k)
+	if !ok {
+		if m = in.methods[k]; m == nil {
+			m = &methodStat{}
+			in.methods[k] = m
+		}
+		in.hotMethods.put(k, m)
 	}
 	m.lat.record(ns)
 	if isErr {
@@ -464,10 +523,13 @@ func (in *Inspector) sample(dir tape.Direction, method, name string, ns int64, i
 	if method != mToolsCall {
 		return
 	}
-	t := in.tools[name]
-	if t == nil {
-		t = &toolStat{}
-		in.tools[name] = t
+	t, ok := in.hotTools.get(name)
+	if !ok {
+		if t = in.tools[name]; t == nil {
+			t = &toolStat{}
+			in.tools[name] = t
+		}
+		in.hotTools.put(name, t)
 	}
 	t.lat.record(ns)
 	if isErr {

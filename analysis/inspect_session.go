@@ -32,8 +32,10 @@ type sessionState struct {
 	messages    int64
 	byKind      [jsonrpc.KindBatch + 1]int64
 	byDir       [3]int64
-	counts      map[countKey]int64
-	tools       map[string]int64
+	counts      map[countKey]*int64
+	tools       map[string]*int64
+	hotCounts   hot[countKey, *int64]
+	hotTools    hot[string, *int64]
 	stderrLines int64
 	stderr      []string
 	exit        *ExitInfo
@@ -57,8 +59,8 @@ func (in *Inspector) session(id string, t int64) *sessionState {
 	if s == nil {
 		s = &sessionState{id: id, first: t}
 		if len(in.order) < in.o.maxSessions {
-			s.counts = map[countKey]int64{}
-			s.tools = map[string]int64{}
+			s.counts = map[countKey]*int64{}
+			s.tools = map[string]*int64{}
 			in.order = append(in.order, s)
 		} else {
 			s.folded = true
@@ -74,14 +76,27 @@ func (in *Inspector) session(id string, t int64) *sessionState {
 
 func (s *sessionState) count(dir tape.Direction, kind jsonrpc.Kind, method string) {
 	if s.counts != nil {
-		s.counts[countKey{dir, kind, method}]++
+		increment(s.counts, &s.hotCounts, countKey{dir, kind, method})
 	}
 }
 
 func (s *sessionState) tool(name string) {
 	if s.tools != nil {
-		s.tools[name]++
+		increment(s.tools, &s.hotTools, name)
 	}
+}
+
+// increment adds one to the count of k in m, through the cache h.
+func increment[K comparable](m map[K]*int64, h *hot[K, *int64], k K) {
+	n, ok := h.get(k)
+	if !ok {
+		if n = m[k]; n == nil {
+			n = new(int64)
+			m[k] = n
+		}
+		h.put(k, n)
+	}
+	*n++
 }
 
 func dirIndex(d tape.Direction) int {

@@ -10,10 +10,22 @@
 // the records in time order, splits batches into members and does its
 // analysis. Each step yields one [Item]: a message (a whole frame or one
 // member of a batch) or an event record. Inspect reads with
-// tape.Reader.NextClassified, which parses the records the Writer writes
+// tape.Reader.NextClassifiedMembers, which parses the records the Writer writes
 // by their known prefixes, lets Classify's validating pass find where each
 // frame ends, and copies no frame; it reuses the Records once the
 // Inspector is done with them.
+//
+// Inspect keeps both cores busy: the tape.Reader decompresses frames ahead
+// on a goroutine of its own (tape.Reader.DecodeAhead); the Scanner's
+// read-ahead goroutine parses and classifies records, listing the members
+// of params and result (jsonrpc.ClassifyMembers) and finding the few the
+// Inspector reads (fieldSet) while the frame is in its core's cache; the
+// caller's goroutine runs the Inspector. As the caller finishes with
+// records, the Scanner tells the Reader (tape.Reader.ReleaseShared, in
+// file order whatever the time order it yields them in), which then
+// decompresses new frames into the bytes of released ones instead of
+// allocating: the garbage collector runs a few times per tape, not every
+// few frames.
 //
 // Consumers keep state only for what is in flight. A [Pairer] holds the
 // caller's data for each request until its response arrives, keyed on
@@ -68,6 +80,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -97,6 +110,10 @@ type Item struct {
 	Batch int
 	// Member is the index of this member in its batch, -1 otherwise.
 	Member int
+
+	// fields, when not nil, says where the members of the frame's params
+	// or result the Inspector reads are (with sharedFrames).
+	fields *fieldSet
 }
 
 // IsMessage reports whether the item is a message (not an event).
@@ -117,7 +134,7 @@ type scanOptions struct {
 }
 
 // sharedFrames makes the Scanner read records with
-// tape.Reader.NextClassified: no copy of each frame (a frame kept keeps
+// tape.Reader.NextClassifiedMembers: no copy of each frame (a frame kept keeps
 // its decompressed tape frame, about 1 MiB, in memory), and Records reused
 // once the next item is asked for. For consumers that keep neither
 // (Inspect).
@@ -150,22 +167,28 @@ const (
 type chunk struct {
 	recs []seqRec
 	err  error // io.EOF at the clean or damaged end, or a read error
+	n    int64 // the chunk's number, from 0
+	last int64 // number of the last record read for it (some may be skipped)
 }
 
 // seqRec is a record with its number in the tape and, for a message, its
 // frame classified (by the read-ahead goroutine).
 type seqRec struct {
 	rec   *tape.Record
+	time  int64 // rec.Time, at hand for the time ordering
 	seq   int64
-	info  *jsonrpc.Info
-	block *slotBlock // the block holding info (and rec, with sharedFrames)
+	sl    *slot      // its classification
+	block *slotBlock // the block holding sl
 }
 
 // slot is where the read-ahead goroutine puts a record (with
-// sharedFrames; Next allocates records otherwise) and its classification.
+// sharedFrames; Next allocates records otherwise) and its classification
+// (with sharedFrames, also the members of its params or result).
 type slot struct {
-	rec  tape.Record
-	info jsonrpc.Info
+	rec     tape.Record
+	info    jsonrpc.Info
+	members []jsonrpc.Member
+	fields  fieldSet
 }
 
 // slotBlock is a chunk's slots. A block goes back to the read-ahead
@@ -175,7 +198,8 @@ type slot struct {
 // Record.
 type slotBlock struct {
 	slots   []slot
-	pending int // records not done with; written by the reader before sending, then by Next only
+	pending int   // records not done with; written by the reader before sending, then by Next only
+	chunk   int64 // number of the chunk it was sent with, from 0
 }
 
 // Scanner streams the items of a tape. Create it with NewScanner, call Next
@@ -190,18 +214,26 @@ type Scanner struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	cur     []seqRec // current chunk
-	blocks  chan *slotBlock
-	held    *slotBlock // block of the last item yielded
-	pos     int        // next record in cur
-	yielded int64      // records yielded
-	order   recQueue   // records held to be yielded in time order
-	ended   error      // set when the reader is done: io.EOF or an error
-	item    Item
-	rec     *tape.Record // record whose batch members are being yielded
-	members [][]byte
-	member  int
-	err     error // sticky end
+	cur    []seqRec // current chunk
+	blocks chan *slotBlock
+	// With sharedFrames, the records the caller is done with are told
+	// to the reading goroutine, which tells the tape.Reader
+	// (ReleaseShared): chunks in file order, and released, the number of
+	// the last record of the chunks done with so far.
+	chunkLast []int64 // last record of each chunk not yet released, from chunk chunkBase
+	chunkDone []bool
+	chunkBase int64
+	released  atomic.Int64
+	held      *slotBlock // block of the last item yielded
+	pos       int        // next record in cur
+	yielded   int64      // records yielded
+	order     recQueue   // records held to be yielded in time order
+	ended     error      // set when the reader is done: io.EOF or an error
+	item      Item
+	rec       *tape.Record // record whose batch members are being yielded
+	members   [][]byte
+	member    int
+	err       error // sticky end
 }
 
 // NewScanner starts reading r in a goroutine of its own. The goroutine
@@ -230,8 +262,11 @@ func NewScanner(ctx context.Context, r *tape.Reader, opts ...ScanOption) (*Scann
 func (s *Scanner) readAhead(ctx context.Context) {
 	defer close(s.done)
 	defer close(s.chunks)
-	var seq int64
+	var seq, chunks int64
 	for {
+		if s.o.shared {
+			s.r.ReleaseShared(s.released.Load())
+		}
 		var recs []seqRec
 		select {
 		case recs = <-s.free:
@@ -254,7 +289,10 @@ func (s *Scanner) readAhead(ctx context.Context) {
 			sl := &block.slots[len(recs)]
 			rec := &sl.rec
 			if s.o.shared {
-				err = s.r.NextClassified(rec, &sl.info) // reads and classifies in one pass
+				sl.members, err = s.r.NextClassifiedMembers(rec, &sl.info, sl.members) // reads and classifies in one pass
+				if err == nil && rec.Type == tape.TypeMessage {
+					sl.fields.fill(rec.Frame, &sl.info, sl.members)
+				}
 			} else {
 				rec, err = s.r.Next()
 			}
@@ -271,15 +309,16 @@ func (s *Scanner) readAhead(ctx context.Context) {
 					sl.info = jsonrpc.Classify(rec.Frame)
 				}
 			}
-			recs = append(recs, seqRec{rec, seq, &sl.info, block})
+			recs = append(recs, seqRec{rec, rec.Time, seq, sl, block})
 			size += len(rec.Frame) + len(rec.Data)
 		}
 		if err == nil && ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		block.pending = len(recs)
+		block.pending, block.chunk = len(recs), chunks
+		chunks++
 		select {
-		case s.chunks <- chunk{recs: recs, err: err}:
+		case s.chunks <- chunk{recs: recs, err: err, n: block.chunk, last: seq}:
 		case <-ctx.Done():
 			return
 		}
@@ -314,6 +353,7 @@ func (s *Scanner) Next() (*Item, error) {
 	if b := s.held; b != nil { // the caller is done with the last item
 		s.held = nil
 		if b.pending--; b.pending == 0 {
+			s.chunkReleased(b.chunk)
 			select {
 			case s.blocks <- b:
 			default:
@@ -346,7 +386,10 @@ func (s *Scanner) Next() (*Item, error) {
 		return &s.item, nil
 	}
 	s.item.Frame = rec.Frame
-	s.item.Info = *r.info
+	s.item.Info = r.sl.info
+	if s.o.shared {
+		s.item.fields = &r.sl.fields
+	}
 	if s.item.Info.Kind == jsonrpc.KindBatch {
 		s.members, _ = jsonrpc.AppendSplit(s.members[:0], rec.Frame) // Classify validated it
 		s.item.Batch = len(s.members)
@@ -379,11 +422,38 @@ func (s *Scanner) read() (seqRec, error) {
 		if c.err != nil {
 			s.err = c.err
 		}
+		if s.o.shared {
+			s.chunkLast = append(s.chunkLast, c.last)
+			s.chunkDone = append(s.chunkDone, false)
+			if len(c.recs) == 0 { // nothing for the caller to be done with
+				s.chunkReleased(c.n)
+			}
+		}
 	}
 	r := s.cur[s.pos]
 	s.cur[s.pos] = seqRec{}
 	s.pos++
 	return r, nil
+}
+
+// chunkReleased notes that the caller is done with the records of chunk n,
+// and passes on how far, in file order, it is done with all records.
+func (s *Scanner) chunkReleased(n int64) {
+	if !s.o.shared {
+		return
+	}
+	s.chunkDone[n-s.chunkBase] = true
+	k := 0
+	for k < len(s.chunkDone) && s.chunkDone[k] {
+		k++
+	}
+	if k == 0 {
+		return
+	}
+	s.released.Store(s.chunkLast[k-1])
+	s.chunkLast = s.chunkLast[:copy(s.chunkLast, s.chunkLast[k:])]
+	s.chunkDone = s.chunkDone[:copy(s.chunkDone, s.chunkDone[k:])]
+	s.chunkBase += int64(k)
 }
 
 // emitMember fills s.item with the next batch member.
@@ -477,19 +547,19 @@ type recQueue struct {
 func (q *recQueue) len() int { return len(q.q) - q.head }
 
 // oldest returns the time of the first record; newest the last's.
-func (q *recQueue) oldest() int64 { return q.q[q.head].rec.Time }
-func (q *recQueue) newest() int64 { return q.q[len(q.q)-1].rec.Time }
+func (q *recQueue) oldest() int64 { return q.q[q.head].time }
+func (q *recQueue) newest() int64 { return q.q[len(q.q)-1].time }
 
 func (q *recQueue) push(r seqRec) {
 	n := len(q.q)
-	if n == q.head || r.rec.Time >= q.q[n-1].rec.Time {
+	if n == q.head || r.time >= q.q[n-1].time {
 		q.q = append(q.q, r)
 		return
 	}
 	// After every record of the same or an earlier time: equal times keep
 	// their file order.
 	live := q.q[q.head:]
-	i := q.head + sort.Search(len(live), func(i int) bool { return live[i].rec.Time > r.rec.Time })
+	i := q.head + sort.Search(len(live), func(i int) bool { return live[i].time > r.time })
 	q.q = append(q.q, seqRec{})
 	copy(q.q[i+1:], q.q[i:])
 	q.q[i] = r

@@ -196,7 +196,11 @@ func lookupString(data []byte, path ...string) (string, bool) {
 
 // lookupNumber returns the number at path, if there is one.
 func lookupNumber(data []byte, path ...string) (float64, bool) {
-	raw := lookup(data, path...)
+	return number(lookup(data, path...))
+}
+
+// number returns the JSON number raw, if it is one.
+func number(raw []byte) (float64, bool) {
 	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
 		return 0, false
 	}
@@ -217,8 +221,9 @@ func (p span) of(data []byte) []byte {
 // topFields walks data once: for the last member named top of the
 // top-level object, when it is an object, it records in out[i] where the
 // value of its member keys[i] is (the last one, when a key repeats). Other
-// members are skipped without a second look. It reports whether top was
-// found as an object. out must be as long as keys.
+// members are skipped without a second look. It reports whether the last
+// top was found and is an object (the last wins, as with encoding/json and
+// jsonrpc.ClassifyMembers). out must be as long as keys.
 func topFields(data []byte, top string, keys []string, out []span) bool {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
@@ -238,11 +243,16 @@ func topFields(data []byte, top string, keys []string, out []span) bool {
 		}
 		vs := skipSpace(data, i+1)
 		var ve int
-		if keyEquals(data[ks:ke], top) && vs < len(data) && data[vs] == '{' {
+		switch {
+		case !keyEquals(data[ks:ke], top):
+			ve = skipValue(data, vs)
+		case vs < len(data) && data[vs] == '{':
 			clear(out)
 			found = true
 			ve = objectFields(data, vs, keys, out)
-		} else {
+		default: // a later top that is not an object hides an earlier one
+			clear(out)
+			found = false
 			ve = skipValue(data, vs)
 		}
 		if ve < 0 {

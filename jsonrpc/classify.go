@@ -14,6 +14,15 @@ import "unicode/utf8"
 func Classify(frame []byte) Info {
 	s := scanner{b: frame}
 	var info Info
+	s.classify(&info)
+	return info
+}
+
+// classify is Classify on s.b into *info (listing members when s.list is
+// set).
+func (s *scanner) classify(info *Info) {
+	frame := s.b
+	*info = Info{}
 	i := s.ws(0)
 	switch {
 	case i >= len(frame):
@@ -21,10 +30,10 @@ func Classify(frame []byte) Info {
 	case frame[i] == '{':
 		var m message
 		if i = s.message(i, &m); i >= 0 {
-			s.finish(&m, &info)
+			s.finish(&m, info)
 		}
 	case frame[i] == '[':
-		i = s.batch(i, &info)
+		i = s.batch(i, info)
 	default:
 		i = s.value(i, 0)
 		info.Violations |= ViolationNotObject
@@ -35,12 +44,12 @@ func Classify(frame []byte) Info {
 		}
 	}
 	if s.failed() {
-		return Info{Kind: KindInvalid, Violations: ViolationInvalidJSON}
+		*info = Info{Kind: KindInvalid, Violations: ViolationInvalidJSON}
+		return
 	}
 	if s.badUTF8 {
 		info.Violations |= ViolationInvalidUTF8
 	}
-	return info
 }
 
 // span is the position of a value in the frame; end == 0 means absent.
@@ -88,29 +97,48 @@ const (
 )
 
 func keyOf(name []byte) keyName {
-	switch string(name) {
-	case "jsonrpc":
-		return keyJSONRPC
-	case "id":
-		return keyID
-	case "method":
-		return keyMethod
-	case "params":
-		return keyParams
-	case "result":
-		return keyResult
-	case "error":
-		return keyError
-	case "_meta":
-		return keyMeta
-	case "progressToken":
-		return keyProgressToken
-	case "requestId":
-		return keyRequestID
-	case "code":
-		return keyCode
-	case "message":
-		return keyMessage
+	// By length first: each comparison with a short constant then compiles
+	// to a few word compares, where a string switch calls the runtime.
+	switch len(name) {
+	case 2:
+		if string(name) == "id" {
+			return keyID
+		}
+	case 4:
+		if string(name) == "code" {
+			return keyCode
+		}
+	case 5:
+		switch {
+		case string(name) == "error":
+			return keyError
+		case string(name) == "_meta":
+			return keyMeta
+		}
+	case 6:
+		switch {
+		case string(name) == "method":
+			return keyMethod
+		case string(name) == "params":
+			return keyParams
+		case string(name) == "result":
+			return keyResult
+		}
+	case 7:
+		switch {
+		case string(name) == "jsonrpc":
+			return keyJSONRPC
+		case string(name) == "message":
+			return keyMessage
+		}
+	case 9:
+		if string(name) == "requestId" {
+			return keyRequestID
+		}
+	case 13:
+		if string(name) == "progressToken" {
+			return keyProgressToken
+		}
 	}
 	return keyOther
 }
@@ -161,7 +189,11 @@ func (s *scanner) message(i int, m *message) int {
 		case keyParams:
 			end = s.params(v, &m.params)
 		case keyResult:
-			end = s.skip(v, 1)
+			if s.list && v < len(s.b) && s.b[v] == '{' {
+				end, s.resultAt = s.objectMembers(v)
+			} else {
+				end, s.resultAt = s.skip(v, 1), memberRange{}
+			}
 			m.result = true
 		case keyError:
 			end = s.errorObject(v, &m.err)
@@ -182,12 +214,14 @@ func (s *scanner) message(i int, m *message) int {
 // params scans the value of "params" at b[v] (depth 2 when an object).
 func (s *scanner) params(v int, p *paramsSpan) int {
 	*p = paramsSpan{present: true}
+	s.paramsAt = memberRange{}
 	if v >= len(s.b) || s.b[v] != '{' {
 		p.structured = v < len(s.b) && s.b[v] == '['
 		return s.skip(v, 1)
 	}
 	p.structured = true
 	it := objIter{s: s, i: v + 1}
+	from := len(s.members)
 	for {
 		ks, ke, esc, ok := it.next()
 		if !ok {
@@ -209,11 +243,15 @@ func (s *scanner) params(v int, p *paramsSpan) int {
 		if end < 0 {
 			return -1
 		}
+		if s.list {
+			s.members = append(s.members, Member{Key: Span{ks, ke}, Value: Span{v, end}, KeyEscaped: esc})
+		}
 		it.i = end
 	}
 	if s.failed() {
 		return -1
 	}
+	s.paramsAt = memberRange{from, len(s.members)}
 	return it.i
 }
 

@@ -9,11 +9,13 @@ import (
 	"testing"
 )
 
-// crossCheck compares Classify, Validate and Split with encoding/json on one
-// input: the same validity verdict, and for valid input the same method, id,
-// error code, progress token, cancel target and batch members.
+// crossCheck compares Classify, ClassifyMembers, Validate and Split with
+// encoding/json on one input: the same validity verdict, and for valid input
+// the same method, id, error code, progress token, cancel target, params or
+// result members and batch members.
 func crossCheck(t testing.TB, frame []byte) {
 	t.Helper()
+	checkMembers(t, frame)
 	got := Classify(frame)
 	valid := json.Valid(frame)
 	if ours := !got.Violations.Has(ViolationInvalidJSON); ours != valid {

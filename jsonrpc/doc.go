@@ -19,6 +19,11 @@
 // code, the progress token, the target of a `notifications/cancelled`, and a
 // [Violation] bit set of protocol rules the frame breaks.
 //
+// [ClassifyMembers] makes the same pass and also lists the members of the
+// message's params (request, notification) or result (response) as spans
+// of the frame, for readers that look at a few of them (offline analysis)
+// and would otherwise walk the frame a second time.
+//
 // A top-level array is a batch: Classify validates it and counts its members;
 // [Split] (or the allocation-free [AppendSplit]) returns the members as
 // sub-slices of the frame, each of which can then be classified.

@@ -8,7 +8,8 @@ import (
 )
 
 // FuzzClassify: no input panics or hangs, and the verdicts agree with
-// encoding/json (validity, method, id, tokens, batch members).
+// encoding/json (validity, method, id, tokens, params or result members
+// listed by ClassifyMembers, batch members).
 func FuzzClassify(f *testing.F) {
 	for _, s := range seedFrames() {
 		f.Add(s)

@@ -76,6 +76,13 @@ type scanner struct {
 	errOff  int
 	err     errCode // 0 while no error
 	badUTF8 bool    // some string held bytes that are not valid UTF-8
+
+	// With list set (ClassifyMembers), the members of params and result
+	// objects are appended to members; paramsAt and resultAt say where
+	// those of the last params and result are.
+	list               bool
+	members            []Member
+	paramsAt, resultAt memberRange
 }
 
 // fail records the first error and returns -1.
@@ -93,12 +100,11 @@ func (s *scanner) failed() bool { return s.err != 0 }
 func (s *scanner) ws(i int) int {
 	b := s.b
 	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
+		// Most calls find no whitespace: one comparison tells.
+		if c := b[i]; c > ' ' || (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
 			return i
 		}
+		i++
 	}
 	return i
 }

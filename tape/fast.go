@@ -2,6 +2,7 @@ package tape
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -22,9 +23,10 @@ import (
 // Lifetime: rec.Frame and rec.Data may alias the Reader's decompressed
 // bytes instead of being copies. They are read-only (a slice's capacity
 // ends with it, so appending to it copies). The Reader never writes over
-// bytes it handed out, so they stay valid and unchanged for as long as they
-// are referenced; but a slice kept keeps its whole decompressed frame
-// (about 1 MiB for the Writer's frames) in memory. Copy what you keep.
+// bytes it handed out, unless the caller gave them back with
+// ReleaseShared, so they stay valid and unchanged for as long as they are
+// referenced; but a slice kept keeps its whole decompressed frame (about
+// 1 MiB for the Writer's frames) in memory. Copy what you keep.
 // Strings (Session, Stream, EventID, Event) are ordinary strings.
 func (r *Reader) NextShared(rec *Record) error {
 	for {
@@ -54,30 +56,53 @@ func (r *Reader) NextShared(rec *Record) error {
 // the general parser. The lifetime rules of NextShared apply to rec, and
 // to info's slices (they alias rec.Frame).
 func (r *Reader) NextClassified(rec *Record, info *jsonrpc.Info) error {
+	_, err := r.nextClassified(rec, info, nil, false)
+	return err
+}
+
+// NextClassifiedMembers is NextClassified with jsonrpc.ClassifyMembers: it
+// also returns the members of the message's params or result object,
+// appended to dst[:0] (empty for other records). Reusing the returned
+// slice as the next dst avoids allocating.
+func (r *Reader) NextClassifiedMembers(rec *Record, info *jsonrpc.Info, dst []jsonrpc.Member) ([]jsonrpc.Member, error) {
+	return r.nextClassified(rec, info, dst, true)
+}
+
+func (r *Reader) nextClassified(rec *Record, info *jsonrpc.Info, dst []jsonrpc.Member, list bool) ([]jsonrpc.Member, error) {
 	for {
 		line, err := r.line()
 		if err != nil {
-			return err
+			return dst[:0], err
 		}
 		if r.p.parseFast(line, rec, true) {
-			if *info = jsonrpc.Classify(rec.Frame); info.Kind != jsonrpc.KindInvalid {
+			if dst = classifyFrame(rec.Frame, info, dst, list); info.Kind != jsonrpc.KindInvalid {
 				r.lines++
 				r.shared = true
 				r.n++
-				return nil
+				return dst, nil
 			}
 		}
 		p, ok := r.parseLine(line)
 		if !ok {
 			continue
 		}
-		*rec, *info = *p, jsonrpc.Info{}
+		*rec, *info, dst = *p, jsonrpc.Info{}, dst[:0]
 		if rec.Type == TypeMessage {
-			*info = jsonrpc.Classify(rec.Frame)
+			dst = classifyFrame(rec.Frame, info, dst, list)
 		}
 		r.n++
-		return nil
+		return dst, nil
 	}
+}
+
+// classifyFrame sets info to frame's classification, listing its members into
+// dst[:0] when list is set.
+func classifyFrame(frame []byte, info *jsonrpc.Info, dst []jsonrpc.Member, list bool) []jsonrpc.Member {
+	if list {
+		return jsonrpc.ClassifyMembers(frame, info, dst)
+	}
+	*info = jsonrpc.Classify(frame)
+	return dst
 }
 
 // Prefixes of the records the Writer writes, in its key order.
@@ -136,26 +161,28 @@ func (p *lineParser) parseFast(line []byte, rec *Record, trustEnd bool) bool {
 		return false
 	}
 	i += 4
-	if bytes.HasPrefix(line[i:], prefixExchange) {
+	// Optional keys, told apart by their first letter before the whole
+	// prefix is compared.
+	if keyStarts(line, i, 'e') && bytes.HasPrefix(line[i:], prefixExchange) {
 		var n uint64
 		if n, i, ok = digits(line, i+len(prefixExchange)); !ok || n == 0 {
 			return false
 		}
 		rec.Exchange = n
 	}
-	if bytes.HasPrefix(line[i:], prefixStream) {
+	if keyStarts(line, i, 's') && bytes.HasPrefix(line[i:], prefixStream) {
 		if s, i, ok = plainString(line, i+len(prefixStream)); !ok || len(s) == 0 {
 			return false
 		}
 		rec.Stream = p.internStr(s)
 	}
-	if bytes.HasPrefix(line[i:], prefixEventID) {
+	if keyStarts(line, i, 'e') && bytes.HasPrefix(line[i:], prefixEventID) {
 		if s, i, ok = plainString(line, i+len(prefixEventID)); !ok || len(s) == 0 {
 			return false
 		}
 		rec.EventID = string(s)
 	}
-	if bytes.HasPrefix(line[i:], prefixNoEOL) {
+	if keyStarts(line, i, 'n') && bytes.HasPrefix(line[i:], prefixNoEOL) {
 		rec.NoEOL, i = true, i+len(prefixNoEOL)
 	}
 	if !bytes.HasPrefix(line[i:], prefixFrame) {
@@ -177,12 +204,26 @@ func (p *lineParser) parseFast(line []byte, rec *Record, trustEnd bool) bool {
 	return true
 }
 
+// keyStarts reports whether b[i:] starts with ',"' and a key whose first
+// letter is c.
+func keyStarts(b []byte, i int, c byte) bool {
+	return i+2 < len(b) && b[i+2] == c
+}
+
 // digits parses the decimal digits at b[i] followed by a ',' (up to 19
 // digits, and a value that fits an int64) and returns the index of the
 // ','.
 func digits(b []byte, i int) (uint64, int, bool) {
 	var n uint64
 	j := i
+	for j+8 <= len(b) && j-i < 16 { // eight digits at a time (a time has 19)
+		v, ok := eightDigits(b[j : j+8])
+		if !ok {
+			break
+		}
+		n = n*100_000_000 + v
+		j += 8
+	}
 	for ; j < len(b) && isDigit(b[j]); j++ {
 		n = n*10 + uint64(b[j]-'0')
 	}
@@ -190,6 +231,22 @@ func digits(b []byte, i int) (uint64, int, bool) {
 		return 0, i, false
 	}
 	return n, j, true
+}
+
+// eightDigits returns the value of the eight decimal digits in b, or false
+// when b holds another byte. It works on the eight bytes as one word: the
+// first digit is the lowest byte, and each step joins neighbouring numbers
+// of the step before (digits, then pairs, then quadruples).
+func eightDigits(b []byte) (uint64, bool) {
+	const ones, high = 0x0101010101010101, 0xF0F0F0F0F0F0F0F0
+	w := binary.LittleEndian.Uint64(b)
+	if w&high != 0x30*ones || (w+0x06*ones)&high != 0x30*ones { // each byte in '0'..'9'
+		return 0, false
+	}
+	v := w - 0x30*ones
+	v = (v*10 + v>>8) & 0x00FF00FF00FF00FF
+	v = (v*100 + v>>16) & 0x0000FFFF0000FFFF
+	return (v*10000 + v>>32) & 0xFFFFFFFF, true
 }
 
 // plainString returns the content of the string whose content starts at

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,8 +16,9 @@ import (
 )
 
 // readShared reads a whole tape with NextShared, copying nothing, and
-// then with NextClassified, checking that both give the same records and
-// that NextClassified's info is Classify's.
+// then with NextClassified and NextClassifiedMembers, checking that all
+// give the same records and that the info (and members) are Classify's
+// (ClassifyMembers').
 func readShared(tb testing.TB, data []byte) ([]Record, error) {
 	tb.Helper()
 	recs, warn := readSharedWith(tb, data, func(r *Reader, rec *Record) error { return r.NextShared(rec) })
@@ -34,12 +36,31 @@ func readShared(tb testing.TB, data []byte) ([]Record, error) {
 		}
 		return err
 	})
-	if len(classified) != len(recs) || (warn == nil) != (warn2 == nil) || (warn != nil && warn.Error() != warn2.Error()) {
-		tb.Fatalf("NextClassified: %d records (%v), NextShared %d (%v)", len(classified), warn2, len(recs), warn)
-	}
-	for i := range recs {
-		if d := diffRecord(&recs[i], &classified[i]); d != "" {
-			tb.Fatalf("NextClassified: record %d: %s", i+1, d)
+	var members []jsonrpc.Member
+	listed, warn3 := readSharedWith(tb, data, func(r *Reader, rec *Record) error {
+		var err error
+		members, err = r.NextClassifiedMembers(rec, &info, members)
+		if err == nil {
+			var want jsonrpc.Info
+			var wantMembers []jsonrpc.Member
+			if rec.Type == TypeMessage {
+				wantMembers = jsonrpc.ClassifyMembers(rec.Frame, &want, nil)
+			}
+			if !reflect.DeepEqual(info, want) || len(members) != len(wantMembers) || (len(members) > 0 && !reflect.DeepEqual(members, wantMembers)) {
+				tb.Fatalf("NextClassifiedMembers info %+v %v, ClassifyMembers says %+v %v", info, members, want, wantMembers)
+			}
+		}
+		return err
+	})
+	for name, got := range map[string][]Record{"NextClassified": classified, "NextClassifiedMembers": listed} {
+		w := map[string]error{"NextClassified": warn2, "NextClassifiedMembers": warn3}[name]
+		if len(got) != len(recs) || (warn == nil) != (w == nil) || (warn != nil && warn.Error() != w.Error()) {
+			tb.Fatalf("%s: %d records (%v), NextShared %d (%v)", name, len(got), w, len(recs), warn)
+		}
+		for i := range recs {
+			if d := diffRecord(&recs[i], &got[i]); d != "" {
+				tb.Fatalf("%s: record %d: %s", name, i+1, d)
+			}
 		}
 	}
 	return recs, warn
@@ -290,4 +311,48 @@ func FuzzParseFast(f *testing.F) {
 			t.Fatalf("fast path took %q", line)
 		}
 	})
+}
+
+func TestDigits(t *testing.T) {
+	tests := []struct {
+		in   string
+		want uint64
+		end  int
+		ok   bool
+	}{
+		{"1,", 1, 1, true},
+		{"12345678,", 12345678, 8, true},
+		{"123456789,", 123456789, 9, true},
+		{"1748779200000000000,", 1748779200000000000, 19, true},
+		{"9223372036854775807,", 9223372036854775807, 19, true},
+		{"9223372036854775808,", 0, 0, false},  // over int64
+		{"99999999999999999999,", 0, 0, false}, // 20 digits
+		{"0000000000000000001,", 1, 19, true},
+		{"1234567:,", 0, 0, false},
+		{"12345678", 0, 0, false}, // no ','
+		{"1234/678,", 0, 0, false},
+		{"1234567a9,", 0, 0, false},
+		{",", 0, 0, false},
+		{"12345678\xff1,", 0, 0, false},
+	}
+	for _, tc := range tests {
+		n, end, ok := digits([]byte(tc.in), 0)
+		if ok != tc.ok || (ok && (n != tc.want || end != tc.end)) {
+			t.Errorf("digits(%q) = %d, %d, %v; want %d, %d, %v", tc.in, n, end, ok, tc.want, tc.end, tc.ok)
+		}
+	}
+	for _, s := range []string{"00000000", "99999999", "12345678", "90817263"} {
+		v, ok := eightDigits([]byte(s))
+		if want, _ := strconv.ParseUint(s, 10, 64); !ok || v != want {
+			t.Errorf("eightDigits(%q) = %d, %v", s, v, ok)
+		}
+	}
+	for c := 0; c < 256; c++ {
+		b := []byte("11111111")
+		b[c%8] = byte(c)
+		_, ok := eightDigits(b)
+		if ok != isDigit(byte(c)) {
+			t.Errorf("eightDigits(%q) ok = %v", b, ok)
+		}
+	}
 }

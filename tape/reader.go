@@ -48,6 +48,11 @@ func (e *TailError) Unwrap() error { return e.Err }
 // as a stream from there on, with memory bounded by MaxRecord; its records
 // are returned before its checksum is seen.
 //
+// DecodeAhead makes a Reader decompress the frames to come on goroutines of
+// its own while its caller works on the records of the current one;
+// ReleaseShared then lets it reuse the bytes of records NextShared handed
+// out. What a Reader returns is the same either way.
+//
 // A Reader is not safe for concurrent use.
 type Reader struct {
 	name   string
@@ -57,12 +62,18 @@ type Reader struct {
 	o      readerOptions
 	dec    *zstd.Decoder // DecodeAll of whole frames
 	stream *zstd.Decoder // set once a frame was too big for DecodeAll
-	raw    []byte        // compressed frame
-	buf    []byte        // decompressed bytes; unread ones are buf[pos:]
-	pos    int
-	scan   int // buf[pos:pos+scan] is known to hold no '\n'
-	p      lineParser
-	shared bool // NextShared or NextClassified handed out slices of buf
+	ahead  *ahead        // set by DecodeAhead
+	// Buffers records handed out by NextShared alias, in the order they
+	// were left, with the number of the last such record; kept once
+	// ReleaseShared was called, for decode-ahead to reuse.
+	retired  []retiredBuf
+	tracking bool
+	raw      []byte // compressed frame
+	buf      []byte // decompressed bytes; unread ones are buf[pos:]
+	pos      int
+	scan     int // buf[pos:pos+scan] is known to hold no '\n'
+	p        lineParser
+	shared   bool // NextShared or NextClassified handed out slices of buf
 
 	frames int64 // frames read
 	off    int64 // input offset of the next frame
@@ -305,7 +316,9 @@ func (r *Reader) stop(err error) {
 // whole frame, or a chunk of the stream once streaming. It returns io.EOF at
 // the clean end of the input.
 func (r *Reader) fill() error {
+	private := !r.shared
 	if r.shared { // records alias r.buf: never write over it again
+		r.retire(r.buf)
 		// DecodeAll or grow allocates the room for what comes next.
 		r.buf, r.pos, r.shared = bytes.Clone(r.buf[r.pos:]), 0, false
 	} else if r.pos > 0 { // keep only the unread part
@@ -314,6 +327,9 @@ func (r *Reader) fill() error {
 	}
 	if r.stream != nil {
 		return r.fillStream()
+	}
+	if r.ahead != nil {
+		return r.fillAhead(private)
 	}
 	for {
 		var (
@@ -387,6 +403,9 @@ func (r *Reader) fillStream() error {
 // Close releases the Reader and closes the file Open opened. It is
 // idempotent.
 func (r *Reader) Close() error {
+	if r.ahead != nil {
+		r.ahead.close()
+	}
 	if r.dec != nil {
 		r.dec.Close()
 		r.dec = nil
