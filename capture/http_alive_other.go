@@ -4,6 +4,8 @@ package capture
 
 import "net"
 
-// connAlive cannot look without waiting here: a connection the upstream
-// closed is found out by using it (and replayable requests are retried).
-func connAlive(net.Conn) bool { return true }
+// connQuiet cannot look without waiting here: a connection the upstream
+// closed is found out by using it (and replayable requests are retried);
+// bytes sent unasked on an idle connection only when they stay in its
+// reader.
+func connQuiet(net.Conn) bool { return true }

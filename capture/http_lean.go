@@ -13,7 +13,8 @@ package capture
 // next request is not plain HTTP/1.1 with a body of known length (an
 // upgrade, CONNECT, Expect, a chunked request body, HTTP/1.0, a malformed
 // request) is given, that request included, to the net/http server running
-// ServeHTTP, which keeps it.
+// ServeHTTP, which keeps it. A malformed one (net/http refuses it with 400
+// or 431) is also noted in the tape, as an "error" event.
 
 import (
 	"bufio"
@@ -23,10 +24,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcptape/mcptape/tape"
 )
 
 // Lean path limits.
@@ -34,15 +39,16 @@ const (
 	// maxLeanBody is the largest request body the lean path reads before
 	// sending it upstream; larger ones take the net/http path.
 	maxLeanBody = 1 << 20
+	// maxLeanHead bounds the bytes read for one request head: a longer
+	// head is handed over with them, and net/http, whose own limit
+	// (http.DefaultMaxHeaderBytes and 4 KiB) they exceed, answers 431.
+	maxLeanHead = http.DefaultMaxHeaderBytes + 8<<10
 	// watchDelay is how long an exchange runs, at least, before the proxy
 	// starts watching its client connection for a disconnect (GET streams
 	// are watched at once); a client that goes away is noticed at most
 	// twice this late. Exchanges shorter than this, nearly all of them,
 	// pay nothing for the watch.
 	watchDelay = 25 * time.Millisecond
-	// checkIdle is how long an upstream connection must have been idle
-	// before it is checked for a close by the upstream before reuse.
-	checkIdle = 100 * time.Millisecond
 	// leanIdleTimeout bounds the wait for a request (its head included),
 	// leanHeaderTimeout the wait for a head on the net/http path.
 	leanIdleTimeout   = 5 * time.Minute
@@ -93,9 +99,16 @@ func (t *headTap) Read(p []byte) (int, error) {
 	n, err := t.c.Read(p)
 	if t.on {
 		t.buf = append(t.buf, p[:n]...)
+		if len(t.buf) > maxLeanHead && err == nil {
+			err = errHeadTooLarge
+		}
 	}
 	return n, err
 }
+
+// errHeadTooLarge ends the reading of a request head longer than
+// maxLeanHead.
+var errHeadTooLarge = errors.New("request head too large")
 
 func newLeanConn(s *leanServer, c net.Conn) *leanConn {
 	lc := &leanConn{p: s.p, srv: s, c: c, remote: c.RemoteAddr().String(), local: localAddrOf(c.LocalAddr())}
@@ -129,12 +142,18 @@ func (lc *leanConn) serve() {
 			return
 		}
 		lc.srv.setIdle(lc, false)
+		// The head has begun: it must come whole within the time net/http
+		// allows (ReadHeaderTimeout), not the idle wait.
+		lc.c.SetReadDeadline(time.Now().Add(leanHeaderTimeout))
 		lc.tap.buf = append(lc.tap.buf[:0], peekBuffered(lc.br)...)
 		lc.tap.on = true
 		req, err := http.ReadRequest(lc.br)
 		lc.tap.on = false
 		lc.c.SetReadDeadline(time.Time{})
-		if err != nil || !leanable(req) {
+		// A head that came with more than maxLeanHead bytes goes to
+		// net/http even when it parsed: the tap's error waits in lc.br.
+		if err != nil || len(lc.tap.buf) > maxLeanHead || !leanable(req) {
+			lc.noteMalformed(req, err)
 			handedOver = lc.handOver()
 			return
 		}
@@ -155,31 +174,41 @@ func leanable(r *http.Request) bool {
 	return r.ProtoMajor == 1 && r.ProtoMinor == 1 && r.Method != http.MethodConnect &&
 		len(r.RequestURI) > 0 && r.RequestURI[0] == '/' &&
 		r.Header["Upgrade"] == nil && r.Header["Expect"] == nil && r.Header["Trailer"] == nil &&
-		r.TransferEncoding == nil && r.ContentLength >= 0 && r.ContentLength <= maxLeanBody
+		r.TransferEncoding == nil && r.ContentLength >= 0 && r.ContentLength <= maxLeanBody &&
+		r.Host != "" && checkRequestHead(r) == nil // an empty Host is net/http's to judge (present or missing)
 }
 
-// handOver gives the connection, with the bytes of the request just read,
-// to the net/http server; it reports whether that server took it.
-func (lc *leanConn) handOver() bool {
-	lc.dropUpstream()
-	replay := append([]byte(nil), lc.tap.buf...)
-	lc.tap.buf = nil
-	return lc.srv.fallback.give(&replayConn{Conn: lc.c, pending: replay})
-}
-
-// replayConn is a client connection handed over with bytes already read.
-type replayConn struct {
-	net.Conn
-	pending []byte
-}
-
-func (c *replayConn) Read(p []byte) (int, error) {
-	if len(c.pending) > 0 {
-		n := copy(p, c.pending)
-		c.pending = c.pending[n:]
-		return n, nil
+// noteMalformed records in the tape (an "error" event of no exchange) why
+// the request head just read is refused: net/http, which it goes to,
+// answers 400 (431 for a head too large). A head cut short by the client's
+// going away or by its read timeout is not malformed; one the lean path
+// does not serve but net/http accepts is not recorded either.
+func (lc *leanConn) noteMalformed(req *http.Request, err error) {
+	var why string
+	var ne net.Error
+	switch {
+	case len(lc.tap.buf) > maxLeanHead && err != nil: // err may be a parser's on the cut head
+		why = fmt.Sprintf("request head over %d bytes", http.DefaultMaxHeaderBytes)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne):
+		return
+	case err != nil:
+		// What is wrong, without the bytes (which may hold secrets).
+		why = err.Error()
+		if i := strings.IndexAny(why, ":\""); i >= 0 {
+			why = strings.TrimSpace(why[:i])
+		}
+	default:
+		// (An empty Host is not noted: net/http refuses it when the
+		// header is missing, serves it when it is there, empty.)
+		if err = checkRequestHead(req); err == nil {
+			return
+		}
+		why = err.Error()
 	}
-	return c.Conn.Read(p)
+	lc.p.write(&tape.Record{
+		Type: tape.TypeEvent, Time: lc.p.o.now().UnixNano(), Event: tape.EventError,
+		Data: marshalData(map[string]string{"error": fmt.Sprintf("malformed request from %s: %s", lc.remote, why)}),
+	})
 }
 
 // exchange forwards and records one request; it reports whether the
@@ -208,12 +237,11 @@ func (lc *leanConn) exchange(req *http.Request) bool {
 	// upstream works on it.
 	var body []byte
 	if req.ContentLength > 0 {
-		if int64(cap(lc.body)) < req.ContentLength {
-			lc.body = make([]byte, req.ContentLength)
-		}
-		body = lc.body[:req.ContentLength]
-		if n, err := io.ReadFull(req.Body, body); err != nil {
-			x.requestBytes(body[:n], false, time.Time{})
+		var err error
+		lc.body, err = readBody(req.Body, lc.body, int(req.ContentLength))
+		body = lc.body
+		if err != nil {
+			x.requestBytes(body, false, time.Time{})
 			lc.cancel(context.Canceled) // the client went away inside its body
 			x.upstreamFailed(fmt.Errorf("reading the request body: %w", err))
 			return false
@@ -255,10 +283,8 @@ func (lc *leanConn) exchange(req *http.Request) bool {
 	clean := lc.copyResponse(x, req, resp, at)
 	lc.disarm()
 	lc.mu.Lock()
-	if !clean || resp.Close || lc.aborted {
+	if !clean || resp.Close || lc.aborted || (lc.up != nil && lc.up.br.Buffered() > 0) {
 		lc.closeUpstreamLocked()
-	} else if lc.up != nil {
-		lc.up.idle = time.Now()
 	}
 	gone := lc.gone
 	lc.mu.Unlock()
@@ -266,6 +292,28 @@ func (lc *leanConn) exchange(req *http.Request) bool {
 		lc.body = nil
 	}
 	return clean && !gone && !req.Close && x.writeErr == nil
+}
+
+// readBody reads an n-byte body from r into buf (reused), which grows
+// only as bytes come: a client that announces a large body and sends
+// little of it costs little. Short of n bytes, it returns what came and
+// the error (io.ErrUnexpectedEOF for an early end).
+func readBody(r io.Reader, buf []byte, n int) ([]byte, error) {
+	buf = buf[:0]
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(n-len(buf), max(len(buf), 4<<10)))
+		}
+		m, err := r.Read(buf[len(buf):min(cap(buf), n)])
+		buf = buf[:len(buf)+m]
+		if err != nil && len(buf) < n {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return buf, err
+		}
+	}
+	return buf, nil
 }
 
 // roundTrip sends the request on the pinned upstream connection (dialled
@@ -305,7 +353,12 @@ func (lc *leanConn) upstream(ctx context.Context) (*upstreamConn, error) {
 	lc.mu.Lock()
 	up := lc.up
 	lc.mu.Unlock()
-	if up != nil && up.used && time.Since(up.idle) >= checkIdle && !connAlive(up.raw) {
+	// Bytes that wait on an idle connection (past the end of the last
+	// response, or sent unasked since) answer nothing the client sent:
+	// taken for the next response, they would desync the client. Such a
+	// connection, like one the upstream closed, is not reused; net/http
+	// does the same ("Unsolicited response received on idle HTTP channel").
+	if up != nil && up.used && !up.quiet() {
 		lc.dropUpstream()
 		up = nil
 	}

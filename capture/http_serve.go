@@ -248,3 +248,27 @@ func (l *handoffListener) give(c net.Conn) bool {
 		return false
 	}
 }
+
+// handOver gives the connection, with the bytes of the request just read,
+// to the net/http server; it reports whether that server took it.
+func (lc *leanConn) handOver() bool {
+	lc.dropUpstream()
+	replay := append([]byte(nil), lc.tap.buf...)
+	lc.tap.buf = nil
+	return lc.srv.fallback.give(&replayConn{Conn: lc.c, pending: replay})
+}
+
+// replayConn is a client connection handed over with bytes already read.
+type replayConn struct {
+	net.Conn
+	pending []byte
+}
+
+func (c *replayConn) Read(p []byte) (int, error) {
+	if len(c.pending) > 0 {
+		n := copy(p, c.pending)
+		c.pending = c.pending[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}

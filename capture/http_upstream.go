@@ -9,11 +9,13 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/textproto"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,12 +24,12 @@ import (
 
 // upstreamConn is one HTTP/1.1 keep-alive connection to the upstream.
 type upstreamConn struct {
-	c    net.Conn // plain, or TLS over raw
-	raw  net.Conn // the TCP connection
-	br   *bufio.Reader
-	head []byte    // the request head being written
-	idle time.Time // when its last exchange ended
-	used bool      // it carried an exchange already
+	c    net.Conn      // plain, or TLS over raw
+	raw  net.Conn      // the TCP connection
+	br   *bufio.Reader // reads c through lim
+	lim  headLimit
+	head []byte // the request head being written
+	used bool   // it carried an exchange already
 }
 
 // upstreamAddr returns the host:port to dial for u's host.
@@ -51,7 +53,7 @@ func (p *HTTPProxy) dialUpstream(ctx context.Context) (*upstreamConn, error) {
 		return nil, err
 	}
 	if p.up.Scheme == "http" {
-		return &upstreamConn{c: raw, raw: raw, br: bufio.NewReaderSize(raw, 4<<10)}, nil
+		return newUpstreamConn(raw, raw), nil
 	}
 	tc := tls.Client(raw, &tls.Config{
 		ServerName:         p.up.Hostname(),
@@ -65,7 +67,61 @@ func (p *HTTPProxy) dialUpstream(ctx context.Context) (*upstreamConn, error) {
 		raw.Close()
 		return nil, err
 	}
-	return &upstreamConn{c: tc, raw: raw, br: bufio.NewReaderSize(tc, 4<<10)}, nil
+	return newUpstreamConn(tc, raw), nil
+}
+
+func newUpstreamConn(c, raw net.Conn) *upstreamConn {
+	u := &upstreamConn{c: c, raw: raw}
+	u.lim.r = c
+	u.br = bufio.NewReaderSize(&u.lim, 4<<10)
+	return u
+}
+
+// quiet reports whether u, idle, may carry another request: the upstream
+// has not closed it, and nothing waits to be read on it.
+func (u *upstreamConn) quiet() bool {
+	if u.br.Buffered() > 0 || !connQuiet(u.raw) {
+		return false
+	}
+	if u.c == u.raw {
+		return true
+	}
+	// TLS: bytes read from the socket along with the last response may
+	// wait in the TLS connection, decrypted or not. Look without waiting.
+	u.c.SetReadDeadline(aLongTimeAgo)
+	_, err := u.br.Peek(1)
+	u.c.SetReadDeadline(time.Time{})
+	return errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// maxResponseHead bounds the bytes of one response head (each 1xx head
+// too), as net/http's Transport does by default.
+const maxResponseHead = 10 << 20
+
+// errResponseHeadTooLarge fails a response head beyond maxResponseHead.
+var errResponseHeadTooLarge = errors.New("response head too large")
+
+// headLimit is the reader under an upstream connection's bufio.Reader:
+// while on, it lets left more bytes through, then fails.
+type headLimit struct {
+	r    io.Reader
+	on   bool
+	left int
+}
+
+func (l *headLimit) Read(p []byte) (int, error) {
+	if !l.on {
+		return l.r.Read(p)
+	}
+	if l.left <= 0 {
+		return 0, errResponseHeadTooLarge
+	}
+	if len(p) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= n
+	return n, err
 }
 
 // maxInlineBody is the largest request body sent in the same write as its
@@ -118,6 +174,8 @@ func (u *upstreamConn) writeRequest(r *http.Request, host string, body []byte) e
 // readResponse reads the upstream's response to r; informational (1xx)
 // responses before it are passed to interim.
 func (u *upstreamConn) readResponse(r *http.Request, interim func(*http.Response) error) (*http.Response, error) {
+	u.lim.on, u.lim.left = true, maxResponseHead
+	defer func() { u.lim.on = false }()
 	if _, err := u.br.Peek(1); err != nil {
 		return nil, err // nothing came: io.EOF when the upstream had closed
 	}
@@ -133,6 +191,7 @@ func (u *upstreamConn) readResponse(r *http.Request, interim func(*http.Response
 			if err := interim(resp); err != nil {
 				return nil, err
 			}
+			u.lim.left = maxResponseHead // the next head may have as much
 			continue
 		}
 		return resp, nil
@@ -146,14 +205,64 @@ func retryableError(err error) bool {
 }
 
 // replayable reports whether r may be sent again after a failure on a
-// stale connection (net/http's rule: no body and an idempotent method, or
-// an idempotency key).
+// stale connection: the rule of net/http's Transport under ReverseProxy,
+// where a request body cannot be sent twice (no body, and an idempotent
+// method or an idempotency key).
 func replayable(r *http.Request) bool {
+	if r.ContentLength != 0 {
+		return false
+	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
-		return r.ContentLength == 0
+		return true
 	}
 	return r.Header["Idempotency-Key"] != nil || r.Header["X-Idempotency-Key"] != nil
+}
+
+// checkRequestHead makes the checks net/http's server makes beyond
+// http.ReadRequest: a Host made of host bytes, header names that are
+// tokens, values without control bytes. The lean path hands a request
+// that fails them to net/http, which answers 400: forwarded, a name like
+// "Content-Length " could frame the request differently upstream. The
+// error names no value (values may be secrets).
+func checkRequestHead(r *http.Request) error {
+	if !validHost(r.Host) {
+		return errors.New("malformed Host header")
+	}
+	for name, values := range r.Header {
+		if !validHeaderName(name) {
+			return errors.New("invalid header name")
+		}
+		for _, v := range values {
+			if !validHeaderValue(v) {
+				return fmt.Errorf("invalid value in header %s", name)
+			}
+		}
+	}
+	return nil
+}
+
+// validHost reports whether h holds only bytes of a URI host and port
+// (RFC 3986: unreserved, sub-delims, '%', ':' and IPv6 brackets).
+func validHost(h string) bool {
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && strings.IndexByte("-._~!$&'()*+,;=%:[]", c) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue reports whether v has no control byte but tab.
+func validHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // hopByHop are the headers that concern one connection only (RFC 9110
