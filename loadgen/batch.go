@@ -91,7 +91,8 @@ func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Tim
 	defer st.add(&st.inflt, -k)
 
 	sctx, cancel := context.WithTimeout(ctx, s.r.o.timeout)
-	defer cancel()
+	release := cancel // once every answer came: releaseAfter
+	defer func() { release() }()
 	ex, err := conn.Send(sctx, buf, transport.SendOptions{})
 	if err != nil {
 		for i := range ts {
@@ -133,6 +134,7 @@ func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Tim
 	switch {
 	case answered == len(ts):
 		st.batchOutcome(BatchAccepted)
+		release = func() { releaseAfter(ex, cancel) }
 	case answered > 0:
 		st.batchOutcome(BatchPartial)
 	case ex != nil && isClosed(ex.Done()) && ex.Frames() == 0:

@@ -44,7 +44,9 @@
 // notifications, with the time to the first one and between them as
 // series; [WithCancel] cancels a share of the calls after a delay, the way
 // the transport and version call for, and measures the time from each
-// cancellation to the server going quiet ([CancelReport]).
+// cancellation to the server going quiet ([CancelReport]);
+// [WithGetStream] opens every session's GET stream and counts the
+// server's own messages on it, answering its requests ([GetStreamReport]).
 //
 // Figures go into one shared, mutex-guarded set of HdrHistograms
 // (nanoseconds, 1 ns to 1 h, 3 significant digits) and error counters by

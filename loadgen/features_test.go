@@ -272,20 +272,6 @@ func TestSessionIdleTimeout(t *testing.T) {
 	}
 }
 
-// TestGetStream opens each session's GET stream against the reference
-// server and still gets every answer.
-func TestGetStream(t *testing.T) {
-	url := refHTTP(t, refserver.HTTPConfig{})
-	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, `tools/call echo {"message":"hi"}`),
-		WithSessions(3), WithRequests(30), WithGetStream())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Answered != 30 || rep.ErrorTotal != 0 {
-		t.Fatalf("answered %d errors %v", rep.Answered, rep.Errors)
-	}
-}
-
 // TestCancelHTTP cancels every call of a 5 s sleep after 50 ms over
 // Streamable HTTP: with 2025 sessions (notifications/cancelled, then the
 // stream closed) and with 2026-07-28 (closing the stream is the

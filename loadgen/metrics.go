@@ -48,6 +48,7 @@ type stats struct {
 	prog    progressStats
 	cancel  cancelStats
 	batches map[string]int64 // batch outcomes
+	get     getStats         // WithGetStream
 	ilog    *intervalLog     // WithHlog
 }
 

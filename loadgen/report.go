@@ -56,6 +56,9 @@ type Report struct {
 	Batch *BatchReport `json:"batch,omitempty"`
 	// Cancel is set when calls were cancelled.
 	Cancel *CancelReport `json:"cancel,omitempty"`
+	// GetStream is set when sessions opened their Streamable HTTP GET
+	// stream: how many did, and the server messages it carried.
+	GetStream *GetStreamReport `json:"get_stream,omitempty"`
 	// Warnings says what went wrong besides the load (an interval log
 	// that could not be written).
 	Warnings []string `json:"warnings,omitempty"`
@@ -139,6 +142,9 @@ func (r *runner) report(end time.Time) *Report {
 			AfterResponse: p.afterResponse, NotIncreasing: p.notIncreasing, UnknownToken: p.unknownToken}
 	}
 	rep.Batch = r.batchReport()
+	if r.o.getStream && r.target.URL != "" {
+		rep.GetStream = st.getStreamReport()
+	}
 	if r.o.cancelRatio > 0 {
 		c := st.cancel
 		rep.Cancel = &CancelReport{Chosen: c.chosen, Sent: c.sent, AnsweredAnyway: c.answered, Quiet: c.quiet}
@@ -257,6 +263,7 @@ func Merge(reports ...*Report) (*Report, error) {
 			}
 		}
 		out.Batch = mergeBatch(out.Batch, r.Batch)
+		out.GetStream = mergeGetStream(out.GetStream, r.GetStream)
 		if c := r.Cancel; c != nil {
 			if out.Cancel == nil {
 				out.Cancel = &CancelReport{}

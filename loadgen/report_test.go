@@ -67,7 +67,11 @@ func TestMergeExact(t *testing.T) {
 	one := fakeReport(t, start, 10*time.Second, all, ErrorCount{Class: ClassTimeout, Count: 3})
 	var reps []*Report
 	for i, p := range parts {
-		reps = append(reps, jsonRoundTrip(t, fakeReport(t, start.Add(time.Duration(i)*time.Second), 9*time.Second, p, ErrorCount{Class: ClassTimeout, Count: 1})))
+		r := fakeReport(t, start.Add(time.Duration(i)*time.Second), 9*time.Second, p, ErrorCount{Class: ClassTimeout, Count: 1})
+		if i > 0 { // GET streams in two of the runs
+			r.GetStream = &GetStreamReport{Opened: 2, Messages: int64(3 * i), Notifications: int64(2 * i), Requests: int64(i)}
+		}
+		reps = append(reps, jsonRoundTrip(t, r))
 	}
 	merged, err := Merge(reps...)
 	if err != nil {
@@ -88,6 +92,9 @@ func TestMergeExact(t *testing.T) {
 	}
 	if merged.Generators != 3 || merged.Sessions != 6 || merged.ErrorTotal != 3 || merged.Requests != 30000 {
 		t.Errorf("merged totals: generators %d sessions %d errors %d requests %d", merged.Generators, merged.Sessions, merged.ErrorTotal, merged.Requests)
+	}
+	if g := merged.GetStream; g == nil || *g != (GetStreamReport{Opened: 4, Messages: 9, Notifications: 6, Requests: 3}) {
+		t.Errorf("merged GET streams %+v, want 4 opened, 9 messages: 6 notifications, 3 requests", g)
 	}
 	if merged.Duration != 11*time.Second {
 		t.Errorf("merged duration %v, want 11s (earliest start to latest end)", merged.Duration)

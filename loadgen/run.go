@@ -20,7 +20,7 @@ type Live struct {
 	// planned duration (0 when the run is bounded by a request count).
 	Elapsed, Total time.Duration
 	// Requests is the requests sent so far, Planned the --requests bound (0
-	// if none).
+	// if none) or, for RunTape, the requests the replayed recordings hold.
 	Requests, Planned int64
 	// Answered, Errors, Dropped and InFlight count requests; Sessions the
 	// sessions set up so far.

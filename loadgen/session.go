@@ -183,9 +183,9 @@ func (s *session) roundTrip(ctx context.Context, conn transport.Conn, id int64, 
 	}
 	drain := s.registerOne(conn, c, id)
 	sctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	_, err := conn.Send(sctx, frame, transport.SendOptions{})
+	ex, err := conn.Send(sctx, frame, transport.SendOptions{})
 	if err != nil {
+		cancel()
 		s.forget(id)
 		s.countSendError(sctx, err)
 		return reply{}, err
@@ -195,14 +195,39 @@ func (s *session) roundTrip(ctx context.Context, conn transport.Conn, id int64, 
 	}
 	select {
 	case rep := <-c.done:
+		releaseAfter(ex, cancel)
 		return rep, nil
 	case <-sctx.Done():
+		cancel()
 		s.forget(id)
 		if ctx.Err() != nil {
 			return reply{}, ctx.Err()
 		}
 		s.r.st.fail(ClassTimeout, "")
 		return reply{}, sctx.Err()
+	}
+}
+
+// releaseAfter cancels the context of an answered exchange once its
+// response has ended by itself (at the latest at the context's deadline,
+// or when the connection closes). Cancelling at once would cut an event
+// stream whose answer came before its end (a big answer read in several
+// pieces, a server or proxy ending the stream a little later): the
+// server sees the request aborted and the HTTP connection is closed
+// instead of going back to the pool.
+func releaseAfter(ex *transport.Exchange, cancel context.CancelFunc) {
+	if ex == nil {
+		cancel()
+		return
+	}
+	select {
+	case <-ex.Done():
+		cancel()
+	default:
+		go func() {
+			<-ex.Done()
+			cancel()
+		}()
 	}
 }
 
@@ -360,12 +385,20 @@ func (s *session) read(conn transport.Conn) {
 // parts is scratch space, returned for reuse.
 func (s *session) take(conn transport.Conn, in transport.Incoming, parts [][]byte) [][]byte {
 	info := jsonrpc.Classify(in.Frame)
+	onGet := in.Stream == transport.StreamGET
 	if info.Kind == jsonrpc.KindBatch {
 		parts, _ = jsonrpc.AppendSplit(parts[:0], in.Frame)
 		for _, p := range parts {
-			s.dispatch(conn, in.Time, jsonrpc.Classify(p), p)
+			pi := jsonrpc.Classify(p)
+			if onGet {
+				s.r.st.getMessage(pi.Kind)
+			}
+			s.dispatch(conn, in.Time, pi, p)
 		}
 		return parts
+	}
+	if onGet {
+		s.r.st.getMessage(info.Kind)
 	}
 	s.dispatch(conn, in.Time, info, in.Frame)
 	return parts
@@ -461,6 +494,9 @@ func (s *session) close() {
 	conn := s.conn
 	s.mu.Unlock()
 	if conn != nil {
+		if hc, ok := conn.(*transport.HTTPConn); ok && s.r.o.getStream && hc.GetStream() != nil {
+			s.r.st.add(&s.r.st.get.opened, 1)
+		}
 		_ = conn.Close()
 		s.wg.Wait()
 	}

@@ -34,8 +34,13 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 	if err != nil {
 		return nil, err
 	}
-	// the recording bounds the run: no request count or duration to show
-	o.sessions, o.requests, o.duration = n, 0, 0
+	// the recording bounds the run: the live figures show its requests
+	// (initialize excluded, as in Report.Requests) as the planned count
+	o.sessions, o.duration = n, 0
+	o.requests = 0
+	for i := range n {
+		o.requests += plannedRequests(sessions[i%len(sessions)])
+	}
 	if o.client == nil && target.Command == nil {
 		c, err := sharedClient(o)
 		if err != nil {
@@ -85,6 +90,18 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 	return rep, nil
 }
 
+// plannedRequests counts the requests a replay of s sends, initialize
+// excluded.
+func plannedRequests(s *replay.Session) int64 {
+	var n int64
+	for _, st := range s.Steps {
+		if st.Kind == jsonrpc.KindRequest && st.Method != "initialize" {
+			n++
+		}
+	}
+	return n
+}
+
 // sentReq is a request sent on a metered connection.
 type sentReq struct {
 	at     time.Time
@@ -116,9 +133,7 @@ func (m *meteredConn) Send(ctx context.Context, frame []byte, opt transport.Send
 		}
 		if mi.Kind == jsonrpc.KindNotification && mi.Method == jsonrpc.MethodCancelled && mi.CancelTarget.Type != jsonrpc.IDAbsent {
 			// a recorded cancellation: the request is no longer measured
-			m.mu.Lock()
-			delete(m.pending, mi.CancelTarget.Key())
-			m.mu.Unlock()
+			m.forget(mi.CancelTarget.Key())
 			continue
 		}
 		if mi.Kind != jsonrpc.KindRequest {
@@ -136,16 +151,18 @@ func (m *meteredConn) Send(ctx context.Context, frame []byte, opt transport.Send
 		m.pending[key] = sentReq{at: now, series: series, tool: mi.Method == "tools/call"}
 		m.mu.Unlock()
 		if mi.Method != "initialize" {
-			m.r.st.add(&m.r.st.sent, 1)
+			st := m.r.st
+			st.mu.Lock()
+			st.sent++
+			st.inflt++
+			st.mu.Unlock()
 		}
 	}
 	ex, err := m.Conn.Send(ctx, frame, opt)
 	if err != nil && len(keys) > 0 {
-		m.mu.Lock()
 		for _, k := range keys {
-			delete(m.pending, k)
+			m.forget(k)
 		}
-		m.mu.Unlock()
 		countError(m.r, ctx, err)
 	}
 	return ex, err
@@ -173,7 +190,10 @@ func (m *meteredConn) Recv(ctx context.Context) (transport.Incoming, error) {
 	if req.series[0] == SetupSeries {
 		st.add(&st.setups, 1)
 	} else {
-		st.add(&st.done, 1)
+		st.mu.Lock()
+		st.done++
+		st.inflt--
+		st.mu.Unlock()
 	}
 	switch {
 	case info.Violations != 0:
@@ -187,12 +207,30 @@ func (m *meteredConn) Recv(ctx context.Context) (transport.Incoming, error) {
 	return in, nil
 }
 
+// forget drops a pending request, no longer in flight.
+func (m *meteredConn) forget(key string) {
+	m.mu.Lock()
+	req, ok := m.pending[key]
+	delete(m.pending, key)
+	m.mu.Unlock()
+	if ok && req.series[0] != SetupSeries {
+		m.r.st.add(&m.r.st.inflt, -1)
+	}
+}
+
 // Close counts the requests never answered, then closes.
 func (m *meteredConn) Close() error {
 	m.mu.Lock()
 	n := len(m.pending)
+	var inflight int64
+	for _, req := range m.pending {
+		if req.series[0] != SetupSeries {
+			inflight++
+		}
+	}
 	m.pending = map[string]sentReq{}
 	m.mu.Unlock()
+	m.r.st.add(&m.r.st.inflt, -inflight)
 	if n > 0 && m.r.work.Err() == nil {
 		for range n {
 			m.r.st.fail(ClassTimeout, "never answered")

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,10 +26,27 @@ func TestRunTape(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 4
-	rep, err := RunTape(context.Background(), stdioTarget(t), sessions, n, []replay.Option{replay.WithMaxSpeed()}, WithTimeout(10*time.Second))
+	var mu sync.Mutex
+	var lives []Live
+	rep, err := RunTape(context.Background(), stdioTarget(t), sessions, n, []replay.Option{replay.WithMaxSpeed()}, WithTimeout(10*time.Second),
+		WithLive(10*time.Millisecond, func(l Live) { mu.Lock(); lives = append(lives, l); mu.Unlock() }))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// the live figures: planned from the recording, in flight back to 0 once
+	// every request was answered or dropped (the cancelled call)
+	mu.Lock()
+	if len(lives) == 0 {
+		t.Error("no live figures")
+	} else if l := lives[len(lives)-1]; l.Planned != 10*n || l.Requests != rep.Requests || l.Answered != rep.Answered || l.InFlight != 0 || l.Rate == 0 {
+		t.Errorf("last live figures %+v, want %d planned, %d sent, %d answered, none in flight", l, 10*n, rep.Requests, rep.Answered)
+	}
+	for _, l := range lives {
+		if l.InFlight < 0 || l.InFlight > l.Requests-l.Answered {
+			t.Errorf("live figures %+v: in flight out of range", l)
+		}
+	}
+	mu.Unlock()
 	t.Logf("requests %d answered %d errors %+v warnings %v", rep.Requests, rep.Answered, rep.Errors, rep.Warnings)
 	for _, s := range rep.Series {
 		t.Logf("%s %d", s.Name, s.Count)

@@ -73,6 +73,10 @@ func (rep *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "\ncancel    %d calls picked, %d cancelled (the rest answered first), %d answered anyway, %d quiet at once\n",
 			c.Chosen, c.Sent, c.AnsweredAnyway, c.Quiet)
 	}
+	if g := rep.GetStream; g != nil {
+		fmt.Fprintf(&b, "\nget       %d of %d sessions opened their GET stream; server messages on GET streams: %d (%d notifications, %d requests)\n",
+			g.Opened, rep.Sessions, g.Messages, g.Notifications, g.Requests)
+	}
 	for _, warn := range rep.Warnings {
 		fmt.Fprintf(&b, "\nwarning   %s\n", warn)
 	}

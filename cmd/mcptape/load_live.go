@@ -1,0 +1,205 @@
+package main
+
+// The live display of "mcptape load": an mpb bar on a terminal, plain
+// lines otherwise.
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/vbauerster/cupwriter"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/mcptape/mcptape/loadgen"
+)
+
+// liveOptions adds to opts the notices and the live progress of a run:
+// on a terminal, the mpb bar (returned, to be finished after the run) with
+// the notices printed above it; otherwise a plain line every --every; with
+// --quiet, the notices only.
+func liveOptions(st *stdio, f *loadFlags, opts []loadgen.Option) ([]loadgen.Option, *liveBar, error) {
+	notice := loadgen.WithNotice(func(s string) { fmt.Fprintf(st.err, "load: %s\n", s) })
+	if f.quiet {
+		return append(opts, notice), nil, nil
+	}
+	if f.every <= 0 {
+		return nil, nil, usageError("--every must be positive")
+	}
+	if !isTerminal(st.err) {
+		return append(opts, notice, loadgen.WithLive(f.every, func(l loadgen.Live) { fmt.Fprintln(st.err, liveLine(l)) })), nil, nil
+	}
+	bar := newLiveBar(st.err)
+	// notices go above the bar
+	return append(opts, loadgen.WithNotice(func(s string) { fmt.Fprintf(bar.p, "load: %s\n", s) }),
+		loadgen.WithLive(200*time.Millisecond, bar.update)), bar, nil
+}
+
+// isTerminal reports whether w is a terminal: a file for which the
+// terminal attributes can be read (/dev/null is a character device, not a
+// terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	var t syscall.Termios
+	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(syscall.TCGETS), uintptr(unsafe.Pointer(&t)))
+	return errno == 0
+}
+
+// barScale is the bar's total: it counts the run in thousandths.
+const barScale = 1000
+
+// liveBar is the live display on a terminal: one mpb bar, elapsed of total
+// (or requests of total) on its left, requests per second, errors, in
+// flight and p99 so far on its right.
+type liveBar struct {
+	p   *mpb.Progress
+	bar *mpb.Bar
+	mu  sync.Mutex
+	l   loadgen.Live
+}
+
+// newLiveBar starts the display on w (a terminal, or any writer for
+// tests); extra options are for tests (manual refresh).
+func newLiveBar(w io.Writer, opts ...mpb.ContainerOption) *liveBar {
+	lb := &liveBar{}
+	cw := &crWriter{Writer: cupwriter.New(w, false), fresh: true}
+	lb.p = mpb.New(append([]mpb.ContainerOption{mpb.WithConsoleWriter(cw), mpb.WithRefreshRate(200 * time.Millisecond)}, opts...)...)
+	lb.bar = lb.p.New(barScale, mpb.BarStyle().Lbound("[").Filler("=").Tip(">").Padding(" ").Rbound("]"),
+		mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return lb.head() }, decor.WCSyncSpaceR)),
+		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return lb.tail() })))
+	return lb
+}
+
+// crWriter is mpb's console writer with a carriage return before each
+// frame, so that a frame starts at the left edge even when the terminal
+// echoed something (^C) where the cursor was.
+type crWriter struct {
+	*cupwriter.Writer
+	fresh bool // nothing written since the last frame
+}
+
+func (w *crWriter) cr() {
+	if w.fresh {
+		w.fresh = false
+		_ = w.Writer.WriteByte('\r')
+	}
+}
+
+// Write writes lines printed above the bar.
+func (w *crWriter) Write(b []byte) (int, error) { w.cr(); return w.Writer.Write(b) }
+
+// ReadFrom takes one row of the frame.
+func (w *crWriter) ReadFrom(r io.Reader) (int64, error) { w.cr(); return w.Writer.ReadFrom(r) }
+
+// Flush writes the frame out.
+func (w *crWriter) Flush(lines int) error { w.fresh = true; return w.Writer.Flush(lines) }
+
+// Fallback terminal size, for a terminal that reports none (a
+// pseudo-terminal never sized, as under script(1) or some CI runners):
+// mpb would draw empty frames at width 0.
+const (
+	fallbackColumns = 80
+	fallbackRows    = 24
+)
+
+// GetTermSize returns the terminal's size, each dimension the terminal
+// does not report (0, or an error) replaced by the fallback.
+func (w *crWriter) GetTermSize() (width, height int, err error) {
+	width, height, err = w.Writer.GetTermSize()
+	if err != nil || width <= 0 {
+		width = fallbackColumns
+	}
+	if err != nil || height <= 0 {
+		height = fallbackRows
+	}
+	return width, height, nil
+}
+
+// update takes the latest figures (the WithLive callback).
+func (lb *liveBar) update(l loadgen.Live) {
+	lb.mu.Lock()
+	lb.l = l
+	lb.mu.Unlock()
+	// the bar completes only in finish
+	lb.bar.SetCurrent(min(int64(runFraction(l)*barScale), barScale-1))
+}
+
+// finish draws the bar one last time, full or, when the run was
+// interrupted, where it stopped, and ends the display.
+func (lb *liveBar) finish(interrupted bool) {
+	if interrupted {
+		lb.bar.Abort(false)
+	} else {
+		lb.bar.SetCurrent(barScale)
+	}
+	lb.p.Wait()
+}
+
+// head renders the bar's left side: "load 12.3s of 30s" or "load 450 of
+// 1000 requests".
+func (lb *liveBar) head() string {
+	lb.mu.Lock()
+	l := lb.l
+	lb.mu.Unlock()
+	s := "load " + l.Elapsed.Round(time.Second/10).String()
+	switch {
+	case l.Total > 0:
+		s += " of " + l.Total.String()
+	case l.Planned > 0:
+		s = fmt.Sprintf("load %d of %d requests", l.Requests, l.Planned)
+	}
+	return s
+}
+
+// tail renders the bar's right side.
+func (lb *liveBar) tail() string {
+	lb.mu.Lock()
+	l := lb.l
+	lb.mu.Unlock()
+	s := fmt.Sprintf("%.0f/s, %d errors, %d in flight", l.Rate, l.Errors, l.InFlight)
+	if l.Dropped > 0 {
+		s += fmt.Sprintf(", %d dropped", l.Dropped)
+	}
+	return s + ", p99 " + l.P99.Round(time.Microsecond).String()
+}
+
+// runFraction is how far the run is, by time or by requests (whichever is
+// further), from 0 to 1; 0 when it has no bound.
+func runFraction(l loadgen.Live) float64 {
+	frac := 0.0
+	if l.Total > 0 {
+		frac = float64(l.Elapsed) / float64(l.Total)
+	}
+	if l.Planned > 0 {
+		frac = max(frac, float64(l.Requests)/float64(l.Planned))
+	}
+	return min(max(frac, 0), 1)
+}
+
+// liveLine renders the live figures on one line.
+func liveLine(l loadgen.Live) string {
+	var b strings.Builder
+	b.WriteString("load: ")
+	b.WriteString(l.Elapsed.Round(time.Second / 10).String())
+	if l.Total > 0 {
+		b.WriteString(" of " + l.Total.String())
+	}
+	if l.Planned > 0 {
+		fmt.Fprintf(&b, ", %d of %d requests", l.Requests, l.Planned)
+	}
+	fmt.Fprintf(&b, ", %d sessions, %.0f/s, %d answered, %d errors, %d in flight", l.Sessions, l.Rate, l.Answered, l.Errors, l.InFlight)
+	if l.Dropped > 0 {
+		fmt.Fprintf(&b, ", %d dropped", l.Dropped)
+	}
+	fmt.Fprintf(&b, ", p99 %s", l.P99.Round(time.Microsecond))
+	return b.String()
+}
