@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -25,8 +25,12 @@ import (
 // Transport hands every request to a write goroutine and every response
 // from a read goroutine, which costs a load generator more CPU than the
 // exchange itself. Everything else (https, proxies, Expect: 100-continue,
-// bodies of unknown length, Connection headers) goes to a net/http
-// Transport with the same settings.
+// bodies of unknown length or over leanMaxBody, Connection headers, a
+// Host or request line net/http would rewrite or refuse) goes to a
+// net/http Transport with the same settings. Answers read as net/http
+// reads them (see parseHead); a connection is reused only when nothing
+// is left in its read buffer after an answer and a non-blocking peek
+// finds it quiet when it is taken from the pool.
 //
 // Cancellation: while a request's context can end, a context.AfterFunc
 // sets a past deadline on its connection, which ends a blocked write or
@@ -60,6 +64,7 @@ type leanConn struct {
 	cw     countWriter // nc, counting the bytes written
 	br     *bufio.Reader
 	bw     *bufio.Writer
+	peek   *connPeek // looks at the socket before each reuse
 	idleAt time.Time
 	reused bool     // carried a request before
 	keys   []string // scratch: header names to write, sorted
@@ -78,11 +83,11 @@ func (w *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// leanProbeAfter is how long a connection may stay idle before it is
-// checked, when taken from the pool, for a close by the server (as
-// servers do to idle connections after a few seconds). net/http's
-// Transport notices such closes with a read goroutine per connection.
-const leanProbeAfter = 100 * time.Millisecond
+// leanMaxBody is the largest request body the lean path sends: it writes
+// the whole request before reading the answer, so a server that answers
+// early (413...) and stops reading must not be able to block the write;
+// larger bodies go through net/http, which reads while it writes.
+const leanMaxBody = 64 << 10
 
 // leanBufSize is the size of the read and write buffers of a lean
 // connection (as net/http's).
@@ -167,8 +172,13 @@ func (t *leanTransport) CloseIdleConnections() {
 // leanHost returns the pool for req, or nil when req must go to net/http.
 func (t *leanTransport) leanHost(req *http.Request) *leanHost {
 	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" || req.Close ||
-		len(req.TransferEncoding) > 0 || req.Trailer != nil ||
-		(req.Body != nil && req.Body != http.NoBody && req.ContentLength <= 0) {
+		len(req.TransferEncoding) > 0 || req.Trailer != nil || req.ContentLength > leanMaxBody ||
+		(req.Body != nil && req.Body != http.NoBody) != (req.ContentLength > 0) {
+		return nil
+	}
+	// what net/http refuses or rewrites (control bytes in the request
+	// line, a Host to punycode or with a zone) it also handles
+	if !plainHost(requestHost(req)) || hasCTL(req.URL.RawQuery) || hasCTL(req.URL.Opaque) {
 		return nil
 	}
 	if _, ok := req.Header["Expect"]; ok {
@@ -196,6 +206,29 @@ func (t *leanTransport) leanHost(req *http.Request) *leanHost {
 	return h
 }
 
+// plainHost reports whether host is made of the bytes net/http takes in
+// a Host header as they are (no zone, no non-ASCII name).
+func plainHost(host string) bool {
+	for i := 0; i < len(host); i++ {
+		b := host[i]
+		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' ||
+			strings.IndexByte("!$&'()*+,-.:;=[]_~", b) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasCTL reports whether s holds an ASCII control byte.
+func hasCTL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
 // dialAddr returns host:port of an http URL (port 80 by default).
 func dialAddr(u *url.URL) string {
 	port := u.Port()
@@ -215,7 +248,10 @@ func (t *leanTransport) get(ctx context.Context, h *leanHost) (*leanConn, error)
 		h.idle = h.idle[:n-1]
 		t.mu.Unlock()
 		idle := time.Since(c.idleAt)
-		if (t.idleTime > 0 && idle > t.idleTime) || (idle >= leanProbeAfter && !c.alive()) {
+		// every reuse looks at the socket (one non-blocking peek): bytes
+		// the server sent while the connection was idle would be read as
+		// the answer to the next request
+		if (t.idleTime > 0 && idle > t.idleTime) || !c.alive() {
 			c.nc.Close()
 			return t.dialConn(ctx, h) // in the closed one's place
 		}
@@ -262,7 +298,7 @@ func (t *leanTransport) dialConn(ctx context.Context, h *leanHost) (*leanConn, e
 		t.drop(h)
 		return nil, err
 	}
-	c := &leanConn{host: h, nc: nc, cw: countWriter{nc: nc}, br: bufio.NewReaderSize(nc, leanBufSize)}
+	c := &leanConn{host: h, nc: nc, cw: countWriter{nc: nc}, br: bufio.NewReaderSize(nc, leanBufSize), peek: newConnPeek(nc)}
 	c.bw = bufio.NewWriterSize(&c.cw, leanBufSize)
 	return c, nil
 }
@@ -270,7 +306,7 @@ func (t *leanTransport) dialConn(ctx context.Context, h *leanHost) (*leanConn, e
 // alive reports whether an idle connection is still open: nothing to
 // read, no end of stream.
 func (c *leanConn) alive() bool {
-	return c.br.Buffered() == 0 && !peerClosed(c.nc)
+	return c.br.Buffered() == 0 && !c.peek.peerClosed()
 }
 
 // put makes c, whose exchange is complete, available to the next request.
@@ -360,29 +396,36 @@ func (c *leanConn) roundTrip(t *leanTransport, req *http.Request, body io.ReadCl
 		return fail(err, (werr != nil && nothingWritten) || (!got && isConnGone(err) && replayable(req)))
 	}
 	lb := &leanBody{t: t, c: c, stop: stop, ctx: ctx}
-	switch {
-	case !bodyAllowed(req.Method, resp.StatusCode):
+	r := c.bodyReader(req, resp)
+	if r == nil {
 		resp.Body = http.NoBody
 		// after 101 Switching Protocols the connection speaks something
 		// else: it is not reused (the lean path does not upgrade)
 		lb.finish(!resp.Close && resp.StatusCode != http.StatusSwitchingProtocols)
 		return resp, false, nil
-	case resp.TransferEncoding != nil:
-		lb.r = &chunkedBody{br: c.br, r: newChunkedReader(c.br)}
-	case resp.ContentLength >= 0:
-		lb.r = &lengthBody{r: c.br, left: resp.ContentLength}
-		if resp.ContentLength == 0 {
-			resp.Body = http.NoBody
-			lb.finish(!resp.Close)
-			return resp, false, nil
-		}
-	default:
-		lb.r = c.br // until the server closes
-		resp.Close = true
 	}
+	lb.r = r
 	lb.reuse = !resp.Close
 	resp.Body = lb
 	return resp, false, nil
+}
+
+// bodyReader returns the reader of the body of resp, the answer to req,
+// on c; nil when it has none.
+func (c *leanConn) bodyReader(req *http.Request, resp *http.Response) io.Reader {
+	switch {
+	case !bodyAllowed(req.Method, resp.StatusCode):
+		return nil
+	case resp.TransferEncoding != nil:
+		return &chunkedBody{br: c.br, r: newChunkedReader(c.br), resp: resp}
+	case resp.ContentLength == 0:
+		return nil
+	case resp.ContentLength > 0:
+		return &lengthBody{r: c.br, left: resp.ContentLength}
+	default:
+		resp.Close = true
+		return c.br // until the server closes
+	}
 }
 
 // replayable reports whether req may be sent twice (net/http's rule).
@@ -404,7 +447,8 @@ func isConnGone(err error) bool {
 
 // bodyAllowed reports whether an answer with status to method has a body.
 func bodyAllowed(method string, status int) bool {
-	return method != http.MethodHead && status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+	return method != http.MethodHead && (status < 100 || status >= 200) &&
+		status != http.StatusNoContent && status != http.StatusNotModified
 }
 
 // leanBody is the body of an answer on the lean path: reading it to the
@@ -463,7 +507,10 @@ func (b *leanBody) finish(reuse bool) {
 	if b.stop != nil && !b.stop() {
 		reuse = false // the deadline was set, or is being set
 	}
-	if reuse {
+	// bytes beyond the answer's framing (a body longer than its
+	// Content-Length, a body after HEAD, 204 or 304...) would be read as
+	// the next answer
+	if reuse && b.c.br.Buffered() == 0 {
 		b.t.put(b.c)
 	} else {
 		b.t.discard(b.c)
@@ -493,38 +540,4 @@ func (l *lengthBody) Read(p []byte) (int, error) {
 		err = io.ErrUnexpectedEOF
 	}
 	return n, err
-}
-
-// chunkedBody reads a chunked body, then its trailer section (dropped).
-type chunkedBody struct {
-	br *bufio.Reader
-	r  io.Reader
-}
-
-func (c *chunkedBody) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	if err == io.EOF {
-		if terr := skipTrailer(c.br); terr != nil {
-			return n, terr
-		}
-	}
-	return n, err
-}
-
-// skipTrailer reads the trailer fields of a chunked body up to the empty
-// line.
-func skipTrailer(br *bufio.Reader) error {
-	for range 1024 {
-		line, err := br.ReadSlice('\n')
-		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return fmt.Errorf("reading the chunked body's trailer: %w", err)
-		}
-		if len(line) <= 2 && (len(line) == 1 || line[0] == '\r') {
-			return nil
-		}
-	}
-	return errors.New("chunked body trailer too long")
 }

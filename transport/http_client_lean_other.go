@@ -4,6 +4,11 @@ package transport
 
 import "net"
 
-// peerClosed cannot look at an idle connection without blocking on this
-// system: it reports false (the retry rules of the lean path still apply).
-func peerClosed(net.Conn) bool { return false }
+// connPeek cannot look at an idle connection without blocking on this
+// system: peerClosed reports false (the retry rules of the lean path
+// still apply).
+type connPeek struct{}
+
+func newConnPeek(net.Conn) *connPeek { return &connPeek{} }
+
+func (*connPeek) peerClosed() bool { return false }

@@ -7,27 +7,38 @@ import (
 	"syscall"
 )
 
+// connPeek looks at an idle connection without waiting: one non-blocking
+// MSG_PEEK receive, with nothing allocated per look.
+type connPeek struct {
+	rc  syscall.RawConn // nil: cannot look
+	fn  func(fd uintptr) bool
+	buf [1]byte
+	err error
+}
+
+func newConnPeek(nc net.Conn) *connPeek {
+	p := &connPeek{}
+	if sc, ok := nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			p.rc = rc
+		}
+	}
+	p.fn = func(fd uintptr) bool {
+		_, _, p.err = syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		return true // never wait
+	}
+	return p
+}
+
 // peerClosed reports whether the peer of an idle connection has closed it
-// (or sent bytes nobody asked for), without waiting: one non-blocking
-// MSG_PEEK receive.
-func peerClosed(nc net.Conn) bool {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
+// (or sent bytes nobody asked for).
+func (p *connPeek) peerClosed() bool {
+	if p.rc == nil {
 		return false
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return true
-	}
-	var buf [1]byte
-	var rerr error
-	err = rc.Read(func(fd uintptr) bool {
-		_, _, rerr = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		return true
-	})
-	if err != nil {
+	if err := p.rc.Read(p.fn); err != nil {
 		return true
 	}
 	// EAGAIN: open with nothing to read; no error: end of stream, or data
-	return rerr != syscall.EAGAIN && rerr != syscall.EWOULDBLOCK
+	return p.err != syscall.EAGAIN && p.err != syscall.EWOULDBLOCK
 }

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,10 +13,6 @@ import (
 
 // The HTTP/1.1 wire format of the lean path (see leanTransport): writing
 // a request, reading the head of an answer.
-
-// maxResponseHead bounds the bytes of a response's status line and
-// header fields.
-const maxResponseHead = 1 << 20
 
 // requestError is a request the lean path refuses before sending it (a bad
 // header, a body shorter than announced): never retried.
@@ -89,13 +84,11 @@ func (c *leanConn) writeRequest(req *http.Request, body io.ReadCloser) error {
 }
 
 // checkRequest reports a request the lean path must not send: a bad
-// method, Host or header field (net/http refuses the same).
+// method or header field (net/http refuses the same; leanHost sends
+// requests with an unusual Host or request line to net/http).
 func checkRequest(req *http.Request) error {
 	if method := requestMethod(req); !validHeaderName(method) {
 		return fmt.Errorf("net/http: invalid method %q", method)
-	}
-	if host := requestHost(req); !validHeaderValue(host) || strings.ContainsAny(host, " \t") {
-		return fmt.Errorf("http: invalid Host header %q", host)
 	}
 	for k, vs := range req.Header {
 		if !validHeaderName(k) {
@@ -140,154 +133,6 @@ func validHeaderValue(v string) bool {
 		}
 	}
 	return true
-}
-
-// readLine appends the next line of the answer's head, without its line
-// end, plus "\n", to c.hdr, and returns its length. got reports that a
-// byte was read.
-func (c *leanConn) readLine(got *bool) (int, error) {
-	start := len(c.hdr)
-	for {
-		frag, err := c.br.ReadSlice('\n')
-		if len(frag) > 0 {
-			*got = true
-		}
-		if len(c.hdr)+len(frag) > maxResponseHead {
-			return 0, fmt.Errorf("response head longer than %d bytes", maxResponseHead)
-		}
-		c.hdr = append(c.hdr, frag...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil {
-			if err == io.EOF && *got {
-				err = io.ErrUnexpectedEOF
-			}
-			return 0, err
-		}
-		break
-	}
-	line := c.hdr[start : len(c.hdr)-1] // without '\n'
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
-	}
-	c.hdr = append(c.hdr[:start+len(line)], '\n')
-	return len(line), nil
-}
-
-// readResponse reads the head of the answer to req (skipping interim 1xx
-// answers) and decides how its body is framed. got reports that some of
-// an answer arrived.
-func (c *leanConn) readResponse(req *http.Request) (resp *http.Response, got bool, err error) {
-	for interim := 0; ; interim++ {
-		c.hdr = c.hdr[:0]
-		lines := 0
-		for {
-			n, err := c.readLine(&got)
-			if err != nil {
-				return nil, got, err
-			}
-			if n == 0 {
-				c.hdr = c.hdr[:len(c.hdr)-1]
-				if lines == 0 {
-					continue // a stray empty line before the status line
-				}
-				break
-			}
-			lines++
-		}
-		resp, err = parseHead(string(c.hdr), lines, req)
-		if err != nil {
-			return nil, true, err
-		}
-		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
-			return resp, true, nil
-		}
-		if interim >= 8 {
-			return nil, true, errors.New("too many 1xx answers")
-		}
-	}
-}
-
-// parseHead parses a response head of lines lines, each ending in "\n".
-func parseHead(block string, lines int, req *http.Request) (*http.Response, error) {
-	status, rest, _ := strings.Cut(block, "\n")
-	proto, st, _ := strings.Cut(status, " ")
-	major, minor, ok := http.ParseHTTPVersion(proto)
-	st = strings.TrimLeft(st, " ")
-	if !ok || major != 1 || len(st) < 3 || (len(st) > 3 && st[3] != ' ') {
-		return nil, fmt.Errorf("malformed HTTP response %q", status)
-	}
-	code, err := strconv.Atoi(st[:3])
-	if err != nil || code < 100 || st[0] == '+' || st[0] == '-' {
-		return nil, fmt.Errorf("malformed HTTP status code %q", st[:3])
-	}
-	h := make(http.Header, lines-1)
-	vals := make([]string, lines-1)
-	for i := 0; rest != ""; i++ {
-		var line string
-		line, rest, _ = strings.Cut(rest, "\n")
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || !validHeaderName(k) {
-			return nil, fmt.Errorf("malformed MIME header line: %q", oneLine([]byte(line), 100))
-		}
-		k = canonicalKey(k)
-		v = strings.Trim(v, " \t")
-		if old, ok := h[k]; ok {
-			h[k] = append(old, v)
-		} else {
-			vals[i] = v
-			h[k] = vals[i : i+1 : i+1]
-		}
-	}
-	resp := &http.Response{
-		Status: st, StatusCode: code, Proto: proto, ProtoMajor: major, ProtoMinor: minor,
-		Header: h, Request: req, ContentLength: -1,
-	}
-	resp.Close = closeAfter(h, minor)
-	if !bodyAllowed(req.Method, code) {
-		if req.Method != http.MethodHead {
-			resp.ContentLength = 0
-		}
-		return resp, nil
-	}
-	if te, ok := h["Transfer-Encoding"]; ok {
-		if len(te) != 1 || !strings.EqualFold(te[0], "chunked") {
-			return nil, fmt.Errorf("unsupported transfer encoding %q", te)
-		}
-		delete(h, "Transfer-Encoding")
-		resp.TransferEncoding = []string{"chunked"}
-		return resp, nil
-	}
-	if cl, ok := h["Content-Length"]; ok {
-		n, err := strconv.ParseInt(cl[0], 10, 64)
-		if err != nil || n < 0 || cl[0][0] == '+' {
-			return nil, fmt.Errorf("bad Content-Length %q", cl[0])
-		}
-		for _, other := range cl[1:] {
-			if other != cl[0] {
-				return nil, fmt.Errorf("message cannot contain multiple Content-Length headers; got %q", cl)
-			}
-		}
-		resp.ContentLength = n
-	}
-	return resp, nil
-}
-
-// closeAfter reports whether the connection closes after an answer with
-// header h (HTTP/1.minor).
-func closeAfter(h http.Header, minor int) bool {
-	keepAlive := false
-	for _, v := range h["Connection"] {
-		for tok := range strings.SplitSeq(v, ",") {
-			tok = strings.TrimSpace(tok)
-			if strings.EqualFold(tok, "close") {
-				return true
-			}
-			keepAlive = keepAlive || strings.EqualFold(tok, "keep-alive")
-		}
-	}
-	return minor == 0 && !keepAlive
 }
 
 // canonicalKey returns the canonical form of a valid field name, without
