@@ -20,13 +20,16 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mcptape/mcptape/transport"
 )
 
 // upstreamConn is one HTTP/1.1 keep-alive connection to the upstream.
 type upstreamConn struct {
-	c    net.Conn      // plain, or TLS over raw
-	raw  net.Conn      // the TCP connection
-	br   *bufio.Reader // reads c through lim
+	c    net.Conn            // plain, or TLS over raw
+	raw  net.Conn            // the TCP connection
+	peek *transport.IdlePeek // looks at raw before each reuse
+	br   *bufio.Reader       // reads c through lim
 	lim  headLimit
 	head []byte // the request head being written
 	used bool   // it carried an exchange already
@@ -71,7 +74,7 @@ func (p *HTTPProxy) dialUpstream(ctx context.Context) (*upstreamConn, error) {
 }
 
 func newUpstreamConn(c, raw net.Conn) *upstreamConn {
-	u := &upstreamConn{c: c, raw: raw}
+	u := &upstreamConn{c: c, raw: raw, peek: transport.NewIdlePeek(raw)}
 	u.lim.r = c
 	u.br = bufio.NewReaderSize(&u.lim, 4<<10)
 	return u
@@ -80,7 +83,7 @@ func newUpstreamConn(c, raw net.Conn) *upstreamConn {
 // quiet reports whether u, idle, may carry another request: the upstream
 // has not closed it, and nothing waits to be read on it.
 func (u *upstreamConn) quiet() bool {
-	if u.br.Buffered() > 0 || !connQuiet(u.raw) {
+	if u.br.Buffered() > 0 || !u.peek.Quiet() {
 		return false
 	}
 	if u.c == u.raw {

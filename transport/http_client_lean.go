@@ -64,7 +64,7 @@ type leanConn struct {
 	cw     countWriter // nc, counting the bytes written
 	br     *bufio.Reader
 	bw     *bufio.Writer
-	peek   *connPeek // looks at the socket before each reuse
+	peek   *IdlePeek // looks at the socket before each reuse
 	idleAt time.Time
 	reused bool     // carried a request before
 	keys   []string // scratch: header names to write, sorted
@@ -298,7 +298,7 @@ func (t *leanTransport) dialConn(ctx context.Context, h *leanHost) (*leanConn, e
 		t.drop(h)
 		return nil, err
 	}
-	c := &leanConn{host: h, nc: nc, cw: countWriter{nc: nc}, br: bufio.NewReaderSize(nc, leanBufSize), peek: newConnPeek(nc)}
+	c := &leanConn{host: h, nc: nc, cw: countWriter{nc: nc}, br: bufio.NewReaderSize(nc, leanBufSize), peek: NewIdlePeek(nc)}
 	c.bw = bufio.NewWriterSize(&c.cw, leanBufSize)
 	return c, nil
 }
@@ -306,7 +306,7 @@ func (t *leanTransport) dialConn(ctx context.Context, h *leanHost) (*leanConn, e
 // alive reports whether an idle connection is still open: nothing to
 // read, no end of stream.
 func (c *leanConn) alive() bool {
-	return c.br.Buffered() == 0 && !c.peek.peerClosed()
+	return c.br.Buffered() == 0 && c.peek.Quiet()
 }
 
 // put makes c, whose exchange is complete, available to the next request.
