@@ -81,6 +81,11 @@ func NewPairer[T any]() *Pairer[T] {
 // key returns the id's canonical key, and its value when it is an
 // integer that fits in an int64.
 func (p *Pairer[T]) key(id jsonrpc.ID) (k []byte, num int64, isNum bool) {
+	if id.Type == jsonrpc.IDNumber {
+		if num, ok := plainInt(id.Raw); ok { // its key is its digits: no round trip
+			return nil, num, true
+		}
+	}
 	p.buf = id.AppendKey(p.buf[:0])
 	k = p.buf
 	if len(k) == 0 || len(k) > 18 || k[0] == '"' {
@@ -104,6 +109,30 @@ func (p *Pairer[T]) key(id jsonrpc.ID) (k []byte, num int64, isNum bool) {
 		num = -num
 	}
 	return k, num, true
+}
+
+// plainInt returns the value of raw when it is an optional '-' and 1 to 17
+// digits (the numbers key keeps as integers: their canonical key is the
+// same digits, or "0" for zeros).
+func plainInt(raw []byte) (int64, bool) {
+	digits := raw
+	if len(raw) > 0 && raw[0] == '-' {
+		digits = raw[1:]
+	}
+	if len(digits) == 0 || len(raw) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if len(digits) < len(raw) {
+		n = -n
+	}
+	return n, true
 }
 
 // scope returns the ids of a scope, creating them when create is set.

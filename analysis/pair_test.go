@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -120,5 +121,32 @@ func TestPairerManySessions(t *testing.T) {
 	}
 	if p.Len() != 0 || len(p.scopes) > 64 {
 		t.Errorf("len %d, %d scopes kept after every request was answered", p.Len(), len(p.scopes))
+	}
+}
+
+// TestPairerKeyPlainInt: the ids key reads as integers without building
+// their canonical key give the value, and the kind of key, that building it
+// gives.
+func TestPairerKeyPlainInt(t *testing.T) {
+	ref := func(id jsonrpc.ID) (int64, bool) {
+		k := id.AppendKey(nil)
+		if len(k) == 0 || len(k) > 18 || k[0] == '"' {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(string(k), 10, 64)
+		return n, err == nil && k[0] != '+'
+	}
+	for _, raw := range []string{`0`, `-0`, `7`, `-5`, `10`, `1e1`, `1.0`, `-0.0`, `123456789012345678`, `-12345678901234567`,
+		`-123456789012345678`, `1234567890123456789`, `12345678901234567890`, `"7"`, `0.5`, `-1E2`} {
+		p := NewPairer[int]()
+		id := id(t, raw)
+		k, num, isNum := p.key(id)
+		wantNum, wantIsNum := ref(id)
+		if isNum != wantIsNum || num != wantNum {
+			t.Errorf("%s: key gives %d, %v; want %d, %v", raw, num, isNum, wantNum, wantIsNum)
+		}
+		if !isNum && string(k) != id.Key() {
+			t.Errorf("%s: key %q, want %q", raw, k, id.Key())
+		}
 	}
 }
