@@ -18,6 +18,7 @@ package capture
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -80,7 +81,8 @@ type leanConn struct {
 
 	mu      sync.Mutex
 	up      *upstreamConn
-	aborted bool // the exchange was cut: its upstream connection is closed
+	aborted bool  // the exchange was cut: its upstream connection is closed
+	readBy  int64 // when the wait for a request is cut (see setReadBy)
 	// The watch of the client connection (see arm).
 	armed  bool
 	watchC chan struct{} // a watch runs; closed when it returns
@@ -137,19 +139,28 @@ func (lc *leanConn) serve() {
 		if !lc.srv.setIdle(lc, true) {
 			return
 		}
-		lc.c.SetReadDeadline(time.Now().Add(leanIdleTimeout))
-		if _, err := lc.br.Peek(1); err != nil {
+		// The watch ticker times the idle wait: a read deadline per request woke a thread.
+		lc.setReadBy(lc.srv.clock() + int64(leanIdleTimeout))
+		_, err := lc.br.Peek(1)
+		cut := lc.setReadBy(0)
+		if err != nil {
 			return
 		}
 		lc.srv.setIdle(lc, false)
 		// The head has begun: it must come whole within the time net/http
-		// allows (ReadHeaderTimeout), not the idle wait.
-		lc.c.SetReadDeadline(time.Now().Add(leanHeaderTimeout))
+		// allows (ReadHeaderTimeout), not the idle wait. A head that came
+		// whole (nearly all do) needs no more reads, hence no deadline.
 		lc.tap.buf = append(lc.tap.buf[:0], peekBuffered(lc.br)...)
+		deadline := cut || !bytes.Contains(lc.tap.buf, headEnd)
+		if deadline {
+			lc.c.SetReadDeadline(time.Now().Add(leanHeaderTimeout))
+		}
 		lc.tap.on = true
 		req, err := http.ReadRequest(lc.br)
 		lc.tap.on = false
-		lc.c.SetReadDeadline(time.Time{})
+		if deadline {
+			lc.c.SetReadDeadline(time.Time{})
+		}
 		// A head that came with more than maxLeanHead bytes goes to
 		// net/http even when it parsed: the tap's error waits in lc.br.
 		if err != nil || len(lc.tap.buf) > maxLeanHead || !leanable(req) {
@@ -162,6 +173,10 @@ func (lc *leanConn) serve() {
 		}
 	}
 }
+
+// headEnd ends a request head (with the end of its last line): a head
+// whose bytes hold it is whole, or ends earlier (at a bare "\n\n").
+var headEnd = []byte("\r\n\r\n")
 
 // peekBuffered returns the bytes br holds.
 func peekBuffered(br *bufio.Reader) []byte {

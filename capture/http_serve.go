@@ -39,7 +39,7 @@ func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	accepted := make(chan error, 1)
 	if p.lean {
-		ls = &leanServer{p: p, ln: ln, conns: make(map[*leanConn]bool), fallback: newHandoffListener(ln.Addr())}
+		ls = &leanServer{p: p, ln: ln, conns: make(map[*leanConn]bool), fallback: newHandoffListener(ln.Addr()), start: time.Now()}
 		go func() { errc <- srv.Serve(ls.fallback) }()
 		go func() { accepted <- ls.accept() }()
 		watching := make(chan struct{})
@@ -100,7 +100,13 @@ type leanServer struct {
 	conns   map[*leanConn]bool // open connections
 	closing atomic.Bool
 	wg      sync.WaitGroup // connection goroutines
+	// start is the origin of clock, the monotonic time by which the
+	// connections' idle waits are timed (see leanConn.readBy).
+	start time.Time
 }
+
+// clock returns the time elapsed since s started, monotonic.
+func (s *leanServer) clock() int64 { return int64(time.Since(s.start)) }
 
 // accept serves the connections ln accepts until ln is closed.
 func (s *leanServer) accept() error {
@@ -139,7 +145,8 @@ func (s *leanServer) setIdle(lc *leanConn, idle bool) bool {
 }
 
 // watchLoop starts the watch of the connections whose exchange has lasted
-// watchDelay, until stop is closed.
+// watchDelay, and ends the idle waits that have lasted leanIdleTimeout,
+// until stop is closed.
 func (s *leanServer) watchLoop(stop <-chan struct{}) {
 	tick := time.NewTicker(watchDelay)
 	defer tick.Stop()
@@ -149,11 +156,13 @@ func (s *leanServer) watchLoop(stop <-chan struct{}) {
 			return
 		case now := <-tick.C:
 			due := now.Add(-watchDelay).UnixNano()
+			clock := s.clock()
 			s.mu.Lock()
 			for lc := range s.conns {
 				if b := lc.busy.Load(); b != 0 && b <= due {
 					lc.startWatch()
 				}
+				lc.expireWait(clock)
 			}
 			s.mu.Unlock()
 		}

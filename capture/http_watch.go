@@ -1,7 +1,8 @@
 package capture
 
 // The watch of a lean client connection for a disconnect while its
-// exchange waits for the upstream or streams (http_lean.go).
+// exchange waits for the upstream or streams (http_lean.go), and the
+// timing of its wait for the next request.
 
 import (
 	"context"
@@ -79,4 +80,28 @@ func (lc *leanConn) clientGone() bool {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	return lc.gone
+}
+
+// setReadBy starts (at > 0, the server's clock time past which it is cut)
+// or ends (0) the wait for a request, and reports whether the watch
+// ticker cut the one that ran: its read deadline is then in the past.
+// (lc.readBy is -1 once cut, 0 when no wait runs.)
+func (lc *leanConn) setReadBy(at int64) (cut bool) {
+	lc.mu.Lock()
+	cut = lc.readBy < 0
+	lc.readBy = at
+	lc.mu.Unlock()
+	return cut
+}
+
+// expireWait cuts the wait for a request if it has run past its time
+// (now, by the server's clock): the read it is blocked in fails with
+// os.ErrDeadlineExceeded, as a read deadline would have it.
+func (lc *leanConn) expireWait(now int64) {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if lc.readBy > 0 && lc.readBy <= now {
+		lc.readBy = -1
+		lc.c.SetReadDeadline(aLongTimeAgo)
+	}
 }

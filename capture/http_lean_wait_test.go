@@ -1,0 +1,155 @@
+package capture
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestHTTPLeanWaitExpire: the watch ticker's sweep (expireWait) cuts a
+// connection's wait for a request once it has run past its time, and only
+// then; setReadBy reports the cut.
+func TestHTTPLeanWaitExpire(t *testing.T) {
+	tests := []struct {
+		name    string
+		readBy  int64 // 0: no wait runs
+		now     int64
+		wantCut bool
+	}{
+		{"past its time", 100, 200, true},
+		{"at its time", 200, 200, true},
+		{"before its time", 300, 200, false},
+		{"no wait", 0, 200, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := NewHTTPProxy("http://127.0.0.1:1", &memTape{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			s := &leanServer{p: p, conns: make(map[*leanConn]bool), start: time.Now()}
+			client, server := net.Pipe()
+			defer client.Close()
+			lc := newLeanConn(s, server)
+			defer lc.c.Close()
+			lc.setReadBy(tt.readBy)
+			lc.expireWait(tt.now)
+			peeked := make(chan error, 1)
+			go func() { _, err := lc.br.Peek(1); peeked <- err }()
+			if !tt.wantCut {
+				// Not cut: the read waits for the client's bytes.
+				select {
+				case err := <-peeked:
+					t.Fatalf("read ended before any byte came: %v", err)
+				case <-time.After(50 * time.Millisecond):
+				}
+				io.WriteString(client, "G")
+				if err := <-peeked; err != nil {
+					t.Fatalf("read after a byte: %v", err)
+				}
+			} else if err := <-peeked; !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("read of a cut wait: %v, want %v", err, os.ErrDeadlineExceeded)
+			}
+			if cut := lc.setReadBy(0); cut != tt.wantCut {
+				t.Errorf("setReadBy reports cut %v, want %v", cut, tt.wantCut)
+			}
+			if cut := lc.setReadBy(0); cut {
+				t.Error("a wait ended stays cut")
+			}
+		})
+	}
+}
+
+// TestHTTPLeanWholeHeadNoDeadline: a request head that came whole is read
+// without setting a read deadline (no timer per request); one that came
+// in part still gets the head timeout (TestHTTPLeanReviewHeadTimeout).
+func TestHTTPLeanWholeHeadNoDeadline(t *testing.T) {
+	up := upstream(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	p, err := NewHTTPProxy(up.URL, &memTape{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl := &countingListener{Listener: ln, conns: make(chan *countingConn, 1)}
+	s := &leanServer{p: p, ln: dl, conns: make(map[*leanConn]bool), fallback: newHandoffListener(ln.Addr()), start: time.Now()}
+	go s.accept()
+	defer func() {
+		ln.Close()
+		s.closeAll()
+		s.wg.Wait()
+		p.Close()
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	dc := <-dl.conns
+	br := bufio.NewReader(c)
+	for i := range 3 {
+		io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("response %d: %v", i, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("response %d: %s", i, resp.Status)
+		}
+	}
+	if n := dc.sets.Load(); n != 0 {
+		t.Errorf("%d read deadlines set for whole heads, want 0", n)
+	}
+	// A head that comes in part is read under the head timeout.
+	io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: h\r\n")
+	time.Sleep(50 * time.Millisecond)
+	io.WriteString(c, "Content-Length: 2\r\n\r\n{}")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("response to a head in parts: %v", err)
+	}
+	resp.Body.Close()
+	if n := dc.sets.Load(); n != 1 {
+		t.Errorf("%d read deadlines set for a head in parts, want 1", n)
+	}
+}
+
+// countingListener hands over the connections it accepts, which count
+// the read deadlines set on them (a zero one, clearing, not counted).
+type countingListener struct {
+	net.Listener
+	conns chan *countingConn
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	cc := &countingConn{Conn: c}
+	l.conns <- cc
+	return cc, nil
+}
+
+type countingConn struct {
+	net.Conn
+	sets atomic.Int64
+}
+
+func (c *countingConn) SetReadDeadline(t time.Time) error {
+	if !t.IsZero() {
+		c.sets.Add(1)
+	}
+	return c.Conn.SetReadDeadline(t)
+}
