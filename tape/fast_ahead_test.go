@@ -12,8 +12,8 @@ import (
 )
 
 // readAhead reads a whole tape with DecodeAhead(workers), with Next or
-// (shared) NextShared, and returns the records, the warning and Records().
-func readAhead(tb testing.TB, data []byte, workers int, shared bool, opts ...ReaderOption) ([]*Record, error, int64) {
+// (shared) NextShared, and returns the records, Records() and the warning.
+func readAhead(tb testing.TB, data []byte, workers int, shared bool, opts ...ReaderOption) ([]*Record, int64, error) {
 	tb.Helper()
 	r, err := NewReader(bytes.NewReader(data), opts...)
 	if err != nil {
@@ -42,7 +42,7 @@ func readAhead(tb testing.TB, data []byte, workers int, shared bool, opts ...Rea
 		}
 		recs = append(recs, rec)
 	}
-	return recs, r.Warning(), r.Records()
+	return recs, r.Records(), r.Warning()
 }
 
 // TestDecodeAheadMatches: with decode-ahead a Reader returns the records
@@ -93,7 +93,7 @@ func TestDecodeAheadMatches(t *testing.T) {
 		want, _, wantWarn := readTape(t, in.data, false, in.opts...)
 		for _, workers := range []int{1, 3} {
 			for _, shared := range []bool{false, true} {
-				got, warn, n := readAhead(t, in.data, workers, shared, in.opts...)
+				got, n, warn := readAhead(t, in.data, workers, shared, in.opts...)
 				where := fmt.Sprintf("%s, %d workers, shared %v", name, workers, shared)
 				if (warn == nil) != (wantWarn == nil) || (warn != nil && warn.Error() != wantWarn.Error()) {
 					t.Fatalf("%s: warning %v, want %v", where, warn, wantWarn)
