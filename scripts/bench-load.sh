@@ -28,6 +28,7 @@ VEGETA=$(command -v vegeta || echo "$GOBIN_DIR/vegeta")
 command -v wrk >/dev/null || { echo "wrk missing: apt-get install -y wrk" >&2; exit 1; }
 
 start_server() { # start_server FLAGS... ; sets URL and SRV_PID
+  rm -f "$WORK/serve.err" # opened by the background job only once it runs: no old address
   "$MCPTAPE" serve --http 127.0.0.1:0 "$@" 2>"$WORK/serve.err" &
   SRV_PID=$!
   for _ in $(seq 100); do

@@ -12,6 +12,7 @@ OUT=${OUT:-demo-out}
 mkdir -p "$OUT"
 step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
 
+rm -f "$OUT/serve.err" # a background job opens it only once it runs: no old address
 "$MCPTAPE" serve --http 127.0.0.1:0 2>"$OUT/serve.err" &
 SRV=$!
 trap 'kill $SRV 2>/dev/null || true' EXIT
