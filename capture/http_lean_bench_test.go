@@ -20,36 +20,13 @@ func sseUpstream(b *testing.B) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { ln.Close() })
 	event := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"session says hello\"}]}}\n\n"
 	head := "HTTP/1.1 200 OK\r\nCache-Control: no-cache, no-transform\r\nConnection: keep-alive\r\nContent-Type: text/event-stream\r\n" +
 		"Mcp-Session-Id: S1\r\nDate: Sun, 29 Nov 2026 16:31:51 GMT\r\nTransfer-Encoding: chunked\r\n\r\n" + fmt.Sprintf("%x\r\n%s\r\n", len(event), event)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, req.Body)
-					if _, err := io.WriteString(c, head); err != nil {
-						return
-					}
-					if _, err := io.WriteString(c, "0\r\n\r\n"); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	return "http://" + ln.Addr().String()
+	return serveRaw(b, ln, func(c net.Conn, _ *http.Request, _ []byte) string {
+		io.WriteString(c, head) // head and event in one write, the end in another
+		return "0\r\n\r\n"
+	}).url()
 }
 
 // BenchmarkHTTPProxyHop: echo-shaped exchanges on a raw keep-alive

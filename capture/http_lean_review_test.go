@@ -48,6 +48,12 @@ func startRawUpstream(t *testing.T, answer func(c net.Conn, r *http.Request) str
 
 // startRawUpstreamOn is startRawUpstream on ln (a TLS listener, say).
 func startRawUpstreamOn(t *testing.T, ln net.Listener, answer func(c net.Conn, r *http.Request) string) *rawUpstream {
+	return serveRaw(t, ln, func(c net.Conn, r *http.Request, _ []byte) string { return answer(c, r) })
+}
+
+// serveRaw serves ln by hand until the test ends: answer gets each request
+// with its body read and gives the raw bytes sent back.
+func serveRaw(tb testing.TB, ln net.Listener, answer func(c net.Conn, r *http.Request, body []byte) string) *rawUpstream {
 	u := &rawUpstream{ln: ln}
 	var mu sync.Mutex
 	var conns []net.Conn
@@ -68,16 +74,19 @@ func startRawUpstreamOn(t *testing.T, ln net.Listener, answer func(c net.Conn, r
 					if err != nil {
 						return
 					}
-					io.Copy(io.Discard, r.Body)
+					body, err := io.ReadAll(r.Body)
+					if err != nil {
+						return
+					}
 					u.requests.Add(1)
-					if _, err := io.WriteString(c, answer(c, r)); err != nil {
+					if _, err := io.WriteString(c, answer(c, r, body)); err != nil {
 						return
 					}
 				}
 			})
 		}
 	})
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		ln.Close()
 		mu.Lock()
 		for _, c := range conns {
@@ -524,31 +533,5 @@ func startRawUpstreamF(f *testing.F, answer func(c net.Conn, r *http.Request, bo
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					r, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					body, err := io.ReadAll(r.Body)
-					if err != nil {
-						return
-					}
-					if _, err := io.WriteString(c, answer(c, r, body)); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	return "http://" + ln.Addr().String()
+	return serveRaw(f, ln, answer).url()
 }
