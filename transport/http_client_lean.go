@@ -314,9 +314,7 @@ func (t *leanTransport) put(c *leanConn) {
 	h := c.host
 	c.reused = true
 	t.mu.Lock()
-	if len(h.waiters) > 0 {
-		ch := h.waiters[0]
-		h.waiters = h.waiters[1:]
+	if ch := h.nextWaiter(); ch != nil {
 		t.mu.Unlock()
 		ch <- c
 		return
@@ -332,6 +330,17 @@ func (t *leanTransport) put(c *leanConn) {
 	t.mu.Unlock()
 }
 
+// nextWaiter removes and returns the longest-waiting request for a
+// connection of h, or nil when none waits; the transport's mu is held.
+func (h *leanHost) nextWaiter() chan *leanConn {
+	if len(h.waiters) == 0 {
+		return nil
+	}
+	ch := h.waiters[0]
+	h.waiters = h.waiters[1:]
+	return ch
+}
+
 // discard closes c, which cannot be reused.
 func (t *leanTransport) discard(c *leanConn) {
 	c.nc.Close()
@@ -341,9 +350,7 @@ func (t *leanTransport) discard(c *leanConn) {
 // drop frees a connection slot of h: a waiting request may dial.
 func (t *leanTransport) drop(h *leanHost) {
 	t.mu.Lock()
-	if len(h.waiters) > 0 {
-		ch := h.waiters[0]
-		h.waiters = h.waiters[1:]
+	if ch := h.nextWaiter(); ch != nil {
 		t.mu.Unlock()
 		ch <- nil
 		return
