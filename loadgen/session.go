@@ -238,12 +238,17 @@ func (s *session) register(conn transport.Conn, c *call, ids ...int64) {
 	for _, id := range ids {
 		s.pending[id] = c
 	}
+	s.startReaderLocked(conn)
+	s.mu.Unlock()
+}
+
+// startReaderLocked starts the reader unless one runs; s.mu is held.
+func (s *session) startReaderLocked(conn transport.Conn) {
 	if !s.reading {
 		s.reading = true
 		s.wg.Add(1)
 		go s.read(conn)
 	}
-	s.mu.Unlock()
 }
 
 // registerOne makes c wait for the answer to id. For a lazy session it
@@ -252,17 +257,11 @@ func (s *session) register(conn transport.Conn, c *call, ids ...int64) {
 func (s *session) registerOne(conn transport.Conn, c *call, id int64) (drain bool) {
 	s.mu.Lock()
 	s.pending[id] = c
-	if s.lazy {
-		s.mu.Unlock()
-		return true
-	}
-	if !s.reading {
-		s.reading = true
-		s.wg.Add(1)
-		go s.read(conn)
+	if !s.lazy {
+		s.startReaderLocked(conn)
 	}
 	s.mu.Unlock()
-	return false
+	return s.lazy
 }
 
 // forget drops a pending request.
