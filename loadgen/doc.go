@@ -72,7 +72,9 @@
 //     server/discover (an error answer is counted but the session goes
 //     on), and every request carries the protocol metadata in
 //     params._meta, the transport adding the Mcp-Method and Mcp-Name
-//     headers.
+//     headers. Tape-driven load (RunTape) measures a recorded session's
+//     setup the same way: its initialize, or its server/discover when that
+//     is the session's first request.
 //   - When the run is interrupted (its context ends), requests in flight
 //     are abandoned without being counted as errors, and the report says
 //     Interrupted.

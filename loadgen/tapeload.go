@@ -19,10 +19,11 @@ import (
 // (identifiers rewritten, server requests answered from the recording,
 // pacing by replay options such as replay.WithSpeed). Every connection is
 // metered: each request's latency goes to the series of its method and
-// tool, initialize to SetupSeries, and errors are counted by class as in
-// Run. A request the recording cancels (notifications/cancelled) is no
-// longer measured, and its answer, if any, is ignored. Of Run's options, WithTimeout, WithHeader, WithMaxConns,
-// WithHTTPClient, WithLive and WithHlog apply.
+// tool, each session's setup (initialize, or a leading server/discover)
+// to SetupSeries, and errors are counted by class as in Run. A request the
+// recording cancels (notifications/cancelled) is no longer measured, and
+// its answer, if any, is ignored. Of Run's options, WithTimeout,
+// WithHeader, WithMaxConns, WithHTTPClient, WithLive and WithHlog apply.
 func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n int, ropts []replay.Option, opts ...Option) (*Report, error) {
 	if err := target.check(); err != nil {
 		return nil, fmt.Errorf("loadgen: %w", err)
@@ -35,7 +36,7 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 		return nil, err
 	}
 	// the recording bounds the run: the live figures show its requests
-	// (initialize excluded, as in Report.Requests) as the planned count
+	// (setups excluded, as in Report.Requests) as the planned count
 	o.sessions, o.duration = n, 0
 	o.requests = 0
 	for i := range n {
@@ -90,16 +91,29 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 	return rep, nil
 }
 
-// plannedRequests counts the requests a replay of s sends, initialize
+// plannedRequests counts the requests a replay of s sends, its setup
 // excluded.
 func plannedRequests(s *replay.Session) int64 {
 	var n int64
+	first := true
 	for _, st := range s.Steps {
-		if st.Kind == jsonrpc.KindRequest && st.Method != "initialize" {
+		if st.Kind != jsonrpc.KindRequest {
+			continue
+		}
+		if !isSetup(st.Method, first) {
 			n++
 		}
+		first = false
 	}
 	return n
+}
+
+// isSetup reports whether a recorded request of method is its session's
+// setup, measured in SetupSeries as Run measures it: initialize, or a
+// 2026-07-28 session's server/discover when it is the session's first
+// request (one called later is an ordinary request).
+func isSetup(method string, first bool) bool {
+	return method == "initialize" || (first && method == "server/discover")
 }
 
 // sentReq is a request sent on a metered connection.
@@ -115,6 +129,7 @@ type meteredConn struct {
 	r       *runner
 	mu      sync.Mutex
 	pending map[string]sentReq // live id key -> request
+	sentAny bool               // a request went out on the connection
 }
 
 // Send notes every request of frame, then sends it.
@@ -139,8 +154,12 @@ func (m *meteredConn) Send(ctx context.Context, frame []byte, opt transport.Send
 		if mi.Kind != jsonrpc.KindRequest {
 			continue
 		}
+		m.mu.Lock()
+		setup := isSetup(mi.Method, !m.sentAny)
+		m.sentAny = true
+		m.mu.Unlock()
 		series := []string{mi.Method}
-		if mi.Method == "initialize" {
+		if setup {
 			series = []string{SetupSeries}
 		} else if name := paramsName(f); name != "" && mi.Method == "tools/call" {
 			series = append(series, mi.Method+" "+name)
@@ -150,7 +169,7 @@ func (m *meteredConn) Send(ctx context.Context, frame []byte, opt transport.Send
 		m.mu.Lock()
 		m.pending[key] = sentReq{at: now, series: series, tool: mi.Method == "tools/call"}
 		m.mu.Unlock()
-		if mi.Method != "initialize" {
+		if !setup {
 			st := m.r.st
 			st.mu.Lock()
 			st.sent++

@@ -38,8 +38,8 @@ func TestRunTape(t *testing.T) {
 	mu.Lock()
 	if len(lives) == 0 {
 		t.Error("no live figures")
-	} else if l := lives[len(lives)-1]; l.Planned != 10*n || l.Requests != rep.Requests || l.Answered != rep.Answered || l.InFlight != 0 || l.Rate == 0 {
-		t.Errorf("last live figures %+v, want %d planned, %d sent, %d answered, none in flight", l, 10*n, rep.Requests, rep.Answered)
+	} else if l := lives[len(lives)-1]; l.Planned != 9*n || l.Requests != rep.Requests || l.Answered != rep.Answered || l.InFlight != 0 || l.Rate == 0 || l.Sessions != n {
+		t.Errorf("last live figures %+v, want %d planned, %d sent, %d answered, none in flight, %d sessions", l, 9*n, rep.Requests, rep.Answered, n)
 	}
 	for _, l := range lives {
 		if l.InFlight < 0 || l.InFlight > l.Requests-l.Answered {
@@ -54,7 +54,7 @@ func TestRunTape(t *testing.T) {
 	if rep.Model != "replay" || rep.Sessions != n {
 		t.Errorf("model %q sessions %d", rep.Model, rep.Sessions)
 	}
-	for name, want := range map[string]int64{"tools/call echo": n, "tools/call add": n, "tools/call ask": 2 * n, "tools/list": n, "server/discover": n} {
+	for name, want := range map[string]int64{"tools/call echo": n, "tools/call add": n, "tools/call ask": 2 * n, "tools/list": n, SetupSeries: n} {
 		if s := rep.Find(name); s == nil || s.Count != want {
 			t.Errorf("series %q: %+v, want %d", name, s, want)
 		}
@@ -65,11 +65,34 @@ func TestRunTape(t *testing.T) {
 	if got := errorCount(rep, ClassTimeout); got != 0 {
 		t.Errorf("%d requests never answered (the cancelled call must not count)", got)
 	}
-	// every virtual session: 10 requests; the cancelled sleep is not measured
-	if rep.Requests != 10*n || rep.Answered != 9*n {
-		t.Errorf("requests %d answered %d, want %d and %d", rep.Requests, rep.Answered, 10*n, 9*n)
+	// every virtual session: server/discover (its setup, not counted as a
+	// request) and 9 requests; the cancelled sleep is not measured
+	if rep.Requests != 9*n || rep.Answered != 8*n || rep.Setups != n {
+		t.Errorf("requests %d answered %d setups %d, want %d, %d and %d", rep.Requests, rep.Answered, rep.Setups, 9*n, 8*n, n)
 	}
 	if got := errorCount(rep, ClassJSONRPC); got < n {
 		t.Errorf("JSON-RPC errors %d, want at least %d", got, n)
+	}
+}
+
+// TestIsSetup: a recorded session's setup is its initialize, or its
+// server/discover when that comes first; a later server/discover is an
+// ordinary request.
+func TestIsSetup(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		first  bool
+		want   bool
+	}{
+		{"initialize", true, true},
+		{"initialize", false, true},
+		{"server/discover", true, true},
+		{"server/discover", false, false},
+		{"tools/list", true, false},
+		{"ping", false, false},
+	} {
+		if got := isSetup(tc.method, tc.first); got != tc.want {
+			t.Errorf("isSetup(%q, %v) = %v, want %v", tc.method, tc.first, got, tc.want)
+		}
 	}
 }

@@ -185,8 +185,8 @@ func TestLoadTape(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Model != "replay" || rep.Sessions != 3 || rep.Requests != 30 || rep.Protocol != "2026-07-28" {
-		t.Errorf("model %s sessions %d requests %d protocol %s", rep.Model, rep.Sessions, rep.Requests, rep.Protocol)
+	if rep.Model != "replay" || rep.Sessions != 3 || rep.Requests != 27 || rep.Setups != 3 || rep.Protocol != "2026-07-28" {
+		t.Errorf("model %s sessions %d requests %d setups %d protocol %s", rep.Model, rep.Sessions, rep.Requests, rep.Setups, rep.Protocol)
 	}
 	for _, args := range [][]string{
 		{"load", "--tape", tapePath, "--rate", "5/s", "--", bin},
