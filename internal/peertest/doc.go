@@ -71,6 +71,12 @@
 //     so a tool's response can overtake the progress notifications the
 //     tool sent before returning (seen: progress 3 of 3 after the result).
 //     A recorder must not assume progress precedes its response.
+//   - Over Streamable HTTP the same race loses notifications: a progress
+//     notification sent just before the tool returns is often never
+//     written, because the response ends the POST's SSE stream first
+//     (recorded through mcptape's proxy: slow with 2 steps puts only
+//     progress 1/2 on the wire). Load counts of mcp-go progress are
+//     therefore lower than the steps asked for.
 //   - Over stdio, stdin EOF cancels every request still running: their
 //     responses are never written, so a client that closes stdin early
 //     loses them.
