@@ -220,15 +220,7 @@ func releaseAfter(ex *transport.Exchange, cancel context.CancelFunc) {
 		cancel()
 		return
 	}
-	select {
-	case <-ex.Done():
-		cancel()
-	default:
-		go func() {
-			<-ex.Done()
-			cancel()
-		}()
-	}
+	ex.AfterDone(cancel)
 }
 
 // register makes calls[i] wait for the answer to ids[i], starting the

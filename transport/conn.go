@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -185,6 +186,8 @@ type Exchange struct {
 	frames int
 	ended  time.Time
 	cancel context.CancelCauseFunc
+	mu     sync.Mutex
+	after  []func() // AfterDone's functions, run by finish
 }
 
 // MaxErrorBody is the most bytes of a response body kept in Exchange.Body
@@ -237,12 +240,36 @@ func (e *Exchange) CloseStream() {
 	}
 }
 
-// finish marks the response complete. It is called once, by the goroutine
-// that read the response.
+// AfterDone arranges for f to run once the response is complete: at once,
+// on the caller's goroutine, when it already is; otherwise on the
+// goroutine that completes it, so f must be quick and must not block. It
+// saves a goroutine waiting on Done.
+func (e *Exchange) AfterDone(f func()) {
+	e.mu.Lock()
+	select {
+	case <-e.done:
+		e.mu.Unlock()
+		f()
+		return
+	default:
+	}
+	e.after = append(e.after, f)
+	e.mu.Unlock()
+}
+
+// finish marks the response complete and runs the AfterDone functions. It
+// is called once, by the goroutine that read the response.
 func (e *Exchange) finish(err error) {
+	e.mu.Lock()
 	e.err = err
 	e.ended = time.Now()
 	close(e.done)
+	after := e.after
+	e.after = nil
+	e.mu.Unlock()
+	for _, f := range after {
+		f()
+	}
 }
 
 // StatusError is the error of an HTTP exchange answered with a status

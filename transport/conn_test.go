@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -223,5 +224,36 @@ func TestValidVersion(t *testing.T) {
 		if validVersion(v) != want {
 			t.Errorf("validVersion(%q) != %v", v, want)
 		}
+	}
+}
+
+// TestExchangeAfterDone: a function given before the response completes
+// runs once, when finish is called (after Done is closed); one given after
+// runs at once; so does one given to a stdio exchange, complete from the
+// start.
+func TestExchangeAfterDone(t *testing.T) {
+	ex := &Exchange{done: make(chan struct{})}
+	var order []string
+	ex.AfterDone(func() {
+		select {
+		case <-ex.Done():
+			order = append(order, "first")
+		default:
+			t.Error("AfterDone function ran before Done was closed")
+		}
+	})
+	ex.AfterDone(func() { order = append(order, "second") })
+	if len(order) != 0 {
+		t.Fatalf("ran before the response completed: %v", order)
+	}
+	ex.finish(nil)
+	ex.AfterDone(func() { order = append(order, "late") })
+	if want := []string{"first", "second", "late"}; !slices.Equal(order, want) {
+		t.Errorf("ran %v, want %v", order, want)
+	}
+	ran := 0
+	(&Exchange{done: closedChan}).AfterDone(func() { ran++ })
+	if ran != 1 {
+		t.Errorf("stdio exchange: ran %d times, want 1", ran)
 	}
 }
