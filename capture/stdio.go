@@ -322,10 +322,12 @@ func (r *run) startPumps() {
 	errp.onDstErr = func(err error) { r.o.Warnf("cannot forward the server's stderr: %v (still recording)", err) }
 
 	go func() {
-		defer close(r.inDone)
 		if err := in.run(); err != nil && !errors.Is(err, os.ErrClosed) { // closed: RunStdio returned
 			r.o.Debugf("reading the client's stdin: %v", err)
 		}
+		// inDone first: a child that exits on end-of-file then exits
+		// after it (see superviseChild).
+		close(r.inDone)
 		r.pipes.in.Close() // the child sees end-of-file
 	}()
 	go func() {
@@ -360,6 +362,13 @@ func (r *run) superviseChild(ctx context.Context, exited <-chan error) error {
 	for {
 		select {
 		case err := <-exited:
+			if r.reason == "" && inDone != nil {
+				select {
+				case <-inDone: // both were ready: the client's end came first
+					r.reason = ReasonClientEOF
+				default:
+				}
+			}
 			if r.reason == "" {
 				r.reason = ReasonServerExit
 			}
