@@ -39,7 +39,9 @@ const (
 
 // RecordWriter is where a proxy records: *tape.Writer implements it. Write
 // must be safe for concurrent use, must not keep r or its slices after it
-// returns, and should not block on disk I/O.
+// returns, and should not block on disk I/O. When it also has
+// *tape.Writer's WriteClassified method, messages are recorded with that,
+// and the frame's classification (to flag invalid frames) is taken from it.
 type RecordWriter interface {
 	Write(r *tape.Record) error
 }

@@ -27,6 +27,7 @@ type recorder struct {
 	mu      sync.RWMutex // held for reading while writing a record, for writing by close
 	closed  bool
 	w       RecordWriter
+	cw      classifyingWriter // w, when it is one; else nil
 	session string
 	warnf   func(string, ...any)
 
@@ -38,7 +39,38 @@ type recorder struct {
 }
 
 func newRecorder(w RecordWriter, session string, warnf func(string, ...any)) *recorder {
-	return &recorder{w: w, session: session, warnf: warnf}
+	cw, _ := w.(classifyingWriter)
+	return &recorder{w: w, cw: cw, session: session, warnf: warnf}
+}
+
+// classifyingWriter is a RecordWriter that classifies a message's frame as
+// it stores it (*tape.Writer): it must validate the frame anyway, and
+// jsonrpc.Classify's one pass does both.
+type classifyingWriter interface {
+	WriteClassified(r *tape.Record) (jsonrpc.Info, error)
+}
+
+// message records message r (setting its session) and returns
+// jsonrpc.Classify's verdict on its frame: the tape's when it classifies
+// as it writes, so that the frame is parsed once.
+func (rc *recorder) message(r *tape.Record) jsonrpc.Info {
+	rc.mu.RLock()
+	defer rc.mu.RUnlock()
+	if rc.closed {
+		return jsonrpc.Classify(r.Frame)
+	}
+	r.Session = rc.session
+	if rc.cw == nil {
+		if err := rc.w.Write(r); err != nil {
+			rc.fail(err)
+		}
+		return jsonrpc.Classify(r.Frame)
+	}
+	info, err := rc.cw.WriteClassified(r)
+	if err != nil {
+		rc.fail(err)
+	}
+	return info
 }
 
 // write records r (setting its session).
@@ -292,7 +324,7 @@ func (p *pump) emit(f transport.Frame) error {
 		return nil
 	}
 	p.msg = tape.Record{Type: tape.TypeMessage, Time: p.now, Dir: p.dir, Frame: f.Data, NoEOL: f.NoEOL}
-	p.rec.write(&p.msg)
+	info := p.rec.message(&p.msg)
 	if p.dir == tape.ClientToServer {
 		p.rec.c2s.Add(1)
 	} else {
@@ -303,7 +335,7 @@ func (p *pump) emit(f transport.Frame) error {
 		p.rec.eventAt(p.now, tape.EventError, p.dir, errorData{Error: "frame truncated in the tape (forwarded whole)", Size: f.Size, Kept: len(f.Data)})
 		return nil
 	}
-	if info := jsonrpc.Classify(f.Data); info.Kind == jsonrpc.KindInvalid {
+	if info.Kind == jsonrpc.KindInvalid {
 		p.rec.invalid.Add(1)
 		p.rec.eventAt(p.now, tape.EventError, p.dir, errorData{Error: "invalid JSON-RPC frame (forwarded as is)", Violations: info.Violations.Names()})
 	}

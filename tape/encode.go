@@ -32,6 +32,20 @@ func classify(frame []byte) frameKind {
 	}
 }
 
+// classifyValid is classify for a frame whose JSON validity is already
+// known: validJSON says whether it is one valid JSON value, as
+// jsonrpc.Validate (or jsonrpc.Classify, which agrees with it) says.
+func classifyValid(frame []byte, validJSON bool) frameKind {
+	switch {
+	case !utf8.Valid(frame):
+		return frameB64
+	case validJSON && embeddableShape(frame):
+		return frameJSON
+	default:
+		return frameText
+	}
+}
+
 // errBadRecord marks a Record that Write refuses (the writer stays usable).
 var errBadRecord = errors.New("bad record")
 

@@ -15,11 +15,15 @@ import (
 // JSON validity is jsonrpc.Validate, which agrees with json.Valid (nesting
 // limit included), so a frame embedded as JSON always parses back.
 func validEmbeddable(b []byte) bool {
-	if len(b) == 0 || isSpace(b[0]) || isSpace(b[len(b)-1]) ||
-		bytes.IndexByte(b, '\n') >= 0 || bytes.IndexByte(b, '\r') >= 0 {
-		return false
-	}
-	return utf8.Valid(b) && jsonrpc.Validate(b) == nil
+	return embeddableShape(b) && utf8.Valid(b) && jsonrpc.Validate(b) == nil
+}
+
+// embeddableShape is the part of validEmbeddable that is not validation:
+// b is not empty, has no leading or trailing whitespace and no '\n' or
+// '\r' byte.
+func embeddableShape(b []byte) bool {
+	return len(b) != 0 && !isSpace(b[0]) && !isSpace(b[len(b)-1]) &&
+		bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/mcptape/mcptape/jsonrpc"
 )
 
 // ErrClosed is returned by Write and Flush after Close.
@@ -195,6 +197,28 @@ func (w *Writer) WriteContext(ctx context.Context, r *Record) error {
 	if r.Type == TypeMessage {
 		kind = storage(r.Frame) // outside the lock: the costly part
 	}
+	return w.add(ctx, r, kind, data)
+}
+
+// WriteClassified is Write for a message record (r.Type must be
+// TypeMessage) that also returns what jsonrpc.Classify says of r.Frame.
+// To decide how to store a frame the Writer must know whether it is valid
+// JSON; here Classify's one validating pass tells it, so a caller that
+// needs the classification too (a capture proxy flagging invalid frames)
+// does not parse the frame twice. The record is stored exactly as Write
+// stores it, and info is Classify's even when the record is not written.
+func (w *Writer) WriteClassified(r *Record) (info jsonrpc.Info, err error) {
+	if r.Type != TypeMessage {
+		return info, w.wrap(fmt.Errorf("%w: WriteClassified takes a message record, not %q", errBadRecord, r.Type))
+	}
+	info = jsonrpc.Classify(r.Frame) // outside the lock, as in WriteContext
+	kind := storeAs(r.Frame, classifyValid(r.Frame, info.Violations&jsonrpc.ViolationInvalidJSON == 0))
+	return info, w.add(context.Background(), r, kind, nil)
+}
+
+// add appends checked record r, stored as kind with event data data, once
+// there is room (see waitRoom).
+func (w *Writer) add(ctx context.Context, r *Record, kind frameKind, data json.RawMessage) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.waitRoom(ctx); err != nil {
@@ -210,7 +234,12 @@ func (w *Writer) WriteContext(ctx context.Context, r *Record) error {
 // bytes therefore never takes more than base64's 4*ceil(n/3) bytes in its
 // line, which MaxRecordFor relies on.
 func storage(frame []byte) frameKind {
-	kind := classify(frame)
+	return storeAs(frame, classify(frame))
+}
+
+// storeAs is storage for a frame that classify (or classifyValid) gave
+// kind.
+func storeAs(frame []byte, kind frameKind) frameKind {
 	if kind == frameText && quotedLen(frame) > base64.StdEncoding.EncodedLen(len(frame)) {
 		return frameB64
 	}
