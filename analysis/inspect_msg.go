@@ -54,7 +54,50 @@ func mrtrMethod(method string) bool {
 var (
 	paramKeys  = []string{"name", "uri", "taskId", "task", "inputResponses", "requestState", "_meta", "protocolVersion", "clientInfo", "progress"}
 	resultKeys = []string{"resultType", "isError", "task", "taskId", "status", "serverInfo", "protocolVersion", "_meta"}
+
+	paramIndex, resultIndex = newKeyIndex(paramKeys), newKeyIndex(resultKeys)
 )
+
+// keyIndex finds a name among a few keys by its length first: at most
+// keysPerLen string comparisons instead of one per key.
+type keyIndex struct {
+	keys  []string
+	byLen [keyIndexLen][keysPerLen]int8 // indexes in keys plus one; 0 ends
+}
+
+const (
+	keyIndexLen = 16 // longer than any key
+	keysPerLen  = 2  // keys of one length at most
+)
+
+func newKeyIndex(keys []string) *keyIndex {
+	x := &keyIndex{keys: keys}
+	for k, key := range keys {
+		at := &x.byLen[len(key)] // panics at init if a key is too long
+		n := 0
+		for n < keysPerLen && at[n] != 0 {
+			n++
+		}
+		at[n] = int8(k + 1) // panics at init if too many keys share a length
+	}
+	return x
+}
+
+// find returns the index of name in the keys, or -1.
+func (x *keyIndex) find(name []byte) int {
+	if len(name) >= keyIndexLen {
+		return -1
+	}
+	for _, k := range x.byLen[len(name)] {
+		if k == 0 {
+			break
+		}
+		if string(name) == x.keys[k-1] {
+			return int(k - 1)
+		}
+	}
+	return -1
+}
 
 const (
 	pName = iota
@@ -87,10 +130,15 @@ const (
 // The Scanner's reading goroutine finds them from the members
 // jsonrpc.ClassifyMembers listed, while the frame is in its core's cache;
 // the Inspector's goroutine then reads only the frame bytes it needs.
-// Offsets are kept in 32 bits: set is false for a frame of 4 GiB or more.
+//
+// The reading goroutine also reads an integer id the way the Pairer keys
+// it, so that the Inspector's goroutine pairs a response without reading
+// its frame: a record reaches it thousands of records after it was read
+// (the time ordering), when the frame has left the cache.
 type fieldSet struct {
-	at  [paramCount][2]uint32 // start and end; end 0 when absent
-	set bool
+	at    [paramCount]span // absent: end 0
+	idInt bool             // the id is an integer the Pairer keys by value: idNum
+	idNum int64            // its value
 }
 
 // The result fields fit in a fieldSet.
@@ -98,16 +146,19 @@ var _ [paramCount - resultCount]struct{}
 
 // fill finds the fields of frame from its classification.
 func (fs *fieldSet) fill(frame []byte, info *jsonrpc.Info, members []jsonrpc.Member) {
-	var keys []string
+	var keys *keyIndex
 	switch info.Kind {
 	case jsonrpc.KindRequest, jsonrpc.KindNotification:
-		keys = paramKeys
+		keys = paramIndex
 	case jsonrpc.KindResponse:
-		keys = resultKeys
+		keys = resultIndex
 	}
-	fs.at = [paramCount][2]uint32{}
-	fs.set = len(frame) < 1<<32
-	if !fs.set {
+	fs.idNum, fs.idInt = 0, false
+	if info.ID.Type == jsonrpc.IDNumber {
+		fs.idNum, fs.idInt = plainInt(info.ID.Raw)
+	}
+	fs.at = [paramCount]span{}
+	if keys == nil {
 		return
 	}
 	for _, m := range members {
@@ -117,24 +168,19 @@ func (fs *fieldSet) fill(frame []byte, info *jsonrpc.Info, members []jsonrpc.Mem
 				name = []byte(v)
 			}
 		}
-		for k, key := range keys {
-			if string(name) == key {
-				fs.at[k] = [2]uint32{uint32(m.Value.Start), uint32(m.Value.End)}
-				break
-			}
+		if k := keys.find(name); k >= 0 {
+			fs.at[k] = span{m.Value.Start, m.Value.End}
 		}
 	}
 }
 
 // payloadFields returns where the members keys of the message's params or
-// result object (named top) are, in out (cleared where absent): from the
-// fields the Scanner found, or by walking the frame.
+// result object (named top) are (end 0 where absent): the fields the
+// Scanner found, or out filled by walking the frame. The caller only reads
+// the result.
 func payloadFields(it *Item, top string, keys []string, out []span) []span {
-	if fs := it.fields; fs != nil && fs.set {
-		for k := range out {
-			out[k] = span{int(fs.at[k][0]), int(fs.at[k][1])}
-		}
-		return out
+	if fs := it.fields; fs != nil {
+		return fs.at[:len(out)] // read only, like out
 	}
 	if !topFields(it.Frame, top, keys, out) {
 		clear(out)
@@ -218,7 +264,13 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 		return // a null or malformed id: counted as a violation, cannot be answered
 	}
 	in.noteExchange(it)
-	prev, reused := in.inflight.Open(rec.Session, rec.Dir, info.ID, req)
+	var prev *request
+	var reused bool
+	if fs := it.fields; fs != nil && fs.idInt {
+		prev, reused = in.inflight.openInt(rec.Session, rec.Dir, fs.idNum, req)
+	} else {
+		prev, reused = in.inflight.Open(rec.Session, rec.Dir, info.ID, req)
+	}
 	if reused {
 		in.violation(RuleIDReused, it, s, "in flight since #%d", prev.seq)
 		in.release(prev)
@@ -417,7 +469,12 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 	var req *request
 	ok := false
 	if Pairable(info.ID) {
-		if req, ok = in.inflight.Close(rec.Session, Opposite(rec.Dir), info.ID); !ok {
+		if fs := it.fields; fs != nil && fs.idInt {
+			req, ok = in.inflight.closeInt(rec.Session, Opposite(rec.Dir), fs.idNum)
+		} else {
+			req, ok = in.inflight.Close(rec.Session, Opposite(rec.Dir), info.ID)
+		}
+		if !ok {
 			in.violation(RuleResponseUnknownID, it, s, "no such request in flight")
 		}
 	}

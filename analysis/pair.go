@@ -157,8 +157,19 @@ func (p *Pairer[T]) scope(session string, dir tape.Direction, create bool) *ids[
 // with the same id is already in flight there, Open replaces it and returns
 // the previous value with reused set: the sender reused an id too early.
 func (p *Pairer[T]) Open(session string, dir tape.Direction, id jsonrpc.ID, v T) (prev T, reused bool) {
-	m := p.scope(session, dir, true)
 	k, num, isNum := p.key(id)
+	return p.open(session, dir, k, num, isNum, v)
+}
+
+// openInt is Open for an integer id whose key is num (see key): for
+// callers that have the value at hand.
+func (p *Pairer[T]) openInt(session string, dir tape.Direction, num int64, v T) (prev T, reused bool) {
+	return p.open(session, dir, nil, num, true, v)
+}
+
+// open is Open of the id with key k, or num when isNum.
+func (p *Pairer[T]) open(session string, dir tape.Direction, k []byte, num int64, isNum bool, v T) (prev T, reused bool) {
+	m := p.scope(session, dir, true)
 	if isNum {
 		prev, reused = m.nums[num]
 		m.nums[num] = v
@@ -197,6 +208,21 @@ func (p *Pairer[T]) Close(session string, dir tape.Direction, id jsonrpc.ID) (v 
 		return v, false
 	}
 	k, num, isNum := p.key(id)
+	return p.close(m, session, dir, k, num, isNum)
+}
+
+// closeInt is Close for an integer id whose key is num (see key).
+func (p *Pairer[T]) closeInt(session string, dir tape.Direction, num int64) (v T, ok bool) {
+	m := p.scope(session, dir, false)
+	if m == nil {
+		return v, false
+	}
+	return p.close(m, session, dir, nil, num, true)
+}
+
+// close is Close of the id with key k, or num when isNum, in the scope's
+// ids m.
+func (p *Pairer[T]) close(m *ids[T], session string, dir tape.Direction, k []byte, num int64, isNum bool) (v T, ok bool) {
 	if isNum {
 		if v, ok = m.nums[num]; ok {
 			delete(m.nums, num)

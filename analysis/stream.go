@@ -183,19 +183,20 @@ type seqRec struct {
 
 // slot is where the read-ahead goroutine puts a record (with
 // sharedFrames; Next allocates records otherwise) and its classification
-// (with sharedFrames, also the members of its params or result).
+// (with sharedFrames, also where the members of its params or result the
+// Inspector reads are, and the whole Item Next yields for it: the
+// caller's goroutine copies nothing).
 type slot struct {
-	rec     tape.Record
-	info    jsonrpc.Info
-	members []jsonrpc.Member
-	fields  fieldSet
+	rec    tape.Record
+	item   Item // its Info is the classification; with sharedFrames, the whole Item Next yields
+	fields fieldSet
 }
 
 // slotBlock is a chunk's slots. A block goes back to the read-ahead
 // goroutine once every record in it has been yielded and its item used
-// (the caller's next call to Next): the Item holds a copy of the info, and
-// a slot's Record is used only with sharedFrames, whose caller keeps no
-// Record.
+// (the caller's next call to Next): without sharedFrames, Next's Item
+// holds a copy of the info; a slot's Record and Item are handed out only
+// with sharedFrames, whose caller keeps neither past its next call.
 type slotBlock struct {
 	slots   []slot
 	pending int   // records not done with; written by the reader before sending, then by Next only
@@ -263,6 +264,7 @@ func (s *Scanner) readAhead(ctx context.Context) {
 	defer close(s.done)
 	defer close(s.chunks)
 	var seq, chunks int64
+	var members []jsonrpc.Member // of the record being read, for fill
 	for {
 		if s.o.shared {
 			s.r.ReleaseShared(s.released.Load())
@@ -289,9 +291,9 @@ func (s *Scanner) readAhead(ctx context.Context) {
 			sl := &block.slots[len(recs)]
 			rec := &sl.rec
 			if s.o.shared {
-				sl.members, err = s.r.NextClassifiedMembers(rec, &sl.info, sl.members) // reads and classifies in one pass
+				members, err = s.r.NextClassifiedMembers(rec, &sl.item.Info, members) // reads and classifies in one pass
 				if err == nil && rec.Type == tape.TypeMessage {
-					sl.fields.fill(rec.Frame, &sl.info, sl.members)
+					sl.fields.fill(rec.Frame, &sl.item.Info, members)
 				}
 			} else {
 				rec, err = s.r.Next()
@@ -303,10 +305,15 @@ func (s *Scanner) readAhead(ctx context.Context) {
 			if s.o.hasSession && rec.Session != s.o.session {
 				continue
 			}
-			if !s.o.shared { // NextClassified did it
-				sl.info = jsonrpc.Info{}
+			if s.o.shared { // NextClassifiedMembers classified it: the Item is ready
+				sl.item.Rec, sl.item.Seq, sl.item.Frame, sl.item.Batch, sl.item.Member, sl.item.fields = rec, seq, nil, 0, -1, nil
 				if rec.Type == tape.TypeMessage {
-					sl.info = jsonrpc.Classify(rec.Frame)
+					sl.item.Frame, sl.item.fields = rec.Frame, &sl.fields
+				}
+			} else {
+				sl.item.Info = jsonrpc.Info{}
+				if rec.Type == tape.TypeMessage {
+					sl.item.Info = jsonrpc.Classify(rec.Frame)
 				}
 			}
 			recs = append(recs, seqRec{rec, rec.Time, seq, sl, block})
@@ -381,12 +388,17 @@ func (s *Scanner) Next() (*Item, error) {
 	rec := r.rec
 	s.held = r.block
 	s.yielded++
+	if s.o.shared && (rec.Type != tape.TypeMessage || r.sl.item.Info.Kind != jsonrpc.KindBatch) {
+		// The reading goroutine made the Item in the slot, which stays
+		// the caller's until its next call: nothing to copy.
+		return &r.sl.item, nil
+	}
 	s.item = Item{Rec: rec, Seq: r.seq, Member: -1}
 	if rec.Type != tape.TypeMessage {
 		return &s.item, nil
 	}
 	s.item.Frame = rec.Frame
-	s.item.Info = r.sl.info
+	s.item.Info = r.sl.item.Info
 	if s.o.shared {
 		s.item.fields = &r.sl.fields
 	}

@@ -125,25 +125,30 @@ func (s *scanner) str(i int) (int, bool) {
 	for {
 		// Eight bytes at a time until a quote, a backslash or a control
 		// byte: the lowest flagged byte of the mask is always a true hit
-		// (borrows only produce false hits above a true one).
-		for i+8 <= len(b) {
-			w := binary.LittleEndian.Uint64(b[i:])
-			q := w ^ (lsb * '"')
+		// (borrows only produce false hits above a true one). A byte c is
+		// a quote or a control byte exactly when c^2 <= 0x20 (the quote
+		// 0x22 becomes 0x20, bytes below 0x20 stay below it): one test
+		// for both. Walking a sub-slice spares the bounds checks.
+		rest := b[i:]
+		for len(rest) >= 8 {
+			w := binary.LittleEndian.Uint64(rest)
+			qc := w ^ (lsb * 0x02)
 			bs := w ^ (lsb * '\\')
-			m := ((q - lsb) &^ q) | ((bs - lsb) &^ bs) | ((w - lsb*0x20) &^ w)
+			m := ((qc - lsb*0x21) &^ qc) | ((bs - lsb) &^ bs)
 			if m &= msb; m != 0 {
 				// Only bytes before the hit belong to the string for sure.
 				high |= w & (m&-m - 1)
-				i += bits.TrailingZeros64(m) >> 3
+				rest = rest[bits.TrailingZeros64(m)>>3:]
 				break
 			}
 			high |= w
-			i += 8
+			rest = rest[8:]
 		}
-		if i >= len(b) {
+		if len(rest) == 0 {
 			return s.fail(start, errUnterminated), esc
 		}
-		switch c := b[i]; {
+		i = len(b) - len(rest)
+		switch c := rest[0]; {
 		case c == '"':
 			if high&msb != 0 && !utf8.Valid(b[start+1:i]) {
 				s.badUTF8 = true
@@ -177,6 +182,27 @@ func (s *scanner) str(i int) (int, bool) {
 			i++
 		}
 	}
+}
+
+// shortStr scans the string whose opening quote is at b[i] when it holds
+// at most eight bytes, all ASCII with no control byte and no backslash
+// (most keys and many values), and returns the position after its closing quote; ok is
+// false otherwise (also when fewer than ten bytes are left), and the
+// caller then calls str. It is small enough to be inlined, which saves a
+// call per key.
+func (s *scanner) shortStr(i int) (end int, ok bool) {
+	if i+10 > len(s.b) { // b[i+9] exists: the quote after eight plain bytes
+		return 0, false
+	}
+	w := binary.LittleEndian.Uint64(s.b[i+1:])
+	qc, bs := w^(lsb*0x02), w^(lsb*'\\')
+	// The lowest flagged byte is a quote, a control byte, a backslash or
+	// a byte >= 0x80: plain ASCII before it (b[i+9] when none is).
+	n := i + 1 + bits.TrailingZeros64((((qc-lsb*0x21)&^qc)|((bs-lsb)&^bs)|w)&msb)>>3
+	if s.b[n] == '"' {
+		return n + 1, true
+	}
+	return 0, false
 }
 
 // unhex returns the value of a hex digit, or -1.
@@ -255,8 +281,9 @@ func (s *scanner) key(i int) int {
 	if s.b[i] != '"' {
 		return s.fail(i, errKeyNotString)
 	}
-	i, _ = s.str(i)
-	if i < 0 {
+	if end, ok := s.shortStr(i); ok {
+		i = end
+	} else if i, _ = s.str(i); i < 0 {
 		return -1
 	}
 	i = s.ws(i)
@@ -310,7 +337,11 @@ next:
 			}
 			continue next
 		case '"':
-			i, _ = s.str(i)
+			if end, ok := s.shortStr(i); ok {
+				i = end
+			} else {
+				i, _ = s.str(i)
+			}
 		case 't':
 			i = s.lit(i, "true")
 		case 'f':
@@ -374,6 +405,9 @@ func (s *scanner) skip(i, depth int) int {
 	if i < len(s.b) {
 		switch c := s.b[i]; {
 		case c == '"':
+			if end, ok := s.shortStr(i); ok {
+				return end
+			}
 			end, _ := s.str(i)
 			return end
 		case isDigit(c) || c == '-':
@@ -419,8 +453,9 @@ func (it *objIter) next() (ks, ke int, esc, ok bool) {
 		return
 	}
 	ks = i
-	ke, esc = s.str(i)
-	if ke < 0 {
+	if end, short := s.shortStr(i); short {
+		ke = end
+	} else if ke, esc = s.str(i); ke < 0 {
 		return
 	}
 	i = s.ws(ke)

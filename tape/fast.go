@@ -249,10 +249,23 @@ func eightDigits(b []byte) (uint64, bool) {
 	return (v*10000 + v>>32) & 0xFFFFFFFF, true
 }
 
+// shortString is how many bytes plainString looks at one by one.
+const shortString = 16
+
 // plainString returns the content of the string whose content starts at
 // b[i] (after its opening quote) and the index after its closing quote,
 // when the string holds no escape.
 func plainString(b []byte, i int) ([]byte, int, bool) {
+	// Byte by byte first: most strings here (session and stream names)
+	// are short, and end sooner than IndexByte gets going.
+	for j := i; j < len(b) && j < i+shortString; j++ {
+		switch b[j] {
+		case '"':
+			return b[i:j], j + 1, true
+		case '\\':
+			return nil, i, false
+		}
+	}
 	n := bytes.IndexByte(b[i:], '"')
 	if n < 0 {
 		return nil, i, false

@@ -356,3 +356,29 @@ func TestDigits(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainString: the content up to the first quote, refused when a
+// backslash comes before it or no quote ends it, on either side of the
+// bytes it looks at one by one.
+func TestPlainString(t *testing.T) {
+	for _, n := range []int{0, 1, shortString - 1, shortString, shortString + 1, 3 * shortString} {
+		plain := strings.Repeat("s", n)
+		tests := []struct {
+			in   string
+			want string
+			ok   bool
+		}{
+			{`x"` + plain + `"rest"`, plain, true},
+			{`x"` + plain + `\"x"`, "", false},
+			{`x"` + plain + `"\"`, plain, true},
+			{`x"` + plain, "", false},
+			{`x"\` + plain + `"`, "", false},
+		}
+		for _, tc := range tests {
+			got, end, ok := plainString([]byte(tc.in), 2)
+			if ok != tc.ok || string(got) != tc.want || ok && end != 2+len(tc.want)+1 {
+				t.Errorf("plainString(%q) = %q, %d, %v; want %q, %v", tc.in, got, end, ok, tc.want, tc.ok)
+			}
+		}
+	}
+}
