@@ -69,7 +69,9 @@ type exchange struct {
 	streaming  bool // flushed chunk by chunk: an event stream or a body of unknown length
 	framer     *transport.SSEFramer
 	decoder    *bodyDecoder
-	sink       func([]byte) // where forwarded response bytes go to be recorded
+	upBody     upstreamBody // the response body, as read
+	sinkOn     bool         // forwarded response bytes are recorded: by sink, or plainBody when it is nil
+	sink       func([]byte) // a decoder's (or nothing's) for an encoded body
 	body       []byte
 	bodySize   int64
 	bodyCut    bool
@@ -340,23 +342,22 @@ func (x *exchange) response(resp *http.Response, at time.Time) {
 	}
 	x.mu.Unlock()
 
-	sink := x.bodyBytes
 	if x.sse {
 		x.framer, _ = transport.NewSSEFramer(x.onEvent, transport.WithoutRaw(), transport.WithMaxEvent(x.p.o.maxBody)) // valid options
-		sink = func(b []byte) { x.framer.Write(b) }                                                                    // onEvent never fails
 	}
 	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
-		d, err := newBodyDecoder(enc, sink)
+		d, err := newBodyDecoder(enc, x.plainBody)
 		if err != nil {
 			x.fail(x.respAt, "response body: %v; its messages are not recorded", err)
-			sink = func([]byte) {}
+			x.sink = func([]byte) {}
 		} else {
 			x.decoder = d
-			sink = d.write
+			x.sink = d.write
 		}
 	}
-	x.sink = sink
-	resp.Body = &upstreamBody{rc: resp.Body, x: x}
+	x.sinkOn = true
+	x.upBody = upstreamBody{rc: resp.Body, x: x}
+	resp.Body = &x.upBody
 	if x.legacy && x.decoder == nil && resp.ContentLength < 0 {
 		resp.Body = &endpointRewriter{rc: resp.Body, x: x}
 	}
@@ -398,6 +399,15 @@ func (x *exchange) resolvePendingLocked() {
 	x.held = nil
 	for _, r := range held {
 		x.record(r)
+	}
+}
+
+// plainBody records a chunk of the response body, decoded.
+func (x *exchange) plainBody(b []byte) {
+	if x.framer != nil {
+		x.framer.Write(b) // onEvent never fails
+	} else {
+		x.bodyBytes(b)
 	}
 }
 

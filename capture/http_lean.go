@@ -18,7 +18,6 @@ package capture
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -61,15 +60,17 @@ var aLongTimeAgo = time.Unix(1, 0)
 
 // leanConn is one client connection on the lean path.
 type leanConn struct {
-	p      *HTTPProxy
-	srv    *leanServer
-	c      net.Conn
-	tap    headTap
-	br     *bufio.Reader
-	bw     *bufio.Writer
-	local  localAddr
-	remote string
-	body   []byte // request body buffer
+	p        *HTTPProxy
+	srv      *leanServer
+	c        net.Conn
+	tap      headTap
+	br       *bufio.Reader
+	bw       *bufio.Writer
+	local    localAddr
+	remote   string
+	body     []byte    // request body buffer
+	reqBody  fixedBody // reads the body of a request the fast parser read
+	lastPost bool      // the last request read was a POST
 	// ctx is the context of the connection's exchanges: cancelled with
 	// errProxyClosing by Close, and when the client goes away (which ends
 	// the connection). It carries http.LocalAddrContextKey.
@@ -148,19 +149,8 @@ func (lc *leanConn) serve() {
 		}
 		lc.srv.setIdle(lc, false)
 		// The head has begun: it must come whole within the time net/http
-		// allows (ReadHeaderTimeout), not the idle wait. A head that came
-		// whole (nearly all do) needs no more reads, hence no deadline.
-		lc.tap.buf = append(lc.tap.buf[:0], peekBuffered(lc.br)...)
-		deadline := cut || !bytes.Contains(lc.tap.buf, headEnd)
-		if deadline {
-			lc.c.SetReadDeadline(time.Now().Add(leanHeaderTimeout))
-		}
-		lc.tap.on = true
-		req, err := http.ReadRequest(lc.br)
-		lc.tap.on = false
-		if deadline {
-			lc.c.SetReadDeadline(time.Time{})
-		}
+		// allows (ReadHeaderTimeout), not the idle wait (see readRequest).
+		req, err := lc.readRequest(cut)
 		// A head that came with more than maxLeanHead bytes goes to
 		// net/http even when it parsed: the tap's error waits in lc.br.
 		if err != nil || len(lc.tap.buf) > maxLeanHead || !leanable(req) {
@@ -186,11 +176,16 @@ func peekBuffered(br *bufio.Reader) []byte {
 
 // leanable reports whether the lean path serves r.
 func leanable(r *http.Request) bool {
+	return leanFraming(r) && checkRequestHead(r) == nil
+}
+
+// leanFraming is leanable but for the checks of checkRequestHead.
+func leanFraming(r *http.Request) bool {
 	return r.ProtoMajor == 1 && r.ProtoMinor == 1 && r.Method != http.MethodConnect &&
-		len(r.RequestURI) > 0 && r.RequestURI[0] == '/' &&
+		len(r.RequestURI) > 0 && r.RequestURI[0] == '/' && targetAsIs(r) &&
 		r.Header["Upgrade"] == nil && r.Header["Expect"] == nil && r.Header["Trailer"] == nil &&
 		r.TransferEncoding == nil && r.ContentLength >= 0 && r.ContentLength <= maxLeanBody &&
-		r.Host != "" && checkRequestHead(r) == nil // an empty Host is net/http's to judge (present or missing)
+		r.Host != "" // an empty Host is net/http's to judge (present or missing)
 }
 
 // noteMalformed records in the tape (an "error" event of no exchange) why

@@ -183,9 +183,12 @@ func (u *upstreamConn) readResponse(r *http.Request, interim func(*http.Response
 		return nil, err // nothing came: io.EOF when the upstream had closed
 	}
 	for {
-		resp, err := http.ReadResponse(u.br, r)
-		if err != nil {
-			return nil, err
+		resp := parseFastResponse(u.br, r)
+		if resp == nil {
+			var err error
+			if resp, err = http.ReadResponse(u.br, r); err != nil {
+				return nil, err
+			}
 		}
 		switch {
 		case resp.StatusCode == http.StatusSwitchingProtocols:

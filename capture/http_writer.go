@@ -59,9 +59,13 @@ func (x *exchange) forwarded(b []byte, err error) {
 	if err != nil && x.writeErr == nil {
 		x.writeErr = err
 	}
-	if len(b) > 0 && x.failErr == nil && x.sink != nil {
+	if len(b) > 0 && x.failErr == nil && x.sinkOn {
 		x.bodySize += int64(len(b))
-		x.sink(b)
+		if x.sink != nil {
+			x.sink(b)
+		} else {
+			x.plainBody(b)
+		}
 	}
 }
 
