@@ -74,7 +74,10 @@ type clientOptions struct {
 
 // WithMaxConnsPerHost bounds the connections open to one host at a time
 // (dialling, in use or idle): requests beyond wait for one to free up. 0
-// means no bound (the default); it must not be negative.
+// means no bound (the default); it must not be negative. The lean path's
+// pool and the net/http Transport behind it (https, bodies over 64 KiB,
+// odd heads) are bounded separately: a client that sends both kinds to
+// one host may hold up to twice n connections there.
 func WithMaxConnsPerHost(n int) ClientOption {
 	return func(o *clientOptions) error {
 		if n < 0 {
