@@ -111,7 +111,9 @@ func plannedRequests(s *replay.Session) int64 {
 // isSetup reports whether a recorded request of method is its session's
 // setup, measured in SetupSeries as Run measures it: initialize, or a
 // 2026-07-28 session's server/discover when it is the session's first
-// request (one called later is an ordinary request).
+// request (one called later is an ordinary request). A leading
+// server/discover the server refuses counts no setup: the initialize a
+// client sends next (falling back) does.
 func isSetup(method string, first bool) bool {
 	return method == "initialize" || (first && method == "server/discover")
 }
@@ -121,6 +123,7 @@ type sentReq struct {
 	at     time.Time
 	series []string
 	tool   bool
+	probe  bool // a session's leading server/discover
 }
 
 // meteredConn measures the requests that go through a connection.
@@ -167,7 +170,7 @@ func (m *meteredConn) Send(ctx context.Context, frame []byte, opt transport.Send
 		key := mi.ID.Key()
 		keys = append(keys, key)
 		m.mu.Lock()
-		m.pending[key] = sentReq{at: now, series: series, tool: mi.Method == "tools/call"}
+		m.pending[key] = sentReq{at: now, series: series, tool: mi.Method == "tools/call", probe: setup && mi.Method == "server/discover"}
 		m.mu.Unlock()
 		if !setup {
 			st := m.r.st
@@ -207,7 +210,12 @@ func (m *meteredConn) Recv(ctx context.Context) (transport.Incoming, error) {
 	st := m.r.st
 	st.record(req.series, in.Time.Sub(req.at))
 	if req.series[0] == SetupSeries {
-		st.add(&st.setups, 1)
+		// A leading server/discover refused is a client's probe before
+		// it falls back to initialize (the Go SDK's), which is then the
+		// session's setup: the refusal is measured but set nothing up.
+		if !req.probe || info.Kind != jsonrpc.KindError {
+			st.add(&st.setups, 1)
+		}
 	} else {
 		st.mu.Lock()
 		st.done++

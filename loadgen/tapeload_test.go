@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/tape"
+	"github.com/mcptape/mcptape/transport"
 )
 
 // TestRunTape amplifies a recorded session (a Go SDK client talking to the
@@ -94,5 +96,84 @@ func TestIsSetup(t *testing.T) {
 		if got := isSetup(tc.method, tc.first); got != tc.want {
 			t.Errorf("isSetup(%q, %v) = %v, want %v", tc.method, tc.first, got, tc.want)
 		}
+	}
+}
+
+// echoConn is a transport.Conn that answers each request sent with the
+// frame reply gives for its method (nil: no answer).
+type echoConn struct {
+	reply func(method string, id []byte) []byte
+	in    chan transport.Incoming
+}
+
+func (c *echoConn) Send(_ context.Context, frame []byte, _ transport.SendOptions) (*transport.Exchange, error) {
+	info := jsonrpc.Classify(frame)
+	if info.Kind == jsonrpc.KindRequest {
+		if f := c.reply(info.Method, info.ID.Raw); f != nil {
+			c.in <- transport.Incoming{Frame: f}
+		}
+	}
+	return nil, nil
+}
+
+func (c *echoConn) Recv(ctx context.Context) (transport.Incoming, error) {
+	select {
+	case in := <-c.in:
+		return in, nil
+	case <-ctx.Done():
+		return transport.Incoming{}, ctx.Err()
+	}
+}
+
+func (c *echoConn) Close() error { return nil }
+
+// TestTapeSetupFallback: a leading server/discover the server refuses
+// (a client probing before it falls back to initialize) is measured as a
+// setup attempt but sets nothing up; the initialize that follows counts
+// the session's one setup. A discover answered with a result is the setup.
+func TestTapeSetupFallback(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		discover   string // the answer's members after the id
+		initialize bool
+		setups     int64
+	}{
+		{"refused, then initialize", `"error":{"code":-32601,"message":"no such method"}`, true, 1},
+		{"answered", `"result":{"supportedVersions":["2026-07-28"]}`, false, 1},
+		{"refused, no fallback", `"error":{"code":-32601,"message":"no such method"}`, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn := &echoConn{in: make(chan transport.Incoming, 8), reply: func(method string, id []byte) []byte {
+				switch method {
+				case "server/discover":
+					return []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,` + tc.discover + `}`)
+				case "initialize":
+					return []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{}}`)
+				}
+				return nil
+			}}
+			r := &runner{st: newStats()}
+			m := &meteredConn{Conn: conn, r: r, pending: map[string]sentReq{}}
+			ctx := t.Context()
+			frames := []string{`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`}
+			if tc.initialize {
+				frames = append(frames, `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}`)
+			}
+			for _, f := range frames {
+				if _, err := m.Send(ctx, []byte(f), transport.SendOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := m.Recv(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			snap := r.st.snap()
+			if snap.Setups != tc.setups || snap.Sent != 0 {
+				t.Errorf("setups %d, requests %d; want %d and 0", snap.Setups, snap.Sent, tc.setups)
+			}
+			if s := r.st.series[SetupSeries]; s == nil || s.TotalCount() != int64(len(frames)) {
+				t.Errorf("setup series %v, want %d latencies", s, len(frames))
+			}
+		})
 	}
 }
