@@ -70,18 +70,45 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(utime+stime) * (time.Second / 100) // USER_HZ is 100 on Linux
 }
 
-// cpuMeter adds up the CPU time of this process and of the server.
+// cpuMeter adds up the CPU time of this process, of the server (pid) and
+// of a proxy in a process of its own (proxyPid, when not 0).
 type cpuMeter struct {
-	pid         int
-	self, serve time.Duration
+	pid, proxyPid      int
+	self, serve, proxy time.Duration
 }
 
 func (m *cpuMeter) measure(f func() time.Duration) time.Duration {
-	s0, p0 := selfCPU(), procCPU(m.pid)
+	s0, p0, x0 := selfCPU(), procCPU(m.pid), m.proxyCPU()
 	d := f()
 	m.self += selfCPU() - s0
 	m.serve += procCPU(m.pid) - p0
+	m.proxy += m.proxyCPU() - x0
 	return d
+}
+
+func (m *cpuMeter) proxyCPU() time.Duration {
+	if m.proxyPid == 0 {
+		return 0
+	}
+	return procCPU(m.proxyPid)
+}
+
+// recordProcess starts "mcptape record --listen ... --upstream url",
+// writing a tape in a temporary directory: the proxy as users run it, in a
+// process of its own. It returns the URL to use instead of url, and the
+// process id.
+func recordProcess(b *testing.B, url string) (string, int) {
+	b.Helper()
+	u, err := neturl.Parse(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(peertest.FreePort(b))
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	tp := filepath.Join(b.TempDir(), "process.jsonl.zst")
+	p := peertest.StartHTTP(b, ctx, []string{mcptapeBin(b), "record", "--listen", addr, "--upstream", url, "-o", tp}, nil, "http://"+addr+u.Path)
+	return p.URL, p.Pid()
 }
 
 // benchProxy serves a proxy to url that records into a tape file.
@@ -201,23 +228,29 @@ func bareProxy(b *testing.B, url string) string {
 // BenchmarkHTTPProxyThroughput: echo calls per second through the
 // recording proxy against the same calls made directly, with 1 and 64
 // sessions at once; with 1 session, also the median latency the proxy
-// adds. A plain httputil.ReverseProxy without recording runs alongside,
-// to show what the HTTP hop alone costs. The paths take turns in rounds so
-// that they all see the same machine.
+// adds. The proxy runs twice: in this process (the library's HTTPProxy,
+// metrics without a prefix) and as users run it, "mcptape record" in a
+// process of its own (metrics prefixed "process-"). A plain
+// httputil.ReverseProxy without recording runs alongside, to show what
+// the HTTP hop alone costs. The paths take turns in rounds so that they
+// all see the same machine.
 func BenchmarkHTTPProxyThroughput(b *testing.B) {
 	url, pid := refHTTP(b)
 	purl, burl := benchProxy(b, url), bareProxy(b, url)
+	xurl, xpid := recordProcess(b, url)
 	for _, n := range []int{1, 64} {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
 			paths := []*benchPath{
 				{name: "direct", sessions: newEchoSessions(b, url, n)},
 				{name: "bare", sessions: newEchoSessions(b, burl, n)},
 				{name: "proxied", sessions: newEchoSessions(b, purl, n)},
+				{name: "process", sessions: newEchoSessions(b, xurl, n)},
 			}
 			for _, p := range paths {
 				p.cpu.pid = pid
 				runEcho(b, p.sessions, 4*n, nil) // warm up connections and paths
 			}
+			paths[3].cpu.proxyPid = xpid
 			const rounds = 16
 			per := max(b.N/rounds, n)
 			b.ResetTimer()
@@ -234,12 +267,13 @@ func BenchmarkHTTPProxyThroughput(b *testing.B) {
 			b.StopTimer()
 			total := float64(per * rounds)
 			rate := func(p *benchPath) float64 { return total / p.elapsed.Seconds() }
-			direct, bare, ours := paths[0], paths[1], paths[2]
+			direct, bare, ours, proc := paths[0], paths[1], paths[2], paths[3]
 			b.ReportMetric(rate(direct), "direct-calls/s")
 			b.ReportMetric(rate(bare), "bare-proxy-calls/s")
 			b.ReportMetric(rate(ours), "proxied-calls/s")
 			b.ReportMetric(rate(ours)/rate(direct), "ratio")
 			b.ReportMetric(rate(ours)/rate(bare), "vs-bare-ratio")
+			b.ReportMetric(rate(proc)/rate(direct), "process-ratio")
 			// CPU per call: the client's (direct, this process), each
 			// proxy's (what this process spends more) and the server's.
 			// When client, proxy and server share cores and are all busy,
@@ -254,12 +288,17 @@ func BenchmarkHTTPProxyThroughput(b *testing.B) {
 				b.ReportMetric(us(direct.cpu.serve), "server-cpu-µs/call")
 				b.ReportMetric(float64(direct.cpu.self+direct.cpu.serve)/float64(ours.cpu.self+ours.cpu.serve), "cpu-ratio")
 			}
+			if proc.cpu.proxy > 0 {
+				b.ReportMetric(us(proc.cpu.proxy), "process-proxy-cpu-µs/call")
+			}
 			if n == 1 {
-				md, mb, mp := median(direct.lat), median(bare.lat), median(ours.lat)
+				md, mb, mp, mx := median(direct.lat), median(bare.lat), median(ours.lat), median(proc.lat)
 				b.ReportMetric(float64(md.Microseconds()), "direct-median-µs")
 				b.ReportMetric(float64(mb.Microseconds()), "bare-median-µs")
 				b.ReportMetric(float64(mp.Microseconds()), "proxied-median-µs")
 				b.ReportMetric(float64(mp)/float64(md)-1, "added-latency")
+				b.ReportMetric(float64(mx.Microseconds()), "process-median-µs")
+				b.ReportMetric(float64(mx)/float64(md)-1, "process-added-latency")
 			}
 		})
 	}
