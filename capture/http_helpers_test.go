@@ -198,3 +198,15 @@ func checkNoProxyGoroutines(t testing.TB) {
 	}
 	t.Fatalf("%d proxy goroutines leaked:\n%s", len(left), strings.Join(left, "\n\n"))
 }
+
+// dialRig opens a raw client connection to the proxy of rig, closed when
+// the test ends.
+func dialRig(t testing.TB, rig *proxyRig) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", rig.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}

@@ -119,11 +119,7 @@ func TestHTTPLeanReviewUpstreamDies(t *testing.T) {
 						return ""
 					})
 					rig := startProxy(t, up.url(), path.opts...)
-					c, err := net.Dial("tcp", rig.addr)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer c.Close()
+					c := dialRig(t, rig)
 					c.SetDeadline(time.Now().Add(10 * time.Second))
 					io.WriteString(c, "GET /break HTTP/1.1\r\nHost: h\r\n\r\n")
 					br := bufio.NewReader(c)
@@ -140,11 +136,7 @@ func TestHTTPLeanReviewUpstreamDies(t *testing.T) {
 							t.Errorf("the connection carries on after a broken body")
 						}
 					}
-					c2, err := net.Dial("tcp", rig.addr)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer c2.Close()
+					c2 := dialRig(t, rig)
 					if resp, body := rawExchange(t, c2, bufio.NewReader(c2), "GET /ok HTTP/1.1\r\nHost: h\r\n\r\n", "GET"); body != "ok" {
 						t.Errorf("next connection: %d %q", resp.StatusCode, body)
 					}
@@ -166,11 +158,7 @@ func TestHTTPLeanReviewConnectionClose(t *testing.T) {
 	for _, path := range bothPaths {
 		t.Run(path.name, func(t *testing.T) {
 			rig := startProxy(t, up.url(), path.opts...)
-			c, err := net.Dial("tcp", rig.addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := dialRig(t, rig)
 			br := bufio.NewReader(c)
 			for i := range 2 { // the upstream's close ends only its connection
 				if resp, body := rawExchange(t, c, br, "GET /a HTTP/1.1\r\nHost: h\r\n\r\n", "GET"); body != "ok" || resp.Close {
@@ -209,11 +197,7 @@ func TestHTTPLeanReviewBackPressure(t *testing.T) {
 		t.Run(path.name, func(t *testing.T) {
 			written.Store(0)
 			rig := startProxyTape(t, up.URL, discardTape{}, path.opts...)
-			c, err := net.Dial("tcp", rig.addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := dialRig(t, rig)
 			c.(*net.TCPConn).SetReadBuffer(64 << 10)
 			io.WriteString(c, "GET /mcp HTTP/1.1\r\nHost: h\r\nAccept: text/event-stream\r\n\r\n")
 			c.Read(make([]byte, 1024)) // the head, then the client stops reading
@@ -268,11 +252,7 @@ func TestHTTPLeanReviewRetry(t *testing.T) {
 						return "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 					})
 					rig := startProxy(t, up.url(), path.opts...)
-					c, err := net.Dial("tcp", rig.addr)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer c.Close()
+					c := dialRig(t, rig)
 					br := bufio.NewReader(c)
 					rawExchange(t, c, br, "GET /a HTTP/1.1\r\nHost: h\r\n\r\n", "GET") // the upstream connection is reused next
 					resp, _ := rawExchange(t, c, br, tt.raw, tt.method)
@@ -300,11 +280,7 @@ func TestHTTPLeanReviewPipelinedHandOver(t *testing.T) {
 	for _, path := range bothPaths {
 		t.Run(path.name, func(t *testing.T) {
 			rig := startProxy(t, up.URL, path.opts...)
-			c, err := net.Dial("tcp", rig.addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := dialRig(t, rig)
 			c.SetDeadline(time.Now().Add(10 * time.Second))
 			io.WriteString(c, raw)
 			br := bufio.NewReader(c)
@@ -398,11 +374,7 @@ func TestHTTPLeanReviewMalformedRecorded(t *testing.T) {
 	rig := startProxy(t, up.URL)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := net.Dial("tcp", rig.addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := dialRig(t, rig)
 			c.SetDeadline(time.Now().Add(10 * time.Second))
 			go io.WriteString(c, tt.raw)
 			resp, err := http.ReadResponse(bufio.NewReader(c), nil)

@@ -136,11 +136,7 @@ func TestHTTPLeanReviewResponseDesync(t *testing.T) {
 						return tt.first
 					})
 					rig := startProxy(t, up.url(), path.opts...)
-					c, err := net.Dial("tcp", rig.addr)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer c.Close()
+					c := dialRig(t, rig)
 					br := bufio.NewReader(c)
 					rawExchange(t, c, br, tt.method+" /first HTTP/1.1\r\nHost: h\r\n\r\n", tt.method)
 					time.Sleep(60 * time.Millisecond) // the late bytes have come
@@ -190,11 +186,7 @@ func TestHTTPLeanReviewMalformedHead(t *testing.T) {
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
 					before := up.requests.Load()
-					c, err := net.Dial("tcp", rig.addr)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer c.Close()
+					c := dialRig(t, rig)
 					c.SetDeadline(time.Now().Add(10 * time.Second))
 					go io.WriteString(c, tt.raw) // a refused head is not read to its end
 					resp, err := http.ReadResponse(bufio.NewReader(c), nil)
@@ -384,11 +376,7 @@ func TestHTTPLeanReviewOversizedResponseHead(t *testing.T) {
 	for _, path := range bothPaths {
 		t.Run(path.name, func(t *testing.T) {
 			rig := startProxy(t, up.url(), path.opts...)
-			c, err := net.Dial("tcp", rig.addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := dialRig(t, rig)
 			resp, _ := rawExchange(t, c, bufio.NewReader(c), "GET /mcp HTTP/1.1\r\nHost: h\r\n\r\n", "GET")
 			if resp.StatusCode != http.StatusBadGateway {
 				t.Errorf("status %d, want 502", resp.StatusCode)
@@ -434,11 +422,7 @@ func TestHTTPLeanReviewResponseDesyncTLS(t *testing.T) {
 				return smuggled
 			})
 			rig := startProxy(t, "https://"+ln.Addr().String(), append([]HTTPOption{WithInsecureTLS(true)}, path.opts...)...)
-			c, err := net.Dial("tcp", rig.addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := dialRig(t, rig)
 			br := bufio.NewReader(c)
 			rawExchange(t, c, br, "GET /first HTTP/1.1\r\nHost: h\r\n\r\n", "GET")
 			time.Sleep(60 * time.Millisecond) // the smuggled bytes have come

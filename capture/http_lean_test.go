@@ -70,11 +70,7 @@ func TestHTTPLeanHandOver(t *testing.T) {
 	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := net.Dial("tcp", rig.addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := dialRig(t, rig)
 			br := bufio.NewReader(c)
 			method, _, _ := strings.Cut(tt.raw, " ")
 			resp, body := rawExchange(t, c, br, tt.raw, method)
@@ -235,11 +231,7 @@ func TestHTTPLeanInterim(t *testing.T) {
 		io.WriteString(w, "final")
 	}))
 	rig := startProxy(t, up.URL)
-	c, err := net.Dial("tcp", rig.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialRig(t, rig)
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	io.WriteString(c, "GET /mcp HTTP/1.1\r\nHost: h\r\n\r\n")
 	br := bufio.NewReader(c)
@@ -345,11 +337,7 @@ func FuzzHTTPLeanRequest(f *testing.F) {
 	}))
 	rig := startProxyTape(f, up.URL, discardTape{})
 	f.Fuzz(func(t *testing.T, raw string) {
-		c, err := net.Dial("tcp", rig.addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := dialRig(t, rig)
 		c.SetDeadline(time.Now().Add(10 * time.Second))
 		io.WriteString(c, raw)
 		c.(*net.TCPConn).CloseWrite()
