@@ -143,16 +143,7 @@ func TestRawReader(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			defer w.Close()
-			rr, err := newRawReader(r, r.Name())
-			if err != nil {
-				t.Fatal(err)
-			}
+			rr, r, w := rawPipe(t)
 			tt.do(w, r)
 			buf := make([]byte, 64)
 			n, err := rr.Read(buf)
@@ -313,18 +304,10 @@ func TestRunStdioOrderingParksOnClientPipe(t *testing.T) {
 
 // TestRawIOAllocs: reading and forwarding a chunk allocate nothing.
 func TestRawIOAllocs(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	rr, err := newRawReader(r, r.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
+	rr, _, w := rawPipe(t)
 	p := newPump(newRecorder(&memTape{}, "1", t.Logf), tape.ClientToServer, nil, w, 1<<20)
 	p.own, p.other = &progress{}, &progress{}
+	var err error
 	if p.raw, err = w.SyscallConn(); err != nil {
 		t.Fatal(err)
 	}
@@ -340,4 +323,19 @@ func TestRawIOAllocs(t *testing.T) {
 	if allocs != 0 {
 		t.Fatalf("%v allocations per chunk, want 0", allocs)
 	}
+}
+
+// rawPipe returns a pipe, closed when the test ends, and a raw reader of
+// its read end.
+func rawPipe(t *testing.T) (rr *rawReader, r, w *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	if rr, err = newRawReader(r, r.Name()); err != nil {
+		t.Fatal(err)
+	}
+	return rr, r, w
 }
