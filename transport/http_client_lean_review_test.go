@@ -226,24 +226,19 @@ func TestLeanReviewNoDesync(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var answered atomic.Int32 // over all connections
 			srv := newRawServer(t, func(nc net.Conn, br *bufio.Reader) {
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, req.Body)
-					if answered.Add(1) > 1 {
+				eachRequest(br, func() bool {
+					switch {
+					case answered.Add(1) > 1:
 						io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfresh")
-						continue
-					}
-					if tt.late {
+					case tt.late:
 						io.WriteString(nc, tt.first)
 						time.Sleep(20 * time.Millisecond)
 						io.WriteString(nc, stale)
-					} else {
+					default:
 						io.WriteString(nc, tt.first+stale)
 					}
-				}
+					return true
+				})
 			})
 			c := leanClient(t)
 			send := func(method string) (string, error) {
@@ -466,20 +461,16 @@ func TestLeanReviewHeadMemory(t *testing.T) {
 func TestLeanReviewCancelMidBody(t *testing.T) {
 	var answered atomic.Int32
 	srv := newRawServer(t, func(nc net.Conn, br *bufio.Reader) {
-		for {
-			req, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			io.Copy(io.Discard, req.Body)
+		eachRequest(br, func() bool {
 			if answered.Add(1) == 1 {
 				io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nfirst")
 				time.Sleep(100 * time.Millisecond)
 				io.WriteString(nc, "-restHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstale")
-				continue
+				return true
 			}
 			io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfresh")
-		}
+			return true
+		})
 	})
 	c := leanClient(t)
 	for _, closeFirst := range []bool{false, true} {
@@ -522,17 +513,13 @@ func TestLeanReviewNoBroaderRetry(t *testing.T) {
 		for i, c := range []*http.Client{leanClient(t), leanClient(t, WithNetHTTPOnly())} {
 			var got atomic.Int32
 			srv := newRawServer(t, func(nc net.Conn, br *bufio.Reader) {
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, req.Body)
+				eachRequest(br, func() bool {
 					if got.Add(1) == 2 {
-						return // the second request overall: closed unanswered
+						return false // the second request overall: closed unanswered
 					}
 					io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
-				}
+					return true
+				})
 			})
 			send := func() error {
 				req, _ := http.NewRequest(method, srv.url, strings.NewReader("{}"))

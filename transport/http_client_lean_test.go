@@ -70,19 +70,29 @@ func answerOnce(raw string) func(net.Conn, *bufio.Reader) {
 	}
 }
 
+// eachRequest reads the requests of a connection one by one, discarding
+// their bodies, and calls answer after each until it returns false or no
+// request comes.
+func eachRequest(br *bufio.Reader, answer func() bool) {
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		io.Copy(io.Discard, req.Body)
+		if !answer() {
+			return
+		}
+	}
+}
+
 // keepAnswering answers every request of a connection with raw.
 func keepAnswering(raw string) func(net.Conn, *bufio.Reader) {
 	return func(nc net.Conn, br *bufio.Reader) {
-		for {
-			req, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			io.Copy(io.Discard, req.Body)
-			if _, err := io.WriteString(nc, raw); err != nil {
-				return
-			}
-		}
+		eachRequest(br, func() bool {
+			_, err := io.WriteString(nc, raw)
+			return err == nil
+		})
 	}
 }
 
@@ -365,19 +375,15 @@ func TestLeanMaxConnsPerHost(t *testing.T) {
 	gate := make(chan struct{})
 	srv := newRawServer(t, func(nc net.Conn, br *bufio.Reader) {
 		first := true
-		for {
-			req, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			io.Copy(io.Discard, req.Body)
+		eachRequest(br, func() bool {
 			io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{")
 			if first {
 				<-gate // the first body stays incomplete until gate closes
 				first = false
 			}
 			io.WriteString(nc, "}")
-		}
+			return true
+		})
 	})
 	c := leanClient(t, WithMaxConnsPerHost(1))
 	a, err := post(t, context.Background(), c, srv.url, "{}")
