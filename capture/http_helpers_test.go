@@ -210,3 +210,17 @@ func dialRig(t testing.TB, rig *proxyRig) net.Conn {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// expectUpstreamCancel waits for the time the upstream saw its request
+// cancelled (on done) and fails unless it came within a second of since.
+func expectUpstreamCancel(t testing.TB, done <-chan time.Time, since time.Time) {
+	t.Helper()
+	select {
+	case at := <-done:
+		if d := at.Sub(since); d > time.Second {
+			t.Errorf("the upstream saw the cancellation after %v", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream request was not cancelled")
+	}
+}
