@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/rawio"
 )
 
 // Serve serves the proxy on ln until ctx ends, then shuts down: it stops
@@ -123,7 +125,7 @@ func (s *leanServer) accept() error {
 			}
 			return err
 		}
-		lc := newLeanConn(s, c)
+		lc := newLeanConn(s, rawio.Wrap(c))
 		s.mu.Lock()
 		if s.closing.Load() {
 			s.mu.Unlock()

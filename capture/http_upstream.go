@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/rawio"
 	"github.com/mcptape/mcptape/transport"
 )
 
@@ -55,6 +56,7 @@ func (p *HTTPProxy) dialUpstream(ctx context.Context) (*upstreamConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	raw = rawio.Wrap(raw)
 	if p.up.Scheme == "http" {
 		return newUpstreamConn(raw, raw), nil
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcptape/mcptape/internal/rawio"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 	"github.com/mcptape/mcptape/transport"
@@ -281,7 +282,7 @@ func (p *pump) write(fd uintptr) bool {
 	}
 	w.again = true
 	for w.off < len(w.chunk) {
-		n, werr := sysWrite(fd, w.chunk[w.off:])
+		n, werr := rawio.Write(fd, w.chunk[w.off:])
 		w.off += n
 		switch werr {
 		case nil:

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"io"
 	"os"
-	"syscall"
+
+	"github.com/mcptape/mcptape/internal/rawio"
 )
 
-// Raw pipe I/O.
+// Raw pipe I/O (package rawio).
 //
 // The proxy spends most of its time waiting for one of its pipes, and on
 // a small machine the cost of a round trip is mostly the Go runtime waking
@@ -31,18 +32,13 @@ import (
 // before, through its io.Reader and io.Writer.
 
 // rawReader reads a pollable file with raw system calls, waiting in the
-// poller while there is nothing to read. Read returns io.EOF at the end of
-// the stream, os.ErrDeadlineExceeded after a read deadline and os.ErrClosed
-// once the file is closed. It is for one goroutine; its state is kept in
-// the struct, so that a Read allocates nothing.
+// poller while there is nothing to read (rawio.Reader). Read returns
+// io.EOF at the end of the stream, os.ErrDeadlineExceeded after a read
+// deadline and os.ErrClosed once the file is closed. It is for one
+// goroutine; a Read allocates nothing.
 type rawReader struct {
-	rc   syscall.RawConn
+	r    *rawio.Reader
 	name string // for errors
-
-	buf []byte
-	n   int
-	err error
-	try func(fd uintptr) bool // r.read, bound once
 }
 
 func newRawReader(f *os.File, name string) (*rawReader, error) {
@@ -50,39 +46,25 @@ func newRawReader(f *os.File, name string) (*rawReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &rawReader{rc: rc, name: name}
-	r.try = r.read
-	return r, nil
-}
-
-// read is one attempt; it reports false when the read would block.
-func (r *rawReader) read(fd uintptr) bool {
-	for {
-		r.n, r.err = sysRead(fd, r.buf)
-		if r.err != syscall.EINTR {
-			return r.err != syscall.EAGAIN
-		}
-	}
+	return &rawReader{r: rawio.NewReader(rc), name: name}, nil
 }
 
 func (r *rawReader) Read(buf []byte) (int, error) {
-	r.buf = buf
-	rerr := r.rc.Read(r.try)
-	r.buf = nil
+	n, err, waitErr := r.r.Read(buf)
 	switch {
-	case rerr != nil:
-		if errors.Is(rerr, os.ErrDeadlineExceeded) {
-			return 0, rerr
+	case waitErr != nil:
+		if errors.Is(waitErr, os.ErrDeadlineExceeded) {
+			return 0, waitErr
 		}
 		// On a pollable file the poller fails only on a deadline or a
 		// file closed under the wait.
 		return 0, os.ErrClosed
-	case r.err != nil:
-		return 0, &os.PathError{Op: "read", Path: r.name, Err: r.err}
-	case r.n == 0 && len(buf) > 0:
+	case err == io.EOF:
 		return 0, io.EOF
+	case err != nil:
+		return 0, &os.PathError{Op: "read", Path: r.name, Err: err}
 	}
-	return r.n, nil
+	return n, nil
 }
 
 // openClientPipes opens the client's stdin and stdout again where they are

@@ -4,31 +4,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
-	"unsafe"
 )
-
-// sysRead and sysWrite are read(2) and write(2) on a non-blocking
-// descriptor, as raw system calls: they never block, so they need not
-// enter the scheduler's syscall state (see stdio_rawio.go). n is 0 when
-// err is not nil.
-func sysRead(fd uintptr, p []byte) (n int, err error) {
-	return rawRW(syscall.SYS_READ, fd, p)
-}
-
-func sysWrite(fd uintptr, p []byte) (n int, err error) {
-	return rawRW(syscall.SYS_WRITE, fd, p)
-}
-
-func rawRW(trap, fd uintptr, p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	r, _, e := syscall.RawSyscall(trap, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
-}
 
 // reopenPipe returns a new, non-blocking and pollable description of the
 // pipe that f is an end of (flag is os.O_RDONLY or os.O_WRONLY, matching

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/rawio"
 )
 
 // leanTransport is the http.RoundTripper of the clients NewHTTPClient
@@ -298,6 +300,7 @@ func (t *leanTransport) dialConn(ctx context.Context, h *leanHost) (*leanConn, e
 		t.drop(h)
 		return nil, err
 	}
+	nc = rawio.Wrap(nc) // a dialer's own kind of connection stays as it is
 	c := &leanConn{host: h, nc: nc, cw: countWriter{nc: nc}, br: bufio.NewReaderSize(nc, leanBufSize), peek: NewIdlePeek(nc)}
 	c.bw = bufio.NewWriterSize(&c.cw, leanBufSize)
 	return c, nil

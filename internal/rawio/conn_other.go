@@ -1,0 +1,8 @@
+//go:build !linux
+
+package rawio
+
+import "net"
+
+// Wrap returns c: raw system calls pay off on Linux, where they are used.
+func Wrap(c net.Conn) net.Conn { return c }

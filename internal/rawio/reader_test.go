@@ -1,0 +1,83 @@
+//go:build unix
+
+package rawio
+
+import (
+	"errors"
+	"io"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// nonBlockingPipe returns a pipe whose ends are pollable (non-blocking).
+func nonBlockingPipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
+	var fds [2]int
+	if err := syscall.Pipe(fds[:]); err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range fds {
+		syscall.SetNonblock(fd, true)
+	}
+	r, w = os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
+}
+
+func TestReader(t *testing.T) {
+	rf, wf := nonBlockingPipe(t)
+	rc, err := rf.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewReader(rc)
+	go func() {
+		time.Sleep(10 * time.Millisecond) // the first Read waits in the poller
+		wf.Write([]byte("hello"))
+		wf.Close()
+	}()
+	buf := make([]byte, 16)
+	n, err, waitErr := r.Read(buf)
+	if string(buf[:n]) != "hello" || err != nil || waitErr != nil {
+		t.Fatalf("Read: %q, %v, %v", buf[:n], err, waitErr)
+	}
+	if n, err, waitErr := r.Read(buf); n != 0 || err != io.EOF || waitErr != nil {
+		t.Fatalf("Read at the end: %d, %v, %v", n, err, waitErr)
+	}
+
+	rf.SetReadDeadline(time.Now().Add(-time.Second))
+	if _, _, waitErr := r.Read(buf); !errors.Is(waitErr, os.ErrDeadlineExceeded) {
+		t.Fatalf("Read past its deadline: %v", waitErr)
+	}
+}
+
+func TestReadWriteErrno(t *testing.T) {
+	rf, wf := nonBlockingPipe(t)
+	var rfd, wfd uintptr
+	rc, _ := rf.SyscallConn()
+	wc, _ := wf.SyscallConn()
+	rc.Control(func(fd uintptr) { rfd = fd })
+	wc.Control(func(fd uintptr) { wfd = fd })
+	if n, err := Read(rfd, make([]byte, 4)); n != 0 || err != syscall.EAGAIN {
+		t.Fatalf("Read of an empty pipe: %d, %v; want EAGAIN", n, err)
+	}
+	total := 0
+	for { // fill the pipe
+		n, err := Write(wfd, make([]byte, 4096))
+		total += n
+		if err == syscall.EAGAIN {
+			break
+		}
+		if err != nil || total > 64<<20 {
+			t.Fatalf("Write: %d, %v after %d bytes", n, err, total)
+		}
+	}
+	if total == 0 {
+		t.Fatal("nothing written before EAGAIN")
+	}
+	if n, err := Read(wfd, make([]byte, 4)); n != 0 || err == nil { // the write end cannot be read
+		t.Fatalf("Read of a write end: %d, %v", n, err)
+	}
+}
