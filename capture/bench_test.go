@@ -5,7 +5,9 @@ package capture
 //
 //	BenchmarkRecordRoundTrip  sequential echo calls to the reference server
 //	                          ("mcptape serve"), direct and through the proxy,
-//	                          interleaved call by call; median ratio (target <= 1.15)
+//	                          interleaved call by call; median ratio (target <= 1.15),
+//	                          and the same for a forwarder that only copies bytes
+//	                          (floor-ratio: the least any process in the middle costs)
 //	BenchmarkRecordPipelined  64 calls in flight, direct and proxied in
 //	                          alternating blocks; throughput ratio (target >= 0.90)
 //	BenchmarkRecordRSS        the proxy's resident memory after 10,000 and
@@ -50,7 +52,15 @@ const initFrame = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"prot
 // startRaw starts argv and completes the MCP handshake.
 func startRaw(tb testing.TB, argv ...string) *rawClient {
 	tb.Helper()
+	return startRawEnv(tb, nil, argv...)
+}
+
+// startRawEnv is startRaw with env as the process's environment (this
+// process's when nil).
+func startRawEnv(tb testing.TB, env []string, argv ...string) *rawClient {
+	tb.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -154,29 +164,32 @@ func median(d []time.Duration) time.Duration {
 
 func BenchmarkRecordRoundTrip(b *testing.B) {
 	direct, proxied := serverPair(b)
-	for range 200 { // warm up both paths
-		direct.call(b)
-		proxied.call(b)
+	floor := forwardFloor(b, mcptapeBin(b), "serve")
+	paths := []*rawClient{direct, proxied, floor}
+	lat := make([][]time.Duration, len(paths))
+	for range 200 { // warm up every path
+		for _, c := range paths {
+			c.call(b)
+		}
 	}
-	var dd, pd []time.Duration
 	cpu0 := cpuTime(b, proxied.cmd.Process.Pid)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		// Interleaved, alternating which goes first, so that noise on the
-		// shared machine hits both sides alike.
-		if i%2 == 0 {
-			dd = append(dd, direct.call(b))
-			pd = append(pd, proxied.call(b))
-		} else {
-			pd = append(pd, proxied.call(b))
-			dd = append(dd, direct.call(b))
+		// Interleaved, each path first in turn, so that noise on the
+		// shared machine hits them all alike.
+		for k := range paths {
+			j := (i + k) % len(paths)
+			lat[j] = append(lat[j], paths[j].call(b))
 		}
 	}
-	md, mp := median(dd), median(pd)
+	md, mp, mf := median(lat[0]), median(lat[1]), median(lat[2])
 	b.ReportMetric(float64(md.Nanoseconds()), "direct-ns/call")
 	b.ReportMetric(float64(mp.Nanoseconds()), "proxied-ns/call")
 	b.ReportMetric(float64(mp)/float64(md), "ratio")
-	reportProxyCPU(b, proxied, cpu0, len(pd))
+	// The floor: a forwarder that only copies bytes (bench_floor_test.go).
+	b.ReportMetric(float64(mf.Nanoseconds()), "floor-ns/call")
+	b.ReportMetric(float64(mf)/float64(md), "floor-ratio")
+	reportProxyCPU(b, proxied, cpu0, len(lat[1]))
 }
 
 func BenchmarkRecordPipelined(b *testing.B) {

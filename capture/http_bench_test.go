@@ -232,12 +232,15 @@ func bareProxy(b *testing.B, url string) string {
 // metrics without a prefix) and as users run it, "mcptape record" in a
 // process of its own (metrics prefixed "process-"). A plain
 // httputil.ReverseProxy without recording runs alongside, to show what
-// the HTTP hop alone costs. The paths take turns in rounds so that they
-// all see the same machine.
+// the HTTP hop alone costs, and so does a process that relays TCP bytes
+// without looking at them (metrics prefixed "floor-"): the least any proxy
+// in a process of its own costs on this machine. The paths take turns in
+// rounds so that they all see the same machine.
 func BenchmarkHTTPProxyThroughput(b *testing.B) {
 	url, pid := refHTTP(b)
 	purl, burl := benchProxy(b, url), bareProxy(b, url)
 	xurl, xpid := recordProcess(b, url)
+	furl, fpid := relayFloor(b, url)
 	for _, n := range []int{1, 64} {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
 			paths := []*benchPath{
@@ -245,12 +248,14 @@ func BenchmarkHTTPProxyThroughput(b *testing.B) {
 				{name: "bare", sessions: newEchoSessions(b, burl, n)},
 				{name: "proxied", sessions: newEchoSessions(b, purl, n)},
 				{name: "process", sessions: newEchoSessions(b, xurl, n)},
+				{name: "floor", sessions: newEchoSessions(b, furl, n)},
 			}
 			for _, p := range paths {
 				p.cpu.pid = pid
 				runEcho(b, p.sessions, 4*n, nil) // warm up connections and paths
 			}
 			paths[3].cpu.proxyPid = xpid
+			paths[4].cpu.proxyPid = fpid
 			const rounds = 16
 			per := max(b.N/rounds, n)
 			b.ResetTimer()
@@ -267,13 +272,14 @@ func BenchmarkHTTPProxyThroughput(b *testing.B) {
 			b.StopTimer()
 			total := float64(per * rounds)
 			rate := func(p *benchPath) float64 { return total / p.elapsed.Seconds() }
-			direct, bare, ours, proc := paths[0], paths[1], paths[2], paths[3]
+			direct, bare, ours, proc, floor := paths[0], paths[1], paths[2], paths[3], paths[4]
 			b.ReportMetric(rate(direct), "direct-calls/s")
 			b.ReportMetric(rate(bare), "bare-proxy-calls/s")
 			b.ReportMetric(rate(ours), "proxied-calls/s")
 			b.ReportMetric(rate(ours)/rate(direct), "ratio")
 			b.ReportMetric(rate(ours)/rate(bare), "vs-bare-ratio")
 			b.ReportMetric(rate(proc)/rate(direct), "process-ratio")
+			b.ReportMetric(rate(floor)/rate(direct), "floor-ratio")
 			// CPU per call: the client's (direct, this process), each
 			// proxy's (what this process spends more) and the server's.
 			// When client, proxy and server share cores and are all busy,
@@ -290,15 +296,18 @@ func BenchmarkHTTPProxyThroughput(b *testing.B) {
 			}
 			if proc.cpu.proxy > 0 {
 				b.ReportMetric(us(proc.cpu.proxy), "process-proxy-cpu-µs/call")
+				b.ReportMetric(us(floor.cpu.proxy), "floor-cpu-µs/call")
 			}
 			if n == 1 {
-				md, mb, mp, mx := median(direct.lat), median(bare.lat), median(ours.lat), median(proc.lat)
+				md, mb, mp, mx, mf := median(direct.lat), median(bare.lat), median(ours.lat), median(proc.lat), median(floor.lat)
 				b.ReportMetric(float64(md.Microseconds()), "direct-median-µs")
 				b.ReportMetric(float64(mb.Microseconds()), "bare-median-µs")
 				b.ReportMetric(float64(mp.Microseconds()), "proxied-median-µs")
 				b.ReportMetric(float64(mp)/float64(md)-1, "added-latency")
 				b.ReportMetric(float64(mx.Microseconds()), "process-median-µs")
 				b.ReportMetric(float64(mx)/float64(md)-1, "process-added-latency")
+				b.ReportMetric(float64(mf.Microseconds()), "floor-median-µs")
+				b.ReportMetric(float64(mf)/float64(md)-1, "floor-added-latency")
 			}
 		})
 	}

@@ -52,6 +52,7 @@ func peerCmd(t testing.TB, mode string, env ...string) ([]string, []string) {
 //	PEER_READY    write "ready" to stderr once signal handlers are installed
 //	PEER_ASK      "answer" mode: server-to-client requests to send
 //	PEER_FLOOD    "stubborn" mode: lines to write before reading stdin
+//	FLOOR_*       the floors of the benchmarks (see bench_floor_test.go)
 func runPeer(mode string) int {
 	code, _ := strconv.Atoi(os.Getenv("PEER_EXIT"))
 	ignore := os.Getenv("PEER_IGNORE")
@@ -117,6 +118,10 @@ func runPeer(mode string) int {
 		return 0
 	case "answer": // answer every request at once; send PEER_ASK requests of its own
 		return runAnswerPeer(code)
+	case floorForward:
+		return runForwardFloor(os.Args[1:])
+	case floorRelay:
+		return runRelayFloor(os.Getenv("FLOOR_LISTEN"), os.Getenv("FLOOR_UPSTREAM"))
 	case "stubborn": // write PEER_FLOOD lines to stdout before reading stdin
 		n, _ := strconv.Atoi(os.Getenv("PEER_FLOOD"))
 		line := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("x", 200) + `"}}` + "\n")

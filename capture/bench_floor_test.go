@@ -1,0 +1,200 @@
+package capture
+
+// Floors for the benchmarks of "mcptape record": the least any forwarding
+// process can cost on this machine. Each runs as a process of its own,
+// this test binary started in a peer mode (see runPeer), and only moves
+// bytes: no framing, no parsing, no recording. A benchmark measures one
+// next to the recording proxy and the direct path in the same run, so
+// that a target out of reach of any process in the middle shows as such.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	neturl "net/url"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/internal/rawio"
+)
+
+// Peer modes of the floors (see runPeer).
+const (
+	floorForward = "floor-forward" // stdio: the child its arguments name, copied both ways
+	floorRelay   = "floor-relay"   // TCP: FLOOR_LISTEN relayed to FLOOR_UPSTREAM
+)
+
+// runForwardFloor starts argv with its stdin and stdout on pipes and
+// copies this process's stdin to the child and the child's stdout to this
+// process's stdout, each way in a thread of its own, with blocking read
+// and write system calls: what a minimal forwarder written in C does (no
+// poller, no scheduler between a read and its write). It returns when the
+// child's output ends.
+func runForwardFloor(argv []string) int {
+	if len(argv) == 0 {
+		return 2
+	}
+	var toChild, fromChild [2]int
+	if syscall.Pipe(toChild[:]) != nil || syscall.Pipe(fromChild[:]) != nil {
+		return 3
+	}
+	for _, fd := range []int{toChild[0], toChild[1], fromChild[0], fromChild[1]} {
+		syscall.CloseOnExec(fd) // the child holds only its own ends, as fd 0 and 1
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin = os.NewFile(uintptr(toChild[0]), "child-stdin")
+	cmd.Stdout = os.NewFile(uintptr(fromChild[1]), "child-stdout")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return 127
+	}
+	syscall.Close(toChild[0])
+	syscall.Close(fromChild[1])
+	go func() {
+		copyFD(toChild[1], 0)
+		syscall.Close(toChild[1])
+	}()
+	copyFD(1, fromChild[0])
+	cmd.Wait()
+	return 0
+}
+
+// copyFD copies from the blocking descriptor src to dst until src ends or
+// a write fails, on a thread of its own.
+func copyFD(dst, src int) {
+	runtime.LockOSThread()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := syscall.Read(src, buf)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if n <= 0 {
+			return
+		}
+		for p := buf[:n]; len(p) > 0; {
+			w, err := syscall.Write(dst, p)
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if w <= 0 {
+				return
+			}
+			p = p[w:]
+		}
+	}
+}
+
+// runRelayFloor accepts connections on listen and relays each, byte for
+// byte, to a connection of its own to upstream, reading and writing with
+// raw system calls as the recording proxy does (package rawio): an HTTP
+// proxy that never looks at the traffic. It runs until killed.
+func runRelayFloor(listen, upstream string) int {
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return 3
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return 4
+		}
+		go relay(rawio.Wrap(c), upstream)
+	}
+}
+
+func relay(c net.Conn, upstream string) {
+	defer c.Close()
+	u, err := net.Dial("tcp", upstream)
+	if err != nil {
+		return
+	}
+	u = rawio.Wrap(u)
+	defer u.Close()
+	done := make(chan struct{})
+	go func() {
+		copyConn(u, c)
+		u.(interface{ CloseWrite() error }).CloseWrite()
+		close(done)
+	}()
+	copyConn(c, u)
+	c.(interface{ CloseWrite() error }).CloseWrite()
+	<-done
+}
+
+// copyConn copies src to dst through their Read and Write (not the
+// splicing io.Copy would choose).
+func copyConn(dst io.Writer, src io.Reader) {
+	buf := make([]byte, 32<<10)
+	io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{src}, buf)
+}
+
+// forwardFloor starts the stdio floor in front of argv.
+func forwardFloor(tb testing.TB, argv ...string) *rawClient {
+	tb.Helper()
+	self, env := peerCmd(tb, floorForward)
+	return startRawEnv(tb, env, append(self, argv...)...)
+}
+
+// relayFloor starts the TCP floor in front of the HTTP server at url and
+// returns the URL to use instead, and the relay's process id.
+func relayFloor(tb testing.TB, url string) (string, int) {
+	tb.Helper()
+	u, err := neturl.Parse(url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(peertest.FreePort(tb))
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
+	self, _ := peerCmd(tb, floorRelay)
+	env := []string{peerEnv + "=" + floorRelay, "FLOOR_LISTEN=" + addr, "FLOOR_UPSTREAM=" + u.Host}
+	p := peertest.StartHTTP(tb, ctx, self, env, "http://"+addr+u.Path)
+	return p.URL, p.Pid()
+}
+
+// TestForwardFloor checks that the stdio floor carries a session both ways
+// (the benchmark would otherwise measure a broken path).
+func TestForwardFloor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds mcptape")
+	}
+	c := forwardFloor(t, mcptapeBin(t), "serve")
+	if d := c.call(t); d <= 0 {
+		t.Fatalf("call took %v", d)
+	}
+}
+
+// TestRelayFloor checks that the TCP floor carries HTTP exchanges, a
+// streamed one among them.
+func TestRelayFloor(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.(http.Flusher).Flush()
+		fmt.Fprintf(w, "data: %s %s\n\n", r.URL.Path, body)
+	}))
+	t.Cleanup(up.Close)
+	url, _ := relayFloor(t, up.URL+"/mcp")
+	for i := range 3 { // one connection, kept alive across exchanges
+		resp, err := http.Post(url, "application/json", strings.NewReader(strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := fmt.Sprintf("data: /mcp %d\n\n", i); err != nil || string(got) != want {
+			t.Fatalf("exchange %d: %q, %v; want %q", i, got, err, want)
+		}
+	}
+}
