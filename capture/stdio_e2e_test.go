@@ -364,8 +364,14 @@ func TestRecordCrashE2E(t *testing.T) {
 					mu.Unlock()
 				}
 			}()
+			// The kill comes 300-800 ms after the first answer: on a loaded
+			// machine, mcptape may take longer than that to start.
+			if _, err := fmt.Fprintf(stdin, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}\n"); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) > 0 })
 			stop := time.Now().Add(time.Duration(300+rand.IntN(500)) * time.Millisecond)
-			for i := 0; time.Now().Before(stop); i++ {
+			for i := 1; time.Now().Before(stop); i++ {
 				if _, err := fmt.Fprintf(stdin, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}\n", i); err != nil {
 					t.Fatal(err)
 				}
