@@ -14,18 +14,21 @@ package capture
 // CONNECT); header lines "name:value" ending in CRLF, the name made of
 // token bytes, the value of bytes net/http accepts (no control byte but
 // HTAB); no obs-fold, no bare CR or LF; exactly one Host header, not
-// empty; at most one Content-Length, of plain digits; no
-// Transfer-Encoding, Trailer, Expect or Upgrade header.
+// empty; at most one Content-Length, of at most 15 plain digits; no
+// Transfer-Encoding, Trailer, Expect or Upgrade header. The line and field
+// primitives are internal/httphead's, shared with the response reader
+// (http_head_response.go) and transport's lean client; the choice of
+// heads beyond them is made here.
 
 import (
 	"bufio"
 	"bytes"
 	"io"
 	"net/http"
-	"net/textproto"
 	"net/url"
-	"strings"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/httphead"
 )
 
 // readRequest reads the connection's next request head, its first bytes
@@ -89,20 +92,6 @@ func leadingCRLF(b []byte) int {
 	return n
 }
 
-// addValue adds value to h[name]; a name's first value gets a one-value
-// slice cut from pool (the values of a head share one allocation) while
-// pool lasts.
-func addValue(h http.Header, name, value string, pool *[]string) {
-	if vv := h[name]; vv != nil || len(*pool) == 0 {
-		h[name] = append(vv, value)
-		return
-	}
-	vv := (*pool)[:1:1]
-	*pool = (*pool)[1:]
-	vv[0] = value
-	h[name] = vv
-}
-
 // fastLeanable is leanable for a request of parseFastHead, whose header
 // names are tokens and whose values have no control bytes: of
 // checkRequestHead, only the Host check is left.
@@ -144,8 +133,18 @@ func (b *fixedBody) Read(p []byte) (int, error) {
 func (b *fixedBody) Close() error { return nil }
 
 // maxFastContentLength bounds the digits of a Content-Length the fast
-// parser reads (more go to http.ReadRequest, which refuses an overflow).
+// parsers read (more go to net/http, which refuses an overflow).
 const maxFastContentLength = 15
+
+// fastLength parses a Content-Length of plain digits, not too many: the
+// fast parsers of this package (unlike transport's, which takes any
+// number httphead.ParseDigits takes) leave longer ones to net/http.
+func fastLength(s string) (int64, bool) {
+	if len(s) > maxFastContentLength {
+		return 0, false
+	}
+	return httphead.ParseDigits(s)
+}
 
 // parseFastHead parses the request head at the start of b when it lies
 // whole in b and keeps to the fast subset (see the top of this file). It
@@ -161,12 +160,12 @@ func parseFastHead(b []byte) (*http.Request, int) {
 	n := end + len(headEnd)
 	// One string for the whole head; the request's strings are its parts.
 	head := string(b[:n])
-	line, rest, ok := cutLine(head)
+	line, rest, ok := httphead.CutLine(head)
 	if !ok {
 		return nil, 0
 	}
-	method, target, proto, ok := splitRequestLine(line)
-	if !ok || proto != "HTTP/1.1" || method == http.MethodConnect || !isToken(method) || target == "" || target[0] != '/' {
+	method, target, proto, ok := httphead.SplitRequestLine(line)
+	if !ok || proto != "HTTP/1.1" || method == http.MethodConnect || !httphead.IsToken(method) || target == "" || target[0] != '/' {
 		return nil, 0
 	}
 	// The request, its URL and (mostly) its values in one allocation.
@@ -189,13 +188,13 @@ func parseFastHead(b []byte) (*http.Request, int) {
 	var host, contentLength string
 	hosts, lengths := 0, 0
 	for {
-		if line, rest, ok = cutLine(rest); !ok {
+		if line, rest, ok = httphead.CutLine(rest); !ok {
 			return nil, 0
 		}
 		if line == "" {
 			break
 		}
-		name, value, ok := splitHeaderLine(line)
+		name, value, ok := httphead.SplitHeaderLine(line)
 		if !ok {
 			return nil, 0
 		}
@@ -208,26 +207,23 @@ func parseFastHead(b []byte) (*http.Request, int) {
 		case "Transfer-Encoding", "Trailer", "Expect", "Upgrade":
 			return nil, 0
 		}
-		addValue(h, name, value, &values)
+		httphead.AddValue(h, name, value, &values)
 	}
 	if hosts != 1 || host == "" || lengths > 1 {
 		return nil, 0
 	}
 	var length int64
 	if lengths == 1 {
-		if length, ok = parseDigits(contentLength); !ok {
+		if length, ok = fastLength(contentLength); !ok {
 			return nil, 0
 		}
 	}
-	// As http.ReadRequest: "Pragma: no-cache" stands for Cache-Control.
-	if p := h["Pragma"]; len(p) > 0 && p[0] == "no-cache" && h["Cache-Control"] == nil {
-		h["Cache-Control"] = []string{"no-cache"}
-	}
+	httphead.PragmaCacheControl(h) // as http.ReadRequest
 	req := &r.req
 	*req = http.Request{
 		Method: method, URL: &r.url, Proto: proto, ProtoMajor: 1, ProtoMinor: 1,
 		Header: h, ContentLength: length, Host: r.url.Host, RequestURI: target,
-		Close: containsToken(h["Connection"], "close"),
+		Close: httphead.HasToken(h["Connection"], "close"), // kept in Header, as http.ReadRequest does
 	}
 	if req.Host == "" {
 		req.Host = host
@@ -252,193 +248,6 @@ func plainPath(t string) bool {
 	for i := 0; i < len(t); i++ {
 		c := t[i]
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
-			return false
-		}
-	}
-	return true
-}
-
-// cutLine cuts the first CRLF-ended line off s; ok is false when there is
-// none or it ends in a bare LF. (A CR inside the line is refused later: no
-// line of the fast subset may hold one.)
-func cutLine(s string) (line, rest string, ok bool) {
-	i := strings.IndexByte(s, '\n')
-	if i < 1 || s[i-1] != '\r' {
-		return "", "", false
-	}
-	return s[:i-1], s[i+1:], true
-}
-
-// splitRequestLine splits a request line at its first two spaces, as
-// net/http does.
-func splitRequestLine(line string) (method, target, proto string, ok bool) {
-	i := indexByte(line, ' ')
-	if i < 0 {
-		return "", "", "", false
-	}
-	j := indexByte(line[i+1:], ' ')
-	if j < 0 {
-		return "", "", "", false
-	}
-	return line[:i], line[i+1 : i+1+j], line[i+2+j:], true
-}
-
-func indexByte(s string, c byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return i
-		}
-	}
-	return -1
-}
-
-// splitHeaderLine splits "name:value" into the canonical name and the
-// value without the white space around it. ok is false for a name that is
-// not a token directly followed by ':' (a line starting with white space,
-// obs-fold, included) and for a value with a byte net/http refuses.
-func splitHeaderLine(line string) (name, value string, ok bool) {
-	i := 0
-	upper, canonical := true, true
-	for ; i < len(line) && tokenBytes[line[i]]; i++ {
-		c := line[i]
-		if upper && 'a' <= c && c <= 'z' || !upper && 'A' <= c && c <= 'Z' {
-			canonical = false
-		}
-		upper = c == '-'
-	}
-	if i == 0 || i == len(line) || line[i] != ':' {
-		return "", "", false
-	}
-	v := line[i+1:]
-	for j := 0; j < len(v); j++ {
-		if c := v[j]; c < ' ' && c != '\t' || c == 0x7f {
-			return "", "", false
-		}
-	}
-	name = line[:i]
-	if !canonical {
-		name = canonicalName(name)
-	}
-	return name, trimOWS(v), true
-}
-
-// canonicalName returns the canonical form of the header name s (made of
-// token bytes, not canonical): a common name without allocating, a new
-// string otherwise.
-func canonicalName(s string) string {
-	var buf [32]byte
-	if len(s) > len(buf) {
-		return textproto.CanonicalMIMEHeaderKey(s)
-	}
-	b := buf[:len(s)]
-	upper := true
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if upper && 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		} else if !upper && 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b[i] = c
-		upper = c == '-'
-	}
-	if name, ok := commonHeaderNames[string(b)]; ok {
-		return name
-	}
-	return string(b)
-}
-
-// commonHeaderNames interns the header names clients commonly send in
-// lower case (HTTP/2-minded and Node clients do).
-var commonHeaderNames = func() map[string]string {
-	m := map[string]string{}
-	for _, n := range []string{
-		"Accept", "Accept-Encoding", "Accept-Language", "Authorization", "Cache-Control", "Connection",
-		"Content-Length", "Content-Type", "Cookie", "Host", "Keep-Alive", "Last-Event-Id", "Mcp-Protocol-Version",
-		"Mcp-Session-Id", "Origin", "Pragma", "Referer", "Sec-Fetch-Mode", "Te", "Transfer-Encoding", "Trailer",
-		"Upgrade", "Expect", "User-Agent", "X-Api-Key", "Traceparent", "Tracestate",
-	} {
-		m[n] = n
-	}
-	return m
-}()
-
-// tokenByte reports whether c may be part of a token (RFC 9110 tchar).
-func tokenByte(c byte) bool { return tokenBytes[c] }
-
-// tokenBytes tells the bytes of tokens.
-var tokenBytes = func() (t [256]bool) {
-	for c := 0; c < 0x80; c++ {
-		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-			indexByte("!#$%&'*+-.^_`|~", byte(c)) >= 0
-	}
-	return t
-}()
-
-// isToken reports whether s is a non-empty token.
-func isToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !tokenByte(s[i]) {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// trimOWS trims spaces and tabs off both ends of s.
-func trimOWS(s string) string {
-	for s != "" && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	for s != "" && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
-		s = s[:len(s)-1]
-	}
-	return s
-}
-
-// containsToken reports whether a comma-separated header holds token, as
-// net/http judges it (ASCII case folding only).
-func containsToken(values []string, token string) bool {
-	for _, v := range values {
-		for {
-			elem, more, found := cutByte(v, ',')
-			if asciiEqualFold(trimOWS(elem), token) {
-				return true
-			}
-			if !found {
-				break
-			}
-			v = more
-		}
-	}
-	return false
-}
-
-func cutByte(s string, c byte) (before, after string, found bool) {
-	if i := indexByte(s, c); i >= 0 {
-		return s[:i], s[i+1:], true
-	}
-	return s, "", false
-}
-
-// asciiEqualFold reports whether a and b are equal under ASCII case
-// folding (a non-ASCII byte equals only itself... and never a token's).
-func asciiEqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if x >= 0x80 || y >= 0x80 {
-			return false
-		}
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
 			return false
 		}
 	}

@@ -12,17 +12,18 @@ package capture
 // to 599 but 204 and 304, to a request other than HEAD and CONNECT; header
 // lines as for requests (http_head.go); a body framed by exactly one
 // Content-Length of plain digits or exactly one "Transfer-Encoding:
-// chunked" (not both); no Trailer header.
+// chunked" (not both); no Trailer header. The line, field and trailer
+// primitives are internal/httphead's.
 
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httputil"
-	"net/textproto"
 	"sync"
+
+	"github.com/mcptape/mcptape/internal/httphead"
 )
 
 // fastResponse holds what parseFastResponse allocates for a response.
@@ -50,25 +51,17 @@ func parseFastResponse(br *bufio.Reader, req *http.Request) *http.Response {
 	}
 	n := end + len(headEnd)
 	head := string(b[:n])
-	line, rest, ok := cutLine(head)
-	if !ok || len(line) < len("HTTP/1.1 200") || line[:9] != "HTTP/1.1 " || len(line) > 12 && line[12] != ' ' {
+	line, rest, ok := httphead.CutLine(head)
+	if !ok {
 		return nil
 	}
-	code := 0
-	for _, c := range []byte(line[9:12]) {
-		if c < '0' || c > '9' {
-			return nil
-		}
-		code = code*10 + int(c-'0')
-	}
-	if code < 200 || code > 599 || code == http.StatusNoContent || code == http.StatusNotModified {
+	// Of the status lines httphead takes, this reader takes HTTP/1.1 only,
+	// codes with a body (1xx, 204 and 304 are net/http's to frame) and no
+	// control byte in the reason (net/http takes one: left to it).
+	minor, code, status, ok := httphead.ParseStatusLine(line)
+	if !ok || minor != 1 || code < 200 || code > 599 || code == http.StatusNoContent ||
+		code == http.StatusNotModified || !httphead.ValidValue(status[3:]) {
 		return nil
-	}
-	status := line[9:]
-	for i := 12; i < len(line); i++ {
-		if c := line[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return nil // a control byte in the reason: http.ReadResponse's to judge
-		}
 	}
 	r := new(fastResponse)
 	lines := bytes.Count(b[len(line)+2:n], []byte{'\n'}) - 1
@@ -80,13 +73,13 @@ func parseFastResponse(br *bufio.Reader, req *http.Request) *http.Response {
 	var contentLength string
 	lengths, encodings := 0, 0
 	for {
-		if line, rest, ok = cutLine(rest); !ok {
+		if line, rest, ok = httphead.CutLine(rest); !ok {
 			return nil
 		}
 		if line == "" {
 			break
 		}
-		name, value, ok := splitHeaderLine(line)
+		name, value, ok := httphead.SplitHeaderLine(line)
 		if !ok {
 			return nil
 		}
@@ -94,7 +87,7 @@ func parseFastResponse(br *bufio.Reader, req *http.Request) *http.Response {
 		case "Content-Length":
 			contentLength, lengths = value, lengths+1
 		case "Transfer-Encoding":
-			if !asciiEqualFold(value, "chunked") {
+			if !httphead.EqualFold(value, "chunked") {
 				return nil
 			}
 			encodings++
@@ -102,7 +95,7 @@ func parseFastResponse(br *bufio.Reader, req *http.Request) *http.Response {
 		case "Trailer":
 			return nil
 		}
-		addValue(h, name, value, &values)
+		httphead.AddValue(h, name, value, &values)
 	}
 	if lengths+encodings != 1 {
 		return nil
@@ -112,13 +105,8 @@ func parseFastResponse(br *bufio.Reader, req *http.Request) *http.Response {
 		Status: status, StatusCode: code, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: h, Request: req,
 	}
-	if containsToken(h["Connection"], "close") {
-		resp.Close = true
-		delete(h, "Connection") // as http.ReadResponse does
-	}
-	if p := h["Pragma"]; len(p) > 0 && p[0] == "no-cache" && h["Cache-Control"] == nil {
-		h["Cache-Control"] = []string{"no-cache"}
-	}
+	resp.Close = httphead.CloseAfter(h, 1)
+	httphead.PragmaCacheControl(h)
 	r.body = fastBody{r: br, closing: resp.Close}
 	if encodings == 1 {
 		resp.ContentLength = -1
@@ -127,7 +115,7 @@ func parseFastResponse(br *bufio.Reader, req *http.Request) *http.Response {
 		r.body.src, r.body.resp = httputil.NewChunkedReader(br), resp
 		resp.Body = &r.body
 	} else {
-		length, ok := parseDigits(contentLength)
+		length, ok := fastLength(contentLength)
 		if !ok {
 			return nil
 		}
@@ -141,22 +129,6 @@ func parseFastResponse(br *bufio.Reader, req *http.Request) *http.Response {
 	}
 	br.Discard(n)
 	return resp
-}
-
-// parseDigits parses a Content-Length of plain digits (not too many).
-func parseDigits(s string) (int64, bool) {
-	if s == "" || len(s) > maxFastContentLength {
-		return 0, false
-	}
-	var n int64
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
 }
 
 // fastBody is the body of a response parseFastResponse read: it reads as
@@ -175,9 +147,6 @@ type fastBody struct {
 	closed  bool
 }
 
-// errFastTrailerEOF is the error of a chunked body cut in its trailer.
-var errFastTrailerEOF = errors.New("http: unexpected EOF reading trailer")
-
 func (b *fastBody) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -195,7 +164,7 @@ func (b *fastBody) readLocked(p []byte) (int, error) {
 	if err == io.EOF {
 		b.sawEOF = true
 		if b.resp != nil {
-			if e := b.readTrailer(); e != nil {
+			if e := httphead.ReadTrailer(b.r, b.resp); e != nil {
 				err = e
 				b.sawEOF, b.closed = false, true // no more reads of any kind
 			}
@@ -208,54 +177,6 @@ func (b *fastBody) readLocked(p []byte) (int, error) {
 		err, b.sawEOF = io.EOF, true
 	}
 	return n, err
-}
-
-// readTrailer reads the trailer of a chunked body into the response's.
-func (b *fastBody) readTrailer() error {
-	buf, err := b.r.Peek(2)
-	if string(buf) == "\r\n" {
-		b.r.Discard(2)
-		return nil
-	}
-	if len(buf) < 2 {
-		return errFastTrailerEOF
-	}
-	if err != nil {
-		return err
-	}
-	// The trailer must end within the reader's buffer.
-	if !trailerEndBuffered(b.r) {
-		return errors.New("http: suspiciously long trailer after chunked body")
-	}
-	hdr, err := textproto.NewReader(b.r).ReadMIMEHeader()
-	if err != nil {
-		if err == io.EOF {
-			return errFastTrailerEOF
-		}
-		return err
-	}
-	if b.resp.Trailer == nil {
-		b.resp.Trailer = http.Header(hdr)
-	} else {
-		for k, vv := range hdr {
-			b.resp.Trailer[k] = vv
-		}
-	}
-	return nil
-}
-
-// trailerEndBuffered reports whether a double CRLF ends some first bytes
-// of r, looking no further than r's buffer can hold.
-func trailerEndBuffered(r *bufio.Reader) bool {
-	for size := 4; ; size++ {
-		buf, err := r.Peek(size)
-		if bytes.HasSuffix(buf, headEnd) {
-			return true
-		}
-		if err != nil {
-			return false
-		}
-	}
 }
 
 // Close reads what is left of the body (the connection can carry another

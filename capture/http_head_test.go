@@ -172,26 +172,6 @@ func TestFastRequestHeadFallbacks(t *testing.T) {
 	}
 }
 
-// TestFastRequestHeadCanonicalNames: names are canonicalized as
-// net/http does, common ones without a new string.
-func TestFastRequestHeadCanonicalNames(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"content-type", "Content-Type"}, {"CONTENT-TYPE", "Content-Type"}, {"Content-Type", "Content-Type"},
-		{"mcp-session-id", "Mcp-Session-Id"}, {"x-a", "X-A"}, {"x--a", "X--A"}, {"a_b", "A_b"}, {"1a", "1a"},
-		{"x-a-very-long-header-name-indeed-yes", "X-A-Very-Long-Header-Name-Indeed-Yes"},
-	} {
-		if got := canonicalName(tc.in); got != tc.want {
-			t.Errorf("canonicalName(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-		if got := http.CanonicalHeaderKey(tc.in); got != tc.want {
-			t.Errorf("test table: net/http says %q for %q", got, tc.in)
-		}
-	}
-	if n := testing.AllocsPerRun(100, func() { canonicalName("mcp-session-id") }); n != 0 {
-		t.Errorf("canonicalName of a common name allocates %v times", n)
-	}
-}
-
 // TestFastBody: the body reader stops at its length, and an early end is
 // io.ErrUnexpectedEOF.
 func TestFastBody(t *testing.T) {
@@ -259,15 +239,6 @@ func benchTurns(b *testing.B, what string, ours, baseline func() bool) {
 	b.ReportMetric(float64(took[0].Nanoseconds())/n, "ours-ns/"+what)
 	b.ReportMetric(float64(took[1].Nanoseconds())/n, "baseline-ns/"+what)
 	b.ReportMetric(float64(took[0])/float64(took[1]), "ratio")
-}
-
-// TestTokenBytes: the token bytes are net/http's header name bytes.
-func TestTokenBytes(t *testing.T) {
-	for c := range 256 {
-		if got, want := tokenByte(byte(c)), validHeaderName(string(rune(c))) && c < 0x80; got != want {
-			t.Errorf("tokenByte(%#x) = %v, want %v", c, got, want)
-		}
-	}
 }
 
 // TestTargetAsIs: the lean path serves only targets that net/http would

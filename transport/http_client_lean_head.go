@@ -2,24 +2,22 @@ package transport
 
 import (
 	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
-	"net/textproto"
-	"strconv"
 	"strings"
+
+	"github.com/mcptape/mcptape/internal/httphead"
 )
 
 // Reading the head of an answer on the lean path (see leanTransport). A
 // head in the common form (at most 100 lines, HTTP/1.0 or 1.1, a status
-// of 100 or more,
-// "Name: value" lines of valid bytes, at most one Content-Length and one
-// Transfer-Encoding: chunked, no Pragma or Trailer field) is parsed here
-// without net/http's allocations; any other head is handed whole to
-// http.ReadResponse, so that every head reads as net/http reads it.
+// of 100 or more, "Name: value" lines of valid bytes, at most one
+// Content-Length and one Transfer-Encoding: chunked, no Pragma or Trailer
+// field) is parsed here without net/http's allocations, with the line and
+// field primitives of internal/httphead (shared with capture's readers);
+// any other head is handed whole to http.ReadResponse, so that every head
+// reads as net/http reads it.
 
 // maxResponseHead bounds the bytes of the heads of one answer, interim
 // 1xx heads included (net/http's default MaxResponseHeaderBytes).
@@ -112,66 +110,50 @@ func parseHead(block string, lines int, req *http.Request) (*http.Response, erro
 }
 
 // parseCommonHead parses a head in the common form (see above) as
-// http.ReadResponse does; nil for any other head.
+// http.ReadResponse does; nil for any other head. Unlike capture's fast
+// readers, it takes lines ending in a bare LF (readLine cut them so, and
+// net/http takes them), HTTP/1.0, 1xx, 204 and 304 answers and control
+// bytes in the reason (net/http takes them), and Content-Lengths of any
+// size httphead.ParseDigits takes; it leaves Pragma to net/http.
 func parseCommonHead(block string, lines int, req *http.Request) *http.Response {
 	if lines > maxCommonLines {
 		return nil // sized as net/http sizes it
 	}
 	status, rest, _ := strings.Cut(block, "\n")
 	status = strings.TrimSuffix(status, "\r")
-	var minor int
-	switch {
-	case strings.HasPrefix(status, "HTTP/1.1 "):
-		minor = 1
-	case strings.HasPrefix(status, "HTTP/1.0 "):
-	default:
+	minor, code, st, ok := httphead.ParseStatusLine(status)
+	if !ok {
 		return nil
 	}
-	st := status[len("HTTP/1.1 "):]
-	if len(st) < 3 || (len(st) > 3 && st[3] != ' ') || st[0] < '1' || st[0] > '9' ||
-		st[1] < '0' || st[1] > '9' || st[2] < '0' || st[2] > '9' {
-		return nil
-	}
-	code := int(st[0]-'0')*100 + int(st[1]-'0')*10 + int(st[2]-'0')
 	h := make(http.Header, lines-1)
-	vals := make([]string, lines-1)
-	for i := 0; rest != "\n" && rest != "\r\n" && rest != ""; i++ {
+	vals := make([]string, lines-1) // a pool for httphead.AddValue
+	for rest != "\n" && rest != "\r\n" && rest != "" {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
-		line = strings.TrimSuffix(line, "\r")
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || !validHeaderName(k) || !validHeaderValue(v) {
+		k, v, ok := httphead.SplitHeaderLine(strings.TrimSuffix(line, "\r"))
+		if !ok {
 			return nil
 		}
-		k = canonicalKey(k)
-		v = strings.Trim(v, " \t")
-		if old, ok := h[k]; ok {
-			h[k] = append(old, v)
-		} else {
-			vals[i] = v
-			h[k] = vals[i : i+1 : i+1]
-		}
+		httphead.AddValue(h, k, v, &vals)
 	}
 	_, pragma := h["Pragma"]
 	_, trailer := h["Trailer"]
 	te, chunked := h["Transfer-Encoding"]
 	cl, hasLength := h["Content-Length"]
-	if pragma || trailer || len(cl) > 1 || (chunked && (hasLength || minor == 0 || len(te) != 1 || !asciiEqualFold(te[0], "chunked"))) {
+	if pragma || trailer || len(cl) > 1 || (chunked && (hasLength || minor == 0 || len(te) != 1 || !httphead.EqualFold(te[0], "chunked"))) {
 		return nil
 	}
 	length := int64(-1)
 	if hasLength {
-		n, err := strconv.ParseUint(cl[0], 10, 63)
-		if err != nil {
+		if length, ok = httphead.ParseDigits(cl[0]); !ok {
 			return nil
 		}
-		length = int64(n)
 	}
 	resp := &http.Response{
 		Status: st, StatusCode: code, Proto: status[:len("HTTP/1.1")], ProtoMajor: 1, ProtoMinor: minor,
 		Header: h, Request: req, ContentLength: length,
 	}
-	resp.Close = closeAfter(h, minor)
+	resp.Close = httphead.CloseAfter(h, minor)
 	if chunked {
 		delete(h, "Transfer-Encoding")
 		resp.TransferEncoding = []string{"chunked"}
@@ -187,54 +169,6 @@ func parseCommonHead(block string, lines int, req *http.Request) *http.Response 
 	return resp
 }
 
-// closeAfter reports whether the connection closes after an answer with
-// header h (HTTP/1.minor), dropping a Connection: close field of an
-// HTTP/1.1 answer as net/http does.
-func closeAfter(h http.Header, minor int) bool {
-	conn := h["Connection"]
-	hasClose := hasToken(conn, "close")
-	if minor == 0 {
-		return hasClose || !hasToken(conn, "keep-alive")
-	}
-	if hasClose {
-		delete(h, "Connection")
-	}
-	return hasClose
-}
-
-// hasToken reports whether the comma-separated values hold token (ASCII
-// case-insensitive).
-func hasToken(values []string, token string) bool {
-	for _, v := range values {
-		for tok := range strings.SplitSeq(v, ",") {
-			if asciiEqualFold(strings.Trim(tok, " \t"), token) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// asciiEqualFold reports whether s and t are equal ignoring ASCII case.
-func asciiEqualFold(s, t string) bool {
-	if len(s) != len(t) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		a, b := s[i], t[i]
-		if 'A' <= a && a <= 'Z' {
-			a += 'a' - 'A'
-		}
-		if 'A' <= b && b <= 'Z' {
-			b += 'a' - 'A'
-		}
-		if a != b {
-			return false
-		}
-	}
-	return true
-}
-
 // chunkedBody reads a chunked body, then its trailer section into the
 // answer's Trailer (as net/http does).
 type chunkedBody struct {
@@ -246,49 +180,9 @@ type chunkedBody struct {
 func (c *chunkedBody) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	if err == io.EOF {
-		if terr := readTrailer(c.br, c.resp); terr != nil {
+		if terr := httphead.ReadTrailer(c.br, c.resp); terr != nil {
 			return n, terr
 		}
 	}
 	return n, err
-}
-
-var crlf = []byte("\r\n")
-
-// readTrailer reads the trailer section of a chunked body, which must
-// fit in br's buffer, into resp.Trailer.
-func readTrailer(br *bufio.Reader, resp *http.Response) error {
-	buf, err := br.Peek(2)
-	if bytes.Equal(buf, crlf) {
-		br.Discard(2)
-		return nil
-	}
-	if len(buf) < 2 {
-		return errors.New("http: unexpected EOF reading trailer")
-	}
-	if err != nil {
-		return err
-	}
-	for n := 4; ; n++ {
-		buf, err := br.Peek(n)
-		if bytes.HasSuffix(buf, []byte("\r\n\r\n")) {
-			break
-		}
-		if err != nil {
-			return errors.New("http: suspiciously long trailer after chunked body")
-		}
-	}
-	hdr, err := textproto.NewReader(br).ReadMIMEHeader()
-	if err != nil {
-		if err == io.EOF {
-			return errors.New("http: unexpected EOF reading trailer")
-		}
-		return err
-	}
-	if resp.Trailer == nil {
-		resp.Trailer = http.Header(hdr)
-	} else {
-		maps.Copy(resp.Trailer, http.Header(hdr))
-	}
-	return nil
 }
