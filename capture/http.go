@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/httphead"
 	"github.com/mcptape/mcptape/tape"
 	"github.com/mcptape/mcptape/transport"
 )
@@ -91,7 +92,7 @@ func WithInsecureTLS(on bool) HTTPOption {
 func WithRedactHeaders(names ...string) HTTPOption {
 	return func(o *httpOptions) error {
 		for _, n := range names {
-			if !validHeaderName(n) {
+			if !httphead.IsToken(n) {
 				return fmt.Errorf("redact header %q: not a valid header name", n)
 			}
 			if o.redact.extra == nil {
@@ -182,20 +183,6 @@ func WithShutdownGrace(d time.Duration) HTTPOption {
 // the lean path (tests of that path).
 func withNetHTTPOnly() HTTPOption {
 	return func(o *httpOptions) error { o.netHTTPOnly = true; return nil }
-}
-
-// validHeaderName reports whether n is an HTTP token.
-func validHeaderName(n string) bool {
-	if n == "" {
-		return false
-	}
-	for i := 0; i < len(n); i++ {
-		c := n[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // HTTPStats counts what an HTTPProxy did.

@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/httphead"
 	"github.com/mcptape/mcptape/internal/rawio"
 	"github.com/mcptape/mcptape/transport"
 )
@@ -238,11 +239,11 @@ func checkRequestHead(r *http.Request) error {
 		return errors.New("malformed Host header")
 	}
 	for name, values := range r.Header {
-		if !validHeaderName(name) {
+		if !httphead.IsToken(name) {
 			return errors.New("invalid header name")
 		}
 		for _, v := range values {
-			if !validHeaderValue(v) {
+			if !httphead.ValidValue(v) {
 				return fmt.Errorf("invalid value in header %s", name)
 			}
 		}
@@ -257,16 +258,6 @@ func validHost(h string) bool {
 		c := h[i]
 		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 		if !alnum && strings.IndexByte("-._~!$&'()*+,;=%:[]", c) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// validHeaderValue reports whether v has no control byte but tab.
-func validHeaderValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
 			return false
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/httphead"
 )
 
 // Option configures a connection made by DialStdio, DialHTTP or
@@ -164,7 +166,7 @@ func WithHTTPClient(c *http.Client) Option {
 func WithHeader(h http.Header) Option {
 	return func(o *options) error {
 		for k := range h {
-			if !validHeaderName(k) {
+			if !httphead.IsToken(k) {
 				return fmt.Errorf("header name %q is not a valid HTTP field name", k)
 			}
 		}
@@ -229,25 +231,4 @@ func validVersion(v string) bool {
 		}
 	}
 	return true
-}
-
-// validHeaderName reports whether s is an HTTP field name (1*tchar).
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isTokenChar(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func isTokenChar(c byte) bool {
-	switch {
-	case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }

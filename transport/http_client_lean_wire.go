@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcptape/mcptape/internal/httphead"
 )
 
 // The HTTP/1.1 wire format of the lean path (see leanTransport): writing
@@ -87,15 +89,15 @@ func (c *leanConn) writeRequest(req *http.Request, body io.ReadCloser) error {
 // method or header field (net/http refuses the same; leanHost sends
 // requests with an unusual Host or request line to net/http).
 func checkRequest(req *http.Request) error {
-	if method := requestMethod(req); !validHeaderName(method) {
+	if method := requestMethod(req); !httphead.IsToken(method) {
 		return fmt.Errorf("net/http: invalid method %q", method)
 	}
 	for k, vs := range req.Header {
-		if !validHeaderName(k) {
+		if !httphead.IsToken(k) {
 			return fmt.Errorf("net/http: invalid header field name %q", k)
 		}
 		for _, v := range vs {
-			if !validHeaderValue(v) {
+			if !httphead.ValidValue(v) {
 				return fmt.Errorf("net/http: invalid header field value for %q", k)
 			}
 		}
@@ -122,31 +124,6 @@ func writeField(bw *bufio.Writer, k, v string) {
 	bw.WriteString(": ")
 	bw.WriteString(strings.Trim(v, " \t"))
 	bw.WriteString("\r\n")
-}
-
-// validHeaderValue reports whether v may be a field value: no control
-// characters but horizontal tab.
-func validHeaderValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if b := v[i]; (b < ' ' && b != '\t') || b == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-// canonicalKey returns the canonical form of a valid field name, without
-// allocating when it is canonical already.
-func canonicalKey(k string) string {
-	upper := true
-	for i := 0; i < len(k); i++ {
-		b := k[i]
-		if (upper && b >= 'a' && b <= 'z') || (!upper && b >= 'A' && b <= 'Z') {
-			return http.CanonicalHeaderKey(k)
-		}
-		upper = b == '-'
-	}
-	return k
 }
 
 // newChunkedReader reads the chunks of a chunked body from br.
