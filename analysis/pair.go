@@ -46,13 +46,73 @@ type scope struct {
 
 // ids holds the requests in flight of one scope. Integer ids (the usual
 // case) are keyed by value, other ids by their canonical key, so that no
-// lookup or insertion of an integer id allocates.
+// lookup or insertion of an integer id allocates. The first few integer
+// ids in flight are kept in a short list (few), the others in a map
+// (nums): a scope rarely has more than a few requests in flight, and
+// scanning a few integers costs less than hashing one. An id is in one of
+// the two only.
 type ids[T any] struct {
+	few  []numEntry[T] // at most fewIDs
 	nums map[int64]T
 	strs map[string]T
 }
 
-func (m *ids[T]) len() int { return len(m.nums) + len(m.strs) }
+// numEntry is an integer id in flight and its value.
+type numEntry[T any] struct {
+	num int64
+	v   T
+}
+
+// fewIDs is how many integer ids ids.few holds.
+const fewIDs = 8
+
+func (m *ids[T]) len() int { return len(m.few) + len(m.nums) + len(m.strs) }
+
+// findNum returns the index in m.few of the integer id num, or -1.
+func (m *ids[T]) findNum(num int64) int {
+	for i := range m.few {
+		if m.few[i].num == num {
+			return i
+		}
+	}
+	return -1
+}
+
+// putNum sets the value of the integer id num, returning the one it
+// replaces, if any.
+func (m *ids[T]) putNum(num int64, v T) (prev T, reused bool) {
+	if i := m.findNum(num); i >= 0 {
+		prev, m.few[i].v = m.few[i].v, v
+		return prev, true
+	}
+	if prev, reused = m.nums[num]; reused || len(m.few) == fewIDs {
+		m.nums[num] = v
+		return prev, reused
+	}
+	m.few = append(m.few, numEntry[T]{num, v})
+	return prev, false
+}
+
+// getNum returns the value of the integer id num, removing it with del.
+func (m *ids[T]) getNum(num int64, del bool) (v T, ok bool) {
+	if i := m.findNum(num); i >= 0 {
+		v = m.few[i].v
+		if del {
+			last := len(m.few) - 1
+			m.few[i] = m.few[last]
+			m.few[last] = numEntry[T]{} // keeps no value alive
+			m.few = m.few[:last]
+		}
+		return v, true
+	}
+	if len(m.nums) == 0 {
+		return v, false
+	}
+	if v, ok = m.nums[num]; ok && del {
+		delete(m.nums, num)
+	}
+	return v, ok
+}
 
 // Pairer matches responses to requests. It holds a value of the caller's
 // (T) for each request in flight, from Open to Close, and nothing once the
@@ -171,8 +231,7 @@ func (p *Pairer[T]) openInt(session string, dir tape.Direction, num int64, v T) 
 func (p *Pairer[T]) open(session string, dir tape.Direction, k []byte, num int64, isNum bool, v T) (prev T, reused bool) {
 	m := p.scope(session, dir, true)
 	if isNum {
-		prev, reused = m.nums[num]
-		m.nums[num] = v
+		prev, reused = m.putNum(num, v)
 	} else {
 		prev, reused = m.strs[string(k)]
 		m.strs[string(k)] = v
@@ -192,7 +251,7 @@ func (p *Pairer[T]) Lookup(session string, dir tape.Direction, id jsonrpc.ID) (v
 	}
 	k, num, isNum := p.key(id)
 	if isNum {
-		v, ok = m.nums[num]
+		v, ok = m.getNum(num, false)
 	} else {
 		v, ok = m.strs[string(k)]
 	}
@@ -224,9 +283,7 @@ func (p *Pairer[T]) closeInt(session string, dir tape.Direction, num int64) (v T
 // ids m.
 func (p *Pairer[T]) close(m *ids[T], session string, dir tape.Direction, k []byte, num int64, isNum bool) (v T, ok bool) {
 	if isNum {
-		if v, ok = m.nums[num]; ok {
-			delete(m.nums, num)
-		}
+		v, ok = m.getNum(num, true)
 	} else if v, ok = m.strs[string(k)]; ok {
 		delete(m.strs, string(k))
 	}
@@ -251,6 +308,9 @@ func (p *Pairer[T]) Len() int { return p.n }
 func (p *Pairer[T]) Pending() []Pending[T] {
 	out := make([]Pending[T], 0, p.n)
 	for sc, m := range p.scopes {
+		for _, e := range m.few {
+			out = append(out, Pending[T]{Key: Key{Session: sc.session, Dir: sc.dir, ID: strconv.FormatInt(e.num, 10)}, Value: e.v})
+		}
 		for num, v := range m.nums {
 			out = append(out, Pending[T]{Key: Key{Session: sc.session, Dir: sc.dir, ID: strconv.FormatInt(num, 10)}, Value: v})
 		}

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"testing"
 
@@ -147,6 +148,68 @@ func TestPairerKeyPlainInt(t *testing.T) {
 		}
 		if !isNum && string(k) != id.Key() {
 			t.Errorf("%s: key %q, want %q", raw, k, id.Key())
+		}
+	}
+}
+
+// TestPairerMatchesMap: a random run of Open, Lookup and Close (integer
+// ids, with more than fewIDs in flight at times, ids reused, ids closed
+// twice, a string id now and then) gives what a plain map of the keys
+// gives, step by step, and the same Pending list at the end.
+func TestPairerMatchesMap(t *testing.T) {
+	type refKey struct {
+		dir tape.Direction
+		id  string
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	p := NewPairer[int]()
+	ref := map[refKey]int{}
+	raws := []string{`"s"`, `-3`, `0`}
+	for n := range 40 {
+		raws = append(raws, strconv.Itoa(n))
+	}
+	ids := map[string]jsonrpc.ID{}
+	for _, raw := range raws {
+		ids[raw] = id(t, raw)
+	}
+	for step := range 20000 {
+		raw := raws[r.IntN(4+r.IntN(len(raws)-3))] // mostly a few ids, at times many
+		dir := tape.ClientToServer
+		if r.IntN(4) == 0 {
+			dir = tape.ServerToClient
+		}
+		k := refKey{dir, raw}
+		switch r.IntN(3) {
+		case 0:
+			prev, reused := p.Open("s", dir, ids[raw], step)
+			want, wantReused := ref[k]
+			if reused != wantReused || prev != want {
+				t.Fatalf("step %d: Open(%s %s) = %d, %v; want %d, %v", step, dir, raw, prev, reused, want, wantReused)
+			}
+			ref[k] = step
+		case 1:
+			v, ok := p.Lookup("s", dir, ids[raw])
+			if want, wantOK := ref[k]; ok != wantOK || v != want {
+				t.Fatalf("step %d: Lookup(%s %s) = %d, %v; want %d, %v", step, dir, raw, v, ok, want, wantOK)
+			}
+		default:
+			v, ok := p.Close("s", dir, ids[raw])
+			if want, wantOK := ref[k]; ok != wantOK || v != want {
+				t.Fatalf("step %d: Close(%s %s) = %d, %v; want %d, %v", step, dir, raw, v, ok, want, wantOK)
+			}
+			delete(ref, k)
+		}
+		if p.Len() != len(ref) {
+			t.Fatalf("step %d: Len = %d, want %d", step, p.Len(), len(ref))
+		}
+	}
+	pending := p.Pending()
+	if len(pending) != len(ref) {
+		t.Fatalf("Pending lists %d, want %d", len(pending), len(ref))
+	}
+	for _, pd := range pending {
+		if v, ok := ref[refKey{pd.Key.Dir, pd.Key.ID}]; !ok || v != pd.Value {
+			t.Errorf("Pending %s %s = %d; want %d, %v", pd.Key.Dir, pd.Key.ID, pd.Value, v, ok)
 		}
 	}
 }

@@ -60,6 +60,7 @@ func (p span) ok() bool { return p.end > 0 }
 // message is what the single pass over a top-level object collects.
 type message struct {
 	jsonrpc, id, method span
+	version20           bool // jsonrpc is the plain string "2.0" (versionPrefix)
 	methodEsc           bool
 	result              bool
 	params              paramsSpan
@@ -165,16 +166,30 @@ func (s *scanner) keyAt(ks, ke int, esc bool) keyName {
 // message scans the object whose '{' is at b[i], collecting m.
 func (s *scanner) message(i int, m *message) int {
 	it := objIter{s: s, i: i + 1}
+	// Most frames start with the version, written compactly: that first
+	// member is then taken at once (16 bytes compare as two words).
+	if len(s.b)-i >= len(versionPrefix) && string(s.b[i:i+len(versionPrefix)]) == versionPrefix {
+		m.jsonrpc = span{i + len(versionPrefix) - len(`"2.0"`), i + len(versionPrefix)}
+		m.version20 = true
+		it.i, it.n = i+len(versionPrefix), 1
+	}
 	for {
-		ks, ke, esc, ok := it.next()
-		if !ok {
-			break
+		var key keyName
+		if k, v, ok := s.topKey(it.i); ok && it.n > 0 {
+			key, it.i = k, v
+			it.n++
+		} else {
+			ks, ke, esc, ok := it.next()
+			if !ok {
+				break
+			}
+			key = s.keyAt(ks, ke, esc)
 		}
 		v, end := it.i, 0
-		switch s.keyAt(ks, ke, esc) {
+		switch key {
 		case keyJSONRPC:
 			end = s.skip(v, 1)
-			m.jsonrpc = span{v, end}
+			m.jsonrpc, m.version20 = span{v, end}, false
 		case keyID:
 			end = s.skip(v, 1)
 			m.id = span{v, end}
@@ -408,7 +423,7 @@ func (s *scanner) finish(m *message, info *Info) {
 	var v Violation
 	if !m.jsonrpc.ok() {
 		v |= ViolationMissingJSONRPC
-	} else if !s.isVersion(m.jsonrpc) {
+	} else if !m.version20 && !s.isVersion(m.jsonrpc) {
 		v |= ViolationWrongJSONRPC
 	}
 	switch info.Kind {

@@ -235,3 +235,121 @@ func TestValidateOffsets(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionPrefix: frames that start with the compact version member,
+// which message takes at once, followed by everything that may or may not
+// come after it, agree with encoding/json (validity, version verdict
+// when the key repeats, the rest of the message).
+func TestVersionPrefix(t *testing.T) {
+	for _, rest := range []string{
+		``, `}`, ` }`, `,`, `,}`, `x}`, `"}`, `,"id":1,"method":"m"}`, ` , "id" : 1 , "method" : "m" } `,
+		`,"jsonrpc":"1.0","method":"m"}`, `,"jsonrpc":2,"method":"m"}`, `,"method":"m","jsonrpc":"2.0"}`,
+		`,"result":{},"id":3}`, `,"id":3,"result":{}}x`, `,"id":3,"result":{}} `, `}}`, `,"method":"m"`, `]`,
+		`,"method":"notifications/progress","params":{"progressToken":1,"progress":2}}`,
+	} {
+		crossCheck(t, []byte(versionPrefix+rest))
+	}
+	// The prefix not at the start of the frame, or cut short.
+	for _, frame := range []string{` {"jsonrpc":"2.0","method":"m"}`, `{"jsonrpc":"2.0`, `{"jsonrpc":"2.01","method":"m"}`} {
+		crossCheck(t, []byte(frame))
+	}
+}
+
+// TestCompactAndSpacedAgree: each valid seed frame, compacted and then
+// spaced out (json.Indent, and whitespace around every token), classifies
+// the same way, members included: the compact fast paths (objIter.next,
+// the version prefix) and the general ones (objIter.nextAny) read the
+// same messages. Mutated spaced frames are cross-checked too.
+func TestCompactAndSpacedAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, seed := range seedFrames() {
+		var compact bytes.Buffer
+		if json.Compact(&compact, seed) != nil {
+			continue
+		}
+		var indented, spaced bytes.Buffer
+		if err := json.Indent(&indented, compact.Bytes(), " ", "\t"); err != nil {
+			t.Fatal(err)
+		}
+		inString, escaped := false, false
+		for _, c := range indented.Bytes() {
+			switch {
+			case inString:
+				inString = escaped || c != '"'
+				escaped = !escaped && c == '\\'
+			case c == '"':
+				inString = true
+			case c == ',' || c == ':' || c == '{' || c == '[' || c == '}' || c == ']':
+				spaced.WriteString(" \r\n")
+			}
+			spaced.WriteByte(c)
+		}
+		want := Classify(compact.Bytes())
+		wantMembers := memberTexts(compact.Bytes())
+		for _, frame := range [][]byte{indented.Bytes(), spaced.Bytes()} {
+			crossCheck(t, frame)
+			got := Classify(frame)
+			if got.Kind != want.Kind || got.Violations != want.Violations || got.Method != want.Method ||
+				compactText(got.ID.Raw) != compactText(want.ID.Raw) || got.ErrorCode != want.ErrorCode {
+				t.Fatalf("Classify(%q) = %+v; compact %+v", frame, got, want)
+			}
+			if gotMembers := memberTexts(frame); strings.Join(gotMembers, "|") != strings.Join(wantMembers, "|") {
+				t.Fatalf("members of %q = %q; compact %q", frame, gotMembers, wantMembers)
+			}
+			for range 200 {
+				crossCheck(t, mutate(r, frame))
+			}
+		}
+	}
+}
+
+// memberTexts lists ClassifyMembers' members of frame as key=value texts,
+// whitespace removed.
+func memberTexts(frame []byte) []string {
+	var info Info
+	var out []string
+	for _, m := range ClassifyMembers(frame, &info, nil) {
+		out = append(out, string(m.Key.Of(frame))+"="+compactText(m.Value.Of(frame)))
+	}
+	return out
+}
+
+// compactText is raw JSON with its whitespace removed (raw itself when it
+// is not JSON).
+func compactText(raw []byte) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// TestTopKey: frames made of the members topKey reads at once (and near
+// misses: whitespace around them, other keys that start alike, other
+// value types), in several orders and cut short at every byte, agree
+// with encoding/json.
+func TestTopKey(t *testing.T) {
+	members := []string{
+		`"id":1`, `"id": 1`, `"id":"a"`, `"id":null`, `"id":{}`, `"idx":1`, `"i":1`, `"id" :1`,
+		`"method":"tools/call"`, `"method": "m"`, `"method":1`, `"methods":"m"`, `"method" :"m"`,
+		`"params":{"name":"x","_meta":{"progressToken":1}}`, `"params":[]`, `"params": {}`, `"params":}`,
+		`"result":{"content":[]}`, `"result":null`, `"results":{}`,
+		`"error":{"code":-1,"message":"m"}`, `"error":1`, `"error" :{}`, `"errors":{}`,
+		`"jsonrpc":"2.0"`, `"x":[1,2]`,
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 3000 {
+		frame := []byte(`{"jsonrpc":"2.0"`)
+		for range 1 + r.IntN(4) {
+			sep := ","
+			if r.IntN(8) == 0 {
+				sep = " , "
+			}
+			frame = append(append(frame, sep...), members[r.IntN(len(members))]...)
+		}
+		frame = append(frame, '}')
+		crossCheck(t, frame)
+		cut := r.IntN(len(frame))
+		crossCheck(t, frame[:cut:cut])
+	}
+}

@@ -1,12 +1,5 @@
 package jsonrpc
 
-import (
-	"encoding/binary"
-	"math/bits"
-	"unicode/utf16"
-	"unicode/utf8"
-)
-
 // maxDepth is the deepest nesting of arrays and objects accepted, the same
 // limit as encoding/json, so that both agree on what is valid.
 const maxDepth = 10000
@@ -83,6 +76,11 @@ type scanner struct {
 	list               bool
 	members            []Member
 	paramsAt, resultAt memberRange
+
+	// deep is value's bit stack for levels 64 and deeper, allocated when
+	// first needed (value sets a level's bit when it opens it: what an
+	// earlier value left does not matter).
+	deep []uint64
 }
 
 // fail records the first error and returns -1.
@@ -107,115 +105,6 @@ func (s *scanner) ws(i int) int {
 		i++
 	}
 	return i
-}
-
-const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
-)
-
-// str scans the string whose opening quote is at b[i]. It returns the
-// position after the closing quote, and whether the string holds an escape.
-func (s *scanner) str(i int) (int, bool) {
-	b := s.b
-	start := i
-	i++
-	esc := false
-	var high uint64 // OR of all words: its top bits tell whether any byte >= 0x80
-	for {
-		// Eight bytes at a time until a quote, a backslash or a control
-		// byte: the lowest flagged byte of the mask is always a true hit
-		// (borrows only produce false hits above a true one). A byte c is
-		// a quote or a control byte exactly when c^2 <= 0x20 (the quote
-		// 0x22 becomes 0x20, bytes below 0x20 stay below it): one test
-		// for both. Walking a sub-slice spares the bounds checks.
-		rest := b[i:]
-		for len(rest) >= 8 {
-			w := binary.LittleEndian.Uint64(rest)
-			qc := w ^ (lsb * 0x02)
-			bs := w ^ (lsb * '\\')
-			m := ((qc - lsb*0x21) &^ qc) | ((bs - lsb) &^ bs)
-			if m &= msb; m != 0 {
-				// Only bytes before the hit belong to the string for sure.
-				high |= w & (m&-m - 1)
-				rest = rest[bits.TrailingZeros64(m)>>3:]
-				break
-			}
-			high |= w
-			rest = rest[8:]
-		}
-		if len(rest) == 0 {
-			return s.fail(start, errUnterminated), esc
-		}
-		i = len(b) - len(rest)
-		switch c := rest[0]; {
-		case c == '"':
-			if high&msb != 0 && !utf8.Valid(b[start+1:i]) {
-				s.badUTF8 = true
-			}
-			return i + 1, esc
-		case c == '\\':
-			esc = true
-			if i+1 >= len(b) {
-				return s.fail(start, errUnterminated), esc
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) {
-					return s.fail(i, errShortUnicodeEscape), esc
-				}
-				for _, h := range b[i+2 : i+6] {
-					if unhex(h) < 0 {
-						return s.fail(i, errBadUnicodeEscape), esc
-					}
-				}
-				i += 6
-			default:
-				return s.fail(i, errBadEscape), esc
-			}
-		case c < 0x20:
-			return s.fail(i, errControlChar), esc
-		default:
-			high |= uint64(c)
-			i++
-		}
-	}
-}
-
-// shortStr scans the string whose opening quote is at b[i] when it holds
-// at most eight bytes, all ASCII with no control byte and no backslash
-// (most keys and many values), and returns the position after its closing quote; ok is
-// false otherwise (also when fewer than ten bytes are left), and the
-// caller then calls str. It is small enough to be inlined, which saves a
-// call per key.
-func (s *scanner) shortStr(i int) (end int, ok bool) {
-	if i+10 > len(s.b) { // b[i+9] exists: the quote after eight plain bytes
-		return 0, false
-	}
-	w := binary.LittleEndian.Uint64(s.b[i+1:])
-	qc, bs := w^(lsb*0x02), w^(lsb*'\\')
-	// The lowest flagged byte is a quote, a control byte, a backslash or
-	// a byte >= 0x80: plain ASCII before it (b[i+9] when none is).
-	n := i + 1 + bits.TrailingZeros64((((qc-lsb*0x21)&^qc)|((bs-lsb)&^bs)|w)&msb)>>3
-	if s.b[n] == '"' {
-		return n + 1, true
-	}
-	return 0, false
-}
-
-// unhex returns the value of a hex digit, or -1.
-func unhex(c byte) int {
-	switch {
-	case '0' <= c && c <= '9':
-		return int(c - '0')
-	case 'a' <= c && c <= 'f':
-		return int(c - 'a' + 10)
-	case 'A' <= c && c <= 'F':
-		return int(c - 'A' + 10)
-	}
-	return -1
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
@@ -299,8 +188,7 @@ func (s *scanner) key(i int) int {
 // with a bit stack, one bit per level (1 for an object).
 func (s *scanner) value(i, depth int) int {
 	b := s.b
-	var small uint64 // levels 0..63
-	var big []uint64 // levels 64 and deeper, allocated when first needed
+	var small uint64 // levels 0..63; deeper ones in s.deep
 	level := 0
 next:
 	for {
@@ -308,8 +196,13 @@ next:
 		if i >= len(b) {
 			return s.fail(i, errEOFValue)
 		}
-		switch c := b[i]; c {
-		case '{', '[':
+		if c := b[i]; c == '"' { // the most common value first
+			if end, ok := s.shortStr(i); ok {
+				i = end
+			} else if i, _ = s.str(i); i < 0 {
+				return -1
+			}
+		} else if c == '{' || c == '[' {
 			if depth+level >= maxDepth {
 				return s.fail(i, errTooDeep)
 			}
@@ -317,44 +210,22 @@ next:
 			if level < 64 {
 				small = small&^(1<<level) | b2u(obj)<<level
 			} else {
-				if big == nil {
-					big = make([]uint64, maxDepth/64+1)
-				}
-				w, n := level>>6, uint(level&63)
-				big[w] = big[w]&^(1<<n) | b2u(obj)<<n
+				s.push(level, obj)
 			}
 			level++
 			i = s.ws(i + 1)
 			if i < len(b) && (c == '{' && b[i] == '}' || c == '[' && b[i] == ']') {
 				level--
 				i++
-				break
-			}
-			if obj {
-				if i = s.key(i); i < 0 {
-					return -1
-				}
-			}
-			continue next
-		case '"':
-			if end, ok := s.shortStr(i); ok {
-				i = end
 			} else {
-				i, _ = s.str(i)
+				if obj {
+					if i = s.key(i); i < 0 {
+						return -1
+					}
+				}
+				continue next
 			}
-		case 't':
-			i = s.lit(i, "true")
-		case 'f':
-			i = s.lit(i, "false")
-		case 'n':
-			i = s.lit(i, "null")
-		default:
-			if c != '-' && !isDigit(c) {
-				return s.fail(i, errBadValue)
-			}
-			i = s.num(i)
-		}
-		if i < 0 {
+		} else if i = s.scalar(i, c); i < 0 {
 			return -1
 		}
 		// After a value: close containers until one continues with ','.
@@ -367,7 +238,7 @@ next:
 			if l := level - 1; l < 64 {
 				obj = small&(1<<l) != 0
 			} else {
-				obj = big[l>>6]&(1<<(l&63)) != 0
+				obj = s.deep[l>>6]&(1<<(l&63)) != 0
 			}
 			switch c := b[i]; {
 			case c == ',':
@@ -389,6 +260,32 @@ next:
 		}
 		return i
 	}
+}
+
+// push records in s.deep whether the container opened at level (64 or
+// deeper) is an object.
+func (s *scanner) push(level int, obj bool) {
+	if s.deep == nil {
+		s.deep = make([]uint64, maxDepth/64+1)
+	}
+	w, n := level>>6, uint(level&63)
+	s.deep[w] = s.deep[w]&^(1<<n) | b2u(obj)<<n
+}
+
+// scalar scans the literal or number whose first byte c is at b[i].
+func (s *scanner) scalar(i int, c byte) int {
+	switch c {
+	case 't':
+		return s.lit(i, "true")
+	case 'f':
+		return s.lit(i, "false")
+	case 'n':
+		return s.lit(i, "null")
+	}
+	if c != '-' && !isDigit(c) {
+		return s.fail(i, errBadValue)
+	}
+	return s.num(i)
 }
 
 // b2u converts a bool to 0 or 1.
@@ -429,7 +326,53 @@ type objIter struct {
 // next returns the span of the next member's key (quotes included) and
 // whether the key holds escapes. ok is false at the closing brace (it.i is
 // then after it) or on a syntax error (it.s.failed() is then true).
+//
+// It reads compact JSON (no whitespace between tokens: the ',' or the
+// '{' right before the key's quote, the ':' right after it, the value
+// right after that) with as few tests as it can; anything else goes to
+// nextAny.
 func (it *objIter) next() (ks, ke int, esc, ok bool) {
+	s := it.s
+	b := s.b
+	i := it.i
+	if i >= len(b) {
+		return it.nextAny()
+	}
+	switch c := b[i]; {
+	case c == '}':
+		it.i = i + 1
+		return
+	case it.n == 0:
+		if c != '"' {
+			return it.nextAny()
+		}
+	case c != ',' || i+1 >= len(b) || b[i+1] != '"':
+		return it.nextAny()
+	default:
+		i++
+	}
+	ks = i
+	if end, short := s.shortStr(i); short {
+		ke = end
+	} else if ke, esc = s.str(i); ke < 0 {
+		return
+	}
+	if ke+1 < len(b) && b[ke] == ':' && b[ke+1] > ' ' {
+		it.i = ke + 1
+	} else {
+		i = s.ws(ke)
+		if i >= len(b) || b[i] != ':' {
+			s.fail(i, errColon)
+			return
+		}
+		it.i = s.ws(i + 1)
+	}
+	it.n++
+	return ks, ke, esc, true
+}
+
+// nextAny is next for any JSON.
+func (it *objIter) nextAny() (ks, ke int, esc, ok bool) {
 	s := it.s
 	b := s.b
 	i := s.ws(it.i)
@@ -466,87 +409,4 @@ func (it *objIter) next() (ks, ke int, esc, ok bool) {
 	it.i = s.ws(i + 1)
 	it.n++
 	return ks, ke, esc, true
-}
-
-// appendUnquoted appends the decoded content of a valid JSON string (raw is
-// what lies between the quotes) to dst, the way encoding/json decodes it:
-// escapes resolved, surrogate pairs joined, lone surrogates and invalid
-// UTF-8 bytes replaced by U+FFFD.
-func appendUnquoted(dst, raw []byte) []byte {
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		switch {
-		case c == '\\' && i+1 < len(raw):
-			if raw[i+1] != 'u' {
-				dst = append(dst, unescapeChar(raw[i+1]))
-				i += 2
-				continue
-			}
-			r, ok := hex4(raw, i+2)
-			if !ok {
-				dst = append(dst, c)
-				i++
-				continue
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				r2, ok2 := rune(-1), false
-				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-					r2, ok2 = hex4(raw, i+2)
-				}
-				if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
-					r = dec
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			dst = utf8.AppendRune(dst, r)
-		case c < utf8.RuneSelf:
-			dst = append(dst, c)
-			i++
-		default:
-			r, size := utf8.DecodeRune(raw[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = utf8.AppendRune(dst, utf8.RuneError)
-			} else {
-				dst = append(dst, raw[i:i+size]...)
-			}
-			i += size
-		}
-	}
-	return dst
-}
-
-// unescapeChar returns the byte a one-letter escape stands for.
-func unescapeChar(c byte) byte {
-	switch c {
-	case 'b':
-		return '\b'
-	case 'f':
-		return '\f'
-	case 'n':
-		return '\n'
-	case 'r':
-		return '\r'
-	case 't':
-		return '\t'
-	}
-	return c // '"', '\\', '/'
-}
-
-// hex4 decodes the four hex digits at raw[i:i+4].
-func hex4(raw []byte, i int) (rune, bool) {
-	if i+4 > len(raw) {
-		return 0, false
-	}
-	var r rune
-	for _, h := range raw[i : i+4] {
-		v := unhex(h)
-		if v < 0 {
-			return 0, false
-		}
-		r = r<<4 | rune(v)
-	}
-	return r, true
 }

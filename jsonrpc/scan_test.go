@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"testing"
 	"unicode/utf8"
 )
@@ -12,7 +13,7 @@ import (
 // invalid-UTF-8 violation against utf8.Valid: the word-at-a-time scan
 // must flag exactly the bytes the byte-at-a-time rules flag.
 func TestStringEveryByteEveryPlace(t *testing.T) {
-	for _, n := range []int{1, 7, 8, 9, 17} {
+	for _, n := range []int{1, 7, 8, 9, 16, 17} {
 		for p := 0; p < n; p++ {
 			for c := 0; c < 256; c++ {
 				for _, after := range []byte{'a', '"', '\\', 0x01, 0xC3, 0xA9} {
@@ -73,6 +74,74 @@ func TestShortStrAgreesWithStr(t *testing.T) {
 		end, ok := s.shortStr(0)
 		if ok != (n <= 8) || ok && end != n+2 {
 			t.Errorf("shortStr of %d plain bytes = %d, %v", n, end, ok)
+		}
+	}
+}
+
+// refStr is str byte by byte, the plain reading of the JSON grammar: the
+// position after the closing quote (or -1), whether an escape was seen,
+// and whether the bytes between the quotes are invalid UTF-8.
+func refStr(b []byte, i int) (end int, esc, badUTF8 bool) {
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return j + 1, esc, !utf8.Valid(b[i+1 : j])
+		case c == '\\':
+			esc = true
+			if j+1 >= len(b) {
+				return -1, esc, false
+			}
+			switch b[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j++
+			case 'u':
+				if j+6 > len(b) {
+					return -1, esc, false
+				}
+				for _, h := range b[j+2 : j+6] {
+					if unhex(h) < 0 {
+						return -1, esc, false
+					}
+				}
+				j += 5
+			default:
+				return -1, esc, false
+			}
+		case c < 0x20:
+			return -1, esc, false
+		}
+	}
+	return -1, esc, false
+}
+
+// TestStrMatchesBytewise: str (sixteen, then eight bytes at a time, in
+// ASCII then mixed mode) ends where the byte-by-byte reading ends, with the
+// same escape and UTF-8 verdicts, on random strings of every length up to
+// a few words, drawn mostly from plain bytes with rare special ones so
+// that hits fall at every place of a word.
+func TestStrMatchesBytewise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	special := []byte{'"', '\\', 0x00, 0x1f, 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0xA9, 0xC3, 0xE2, 0xFF, 'u', '0'}
+	for n := 0; n < 200000; n++ {
+		size := rng.IntN(48)
+		b := make([]byte, 1+size)
+		b[0] = '"'
+		rare := 1 + rng.IntN(24)
+		for k := 1; k < len(b); k++ {
+			if rng.IntN(rare) == 0 {
+				b[k] = special[rng.IntN(len(special))]
+			} else {
+				b[k] = byte('a' + rng.IntN(26))
+			}
+		}
+		if n%2 == 0 {
+			b = append(b, '"') // mostly terminated
+		}
+		wantEnd, wantEsc, wantBad := refStr(b, 0)
+		s := scanner{b: b}
+		end, esc := s.str(0)
+		if end != wantEnd || end > 0 && (esc != wantEsc || s.badUTF8 != wantBad) {
+			t.Fatalf("str(%q) = %d, escape %v, bad UTF-8 %v; byte by byte %d, %v, %v", b, end, esc, s.badUTF8, wantEnd, wantEsc, wantBad)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package tape
 import (
 	"bytes"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -379,6 +380,52 @@ func TestPlainString(t *testing.T) {
 			if ok != tc.ok || string(got) != tc.want || ok && end != 2+len(tc.want)+1 {
 				t.Errorf("plainString(%q) = %q, %d, %v; want %q, %v", tc.in, got, end, ok, tc.want, tc.ok)
 			}
+		}
+	}
+}
+
+// TestDigitsTimePath: the loop-free path for 19 digits gives what the
+// general one (anyDigits) and strconv give, for digit strings of every
+// length around 19 with a bad byte anywhere and with or without the ','.
+func TestDigitsTimePath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	bad := []byte{'/', ':', 'a', ',', ' ', 0xff, 0x00, '0' + 10, '0' - 1}
+	var cases [][]byte
+	for n := 0; n < 4000; n++ {
+		size := 15 + rng.IntN(7)
+		b := make([]byte, size, size+8)
+		for k := range b {
+			b[k] = byte('0' + rng.IntN(10))
+		}
+		if n%3 == 0 {
+			b[0] = '9' // near or over MaxInt64
+		}
+		if n%5 == 0 {
+			b[rng.IntN(size)] = bad[rng.IntN(len(bad))]
+		}
+		if n%7 != 0 {
+			b = append(b, ',')
+		}
+		cases = append(cases, b)
+	}
+	for at := 0; at < 20; at++ { // every bad byte at every place of a time
+		for _, c := range bad {
+			b := []byte("1785232800000066066,")
+			b[at] = c
+			cases = append(cases, b)
+		}
+	}
+	for _, b := range cases {
+		b = append(b, `"x":1}`...)
+		got, gotEnd, gotOK := digits(b, 0)
+		want, wantEnd, wantOK := anyDigits(b, 0)
+		if got != want || gotEnd != wantEnd || gotOK != wantOK {
+			t.Fatalf("digits(%q) = %d, %d, %v; anyDigits = %d, %d, %v", b, got, gotEnd, gotOK, want, wantEnd, wantOK)
+		}
+		comma := bytes.IndexByte(b, ',')
+		ref, err := strconv.ParseInt(string(b[:max(comma, 0)]), 10, 64)
+		if refOK := comma > 0 && comma <= 19 && err == nil; refOK != gotOK || gotOK && (uint64(ref) != got || gotEnd != comma) {
+			t.Fatalf("digits(%q) = %d, %d, %v; strconv says %d, %v", b, got, gotEnd, gotOK, ref, err)
 		}
 	}
 }
