@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
@@ -395,13 +396,19 @@ func InspectTape(ctx context.Context, r *tape.Reader, opts ...Option) (*Report, 
 func decodeWorkers() int { return min(max(runtime.GOMAXPROCS(0)-2, 1), 4) }
 
 // rawID keeps a request id's raw JSON without allocating when it is short.
+// An integer id is kept as its value (setInt), so that the Inspector need
+// not read the id's bytes out of the frame, which has left the cache by
+// the time a record reaches it (see fieldSet).
 type rawID struct {
 	short [24]byte
 	n     uint8
+	isInt bool
+	num   int64
 	long  string
 }
 
 func (r *rawID) set(raw []byte) {
+	r.isInt = false
 	if len(raw) <= len(r.short) {
 		r.n = uint8(copy(r.short[:], raw))
 		r.long = ""
@@ -410,7 +417,29 @@ func (r *rawID) set(raw []byte) {
 	r.n, r.long = 0, string(raw)
 }
 
+// setInt keeps the integer id n, whose raw JSON is rawLen bytes long, as
+// its value when formatting it gives those bytes back (a valid JSON
+// integer has no leading zeros; "-0" is the one that does not come back),
+// and reports whether it did.
+func (r *rawID) setInt(n int64, rawLen int) bool {
+	l := 1
+	if n < 0 {
+		l++
+	}
+	for v := n; v >= 10 || v <= -10; v /= 10 {
+		l++
+	}
+	if l != rawLen {
+		return false
+	}
+	r.isInt, r.num, r.n, r.long = true, n, 0, ""
+	return true
+}
+
 func (r *rawID) String() string {
+	if r.isInt {
+		return strconv.FormatInt(r.num, 10)
+	}
 	if r.long != "" {
 		return r.long
 	}

@@ -84,7 +84,9 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 	}
 	req := in.newRequest()
 	*req = request{sess: s, seq: it.Seq, time: rec.Time, dir: rec.Dir, method: method}
-	req.id.set(info.ID.Raw)
+	if fs := it.fields; fs == nil || !fs.idInt || !req.id.setInt(fs.idNum, len(info.ID.Raw)) {
+		req.id.set(info.ID.Raw)
+	}
 	switch method {
 	case mToolsCall, mPromptsGet:
 		req.name = in.nameOf(f[pName].of(frame))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -333,6 +334,33 @@ func TestInspectOptionErrors(t *testing.T) {
 	for _, opt := range []Option{WithMaxSessions(0), WithMaxExamples(-1), WithMaxDistinct(0), WithMaxListed(0)} {
 		if _, err := NewInspector(nil, opt); err == nil {
 			t.Error("a bad option gave no error")
+		}
+	}
+}
+
+// TestRawIDInt: an integer id kept as its value reads back as its raw
+// JSON; one whose raw form formatting does not give back ("-0") keeps its
+// bytes.
+func TestRawIDInt(t *testing.T) {
+	for _, raw := range []string{"0", "-0", "7", "-7", "10", "-100", "123456789012345678", "-12345678901234567"} {
+		n, ok := plainInt([]byte(raw))
+		if !ok {
+			t.Fatalf("plainInt(%q) failed", raw)
+		}
+		var r rawID
+		kept := r.setInt(n, len(raw))
+		if want := strconv.FormatInt(n, 10) == raw; kept != want {
+			t.Errorf("setInt(%d, %d) = %v, want %v", n, len(raw), kept, want)
+		}
+		if !kept {
+			r.set([]byte(raw))
+		}
+		if got := r.String(); got != raw {
+			t.Errorf("id %q reads back as %q", raw, got)
+		}
+		r.set([]byte(`"s"`)) // a later string id is not taken for the number
+		if got := r.String(); got != `"s"` {
+			t.Errorf("after set: %q", got)
 		}
 	}
 }
