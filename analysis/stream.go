@@ -79,7 +79,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"sync/atomic"
 	"time"
 
@@ -385,6 +384,7 @@ func (s *Scanner) Next() (*Item, error) {
 		s.order.push(r)
 	}
 	r := s.order.pop()
+	s.order.touchAhead()
 	rec := r.rec
 	s.held = r.block
 	s.yielded++
@@ -546,47 +546,4 @@ func Sessions(ctx context.Context, path string) (list []SessionSummary, warning 
 			s.Messages++
 		}
 	}
-}
-
-// recQueue holds records sorted by time, then file order. Records almost
-// always come in time order: they are appended in O(1); a late one is
-// inserted at its place.
-type recQueue struct {
-	q    []seqRec
-	head int
-}
-
-func (q *recQueue) len() int { return len(q.q) - q.head }
-
-// oldest returns the time of the first record; newest the last's.
-func (q *recQueue) oldest() int64 { return q.q[q.head].time }
-func (q *recQueue) newest() int64 { return q.q[len(q.q)-1].time }
-
-func (q *recQueue) push(r seqRec) {
-	n := len(q.q)
-	if n == q.head || r.time >= q.q[n-1].time {
-		q.q = append(q.q, r)
-		return
-	}
-	// After every record of the same or an earlier time: equal times keep
-	// their file order.
-	live := q.q[q.head:]
-	i := q.head + sort.Search(len(live), func(i int) bool { return live[i].time > r.time })
-	q.q = append(q.q, seqRec{})
-	copy(q.q[i+1:], q.q[i:])
-	q.q[i] = r
-}
-
-func (q *recQueue) pop() seqRec {
-	r := q.q[q.head]
-	q.q[q.head] = seqRec{}
-	q.head++
-	if q.head == len(q.q) {
-		q.q, q.head = q.q[:0], 0
-	} else if q.head >= 1024 && q.head*2 >= len(q.q) {
-		n := copy(q.q, q.q[q.head:])
-		clear(q.q[n:])
-		q.q, q.head = q.q[:n], 0
-	}
-	return r
 }
