@@ -11,23 +11,20 @@ import (
 	"time"
 )
 
-// nonBlockingPipe returns a pipe whose ends are pollable (non-blocking).
-func nonBlockingPipe(t *testing.T) (r, w *os.File) {
+// pipe returns a pipe whose ends are pollable (os.Pipe makes them
+// non-blocking).
+func pipe(t *testing.T) (r, w *os.File) {
 	t.Helper()
-	var fds [2]int
-	if err := syscall.Pipe(fds[:]); err != nil {
+	r, w, err := os.Pipe()
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, fd := range fds {
-		syscall.SetNonblock(fd, true)
-	}
-	r, w = os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
 	t.Cleanup(func() { r.Close(); w.Close() })
 	return r, w
 }
 
 func TestReader(t *testing.T) {
-	rf, wf := nonBlockingPipe(t)
+	rf, wf := pipe(t)
 	rc, err := rf.SyscallConn()
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +51,7 @@ func TestReader(t *testing.T) {
 }
 
 func TestReadWriteErrno(t *testing.T) {
-	rf, wf := nonBlockingPipe(t)
+	rf, wf := pipe(t)
 	var rfd, wfd uintptr
 	rc, _ := rf.SyscallConn()
 	wc, _ := wf.SyscallConn()
