@@ -351,6 +351,14 @@ func (it *objIter) next() (ks, ke int, esc, ok bool) {
 	default:
 		i++
 	}
+	return it.key(i)
+}
+
+// key reads the member key whose opening quote is at b[i], and the colon
+// after it, for next and nextAny.
+func (it *objIter) key(i int) (ks, ke int, esc, ok bool) {
+	s := it.s
+	b := s.b
 	ks = i
 	if end, short := s.shortStr(i); short {
 		ke = end
@@ -395,18 +403,5 @@ func (it *objIter) nextAny() (ks, ke int, esc, ok bool) {
 		s.fail(i, errKeyNotString)
 		return
 	}
-	ks = i
-	if end, short := s.shortStr(i); short {
-		ke = end
-	} else if ke, esc = s.str(i); ke < 0 {
-		return
-	}
-	i = s.ws(ke)
-	if i >= len(b) || b[i] != ':' {
-		s.fail(i, errColon)
-		return
-	}
-	it.i = s.ws(i + 1)
-	it.n++
-	return ks, ke, esc, true
+	return it.key(i)
 }
