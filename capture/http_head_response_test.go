@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcptape/mcptape/internal/benchturns"
 )
 
 // fastResponseSeeds are responses (heads and bodies) the fast parser reads.
@@ -173,7 +175,7 @@ func TestFastResponseAccepts(t *testing.T) {
 
 // BenchmarkResponseHead: reading the head of the reference server's answer
 // to an echo call (an event stream) with the fast parser (ours) and with
-// http.ReadResponse (baseline), taking turns; see benchTurns.
+// http.ReadResponse (baseline), taking turns; see benchturns.Run.
 func BenchmarkResponseHead(b *testing.B) {
 	raw := fastResponseSeeds[0]
 	src := strings.NewReader(raw)
@@ -184,7 +186,7 @@ func BenchmarkResponseHead(b *testing.B) {
 		br.Reset(src)
 		br.Peek(1)
 	}
-	benchTurns(b, "head", func() bool {
+	benchturns.Run(b, "head", func() bool {
 		reset()
 		return parseFastResponse(br, post) != nil
 	}, func() bool {

@@ -9,7 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/mcptape/mcptape/internal/benchturns"
 )
 
 // fastHeadSeeds are request heads (with bodies) the fast parser accepts.
@@ -202,7 +203,7 @@ func BenchmarkRequestHead(b *testing.B) {
 	raw := []byte(fastHeadSeeds[0])
 	br := bufio.NewReaderSize(nil, 4<<10)
 	src := bytes.NewReader(nil)
-	benchTurns(b, "head", func() bool {
+	benchturns.Run(b, "head", func() bool {
 		req, _ := parseFastHead(raw)
 		return req != nil
 	}, func() bool {
@@ -211,34 +212,6 @@ func BenchmarkRequestHead(b *testing.B) {
 		req, _ := http.ReadRequest(br)
 		return req != nil
 	})
-}
-
-// benchTurns runs ours and baseline (each reporting success) b.N times
-// each, taking turns in rounds, and reports the time per call of each
-// (per what) and ratio, ours over the baseline.
-func benchTurns(b *testing.B, what string, ours, baseline func() bool) {
-	funcs := [2]func() bool{ours, baseline}
-	var took [2]time.Duration
-	const rounds = 10
-	per := max(b.N/rounds, 1)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for r := range rounds {
-		for k := range funcs {
-			k = (k + r) % len(funcs)
-			t0 := time.Now()
-			for range per {
-				if !funcs[k]() {
-					b.Fatal("not parsed")
-				}
-			}
-			took[k] += time.Since(t0)
-		}
-	}
-	n := float64(per * rounds)
-	b.ReportMetric(float64(took[0].Nanoseconds())/n, "ours-ns/"+what)
-	b.ReportMetric(float64(took[1].Nanoseconds())/n, "baseline-ns/"+what)
-	b.ReportMetric(float64(took[0])/float64(took[1]), "ratio")
 }
 
 // TestTargetAsIs: the lean path serves only targets that net/http would

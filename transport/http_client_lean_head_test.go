@@ -5,7 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/mcptape/mcptape/internal/benchturns"
 )
 
 // leanHeadBench is a typical answer head of an MCP server to a POST (an
@@ -23,33 +24,12 @@ func BenchmarkLeanHead(b *testing.B) {
 	req := &http.Request{Method: http.MethodPost}
 	src := strings.NewReader(leanHeadBench)
 	br := bufio.NewReaderSize(src, 4<<10)
-	funcs := [2]func() bool{func() bool {
+	benchturns.Run(b, "head", func() bool {
 		return parseCommonHead(leanHeadBench, lines, req) != nil
 	}, func() bool {
 		src.Reset(leanHeadBench)
 		br.Reset(src)
 		resp, _ := http.ReadResponse(br, req)
 		return resp != nil
-	}}
-	var took [2]time.Duration
-	const rounds = 10
-	per := max(b.N/rounds, 1)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for r := range rounds {
-		for k := range funcs {
-			k = (k + r) % len(funcs)
-			t0 := time.Now()
-			for range per {
-				if !funcs[k]() {
-					b.Fatal("not parsed")
-				}
-			}
-			took[k] += time.Since(t0)
-		}
-	}
-	n := float64(per * rounds)
-	b.ReportMetric(float64(took[0].Nanoseconds())/n, "ours-ns/head")
-	b.ReportMetric(float64(took[1].Nanoseconds())/n, "baseline-ns/head")
-	b.ReportMetric(float64(took[0])/float64(took[1]), "ratio")
+	})
 }
