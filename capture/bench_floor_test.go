@@ -8,14 +8,12 @@ package capture
 // that a target out of reach of any process in the middle shows as such.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	neturl "net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -24,7 +22,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/rawio"
 )
 
@@ -150,17 +147,10 @@ func forwardFloor(tb testing.TB, argv ...string) *rawClient {
 // returns the URL to use instead, and the relay's process id.
 func relayFloor(tb testing.TB, url string) (string, int) {
 	tb.Helper()
-	u, err := neturl.Parse(url)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(peertest.FreePort(tb))
-	ctx, cancel := context.WithCancel(context.Background())
-	tb.Cleanup(cancel)
 	self, _ := peerCmd(tb, floorRelay)
-	env := []string{peerEnv + "=" + floorRelay, "FLOOR_LISTEN=" + addr, "FLOOR_UPSTREAM=" + u.Host}
-	p := peertest.StartHTTP(tb, ctx, self, env, "http://"+addr+u.Path)
-	return p.URL, p.Pid()
+	return proxyProcess(tb, url, func(addr, upstreamHost string) ([]string, []string) {
+		return self, []string{peerEnv + "=" + floorRelay, "FLOOR_LISTEN=" + addr, "FLOOR_UPSTREAM=" + upstreamHost}
+	})
 }
 
 // TestForwardFloor checks that the stdio floor carries a session both ways

@@ -98,16 +98,27 @@ func (m *cpuMeter) proxyCPU() time.Duration {
 // process of its own. It returns the URL to use instead of url, and the
 // process id.
 func recordProcess(b *testing.B, url string) (string, int) {
-	b.Helper()
+	tp := filepath.Join(b.TempDir(), "process.jsonl.zst")
+	return proxyProcess(b, url, func(addr, _ string) ([]string, []string) {
+		return []string{mcptapeBin(b), "record", "--listen", addr, "--upstream", url, "-o", tp}, nil
+	})
+}
+
+// proxyProcess starts the process cmd gives (argv and extra environment)
+// for a listen address on loopback and the upstream's host, in front of
+// the HTTP server at url; it returns the URL to use instead of url, and
+// the process id.
+func proxyProcess(tb testing.TB, url string, cmd func(addr, upstreamHost string) (argv, env []string)) (string, int) {
+	tb.Helper()
 	u, err := neturl.Parse(url)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(peertest.FreePort(b))
+	addr := "127.0.0.1:" + strconv.Itoa(peertest.FreePort(tb))
 	ctx, cancel := context.WithCancel(context.Background())
-	b.Cleanup(cancel)
-	tp := filepath.Join(b.TempDir(), "process.jsonl.zst")
-	p := peertest.StartHTTP(b, ctx, []string{mcptapeBin(b), "record", "--listen", addr, "--upstream", url, "-o", tp}, nil, "http://"+addr+u.Path)
+	tb.Cleanup(cancel)
+	argv, env := cmd(addr, u.Host)
+	p := peertest.StartHTTP(tb, ctx, argv, env, "http://"+addr+u.Path)
 	return p.URL, p.Pid()
 }
 
