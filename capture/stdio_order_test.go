@@ -317,11 +317,11 @@ func TestProgressWaitRecorded(t *testing.T) {
 			if tc.set != nil {
 				tc.set(g)
 			}
+			start := time.Now() // before the timer: it cannot fire sooner than 20 ms after start
 			if tc.later != nil {
 				timer := time.AfterFunc(20*time.Millisecond, func() { tc.later(g) })
 				defer timer.Stop()
 			}
-			start := time.Now()
 			ok := g.waitRecorded(target)
 			d := time.Since(start)
 			if ok != tc.want {
