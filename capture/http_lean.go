@@ -30,8 +30,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/mcptape/mcptape/tape"
 )
 
 // Lean path limits.
@@ -215,10 +213,7 @@ func (lc *leanConn) noteMalformed(req *http.Request, err error) {
 		}
 		why = err.Error()
 	}
-	lc.p.write(&tape.Record{
-		Type: tape.TypeEvent, Time: lc.p.o.now().UnixNano(), Event: tape.EventError,
-		Data: marshalData(map[string]string{"error": fmt.Sprintf("malformed request from %s: %s", lc.remote, why)}),
-	})
+	lc.p.noteMalformed(lc.remote, why)
 }
 
 // exchange forwards and records one request; it reports whether the

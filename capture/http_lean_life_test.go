@@ -356,56 +356,78 @@ func TestHTTPLeanReviewHeaders(t *testing.T) {
 // TestHTTPLeanReviewMalformedRecorded: a malformed request gets a 4xx
 // saying what is wrong, and the tape notes it (an "error" event naming the
 // client and the fault, never the bytes, which may hold secrets), although
-// it never reaches the upstream. A request that is fine notes nothing.
+// it never reaches the upstream; on the net/http path too, where the note
+// gives net/http's answer. A request that is fine notes nothing, nor does
+// an upstream's own 400.
 func TestHTTPLeanReviewMalformedRecorded(t *testing.T) {
-	up := upstream(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	up := upstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/refused" { // the upstream's own 400, as net/http words its refusals
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("Connection", "close")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, "400 Bad Request")
+		}
+	}))
 	tests := []struct {
 		name, raw string
 		status    int
 		says      string // in the answer (net/http's words)
-		note      string // in the tape
+		note      string // in the tape (lean path; net/http's path notes says)
 	}{
 		{"space in a header name", "POST /mcp HTTP/1.1\r\nHost: h\r\nAuthorization : Bearer SECRET\r\nContent-Length: 2\r\n\r\n{}", 400, "invalid header name", "invalid header name"},
 		{"bad request line", "GET /mcp?token=SECRET HTTP/1.1 x\r\nHost: h\r\n\r\n", 400, "Bad Request", "malformed HTTP version"},
 		{"bad host", "GET /mcp HTTP/1.1\r\nHost: SECRET/x\r\n\r\n", 400, "alformed Host header", "malformed Host header"},
 		{"head too large", "GET /mcp HTTP/1.1\r\nHost: h\r\nX-Secret: SECRET" + strings.Repeat("a", http.DefaultMaxHeaderBytes+64<<10) + "\r\n\r\n", 431, "Request Header Fields Too Large", "request head over"},
 		{"fine", "GET /mcp HTTP/1.1\r\nHost: h\r\n\r\n", 200, "", ""},
+		{"upstream's 400", "GET /refused HTTP/1.1\r\nHost: h\r\n\r\n", 400, "400 Bad Request", ""},
 	}
-	rig := startProxy(t, up.URL)
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := dialRig(t, rig)
-			c.SetDeadline(time.Now().Add(10 * time.Second))
-			go io.WriteString(c, tt.raw)
-			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			if resp.StatusCode != tt.status || !strings.Contains(string(body), tt.says) {
-				t.Errorf("answer %d %q, want %d saying %q", resp.StatusCode, body, tt.status, tt.says)
-			}
-			local := c.LocalAddr().String()
-			noted := func() string {
-				for _, r := range rig.tape.records() {
-					if r.Type == tape.TypeEvent && r.Event == tape.EventError && strings.Contains(string(r.Data), local) {
-						return string(r.Data)
-					}
+	for _, path := range bothPaths {
+		rig := startProxy(t, up.URL, path.opts...)
+		for _, tt := range tests {
+			t.Run(path.name+"/"+tt.name, func(t *testing.T) {
+				if path.name != "lean" && tt.note != "" {
+					tt.note = tt.says
 				}
-				return ""
+				checkMalformedNoted(t, rig, tt.raw, tt.status, tt.says, tt.note)
+			})
+		}
+	}
+}
+
+// checkMalformedNoted sends raw through rig and checks the answer's status
+// and words, and the tape's note (none when note is "").
+func checkMalformedNoted(t *testing.T, rig *proxyRig, raw string, status int, says, note string) {
+	t.Helper()
+	c := dialRig(t, rig)
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	go io.WriteString(c, raw)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != status || !strings.Contains(string(body), says) {
+		t.Errorf("answer %d %q, want %d saying %q", resp.StatusCode, body, status, says)
+	}
+	local := c.LocalAddr().String()
+	noted := func() string {
+		for _, r := range rig.tape.records() {
+			if r.Type == tape.TypeEvent && r.Event == tape.EventError && strings.Contains(string(r.Data), local) {
+				return string(r.Data)
 			}
-			if tt.note == "" {
-				time.Sleep(50 * time.Millisecond)
-				if n := noted(); n != "" {
-					t.Errorf("a fine request noted as malformed: %s", n)
-				}
-				return
-			}
-			waitFor(t, func() bool { return noted() != "" })
-			if n := noted(); strings.Contains(n, "SECRET") || !strings.Contains(n, tt.note) {
-				t.Errorf("tape note %s: want %q, without the request's bytes", n, tt.note)
-			}
-		})
+		}
+		return ""
+	}
+	if note == "" {
+		time.Sleep(50 * time.Millisecond)
+		if n := noted(); n != "" {
+			t.Errorf("a fine request noted as malformed: %s", n)
+		}
+		return
+	}
+	waitFor(t, func() bool { return noted() != "" })
+	if n := noted(); strings.Contains(n, "SECRET") || !strings.Contains(n, note) {
+		t.Errorf("tape note %s: want %q, without the request's bytes", n, note)
 	}
 }
 

@@ -48,7 +48,7 @@ func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 		defer close(watching)
 		go ls.watchLoop(watching)
 	} else {
-		go func() { errc <- srv.Serve(ln) }()
+		go func() { errc <- srv.Serve(refusalListener{ln, p}) }()
 	}
 	var failed error
 	select {
