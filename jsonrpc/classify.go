@@ -360,24 +360,10 @@ type arrIter struct {
 // bracket (it.i is then after it) or on a syntax error.
 func (it *arrIter) next() (start, end int, ok bool) {
 	s := it.s
-	b := s.b
-	i := s.ws(it.i)
-	if i >= len(b) {
-		s.fail(i, errEOFArray)
-		return
+	start, more := s.member(&it.i, it.n, ']', errEOFArray, errArraySep)
+	if !more {
+		return 0, 0, false
 	}
-	if b[i] == ']' {
-		it.i = i + 1
-		return
-	}
-	if it.n > 0 {
-		if b[i] != ',' {
-			s.fail(i, errArraySep)
-			return
-		}
-		i++
-	}
-	start = s.ws(i)
 	if end = s.value(start, 1); end < 0 {
 		return
 	}

@@ -382,26 +382,39 @@ func (it *objIter) key(i int) (ks, ke int, esc, ok bool) {
 // nextAny is next for any JSON.
 func (it *objIter) nextAny() (ks, ke int, esc, ok bool) {
 	s := it.s
-	b := s.b
-	i := s.ws(it.i)
-	if i >= len(b) {
-		s.fail(i, errEOFObject)
+	i, more := s.member(&it.i, it.n, '}', errEOFObject, errObjectSep)
+	if !more {
 		return
 	}
-	if b[i] == '}' {
-		it.i = i + 1
-		return
-	}
-	if it.n > 0 {
-		if b[i] != ',' {
-			s.fail(i, errObjectSep)
-			return
-		}
-		i = s.ws(i + 1)
-	}
-	if i >= len(b) || b[i] != '"' {
+	if i >= len(s.b) || s.b[i] != '"' {
 		s.fail(i, errKeyNotString)
 		return
 	}
 	return it.key(i)
+}
+
+// member finds the next member of an object or array whose reading is at
+// *at, after n members, for objIter and arrIter: it skips white space and,
+// after the first member, the ',' before it, and returns where the member
+// starts. more is false at the closing byte end (*at is then after it) or
+// on a syntax error (eof or sep).
+func (s *scanner) member(at *int, n int, end byte, eof, sep errCode) (i int, more bool) {
+	b := s.b
+	i = s.ws(*at)
+	if i >= len(b) {
+		s.fail(i, eof)
+		return i, false
+	}
+	if b[i] == end {
+		*at = i + 1
+		return i, false
+	}
+	if n > 0 {
+		if b[i] != ',' {
+			s.fail(i, sep)
+			return i, false
+		}
+		i = s.ws(i + 1)
+	}
+	return i, true
 }
