@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/mcptape/mcptape/internal/jsonstr"
 )
 
 // HTTPEvent is the payload of the tape's "http" events. An exchange has a
@@ -143,7 +145,7 @@ func appendJSONString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
+			i = jsonstr.PlainRun(s, i+1) // a run of plain ASCII, eight bytes at a time
 			continue
 		}
 		if c < utf8.RuneSelf {
