@@ -27,6 +27,15 @@ import (
 //     redacted the same way in recorded paths and URLs.
 //   - WithoutRedaction turns all of this off, explicitly.
 
+// headerValue is h.Get(name) for a name in canonical form: the first value
+// of name, without canonicalizing name again on every call.
+func headerValue(h http.Header, name string) string {
+	if v := h[name]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 // alwaysSecretHeaders are redacted whatever IsSecretName says.
 var alwaysSecretHeaders = [...]string{"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-Api-Key"}
 

@@ -1,9 +1,11 @@
 package capture
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -12,6 +14,16 @@ import (
 func stdJSON(t testing.TB, v any) string {
 	t.Helper()
 	return string(marshalData(v))
+}
+
+// checkDataValid fails unless b keeps the promise of tape.Record.DataValid,
+// under which the tape writer stores the event without checking it: one
+// valid JSON value in valid UTF-8, no line break, no white space around it.
+func checkDataValid(t testing.TB, b []byte) {
+	t.Helper()
+	if !json.Valid(b) || !utf8.Valid(b) || bytes.ContainsAny(b, "\n\r") || len(b) == 0 || strings.TrimSpace(string(b)) != string(b) {
+		t.Fatalf("event data breaks the DataValid promise: %q", b)
+	}
 }
 
 func TestHTTPEventJSON(t *testing.T) {
@@ -26,6 +38,7 @@ func TestHTTPEventJSON(t *testing.T) {
 	}
 	for i, e := range tests {
 		got, want := string(e.appendJSON(nil)), stdJSON(t, &e)
+		checkDataValid(t, []byte(got))
 		if got != want {
 			t.Errorf("event %d:\n got %s\nwant %s", i, got, want)
 		}
@@ -42,6 +55,7 @@ func FuzzHTTPEventJSON(f *testing.F) {
 		e := HTTPEvent{Phase: "end", Method: method, Path: path, Host: text, Conn: uint64(n), Status: int(n),
 			RequestHeaders: http.Header{hname: {hvalue, text}}, WaitNs: n, ClosedBy: text, LastEventID: hvalue, Body: text, Error: path}
 		got := string(e.appendJSON(nil))
+		checkDataValid(t, []byte(got))
 		if want := stdJSON(t, &e); got != want {
 			t.Fatalf("\n got %s\nwant %s", got, want)
 		}

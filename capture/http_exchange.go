@@ -107,7 +107,7 @@ func (p *HTTPProxy) newExchange(r *http.Request) *exchange {
 	if r.Body == nil || r.Body == http.NoBody {
 		x.reqDone = true
 	}
-	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+	if sid := headerValue(r.Header, "Mcp-Session-Id"); sid != "" {
 		x.setSession(sid, kindStreamable, "request")
 	} else if sid := legacySessionID(r.URL.RawQuery); sid != "" {
 		x.setSession(sid, kindLegacy, "request")
@@ -167,10 +167,12 @@ func (x *exchange) note(t time.Time, name string, data any) {
 
 // httpEvent writes an "http" event of this exchange. The JSON is built in
 // a pooled buffer: the tape copies what it keeps before Write returns.
+// The tape writer takes the encoding as valid JSON (tape.Record.DataValid):
+// FuzzHTTPEventJSON holds appendJSON to encoding/json's output.
 func (x *exchange) httpEvent(t time.Time, ev *HTTPEvent) {
 	bp := eventBuffers.Get().(*[]byte)
 	*bp = ev.appendJSON((*bp)[:0])
-	x.record(tape.Record{Type: tape.TypeEvent, Time: t.UnixNano(), Event: tape.EventHTTP, Data: *bp, Stream: x.stream})
+	x.record(tape.Record{Type: tape.TypeEvent, Time: t.UnixNano(), Event: tape.EventHTTP, Data: *bp, DataValid: true, Stream: x.stream})
 	if cap(*bp) <= 64<<10 {
 		eventBuffers.Put(bp)
 	}
@@ -266,7 +268,7 @@ func (x *exchange) recordRequestLocked(final bool) {
 	if len(body) == 0 {
 		return
 	}
-	if enc := x.reqHeader.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+	if enc := headerValue(x.reqHeader, "Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
 		dec, err := decodeAll(enc, body, x.p.o.maxBody)
 		if err != nil {
 			x.fail(x.reqEnd, "request body: %v; recorded as received", err)
@@ -321,11 +323,11 @@ func (p *HTTPProxy) onResponse(resp *http.Response) error {
 func (x *exchange) response(resp *http.Response, at time.Time) {
 	x.respAt, x.gotResp = at, true
 	x.status, x.respHeader = resp.StatusCode, resp.Header
-	x.ctype = resp.Header.Get("Content-Type")
+	x.ctype = headerValue(resp.Header, "Content-Type")
 	x.sse, x.streaming = streamingResponse(resp)
 	x.mu.Lock()
 	if !x.sessionKnown {
-		switch sid := resp.Header.Get("Mcp-Session-Id"); {
+		switch sid := headerValue(resp.Header, "Mcp-Session-Id"); {
 		case sid != "":
 			x.setSession(sid, kindStreamable, "assigned")
 		case x.method == http.MethodGet && x.sse && resp.StatusCode/100 == 2:
@@ -345,7 +347,7 @@ func (x *exchange) response(resp *http.Response, at time.Time) {
 	if x.sse {
 		x.framer, _ = transport.NewSSEFramer(x.onEvent, transport.WithoutRaw(), transport.WithMaxEvent(x.p.o.maxBody)) // valid options
 	}
-	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+	if enc := headerValue(resp.Header, "Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
 		d, err := newBodyDecoder(enc, x.plainBody)
 		if err != nil {
 			x.fail(x.respAt, "response body: %v; its messages are not recorded", err)
@@ -367,7 +369,7 @@ func (x *exchange) response(resp *http.Response, at time.Time) {
 // it is forwarded chunk by chunk, flushed: an event stream or a body of
 // unknown length.
 func streamingResponse(resp *http.Response) (sse, streaming bool) {
-	mt, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
+	mt, _, _ := strings.Cut(headerValue(resp.Header, "Content-Type"), ";")
 	sse = strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
 	return sse, sse || resp.ContentLength < 0
 }

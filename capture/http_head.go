@@ -36,8 +36,9 @@ import (
 // reading of its body. A request the fast parser declines is read by
 // http.ReadRequest, with the bytes of its head kept in lc.tap.buf (for a
 // hand-over) and the time net/http allows for a head (ReadHeaderTimeout)
-// unless the head came whole.
-func (lc *leanConn) readRequest(cut bool) (*http.Request, error) {
+// unless the head came whole. checked reports a request of the fast
+// parser, found leanable already (see serve).
+func (lc *leanConn) readRequest(cut bool) (req *http.Request, checked bool, err error) {
 	if lc.lastPost {
 		lc.skipBlankLines()
 	}
@@ -50,7 +51,7 @@ func (lc *leanConn) readRequest(cut bool) (*http.Request, error) {
 				req.Body = &lc.reqBody
 			}
 			lc.lastPost = req.Method == http.MethodPost
-			return req, nil
+			return req, true, nil
 		}
 	}
 	lc.tap.buf = append(lc.tap.buf[:0], peekBuffered(lc.br)...)
@@ -59,13 +60,13 @@ func (lc *leanConn) readRequest(cut bool) (*http.Request, error) {
 		lc.c.SetReadDeadline(time.Now().Add(leanHeaderTimeout))
 	}
 	lc.tap.on = true
-	req, err := http.ReadRequest(lc.br)
+	req, err = http.ReadRequest(lc.br)
 	lc.tap.on = false
 	if deadline {
 		lc.c.SetReadDeadline(time.Time{})
 	}
 	lc.lastPost = err == nil && req.Method == http.MethodPost
-	return req, err
+	return req, false, err
 }
 
 // skipBlankLines drops up to four CR or LF bytes before a request, as

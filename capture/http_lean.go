@@ -148,10 +148,10 @@ func (lc *leanConn) serve() {
 		lc.srv.setIdle(lc, false)
 		// The head has begun: it must come whole within the time net/http
 		// allows (ReadHeaderTimeout), not the idle wait (see readRequest).
-		req, err := lc.readRequest(cut)
+		req, checked, err := lc.readRequest(cut)
 		// A head that came with more than maxLeanHead bytes goes to
 		// net/http even when it parsed: the tap's error waits in lc.br.
-		if err != nil || len(lc.tap.buf) > maxLeanHead || !leanable(req) {
+		if err != nil || len(lc.tap.buf) > maxLeanHead || !checked && !leanable(req) {
 			lc.noteMalformed(req, err)
 			handedOver = lc.handOver()
 			return

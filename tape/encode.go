@@ -59,7 +59,7 @@ func checkRecord(r *Record) (json.RawMessage, error) {
 		if r.Event == "" {
 			return nil, fmt.Errorf("%w: event record without an event name", errBadRecord)
 		}
-		if len(r.Data) == 0 || validEmbeddable(r.Data) {
+		if len(r.Data) == 0 || r.DataValid || validEmbeddable(r.Data) {
 			return r.Data, nil
 		}
 		var buf bytes.Buffer

@@ -73,3 +73,15 @@ func TestCheckRecordRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckRecordDataValid: data the caller vouches for is taken as it is,
+// unchecked (so it must keep the promise: see Record.DataValid).
+func TestCheckRecordDataValid(t *testing.T) {
+	for _, data := range []string{`{"line":"ok"}`, `{"a":`} {
+		rec := Record{Type: TypeEvent, Event: EventHTTP, Data: json.RawMessage(data), DataValid: true}
+		got, err := checkRecord(&rec)
+		if err != nil || string(got) != data {
+			t.Fatalf("checkRecord(%s, DataValid) = %s, %v; want it as it is", data, got, err)
+		}
+	}
+}

@@ -83,4 +83,10 @@ type Record struct {
 	Event    string          // for events: one of the Event* names
 	Data     json.RawMessage // for events: payload; nil when none
 	Header   *Header         // for the header record
+	// DataValid says that Data is known to be one valid JSON value, in
+	// valid UTF-8, with no line break and no white space around it (it
+	// came from an encoder of the caller's own, tested against
+	// encoding/json): Write then stores it without checking it again. A
+	// caller that sets it for anything else corrupts the tape.
+	DataValid bool
 }
