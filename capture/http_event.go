@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/mcptape/mcptape/internal/jsonstr"
@@ -108,23 +109,27 @@ func appendHeaderField(dst []byte, name string, h http.Header) []byte {
 		return dst
 	}
 	dst = append(append(append(dst, ',', '"'), name...), '"', ':', '{')
-	var names [32]string
-	keys := names[:0]
-	for k := range h {
-		keys = append(keys, k)
+	type field struct {
+		name   string
+		values []string
 	}
-	slices.Sort(keys)
-	for i, k := range keys {
+	var fields [32]field
+	fs := fields[:0]
+	for k, v := range h {
+		fs = append(fs, field{k, v})
+	}
+	slices.SortFunc(fs, func(a, b field) int { return strings.Compare(a.name, b.name) })
+	for i, f := range fs {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(appendJSONString(dst, k), ':')
-		if h[k] == nil {
+		dst = append(appendJSONString(dst, f.name), ':')
+		if f.values == nil {
 			dst = append(dst, "null"...)
 			continue
 		}
 		dst = append(dst, '[')
-		for j, v := range h[k] {
+		for j, v := range f.values {
 			if j > 0 {
 				dst = append(dst, ',')
 			}
