@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mcptape/mcptape/internal/jsonstr"
 )
@@ -57,15 +56,17 @@ func marshalData(v any) json.RawMessage {
 
 // appendJSON appends e as JSON, as encoding/json would encode it (field
 // order and omitempty as tagged, header names sorted, invalid UTF-8 as
-// U+FFFD) but without escaping <, > and &, and without reflection: two of
-// these are written for every exchange.
+// U+FFFD) but without reflection, two of these being written for every
+// exchange, and with strings written as the tape writes its own
+// (jsonstr.AppendString): nothing escaped beyond what JSON requires, so
+// <, >, & and U+2028 stay as they are.
 func (e *HTTPEvent) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"phase":`...)
-	dst = appendJSONString(dst, e.Phase)
+	dst = jsonstr.AppendString(dst, e.Phase)
 	dst = append(dst, `,"method":`...)
-	dst = appendJSONString(dst, e.Method)
+	dst = jsonstr.AppendString(dst, e.Method)
 	dst = append(dst, `,"path":`...)
-	dst = appendJSONString(dst, e.Path)
+	dst = jsonstr.AppendString(dst, e.Path)
 	dst = appendStringField(dst, "host", e.Host)
 	dst = append(dst, `,"conn":`...)
 	dst = strconv.AppendUint(dst, e.Conn, 10)
@@ -93,7 +94,7 @@ func appendStringField(dst []byte, name, v string) []byte {
 		return dst
 	}
 	dst = append(append(append(dst, ',', '"'), name...), '"', ':')
-	return appendJSONString(dst, v)
+	return jsonstr.AppendString(dst, v)
 }
 
 func appendIntField(dst []byte, name string, v int64) []byte {
@@ -123,7 +124,7 @@ func appendHeaderField(dst []byte, name string, h http.Header) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(appendJSONString(dst, f.name), ':')
+		dst = append(jsonstr.AppendString(dst, f.name), ':')
 		if f.values == nil {
 			dst = append(dst, "null"...)
 			continue
@@ -133,62 +134,9 @@ func appendHeaderField(dst []byte, name string, h http.Header) []byte {
 			if j > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, v)
+			dst = jsonstr.AppendString(dst, v)
 		}
 		dst = append(dst, ']')
 	}
 	return append(dst, '}')
-}
-
-// appendJSONString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, invalid UTF-8 replaced by U+FFFD, and
-// U+2028/U+2029 escaped as encoding/json does.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i = jsonstr.PlainRun(s, i+1) // a run of plain ASCII, eight bytes at a time
-			continue
-		}
-		if c < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(append(dst, s[start:i]...), `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(append(dst, s[start:i]...), '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	return append(append(dst, s[start:]...), '"')
 }

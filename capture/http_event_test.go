@@ -8,12 +8,37 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcptape/mcptape/internal/jsonstr"
 )
 
-// stdJSON encodes v as encoding/json does, without HTML escaping.
+// stdJSON encodes v as encoding/json does, without HTML escaping, with
+// each string then written as the tape writes strings (jsonstr.AppendString:
+// no escape beyond what JSON requires, U+FFFD for invalid bytes), which is
+// how appendJSON writes them.
 func stdJSON(t testing.TB, v any) string {
 	t.Helper()
-	return string(marshalData(v))
+	b := marshalData(v)
+	var out []byte
+	for i := 0; i < len(b); i++ {
+		if b[i] != '"' {
+			out = append(out, b[i])
+			continue
+		}
+		j := i + 1
+		for ; b[j] != '"'; j++ {
+			if b[j] == '\\' {
+				j++
+			}
+		}
+		var s string
+		if err := json.Unmarshal(b[i:j+1], &s); err != nil {
+			t.Fatalf("%s: %v", b[i:j+1], err)
+		}
+		out = jsonstr.AppendString(out, s)
+		i = j
+	}
+	return string(out)
 }
 
 // checkDataValid fails unless b keeps the promise of tape.Record.DataValid,
@@ -46,7 +71,7 @@ func TestHTTPEventJSON(t *testing.T) {
 }
 
 // FuzzHTTPEventJSON: the hand-written encoder writes exactly what
-// encoding/json writes, for any strings.
+// encoding/json writes, for any strings (but for their escapes: see stdJSON).
 func FuzzHTTPEventJSON(f *testing.F) {
 	f.Add("POST", "/mcp?a=1", "Mcp-Session-Id", "abc", "err \x00\xff<>&\u2028", int64(200))
 	f.Add("", "", "", "", "", int64(0))

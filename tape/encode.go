@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/mcptape/mcptape/internal/jsonstr"
 )
 
 // frameKind is how a message frame is stored in its record.
@@ -83,18 +85,18 @@ func checkRecord(r *Record) (json.RawMessage, error) {
 // returned by checkRecord.
 func appendRecord(dst []byte, r *Record, kind frameKind, data json.RawMessage) []byte {
 	dst = append(dst, `{"type":`...)
-	dst = appendString(dst, string(r.Type))
+	dst = jsonstr.AppendString(dst, string(r.Type))
 	if r.Time != 0 {
 		dst = append(dst, `,"time":`...)
 		dst = strconv.AppendInt(dst, r.Time, 10)
 	}
 	if r.Session != "" {
 		dst = append(dst, `,"session":`...)
-		dst = appendString(dst, r.Session)
+		dst = jsonstr.AppendString(dst, r.Session)
 	}
 	if r.Dir != "" {
 		dst = append(dst, `,"dir":`...)
-		dst = appendString(dst, string(r.Dir))
+		dst = jsonstr.AppendString(dst, string(r.Dir))
 	}
 	if r.Exchange != 0 {
 		dst = append(dst, `,"exchange":`...)
@@ -102,15 +104,15 @@ func appendRecord(dst []byte, r *Record, kind frameKind, data json.RawMessage) [
 	}
 	if r.Stream != "" {
 		dst = append(dst, `,"stream":`...)
-		dst = appendString(dst, r.Stream)
+		dst = jsonstr.AppendString(dst, r.Stream)
 	}
 	if r.EventID != "" {
 		dst = append(dst, `,"event_id":`...)
-		dst = appendString(dst, r.EventID)
+		dst = jsonstr.AppendString(dst, r.EventID)
 	}
 	if r.Event != "" {
 		dst = append(dst, `,"event":`...)
-		dst = appendString(dst, r.Event)
+		dst = jsonstr.AppendString(dst, r.Event)
 	}
 	if len(data) != 0 {
 		dst = append(dst, `,"data":`...)
@@ -126,7 +128,7 @@ func appendRecord(dst []byte, r *Record, kind frameKind, data json.RawMessage) [
 			dst = append(dst, r.Frame...)
 		case frameText:
 			dst = append(dst, `,"text":`...)
-			dst = appendQuoted(dst, r.Frame)
+			dst = jsonstr.AppendString(dst, r.Frame)
 		default:
 			dst = append(dst, `,"b64":"`...)
 			n := len(dst)
@@ -136,70 +138,6 @@ func appendRecord(dst []byte, r *Record, kind frameKind, data json.RawMessage) [
 		}
 	}
 	return append(dst, "}\n"...)
-}
-
-// appendString appends s as a JSON string. Invalid UTF-8 in s (metadata
-// such as a session id, never a frame) is replaced by U+FFFD, as
-// encoding/json does.
-func appendString(dst []byte, s string) []byte {
-	if !utf8.ValidString(s) {
-		s = toValidUTF8(s)
-	}
-	return appendQuoted(dst, s)
-}
-
-func toValidUTF8(s string) string {
-	out := make([]rune, 0, len(s))
-	for _, r := range s { // range yields U+FFFD for each invalid byte
-		out = append(out, r)
-	}
-	return string(out)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// plain[c] is true for the ASCII bytes copied as they are into a JSON
-// string. Bytes >= 0x80 are copied too: the input is valid UTF-8.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// appendQuoted appends s, which must be valid UTF-8, as a JSON string.
-// Only '"', '\\' and control bytes are escaped, so decoding gives back
-// exactly s.
-func appendQuoted[T ~string | ~[]byte](dst []byte, s T) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if plain[c] {
-			if c < utf8.RuneSelf && i+8 <= len(s) {
-				i = skipPlain(s, i) - 1 // plain ASCII, eight bytes at a time
-			}
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // headerLine is the header record as encoding/json writes it: "type" first,

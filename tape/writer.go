@@ -13,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/mcptape/mcptape/internal/jsonstr"
 	"github.com/mcptape/mcptape/jsonrpc"
 )
 
@@ -240,26 +241,10 @@ func storage(frame []byte) frameKind {
 // storeAs is storage for a frame that classify (or classifyValid) gave
 // kind.
 func storeAs(frame []byte, kind frameKind) frameKind {
-	if kind == frameText && quotedLen(frame) > base64.StdEncoding.EncodedLen(len(frame)) {
+	if kind == frameText && jsonstr.QuotedLen(frame) > base64.StdEncoding.EncodedLen(len(frame)) {
 		return frameB64
 	}
 	return kind
-}
-
-// quotedLen returns the length of frame as appendQuoted writes it, without
-// the quotes.
-func quotedLen(frame []byte) int {
-	n := len(frame)
-	for _, c := range frame {
-		switch {
-		case plain[c]:
-		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
-			n++ // two-byte escape
-		default:
-			n += 5 // \u00XX
-		}
-	}
-	return n
 }
 
 // waitRoom waits, with w.mu held (released while waiting), until a record
