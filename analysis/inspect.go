@@ -100,10 +100,10 @@ type Inspector struct {
 	records     int64
 	hasRecords  bool
 
-	sessions map[string]*sessionState
-	lastSess *sessionState // the session of the last call to session
-	order    []*sessionState
-	folded   int
+	sessions  map[string]*sessionState
+	sessSlots [sessionSlots][2]*sessionState // sessions found lately, by sessionSlot, the latest first
+	order     []*sessionState
+	folded    int
 
 	inflight *Pairer[*request]
 	tokens   map[string]*request // progress tokens in flight, by tokenKey
@@ -378,10 +378,10 @@ func InspectTape(ctx context.Context, r *tape.Reader, opts ...Option) (*Report, 
 	defer sc.Close()
 	for {
 		it, err := sc.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
 		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
 			return nil, err
 		}
 		in.Add(it)

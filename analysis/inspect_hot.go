@@ -1,7 +1,7 @@
 package analysis
 
 // hotSize is how many entries a hot cache holds.
-const hotSize = 4
+const hotSize = 8
 
 // hot keeps the last few entries looked up in one of the Inspector's maps
 // at hand. A tape's messages repeat a handful of methods and names, whose

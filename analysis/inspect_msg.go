@@ -130,7 +130,7 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 	var prev *request
 	var reused bool
 	if fs := it.fields; fs != nil && fs.idInt {
-		prev, reused = in.inflight.openInt(rec.Session, rec.Dir, fs.idNum, req)
+		prev, reused = in.inflight.openInt(s.pairs(rec.Dir), rec.Session, rec.Dir, fs.idNum, req)
 	} else {
 		prev, reused = in.inflight.Open(rec.Session, rec.Dir, info.ID, req)
 	}
@@ -333,7 +333,8 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 	ok := false
 	if Pairable(info.ID) {
 		if fs := it.fields; fs != nil && fs.idInt {
-			req, ok = in.inflight.closeInt(rec.Session, Opposite(rec.Dir), fs.idNum)
+			dir := Opposite(rec.Dir)
+			req, ok = in.inflight.closeInt(s.pairs(dir), rec.Session, dir, fs.idNum)
 		} else {
 			req, ok = in.inflight.Close(rec.Session, Opposite(rec.Dir), info.ID)
 		}
@@ -341,17 +342,9 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 			in.violation(RuleResponseUnknownID, it, s, "no such request in flight")
 		}
 	}
-	method, keepToken := "", false
+	method := ""
 	if ok {
 		method = req.method
-		// A task keeps its progress token until it ends; anything else
-		// is done with it now.
-		defer func() {
-			if !keepToken {
-				in.release(req)
-				in.recycle(req)
-			}
-		}()
 	}
 	s.count(rec.Dir, info.Kind, method)
 	if isErr {
@@ -361,6 +354,19 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 	if !ok {
 		return
 	}
+	// A task keeps its progress token until it ends; anything else is
+	// done with it now.
+	if keepToken := in.answered(it, s, req); !keepToken {
+		in.release(req)
+		in.recycle(req)
+	}
+}
+
+// answered handles the response it to the request req, which it took out
+// of flight, and reports whether req is to be kept (for its task).
+func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToken bool) {
+	rec, frame, method := it.Rec, it.Frame, req.method
+	isErr := it.Info.Kind == jsonrpc.KindError
 	if req.cancelled != 0 {
 		in.rep.Cancellations.AnsweredAnyway++
 		if len(in.rep.Cancellations.Answered) < in.o.maxListed {
@@ -394,7 +400,7 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 			op = &operation{start: req.time, dir: req.dir, method: method, name: req.name, rounds: 1, sess: s}
 		}
 		in.mrtr[opKey{rec.Session, req.dir, method, req.name}] = op
-		return // the operation goes on with a retry
+		return false // the operation goes on with a retry
 	}
 	if f != nil && (req.wantsTask || resultType == resultTask) {
 		id, found := lookupString(f[rTask].of(frame), "taskId")
@@ -405,8 +411,7 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 			in.rep.Operations.Tasks.Tasks++
 			k := taskKey(rec.Session, id)
 			in.tasks[k] = &operation{start: req.time, dir: req.dir, method: method, name: req.name, sess: s, task: k, req: req}
-			keepToken = true
-			return // timed when the task ends
+			return true // timed when the task ends
 		}
 	}
 	toolResult := method == mToolsCall || (method == mTasksResult && req.taskPollingOf != nil && req.taskPollingOf.method == mToolsCall)
@@ -423,6 +428,7 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 		in.mrtrLat.record(rec.Time - start)
 	}
 	in.sample(req.dir, method, req.name, rec.Time-start, isErr, toolErr)
+	return false
 }
 
 // sample records the latency and outcome of one operation.

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
@@ -34,7 +35,7 @@ type sessionState struct {
 	byDir       [3]int64
 	counts      map[countKey]*int64
 	tools       map[string]*int64
-	hotCounts   hot[countKey, *int64]
+	lastCounts  [2][jsonrpc.KindBatch + 1]countSlot // by dirIndex and kind: the last method counted
 	hotTools    hot[string, *int64]
 	stderrLines int64
 	stderr      []string
@@ -42,6 +43,23 @@ type sessionState struct {
 	closedBy    string
 
 	violations, unanswered, errors int64
+
+	// inflight's scopes of the session's requests sent client to server
+	// and server to client (see pairs)
+	scopes [2]scopeRef[*request]
+}
+
+// pairs returns the handle of the Inspector's Pairer scope of the
+// session's requests sent in dir, or nil for a direction other than the
+// two.
+func (s *sessionState) pairs(dir tape.Direction) *scopeRef[*request] {
+	switch dir {
+	case tape.ClientToServer:
+		return &s.scopes[0]
+	case tape.ServerToClient:
+		return &s.scopes[1]
+	}
+	return nil
 }
 
 type countKey struct {
@@ -52,31 +70,80 @@ type countKey struct {
 
 // session returns the state of the named session, creating it.
 func (in *Inspector) session(id string, t int64) *sessionState {
-	s := in.lastSess // a stdio tape has one session; the tape.Reader interns names
+	set := &in.sessSlots[sessionSlot(id)]
+	s := set[0]
 	if s == nil || s.id != id {
-		s = in.sessions[id]
-	}
-	if s == nil {
-		s = &sessionState{id: id, first: t}
-		if len(in.order) < in.o.maxSessions {
-			s.counts = map[countKey]*int64{}
-			s.tools = map[string]*int64{}
-			in.order = append(in.order, s)
-		} else {
-			s.folded = true
-			in.folded++
+		if s = set[1]; s == nil || s.id != id {
+			s = in.newSession(id, t)
+			set[0], set[1] = s, set[0]
 		}
-		in.sessions[id] = s
 	}
 	s.first = min(s.first, t)
 	s.last = max(s.last, t)
-	in.lastSess = s
 	return s
 }
 
+// newSession returns the state of the named session from the map,
+// creating it.
+func (in *Inspector) newSession(id string, t int64) *sessionState {
+	if s := in.sessions[id]; s != nil {
+		return s
+	}
+	s := &sessionState{id: id, first: t}
+	if len(in.order) < in.o.maxSessions {
+		s.counts = map[countKey]*int64{}
+		s.tools = map[string]*int64{}
+		in.order = append(in.order, s)
+	} else {
+		s.folded = true
+		in.folded++
+	}
+	in.sessions[id] = s
+	return s
+}
+
+// sessionSlots is how many sets of two sessions Inspector.session keeps at
+// hand.
+const sessionSlots = 64
+
+// sessionSlot hashes a session name by where its bytes are, not by what
+// they are: the tape.Reader interns session names, so a session's records
+// share one string, whose set is found without reading it, and whose
+// comparison with a cached name ends at the equal pointers. A name stored
+// elsewhere only costs the map lookup a miss costs.
+func sessionSlot(id string) int {
+	p := uint64(uintptr(unsafe.Pointer(unsafe.StringData(id))))
+	return int(p * 0x9E3779B97F4A7C15 >> 58) // the top 6 bits: < sessionSlots
+}
+
+// countSlot is the count of the last method counted for one direction
+// and kind: the next message of that direction and kind is most often of
+// the same method, whose interned name compares at once.
+type countSlot struct {
+	method string
+	n      *int64
+}
+
 func (s *sessionState) count(dir tape.Direction, kind jsonrpc.Kind, method string) {
-	if s.counts != nil {
-		increment(s.counts, &s.hotCounts, countKey{dir, kind, method})
+	if s.counts == nil {
+		return
+	}
+	var slot *countSlot
+	if d := dirIndex(dir); d < len(s.lastCounts) && int(kind) < len(s.lastCounts[d]) {
+		if slot = &s.lastCounts[d][kind]; slot.n != nil && slot.method == method {
+			*slot.n++
+			return
+		}
+	}
+	k := countKey{dir, kind, method}
+	n := s.counts[k]
+	if n == nil {
+		n = new(int64)
+		s.counts[k] = n
+	}
+	*n++
+	if slot != nil {
+		*slot = countSlot{method, n}
 	}
 }
 

@@ -131,6 +131,32 @@ type Pairer[T any] struct {
 	buf    []byte
 	last   scope   // the scope of the last lookup, and
 	lastM  *ids[T] // its ids (nil when unknown)
+	gen    uint64  // counts the scopes dropped: a scopeRef of another gen is stale
+}
+
+// scopeRef is the ids of one scope as a caller keeps them at hand (one
+// per session and direction), so that a lookup by integer id needs no map
+// lookup of its scope: valid while the Pairer has dropped no scope since
+// it was set (gen).
+type scopeRef[T any] struct {
+	m   *ids[T]
+	gen uint64
+}
+
+// scopeAt is scope through the caller's handle ref (nil for none), which
+// it sets.
+func (p *Pairer[T]) scopeAt(ref *scopeRef[T], session string, dir tape.Direction, create bool) *ids[T] {
+	if ref == nil {
+		return p.scope(session, dir, create)
+	}
+	if ref.m != nil && ref.gen == p.gen {
+		return ref.m
+	}
+	m := p.scope(session, dir, create)
+	if m != nil {
+		*ref = scopeRef[T]{m, p.gen}
+	}
+	return m
 }
 
 // NewPairer returns an empty Pairer.
@@ -222,9 +248,12 @@ func (p *Pairer[T]) Open(session string, dir tape.Direction, id jsonrpc.ID, v T)
 }
 
 // openInt is Open for an integer id whose key is num (see key): for
-// callers that have the value at hand.
-func (p *Pairer[T]) openInt(session string, dir tape.Direction, num int64, v T) (prev T, reused bool) {
-	return p.open(session, dir, nil, num, true, v)
+// callers that have the value at hand, and its scope's handle ref (or nil).
+func (p *Pairer[T]) openInt(ref *scopeRef[T], session string, dir tape.Direction, num int64, v T) (prev T, reused bool) {
+	if prev, reused = p.scopeAt(ref, session, dir, true).putNum(num, v); !reused {
+		p.n++
+	}
+	return prev, reused
 }
 
 // open is Open of the id with key k, or num when isNum.
@@ -270,9 +299,10 @@ func (p *Pairer[T]) Close(session string, dir tape.Direction, id jsonrpc.ID) (v 
 	return p.close(m, session, dir, k, num, isNum)
 }
 
-// closeInt is Close for an integer id whose key is num (see key).
-func (p *Pairer[T]) closeInt(session string, dir tape.Direction, num int64) (v T, ok bool) {
-	m := p.scope(session, dir, false)
+// closeInt is Close for an integer id whose key is num (see key), with
+// its scope's handle ref (or nil).
+func (p *Pairer[T]) closeInt(ref *scopeRef[T], session string, dir tape.Direction, num int64) (v T, ok bool) {
+	m := p.scopeAt(ref, session, dir, false)
 	if m == nil {
 		return v, false
 	}
@@ -296,6 +326,7 @@ func (p *Pairer[T]) close(m *ids[T], session string, dir tape.Direction, k []byt
 		// ones so that memory follows what is in flight.
 		delete(p.scopes, scope{session, dir})
 		p.lastM = nil
+		p.gen++
 	}
 	return v, true
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 	"testing"
 
@@ -211,5 +212,56 @@ func TestPairerMatchesMap(t *testing.T) {
 		if v, ok := ref[refKey{pd.Key.Dir, pd.Key.ID}]; !ok || v != pd.Value {
 			t.Errorf("Pending %s %s = %d; want %d, %v", pd.Key.Dir, pd.Key.ID, pd.Value, v, ok)
 		}
+	}
+}
+
+// TestPairerScopeRefs: openInt and closeInt through scope handles kept per
+// session and direction give what Open and Close give, step by step, over
+// more than 64 scopes, so that empty scopes are dropped (and handles go
+// stale) all along.
+func TestPairerScopeRefs(t *testing.T) {
+	type scopeKey struct {
+		session string
+		dir     tape.Direction
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	p, want := NewPairer[int](), NewPairer[int]()
+	refs := map[scopeKey]*scopeRef[int]{}
+	for step := range 50000 {
+		session := strconv.Itoa(r.IntN(100))
+		dir := tape.ClientToServer
+		if r.IntN(2) == 0 {
+			dir = tape.ServerToClient
+		}
+		sk := scopeKey{session, dir}
+		ref := refs[sk]
+		if ref == nil {
+			ref = &scopeRef[int]{}
+			refs[sk] = ref
+		}
+		num := int64(r.IntN(3))
+		raw := id(t, strconv.FormatInt(num, 10))
+		if r.IntN(2) == 0 {
+			prev, reused := p.openInt(ref, session, dir, num, step)
+			wprev, wreused := want.Open(session, dir, raw, step)
+			if prev != wprev || reused != wreused {
+				t.Fatalf("step %d: openInt(%s %s %d) = %d, %v; Open %d, %v", step, session, dir, num, prev, reused, wprev, wreused)
+			}
+		} else {
+			v, ok := p.closeInt(ref, session, dir, num)
+			wv, wok := want.Close(session, dir, raw)
+			if v != wv || ok != wok {
+				t.Fatalf("step %d: closeInt(%s %s %d) = %d, %v; Close %d, %v", step, session, dir, num, v, ok, wv, wok)
+			}
+		}
+		if p.Len() != want.Len() {
+			t.Fatalf("step %d: Len = %d, want %d", step, p.Len(), want.Len())
+		}
+	}
+	if p.gen == 0 {
+		t.Fatal("no scope was dropped: the handles were never stale")
+	}
+	if got, w := p.Pending(), want.Pending(); !reflect.DeepEqual(got, w) {
+		t.Fatalf("Pending %v, want %v", got, w)
 	}
 }

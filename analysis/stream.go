@@ -170,25 +170,24 @@ type chunk struct {
 	last int64 // number of the last record read for it (some may be skipped)
 }
 
-// seqRec is a record with its number in the tape and, for a message, its
-// frame classified (by the read-ahead goroutine).
+// seqRec is a record read ahead, in its slot, with its time at hand for
+// the time ordering: what the Scanner moves around, kept small.
 type seqRec struct {
-	rec   *tape.Record
-	time  int64 // rec.Time, at hand for the time ordering
-	seq   int64
-	sl    *slot      // its classification
-	block *slotBlock // the block holding sl
+	time int64 // sl.item.Rec.Time
+	sl   *slot
 }
 
 // slot is where the read-ahead goroutine puts a record (with
-// sharedFrames; Next allocates records otherwise) and its classification
-// (with sharedFrames, also where the members of its params or result the
-// Inspector reads are, and the whole Item Next yields for it: the
-// caller's goroutine copies nothing).
+// sharedFrames; the tape.Reader allocates records otherwise), its number
+// in the tape and its classification: an Item with Rec, Seq and Info set
+// (with sharedFrames, the whole Item Next yields for it, and where the
+// members of its params or result the Inspector reads are: the caller's
+// goroutine copies nothing).
 type slot struct {
 	rec    tape.Record
-	item   Item // its Info is the classification; with sharedFrames, the whole Item Next yields
+	item   Item
 	fields fieldSet
+	block  *slotBlock // the block holding the slot
 }
 
 // slotBlock is a chunk's slots. A block goes back to the read-ahead
@@ -285,6 +284,9 @@ func (s *Scanner) readAhead(ctx context.Context) {
 		case block = <-s.blocks:
 		default:
 			block = &slotBlock{slots: make([]slot, s.o.chunk)}
+			for i := range block.slots {
+				block.slots[i].block = block
+			}
 		}
 		for len(recs) < s.o.chunk && size < s.o.chunkBytes {
 			sl := &block.slots[len(recs)]
@@ -310,12 +312,12 @@ func (s *Scanner) readAhead(ctx context.Context) {
 					sl.item.Frame, sl.item.fields = rec.Frame, &sl.fields
 				}
 			} else {
-				sl.item.Info = jsonrpc.Info{}
+				sl.item.Rec, sl.item.Seq, sl.item.Info = rec, seq, jsonrpc.Info{}
 				if rec.Type == tape.TypeMessage {
 					sl.item.Info = jsonrpc.Classify(rec.Frame)
 				}
 			}
-			recs = append(recs, seqRec{rec, rec.Time, seq, sl, block})
+			recs = append(recs, seqRec{rec.Time, sl})
 			size += len(rec.Frame) + len(rec.Data)
 		}
 		if err == nil && ctx.Err() != nil {
@@ -383,24 +385,24 @@ func (s *Scanner) Next() (*Item, error) {
 		}
 		s.order.push(r)
 	}
-	r := s.order.pop()
+	sl := s.order.pop()
 	s.order.touchAhead()
-	rec := r.rec
-	s.held = r.block
+	rec := sl.item.Rec
+	s.held = sl.block
 	s.yielded++
-	if s.o.shared && (rec.Type != tape.TypeMessage || r.sl.item.Info.Kind != jsonrpc.KindBatch) {
+	if s.o.shared && (rec.Type != tape.TypeMessage || sl.item.Info.Kind != jsonrpc.KindBatch) {
 		// The reading goroutine made the Item in the slot, which stays
 		// the caller's until its next call: nothing to copy.
-		return &r.sl.item, nil
+		return &sl.item, nil
 	}
-	s.item = Item{Rec: rec, Seq: r.seq, Member: -1}
+	s.item = Item{Rec: rec, Seq: sl.item.Seq, Member: -1}
 	if rec.Type != tape.TypeMessage {
 		return &s.item, nil
 	}
 	s.item.Frame = rec.Frame
-	s.item.Info = r.sl.item.Info
+	s.item.Info = sl.item.Info
 	if s.o.shared {
-		s.item.fields = &r.sl.fields
+		s.item.fields = &sl.fields
 	}
 	if s.item.Info.Kind == jsonrpc.KindBatch {
 		s.members, _ = jsonrpc.AppendSplit(s.members[:0], rec.Frame) // Classify validated it
@@ -442,8 +444,7 @@ func (s *Scanner) read() (seqRec, error) {
 			}
 		}
 	}
-	r := s.cur[s.pos]
-	s.cur[s.pos] = seqRec{}
+	r := s.cur[s.pos] // left in place: readAhead clears the chunk before reusing it
 	s.pos++
 	return r, nil
 }

@@ -60,6 +60,7 @@ func (p span) ok() bool { return p.end > 0 }
 // message is what the single pass over a top-level object collects.
 type message struct {
 	jsonrpc, id, method span
+	idFrac              bool // a number id has a fraction or an exponent
 	version20           bool // jsonrpc is the plain string "2.0" (versionPrefix)
 	methodEsc           bool
 	result              bool
@@ -192,7 +193,7 @@ func (s *scanner) message(i int, m *message) int {
 			m.jsonrpc, m.version20 = span{v, end}, false
 		case keyID:
 			end = s.skip(v, 1)
-			m.id = span{v, end}
+			m.id, m.idFrac = span{v, end}, s.numFrac // numFrac: for a number id only
 		case keyMethod:
 			m.methodEsc = false
 			if v < len(s.b) && s.b[v] == '"' {
@@ -427,7 +428,7 @@ func (s *scanner) finish(m *message, info *Info) {
 		}
 		v |= s.tokens(m, info)
 	case KindResponse, KindError:
-		v |= idViolations(info.ID, false)
+		v |= idViolations(info.ID, m.idFrac, false)
 		if info.Kind == KindResponse {
 			if info.ID.Type == IDAbsent || info.ID.Type == IDNull {
 				v |= ViolationResultWithoutID
@@ -453,7 +454,7 @@ func (s *scanner) finish(m *message, info *Info) {
 func (s *scanner) tokens(m *message, info *Info) Violation {
 	var v Violation
 	if info.Kind == KindRequest {
-		v |= idViolations(info.ID, true)
+		v |= idViolations(info.ID, m.idFrac, true)
 		if m.params.metaToken.ok() {
 			info.ProgressToken = s.idAt(m.params.metaToken)
 			if !info.ProgressToken.scalarInteger() {
@@ -479,8 +480,9 @@ func (s *scanner) tokens(m *message, info *Info) Violation {
 	return v
 }
 
-// idViolations checks the type of a request or response id.
-func idViolations(id ID, request bool) Violation {
+// idViolations checks the type of a request or response id; frac
+// reports whether a number id has a fraction or an exponent.
+func idViolations(id ID, frac, request bool) Violation {
 	switch id.Type {
 	case IDNull:
 		if request {
@@ -489,7 +491,7 @@ func idViolations(id ID, request bool) Violation {
 	case IDOther:
 		return ViolationBadIDType
 	case IDNumber:
-		if !isIntegerSyntax(id.Raw) {
+		if frac {
 			return ViolationNonIntegerID
 		}
 	}

@@ -469,3 +469,24 @@ func TestIDKey(t *testing.T) {
 		t.Errorf("String = %q", s)
 	}
 }
+
+// TestNonIntegerIDFromTheScan: the id check reads what the scan of the id
+// saw (a fraction or an exponent), for the last id of the frame, whatever
+// numbers come around it; it agrees with reading the id's text.
+func TestNonIntegerIDFromTheScan(t *testing.T) {
+	for _, id := range []string{`0`, `-0`, `12`, `1.5`, `-0.0`, `1e3`, `1E+3`, `2e-1`, `123456789012345678901234`, `"1.5"`, `[1.5]`, `{"a":1e5}`, `null`} {
+		for _, frame := range []string{
+			`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`,
+			`{"jsonrpc":"2.0","id":` + id + `,"result":{"x":1.5}}`,
+			`{"jsonrpc":"2.0","params":{"x":2.5},"id":` + id + `,"method":"m"}`,
+			`{"jsonrpc":"2.0","id":3.5,"id":` + id + `,"method":"m"}`,
+			`{"jsonrpc":"2.0","id":` + id + `,"id":7,"method":"m","params":[1e9]}`,
+		} {
+			info := Classify([]byte(frame))
+			want := info.ID.Type == IDNumber && !isIntegerSyntax(info.ID.Raw)
+			if got := info.Violations.Has(ViolationNonIntegerID); got != want {
+				t.Errorf("%s: non-integer-id %v, want %v (id %s)", frame, got, want, info.ID.Raw)
+			}
+		}
+	}
+}

@@ -35,6 +35,9 @@ func ClassifyMembers(frame []byte, info *Info, dst []Member) []Member {
 	case KindResponse:
 		r = s.resultAt
 	}
+	if r.from == 0 { // the usual case: nothing to move
+		return s.members[:r.to]
+	}
 	n := copy(s.members, s.members[r.from:r.to])
 	return s.members[:n]
 }

@@ -1,5 +1,7 @@
 package jsonrpc
 
+import "encoding/binary"
+
 // Method names that Classify treats specially.
 const (
 	// MethodProgress is the progress notification; its token is
@@ -61,19 +63,54 @@ var knownMethods = [...]string{
 	"notifications/subscriptions/acknowledged",
 }
 
-// methodTable maps each known method name to itself, so that a lookup keyed
-// by a converted byte slice returns the interned string without allocating.
-// It is filled once and only read afterwards.
-var methodTable = func() map[string]string {
-	m := make(map[string]string, len(knownMethods))
+// methodsByLen lists the known method names by length, each with the
+// words ends gives for it, so that interning a name compares two words
+// with those of the few names of its length (and the whole name only when
+// they match and it is longer than 16 bytes) instead of hashing it for a
+// map lookup. It is filled once and only read afterwards.
+var methodsByLen = func() [][]methodEntry {
+	var t [][]methodEntry
 	for _, name := range knownMethods {
-		m[name] = name
+		for len(t) <= len(name) {
+			t = append(t, nil)
+		}
+		head, tail := ends([]byte(name))
+		t[len(name)] = append(t[len(name)], methodEntry{head, tail, name})
 	}
-	return m
+	return t
 }()
+
+// methodEntry is a known method name and its ends.
+type methodEntry struct {
+	head, tail uint64
+	name       string
+}
+
+// ends returns the first and the last eight bytes of b as little-endian
+// words (four bytes each when b is shorter than eight, zero when shorter
+// than four). Two names of the same length of 4 to 16 bytes are equal
+// exactly when their ends are.
+func ends(b []byte) (head, tail uint64) {
+	switch n := len(b); {
+	case n >= 8:
+		return binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[n-8:])
+	case n >= 4:
+		return uint64(binary.LittleEndian.Uint32(b)), uint64(binary.LittleEndian.Uint32(b[n-4:]))
+	}
+	return 0, 0
+}
 
 // internMethod returns the interned name equal to raw, if raw is known.
 func internMethod(raw []byte) (string, bool) {
-	s, ok := methodTable[string(raw)]
-	return s, ok
+	n := len(raw)
+	if n < 4 || n >= len(methodsByLen) {
+		return "", false // every known name has at least four bytes
+	}
+	head, tail := ends(raw)
+	for _, e := range methodsByLen[n] {
+		if e.head == head && e.tail == tail && (n <= 16 || string(raw) == e.name) {
+			return e.name, true
+		}
+	}
+	return "", false
 }

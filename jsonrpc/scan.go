@@ -77,6 +77,10 @@ type scanner struct {
 	members            []Member
 	paramsAt, resultAt memberRange
 
+	// numFrac reports whether the last number num scanned had a fraction
+	// or an exponent.
+	numFrac bool
+
 	// deep is value's bit stack for levels 64 and deeper, allocated when
 	// first needed (value sets a level's bit when it opens it: what an
 	// earlier value left does not matter).
@@ -113,6 +117,7 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 func (s *scanner) num(i int) int {
 	b := s.b
 	start := i
+	s.numFrac = false
 	if b[i] == '-' {
 		i++
 	}
@@ -131,6 +136,7 @@ func (s *scanner) num(i int) int {
 	}
 	if i < len(b) && b[i] == '.' {
 		i++
+		s.numFrac = true
 		if i >= len(b) || !isDigit(b[i]) {
 			return s.fail(i, errBadFraction)
 		}
@@ -140,6 +146,7 @@ func (s *scanner) num(i int) int {
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
+		s.numFrac = true
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
