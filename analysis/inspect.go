@@ -77,10 +77,11 @@ func WithMaxListed(n int) Option {
 	return func(o *options) error { return positive("max listed", n, &o.maxListed) }
 }
 
-// RecommendedGCPercent is the GOGC value mcptape inspect runs with. The
-// inspector's live heap stays small (a few MiB), so letting it grow four
-// times before a collection costs little memory and saves collections:
-// about a fifth more throughput, measured by BenchmarkInspect.
+// RecommendedGCPercent is the GOGC value mcptape inspect runs with when
+// the environment sets none. The inspector's live heap stays small (a few
+// MiB), so letting it grow four times before a collection costs little
+// memory and saves collections: about a fifth more throughput, measured
+// by BenchmarkInspect.
 const RecommendedGCPercent = 400
 
 // Other is the name under which names beyond the WithMaxDistinct bound are
