@@ -56,7 +56,9 @@ type exchange struct {
 	reqDone      bool      // the body was read to its end
 	reqEnd       time.Time // when the body ended (or the request arrived, without one)
 	reqRecorded  bool
-	respPending  bool          // the "response" event waits for the session
+	respPending  bool          // the "response" event waits for the session, or for releaseResponse
+	holdResp     bool          // response holds the "response" event back for releaseResponse
+	sentAt       time.Time     // when the bytes being recorded went out, if not now (see keptChunks)
 	legacy       bool          // a GET event stream whose session comes from its endpoint event
 	held         []tape.Record // records of a legacy stream written before its session was known
 	batch        int
@@ -336,7 +338,7 @@ func (x *exchange) response(resp *http.Response, at time.Time) {
 			x.setSession(x.conn.session, kindConnection, "connection")
 		}
 	}
-	if x.sessionKnown {
+	if x.sessionKnown && !x.holdResp {
 		x.recordRequestLocked(false)
 		x.writeResponseEvent()
 	} else {
@@ -363,6 +365,21 @@ func (x *exchange) response(resp *http.Response, at time.Time) {
 	if x.legacy && x.decoder == nil && resp.ContentLength < 0 {
 		resp.Body = &endpointRewriter{rc: resp.Body, x: x}
 	}
+}
+
+// releaseResponse writes the "response" event that holdResp held back, if
+// the session is known (else it waits for the session, as without it).
+func (x *exchange) releaseResponse() {
+	if !x.holdResp {
+		return
+	}
+	x.holdResp = false
+	x.mu.Lock()
+	if x.respPending && x.sessionKnown {
+		x.recordRequestLocked(false)
+		x.writeResponseEvent()
+	}
+	x.mu.Unlock()
 }
 
 // streamingResponse reports whether resp is an event stream, and whether

@@ -86,6 +86,9 @@ type leanConn struct {
 	armed  bool
 	watchC chan struct{} // a watch runs; closed when it returns
 	gone   bool          // the client went away
+
+	kept     keptChunks // of the response being copied (see http_stream.go)
+	handKept func()     // kept.hand, bound once
 }
 
 // headTap passes the client's bytes to the request parser and, while on,
@@ -118,6 +121,7 @@ func newLeanConn(s *leanServer, c net.Conn) *leanConn {
 	lc.bw = bufio.NewWriterSize(c, 4<<10)
 	lc.ctx, lc.cancel = context.WithCancelCause(context.WithValue(s.p.closing, http.LocalAddrContextKey, c.LocalAddr()))
 	lc.stopExit = context.AfterFunc(lc.ctx, lc.abortUpstream)
+	lc.handKept = lc.kept.hand
 	return lc
 }
 
@@ -455,6 +459,13 @@ func (lc *leanConn) copyResponse(x *exchange, req *http.Request, resp *http.Resp
 	}
 	bp := copyBuffers.Get().(*[]byte)
 	defer func() { copyBuffers.Put(bp) }()
+	var hook idleHook // recording waits while more is there (http_stream.go)
+	if streaming && up != nil {
+		if hook, _ = up.raw.(idleHook); hook != nil {
+			x.holdResp, lc.kept.x = !x.gotResp, x
+			defer func() { hook.SetIdle(nil); lc.kept.hand(); lc.kept.x = nil }()
+		}
+	}
 	for {
 		if streaming && up != nil && up.br.Buffered() == 0 && !holding(resp.Body) {
 			// A stream may stay silent for long: wait for its next bytes
@@ -484,6 +495,12 @@ func (lc *leanConn) copyResponse(x *exchange, req *http.Request, resp *http.Resp
 				x.upErr = rerr
 			}
 		}
+		if hook != nil && x.decoder == nil && werr == nil && rerr == nil && n > 0 && len(lc.kept.buf)+n <= maxKept {
+			lc.kept.add(buf[:n], lc.p.o.now())
+			hook.SetIdle(lc.handKept)
+			continue
+		}
+		lc.kept.hand()
 		x.forwarded(buf[:n], werr)
 		switch {
 		case werr != nil:
@@ -497,13 +514,6 @@ func (lc *leanConn) copyResponse(x *exchange, req *http.Request, resp *http.Resp
 			return false
 		}
 	}
-}
-
-// holding reports whether body has bytes of its own to return before it
-// reads again: a legacy endpoint rewriter that holds some.
-func holding(body io.Reader) bool {
-	e, ok := body.(*endpointRewriter)
-	return ok && (!e.done || len(e.held) > 0 || e.err != nil)
 }
 
 // appendHead appends the response head for the client.
@@ -558,21 +568,6 @@ func (lc *leanConn) writeBody(b []byte, chunked bool) error {
 		_, err = lc.bw.WriteString("\r\n")
 	}
 	return err
-}
-
-// waitFirstBytes holds the head of a streaming response up to headerDelay
-// for the first body bytes, so that both usually leave in one write; the
-// head of a stream that stays silent is flushed alone.
-func (lc *leanConn) waitFirstBytes(x *exchange, up *upstreamConn) {
-	if up == nil || up.br.Buffered() > 0 {
-		return
-	}
-	up.c.SetReadDeadline(time.Now().Add(headerDelay))
-	_, err := up.br.Peek(1)
-	up.c.SetReadDeadline(time.Time{})
-	if err != nil {
-		x.forwarded(nil, lc.bw.Flush())
-	}
 }
 
 // writeError answers with a one-line plain text body.

@@ -36,7 +36,10 @@ type SSENote struct {
 // onEvent records one SSE event of the response stream, after it reached
 // the client.
 func (x *exchange) onEvent(ev *transport.SSEEvent) error {
-	now := x.p.o.now()
+	now := x.sentAt
+	if now.IsZero() {
+		now = x.p.o.now()
+	}
 	x.events++
 	x.comments += ev.Comments
 	if ev.HasID {

@@ -41,6 +41,10 @@ func Wrap(c net.Conn) net.Conn {
 	return rs
 }
 
+// SetIdle makes the next Read that would wait call f first (see
+// Reader.SetIdle).
+func (c *Conn) SetIdle(f func()) { c.r.SetIdle(f) }
+
 // Read reads like a net.Conn.
 func (c *Conn) Read(p []byte) (int, error) {
 	n, err, waitErr := c.r.Read(p)

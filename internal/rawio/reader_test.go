@@ -78,3 +78,45 @@ func TestReadWriteErrno(t *testing.T) {
 		t.Fatalf("Read of a write end: %d, %v", n, err)
 	}
 }
+
+// TestReaderIdle: the idle function runs when a Read would wait, and only
+// then, once; the Read tries again after it (here it finds what the idle
+// function wrote) before it waits.
+func TestReaderIdle(t *testing.T) {
+	rf, wf := pipe(t)
+	rc, err := rf.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewReader(rc)
+	buf := make([]byte, 16)
+	runs := 0
+	r.SetIdle(func() { runs++; wf.Write([]byte("from idle")) })
+
+	wf.Write([]byte("ready"))
+	if n, err, waitErr := r.Read(buf); string(buf[:n]) != "ready" || err != nil || waitErr != nil || runs != 0 {
+		t.Fatalf("Read with bytes there: %q, %v, %v; idle ran %d times, want 0", buf[:n], err, waitErr, runs)
+	}
+	// Nothing there: idle runs, and the Read returns its bytes without waiting.
+	if n, err, waitErr := r.Read(buf); string(buf[:n]) != "from idle" || err != nil || waitErr != nil || runs != 1 {
+		t.Fatalf("Read of an empty pipe: %q, %v, %v; idle ran %d times, want 1", buf[:n], err, waitErr, runs)
+	}
+	// It ran once: the next Read waits for the writer.
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		wf.Write([]byte("later"))
+	}()
+	if n, err, waitErr := r.Read(buf); string(buf[:n]) != "later" || err != nil || waitErr != nil || runs != 1 {
+		t.Fatalf("Read after idle ran: %q, %v, %v; idle ran %d times, want 1", buf[:n], err, waitErr, runs)
+	}
+	// SetIdle(nil) cancels it.
+	r.SetIdle(func() { runs++ })
+	r.SetIdle(nil)
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		wf.Write([]byte("x"))
+	}()
+	if _, _, _ = r.Read(buf); runs != 1 {
+		t.Fatalf("cancelled idle ran")
+	}
+}
