@@ -3,8 +3,9 @@ package jsonrpc
 import (
 	"encoding/binary"
 	"math/bits"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/mcptape/mcptape/internal/jsonstr"
 )
 
 // This file scans and decodes JSON strings, the bytes most of a frame is
@@ -191,29 +192,21 @@ func appendUnquoted(dst, raw []byte) []byte {
 		switch {
 		case c == '\\' && i+1 < len(raw):
 			if raw[i+1] != 'u' {
-				dst = append(dst, unescapeChar(raw[i+1]))
+				e, ok := jsonstr.UnescapeChar(raw[i+1])
+				if !ok {
+					e = raw[i+1] // not in a valid string
+				}
+				dst = append(dst, e)
 				i += 2
 				continue
 			}
-			r, ok := hex4(raw, i+2)
+			r, n, ok := jsonstr.UnicodeEscape(raw, i)
 			if !ok {
 				dst = append(dst, c)
 				i++
 				continue
 			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				r2, ok2 := rune(-1), false
-				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-					r2, ok2 = hex4(raw, i+2)
-				}
-				if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
-					r = dec
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
+			i += n
 			dst = utf8.AppendRune(dst, r)
 		case c < utf8.RuneSelf:
 			dst = append(dst, c)
@@ -229,37 +222,4 @@ func appendUnquoted(dst, raw []byte) []byte {
 		}
 	}
 	return dst
-}
-
-// unescapeChar returns the byte a one-letter escape stands for.
-func unescapeChar(c byte) byte {
-	switch c {
-	case 'b':
-		return '\b'
-	case 'f':
-		return '\f'
-	case 'n':
-		return '\n'
-	case 'r':
-		return '\r'
-	case 't':
-		return '\t'
-	}
-	return c // '"', '\\', '/'
-}
-
-// hex4 decodes the four hex digits at raw[i:i+4].
-func hex4(raw []byte, i int) (rune, bool) {
-	if i+4 > len(raw) {
-		return 0, false
-	}
-	var r rune
-	for _, h := range raw[i : i+4] {
-		v := unhex(h)
-		if v < 0 {
-			return 0, false
-		}
-		r = r<<4 | rune(v)
-	}
-	return r, true
 }

@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/mcptape/mcptape/internal/jsonstr"
 )
 
 // This file parses one record line without reflection. Keys may come in
@@ -328,66 +329,23 @@ func unescape(s []byte) ([]byte, error) {
 		if i+1 >= len(s) {
 			return nil, errors.New("truncated escape")
 		}
-		switch e := s[i+1]; e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(s, i+2)
+		if s[i+1] == 'u' {
+			r, n, ok := jsonstr.UnicodeEscape(s, i)
 			if !ok {
 				return nil, errors.New("bad \\u escape")
 			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				r2, ok2 := rune(-1), false
-				if i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
-					r2, ok2 = hex4(s, i+2)
-				}
-				if d := utf16.DecodeRune(r, r2); ok2 && d != utf8.RuneError {
-					r = d
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
 			out = utf8.AppendRune(out, r)
+			i += n
 			continue
-		default:
-			return nil, fmt.Errorf("bad escape \\%c", e)
 		}
+		e, ok := jsonstr.UnescapeChar(s[i+1])
+		if !ok {
+			return nil, fmt.Errorf("bad escape \\%c", s[i+1])
+		}
+		out = append(out, e)
 		i += 2
 	}
 	return out, nil
-}
-
-func hex4(s []byte, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 // intValue parses an integer at b[i]. A number in another notation (as jq

@@ -1,5 +1,6 @@
 // Package jsonstr writes JSON strings, for the tape writer (record fields,
-// frames stored as text) and the HTTP capture's event encoder. Both want
+// frames stored as text) and the HTTP capture's event encoder, and decodes
+// their escapes for the tape reader and jsonrpc (unquote.go). Both want
 // the same thing: a string that decodes back to exactly the bytes given
 // (when they are valid UTF-8), made in one pass that copies runs of plain
 // ASCII eight bytes at a time. PlainRun, the scan that finds where such a
