@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -153,6 +154,30 @@ func relayFloor(tb testing.TB, url string) (string, int) {
 	})
 }
 
+// cRelayFloor builds the C relay of testdata/floor/relay.c with the
+// system's C compiler and starts it in front of the HTTP server at url,
+// which must be on 127.0.0.1. It returns the URL to use instead and the
+// relay's process id, or "" when there is no C compiler.
+func cRelayFloor(tb testing.TB, url string) (string, int) {
+	tb.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		return "", 0
+	}
+	bin := filepath.Join(tb.TempDir(), "relay")
+	if out, err := exec.Command(cc, "-O2", "-pthread", "-o", bin, filepath.Join("testdata", "floor", "relay.c")).CombinedOutput(); err != nil {
+		tb.Fatalf("building the C relay: %v\n%s", err, out)
+	}
+	return proxyProcess(tb, url, func(addr, upstreamHost string) ([]string, []string) {
+		_, port, _ := net.SplitHostPort(addr)
+		host, upPort, _ := net.SplitHostPort(upstreamHost)
+		if host != "127.0.0.1" {
+			tb.Fatalf("the C relay relays to 127.0.0.1, not %s", host)
+		}
+		return []string{bin, port, upPort}, nil
+	})
+}
+
 // TestForwardFloor checks that the stdio floor carries a session both ways
 // (the benchmark would otherwise measure a broken path).
 func TestForwardFloor(t *testing.T) {
@@ -165,8 +190,9 @@ func TestForwardFloor(t *testing.T) {
 	}
 }
 
-// TestRelayFloor checks that the TCP floor carries HTTP exchanges, a
-// streamed one among them.
+// TestRelayFloor checks that the TCP floors carry HTTP exchanges, a
+// streamed one among them (the benchmark would otherwise measure a broken
+// path).
 func TestRelayFloor(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -175,16 +201,24 @@ func TestRelayFloor(t *testing.T) {
 		fmt.Fprintf(w, "data: %s %s\n\n", r.URL.Path, body)
 	}))
 	t.Cleanup(up.Close)
-	url, _ := relayFloor(t, up.URL+"/mcp")
-	for i := range 3 { // one connection, kept alive across exchanges
-		resp, err := http.Post(url, "application/json", strings.NewReader(strconv.Itoa(i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if want := fmt.Sprintf("data: /mcp %d\n\n", i); err != nil || string(got) != want {
-			t.Fatalf("exchange %d: %q, %v; want %q", i, got, err, want)
-		}
+	floors := map[string]func(testing.TB, string) (string, int){"go": relayFloor, "c": cRelayFloor}
+	for name, start := range floors {
+		t.Run(name, func(t *testing.T) {
+			url, _ := start(t, up.URL+"/mcp")
+			if url == "" {
+				t.Skip("no C compiler")
+			}
+			for i := range 3 { // one connection, kept alive across exchanges
+				resp, err := http.Post(url, "application/json", strings.NewReader(strconv.Itoa(i)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if want := fmt.Sprintf("data: /mcp %d\n\n", i); err != nil || string(got) != want {
+					t.Fatalf("exchange %d: %q, %v; want %q", i, got, err, want)
+				}
+			}
+		})
 	}
 }

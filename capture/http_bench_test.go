@@ -243,15 +243,19 @@ func bareProxy(b *testing.B, url string) string {
 // metrics without a prefix) and as users run it, "mcptape record" in a
 // process of its own (metrics prefixed "process-"). A plain
 // httputil.ReverseProxy without recording runs alongside, to show what
-// the HTTP hop alone costs, and so does a process that relays TCP bytes
-// without looking at them (metrics prefixed "floor-"): the least any proxy
-// in a process of its own costs on this machine. The paths take turns in
-// rounds so that they all see the same machine.
+// the HTTP hop alone costs, and so do two processes that relay TCP bytes
+// without looking at them: one in Go with the raw system calls the
+// recording proxy uses (metrics prefixed "floor-"), and, where there is a
+// C compiler, a minimal relay in C with a blocking thread per direction
+// (prefixed "c-floor-"). They are the least any proxy in a process of its
+// own costs on this machine. The paths take turns in rounds so that they
+// all see the same machine.
 func BenchmarkHTTPProxyThroughput(b *testing.B) {
 	url, pid := refHTTP(b)
 	purl, burl := benchProxy(b, url), bareProxy(b, url)
 	xurl, xpid := recordProcess(b, url)
 	furl, fpid := relayFloor(b, url)
+	curl, cpid := cRelayFloor(b, url)
 	for _, n := range []int{1, 64} {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
 			paths := []*benchPath{
@@ -260,6 +264,11 @@ func BenchmarkHTTPProxyThroughput(b *testing.B) {
 				{name: "proxied", sessions: newEchoSessions(b, purl, n)},
 				{name: "process", sessions: newEchoSessions(b, xurl, n)},
 				{name: "floor", sessions: newEchoSessions(b, furl, n)},
+			}
+			var cfloor *benchPath
+			if curl != "" {
+				cfloor = &benchPath{name: "c-floor", sessions: newEchoSessions(b, curl, n), cpu: cpuMeter{proxyPid: cpid}}
+				paths = append(paths, cfloor)
 			}
 			for _, p := range paths {
 				p.cpu.pid = pid
@@ -291,6 +300,9 @@ func BenchmarkHTTPProxyThroughput(b *testing.B) {
 			b.ReportMetric(rate(ours)/rate(bare), "vs-bare-ratio")
 			b.ReportMetric(rate(proc)/rate(direct), "process-ratio")
 			b.ReportMetric(rate(floor)/rate(direct), "floor-ratio")
+			if cfloor != nil {
+				b.ReportMetric(rate(cfloor)/rate(direct), "c-floor-ratio")
+			}
 			// CPU per call: the client's (direct, this process), each
 			// proxy's (what this process spends more) and the server's.
 			// When client, proxy and server share cores and are all busy,
@@ -308,6 +320,9 @@ func BenchmarkHTTPProxyThroughput(b *testing.B) {
 			if proc.cpu.proxy > 0 {
 				b.ReportMetric(us(proc.cpu.proxy), "process-proxy-cpu-µs/call")
 				b.ReportMetric(us(floor.cpu.proxy), "floor-cpu-µs/call")
+				if cfloor != nil {
+					b.ReportMetric(us(cfloor.cpu.proxy), "c-floor-cpu-µs/call")
+				}
 			}
 			if n == 1 {
 				md, mb, mp, mx, mf := median(direct.lat), median(bare.lat), median(ours.lat), median(proc.lat), median(floor.lat)
@@ -319,6 +334,11 @@ func BenchmarkHTTPProxyThroughput(b *testing.B) {
 				b.ReportMetric(float64(mx)/float64(md)-1, "process-added-latency")
 				b.ReportMetric(float64(mf.Microseconds()), "floor-median-µs")
 				b.ReportMetric(float64(mf)/float64(md)-1, "floor-added-latency")
+				if cfloor != nil {
+					mc := median(cfloor.lat)
+					b.ReportMetric(float64(mc.Microseconds()), "c-floor-median-µs")
+					b.ReportMetric(float64(mc)/float64(md)-1, "c-floor-added-latency")
+				}
 			}
 		})
 	}
