@@ -19,7 +19,7 @@ const (
 // str scans the string whose opening quote is at b[i]. It returns the
 // position after the closing quote, and whether the string holds an escape.
 //
-// Plain ASCII goes sixteen bytes at a time (asciiRun) up to a quote, a
+// Plain ASCII goes sixteen bytes at a time (jsonstr.PlainRun) up to a quote, a
 // backslash, a control byte or a byte >= 0x80. From the first byte >= 0x80
 // on, the rest of the string goes eight bytes at a time up to the first
 // three only (mixedRun), and the string is checked for valid UTF-8 at its
@@ -27,7 +27,7 @@ const (
 func (s *scanner) str(i int) (int, bool) {
 	// Plain ASCII up to the closing quote (most strings) takes this short
 	// path.
-	j := asciiRun(s.b, i+1)
+	j := jsonstr.PlainRun(s.b, i+1)
 	if j < len(s.b) && s.b[j] == '"' {
 		return j + 1, false
 	}
@@ -43,7 +43,7 @@ func (s *scanner) strFrom(start, i int) (int, bool) {
 		if high {
 			i = mixedRun(b, i)
 		} else {
-			i = asciiRun(b, i)
+			i = jsonstr.PlainRun(b, i)
 		}
 		if i >= len(b) {
 			return s.fail(start, errUnterminated), esc
@@ -84,55 +84,10 @@ func (s *scanner) strFrom(start, i int) (int, bool) {
 	}
 }
 
-// The masks of asciiRun and mixedRun flag bytes in a little-endian word w
-// (the first byte lowest). A byte c is a quote or a control byte exactly
-// when c^2 < 0x21 (the quote 0x22 becomes 0x20, bytes below 0x20 stay
-// below it), a backslash when c^0x5C < 1: subtracting flags them in the
-// top bit of their byte, and only them among the bytes below 0x80, which
-// do not borrow either. Bytes >= 0x80 never borrow, but may be flagged:
-// asciiRun flags them all (|w), mixedRun clears their flags (&^w), which
-// clears no quote, backslash or control byte. Borrows only produce false
-// flags above a true one, so the lowest flag is always a true hit.
-
-// asciiRun returns the position of the first quote, backslash, control
-// byte or byte >= 0x80 at or after b[i], or len(b) when there is none.
-func asciiRun(b []byte, i int) int {
-	// The constants, read from a variable, stay in registers through the
-	// loop instead of being loaded again for each word.
-	k := &strMasks
-	quote, ctl, bsl, one, top := k[0], k[1], k[2], k[3], k[4]
-	for ; i+16 <= len(b); i += 16 {
-		w := b[i : i+16 : i+16]
-		w1 := binary.LittleEndian.Uint64(w[:8])
-		w2 := binary.LittleEndian.Uint64(w[8:])
-		m1 := (((w1 ^ quote) - ctl) | ((w1 ^ bsl) - one) | w1) & top
-		m2 := (((w2 ^ quote) - ctl) | ((w2 ^ bsl) - one) | w2) & top
-		if m1|m2 != 0 {
-			if m1 != 0 {
-				return i + bits.TrailingZeros64(m1)>>3
-			}
-			return i + 8 + bits.TrailingZeros64(m2)>>3
-		}
-	}
-	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i : i+8])
-		if m := (((w ^ quote) - ctl) | ((w ^ bsl) - one) | w) & top; m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	for ; i < len(b); i++ {
-		if c := b[i]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
-			return i
-		}
-	}
-	return i
-}
-
-// strMasks are the constants of asciiRun's masks (see there).
-var strMasks = [5]uint64{lsb * 0x02, lsb * 0x21, lsb * '\\', lsb, msb}
-
 // mixedRun returns the position of the first quote, backslash or control
-// byte at or after b[i], or len(b) when there is none.
+// byte at or after b[i], or len(b) when there is none. Its mask is
+// jsonstr.PlainRun's (see there), except that the flags of bytes >= 0x80
+// are cleared (&^w), which clears no quote, backslash or control byte.
 func mixedRun(b []byte, i int) int {
 	for ; i+8 <= len(b); i += 8 {
 		w := binary.LittleEndian.Uint64(b[i:])
@@ -160,7 +115,7 @@ func (s *scanner) shortStr(i int) (end int, ok bool) {
 	}
 	w := binary.LittleEndian.Uint64(s.b[i+1 : i+9])
 	// The lowest flagged byte is a quote, a control byte, a backslash or
-	// a byte >= 0x80 (the masks of asciiRun): plain ASCII before it
+	// a byte >= 0x80 (the masks of jsonstr.PlainRun): plain ASCII before it
 	// (b[i+9] when none is).
 	n := i + 1 + bits.TrailingZeros64((((w^(lsb*0x02))-lsb*0x21)|((w^(lsb*'\\'))-lsb)|w)&msb)>>3
 	if s.b[n] == '"' {

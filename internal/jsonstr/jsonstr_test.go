@@ -19,18 +19,19 @@ func plainRunBytes(b string, i int) int {
 	return i
 }
 
-// TestPlainRun puts every byte value at every position of runs of 1 to 24
+// TestPlainRun puts every byte value at every position of runs of 1 to 40
 // bytes (of plain bytes, and of bytes that borrow in the word test: 0x20
-// and '#', just above the bounds), starting the scan at 0 and 1, for both
+// and '#', just above the bounds), starting the scan at 0, 1, at the byte,
+// just after it (where it must not count) and at the last byte, for both
 // instantiations, and compares PlainRun with the reference.
 func TestPlainRun(t *testing.T) {
 	for _, fill := range []byte{'a', ' ', '#', ']', '~'} {
-		for n := 1; n <= 24; n++ {
+		for n := 1; n <= 40; n++ { // two 16-byte blocks, a word, a tail
 			for pos := range n {
 				for c := range 256 {
 					b := []byte(strings.Repeat(string([]byte{fill}), n))
 					b[pos] = byte(c)
-					for _, from := range []int{0, 1} {
+					for _, from := range []int{0, 1, pos, pos + 1, n - 1} {
 						want := plainRunBytes(string(b), from)
 						if got := PlainRun(string(b), from); got != want {
 							t.Fatalf("PlainRun(%q, %d) = %d, want %d", b, from, got, want)
