@@ -30,6 +30,7 @@ type recordFlags struct {
 	cwd      string
 	grace    time.Duration
 	maxFrame int
+	level    int
 	verbose  bool
 }
 
@@ -37,8 +38,8 @@ func recordCmd() *command {
 	return &command{
 		name:    "record",
 		summary: "Record an MCP server's traffic to a tape (stdio: run it; HTTP: proxy it)",
-		usage: "record [-o FILE] [--flush DUR] [--env K=V ...] [--cwd DIR] [--grace DUR] [-v] -- CMD [ARGS...]\n" +
-			"  mcptape record --upstream URL [--listen ADDR] [-o FILE] [--flush DUR] [-v]",
+		usage: "record [-o FILE] [--flush DUR] [--level N] [--env K=V ...] [--cwd DIR] [--grace DUR] [-v] -- CMD [ARGS...]\n" +
+			"  mcptape record --upstream URL [--listen ADDR] [-o FILE] [--flush DUR] [--level N] [-v]",
 		examples: `  mcptape record -o t.jsonl.zst -- npx -y @modelcontextprotocol/server-everything stdio
   mcptape record --env API_KEY=$KEY -- node server.js     # tape under ~/.local/state/mcptape/tapes
   mcptape record -o t.jsonl.zst -- mcptape serve          # the built-in reference server
@@ -61,6 +62,7 @@ func recordCmd() *command {
 			fs.StringVar(&f.cwd, "cwd", "", "working `DIR`ectory of the server")
 			fs.DurationVar(&f.grace, "grace", capture.DefaultGrace, "wait between closing the server's stdin, SIGTERM and SIGKILL")
 			fs.IntVar(&f.maxFrame, "max-frame-mib", transport.DefaultMaxFrame>>20, "largest message recorded whole, in MiB; longer ones are forwarded whole but recorded cut")
+			fs.IntVar(&f.level, "level", tape.DefaultLevel, "zstd level of the tape, 1 to 22: 1 takes the least CPU, higher levels make smaller tapes")
 			fs.BoolVarP(&f.verbose, "verbose", "v", false, "log the session's lifecycle on stderr")
 			h := declareHTTPFlags(fs) // record_http.go
 			return func(ctx context.Context, st *stdio, args []string) error {
@@ -78,7 +80,7 @@ func recordCmd() *command {
 						}
 					}
 					return runRecordHTTP(ctx, st, h, httpRecordConfig{
-						Output: f.output, Flush: f.flush, MaxBody: f.maxFrame << 20, Verbose: f.verbose,
+						Output: f.output, Flush: f.flush, Level: f.level, MaxBody: f.maxFrame << 20, Verbose: f.verbose,
 						Header: recordHeader(&f, fs, args, time.Now()),
 					})
 				}
@@ -102,6 +104,8 @@ func (f *recordFlags) checkCommon() error {
 		return usageError("--grace %v: must be positive", f.grace)
 	case f.maxFrame <= 0 || f.maxFrame > 1<<20:
 		return usageError("--max-frame-mib %d: must be between 1 and %d", f.maxFrame, 1<<20)
+	case f.level < 1 || f.level > 22:
+		return usageError("--level %d: must be between 1 and 22", f.level)
 	}
 	return nil
 }
@@ -136,7 +140,7 @@ func runRecord(ctx context.Context, st *stdio, f *recordFlags, fs *pflag.FlagSet
 		logf("recording to %s", path)
 	}
 	hdr := recordHeader(f, fs, args, start)
-	w, err := tape.Create(path, hdr, tape.WithFlushInterval(f.flush))
+	w, err := tape.Create(path, hdr, tape.WithFlushInterval(f.flush), tape.WithLevel(f.level))
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ package main
 // runRecordHTTP instead of starting a stdio server.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -71,6 +72,7 @@ func (h *httpFlags) httpMode(fs *pflag.FlagSet, args []string) (bool, error) {
 type httpRecordConfig struct {
 	Output  string        // -o; "" picks defaultTapePath
 	Flush   time.Duration // --flush
+	Level   int           // --level (zstd); 0: tape.DefaultLevel
 	MaxBody int           // bytes recorded of one body or event (--max-frame-mib << 20); 0: the default
 	Verbose bool          // -v
 	// Header is the tape header built for the command line (recordHeader:
@@ -135,7 +137,7 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	if err != nil {
 		return err // "listen tcp 127.0.0.1:8931: bind: address already in use"
 	}
-	w, err := tape.Create(path, httpHeader(c.Header, h, ln.Addr().String(), start), tape.WithFlushInterval(c.Flush))
+	w, err := tape.Create(path, httpHeader(c.Header, h, ln.Addr().String(), start), tape.WithFlushInterval(c.Flush), tape.WithLevel(cmp.Or(c.Level, tape.DefaultLevel)))
 	if err != nil {
 		ln.Close()
 		return err

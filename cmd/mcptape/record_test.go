@@ -67,6 +67,8 @@ func TestRecordUsageErrors(t *testing.T) {
 		{"env without value", []string{"record", "--env", "NOVALUE", "--", "x"}, "NAME=VALUE"},
 		{"env without name", []string{"record", "--env", "=v", "--", "x"}, "NAME=VALUE"},
 		{"max frame", []string{"record", "--max-frame-mib", "0", "--", "x"}, "--max-frame-mib"},
+		{"level too low", []string{"record", "--level", "0", "--", "x"}, "--level 0"},
+		{"level too high", []string{"record", "--upstream", "http://127.0.0.1:1/mcp", "--level", "23"}, "--level 23"},
 		{"unknown flag", []string{"record", "--bogus", "--", "x"}, "bogus"},
 		{"stdio flag in HTTP mode", []string{"record", "--upstream", "http://127.0.0.1:1/mcp", "--env", "A=1"}, "--env"},
 		{"HTTP flag in stdio mode", []string{"record", "--listen", "127.0.0.1:0", "--", "x"}, "--upstream"},
@@ -146,6 +148,55 @@ func TestRecordInProcess(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRecordLevel records the same session at zstd levels 1 and 19: both
+// tapes hold every message, and the higher level's is smaller (the flag
+// reaches the tape writer).
+func TestRecordLevel(t *testing.T) {
+	t.Setenv(recordHelperEnv, "1")
+	var in strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"message":"call %d of %d: %x"}}}`+"\n", i, i, i*i%977, i*7919)
+	}
+	size := map[string]int64{}
+	for _, level := range []string{"1", "19"} {
+		tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
+		args := slices.Concat([]string{"record", "-o", tp, "--level", level, "--env", "RECORD_HELPER_EXIT=0", "--"}, helperArgv())
+		if code, stdout, stderr := runMcptape(t, in.String(), args...); code != 0 || stdout != in.String() {
+			t.Fatalf("level %s: exit %d, stderr %q", level, code, stderr)
+		}
+		r, err := tape.Open(tp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		messages := 0
+		for {
+			rec, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Type == tape.TypeMessage {
+				messages++
+			}
+		}
+		r.Close()
+		if messages != 2*3000 {
+			t.Fatalf("level %s: %d messages, want %d", level, messages, 2*3000)
+		}
+		fi, err := os.Stat(tp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size[level] = fi.Size()
+	}
+	if size["19"] >= size["1"] {
+		t.Fatalf("tape sizes: level 1 %d bytes, level 19 %d; want level 19 smaller", size["1"], size["19"])
+	}
+	t.Logf("tape sizes: level 1 %d bytes, level 19 %d", size["1"], size["19"])
 }
 
 func TestRecordTapeCannotBeCreated(t *testing.T) {
