@@ -166,24 +166,13 @@ func TestRecordLevel(t *testing.T) {
 		if code, stdout, stderr := runMcptape(t, in.String(), args...); code != 0 || stdout != in.String() {
 			t.Fatalf("level %s: exit %d, stderr %q", level, code, stderr)
 		}
-		r, err := tape.Open(tp)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, recs := readTapeFile(t, tp)
 		messages := 0
-		for {
-			rec, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, rec := range recs {
 			if rec.Type == tape.TypeMessage {
 				messages++
 			}
 		}
-		r.Close()
 		if messages != 2*3000 {
 			t.Fatalf("level %s: %d messages, want %d", level, messages, 2*3000)
 		}
