@@ -58,6 +58,7 @@ func parseHTTPFlags(t testing.TB, args []string) (*httpFlags, *pflag.FlagSet, ht
 	var c httpRecordConfig
 	fs.StringVarP(&c.Output, "output", "o", "", "")
 	fs.DurationVar(&c.Flush, "flush", tape.DefaultFlushInterval, "")
+	fs.IntVar(&c.Level, "level", tape.DefaultLevel, "")
 	fs.BoolVarP(&c.Verbose, "verbose", "v", false, "")
 	err := fs.Parse(args)
 	c.Header = tape.Header{Tool: "mcptape", Version: version, Argv: append([]string{"mcptape", "record"}, append(args, "--")...)}
@@ -196,6 +197,54 @@ func TestRecordHTTPMode(t *testing.T) {
 	if !strings.Contains(run.stderr.String(), "1 exchanges, 1 client and 1 server messages") {
 		t.Errorf("verbose summary missing:\n%s", run.stderr)
 	}
+}
+
+// TestRecordHTTPLevel records the same 500 exchanges at zstd levels 1 and
+// 19 in HTTP mode: both tapes hold every message, and the higher level's
+// is at least 5 % smaller (--level reaches the tape writer in this mode too).
+func TestRecordHTTPLevel(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(bytes.Replace(body, []byte(`"method":"ping"`), []byte(`"result":{}`), 1))
+	}))
+	defer up.Close()
+	size := map[string]int64{}
+	for _, level := range []string{"1", "19"} {
+		tp := filepath.Join(t.TempDir(), "h.jsonl.zst")
+		run := startHTTPRecord(t, "--listen", "127.0.0.1:0", "--upstream", up.URL+"/mcp", "-o", tp, "--level", level)
+		for i := range 500 {
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"note":"%x"}}`, i, i*7919)
+			resp, err := http.Post(run.url, "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		if err := run.stop(); err != nil {
+			t.Fatalf("level %s: %v\n%s", level, err, run.stderr)
+		}
+		_, recs := readTapeFile(t, tp)
+		messages := 0
+		for _, r := range recs {
+			if r.Type == tape.TypeMessage {
+				messages++
+			}
+		}
+		if messages != 2*500 {
+			t.Fatalf("level %s: %d messages, want %d", level, messages, 2*500)
+		}
+		fi, err := os.Stat(tp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size[level] = fi.Size()
+	}
+	if size["19"] > size["1"]*95/100 { // one level on both sides differs by well under 1 %
+		t.Fatalf("tape sizes: level 1 %d bytes, level 19 %d; want level 19 at least 5 %% smaller", size["1"], size["19"])
+	}
+	t.Logf("tape sizes: level 1 %d bytes, level 19 %d", size["1"], size["19"])
 }
 
 // TestRecordHTTPAllInterfaces: listening beyond loopback is allowed, with a

@@ -151,7 +151,7 @@ func TestRecordInProcess(t *testing.T) {
 }
 
 // TestRecordLevel records the same session at zstd levels 1 and 19: both
-// tapes hold every message, and the higher level's is smaller (the flag
+// tapes hold every message, and the higher level's is at least 5 % smaller (the flag
 // reaches the tape writer).
 func TestRecordLevel(t *testing.T) {
 	t.Setenv(recordHelperEnv, "1")
@@ -182,8 +182,8 @@ func TestRecordLevel(t *testing.T) {
 		}
 		size[level] = fi.Size()
 	}
-	if size["19"] >= size["1"] {
-		t.Fatalf("tape sizes: level 1 %d bytes, level 19 %d; want level 19 smaller", size["1"], size["19"])
+	if size["19"] > size["1"]*95/100 { // one level on both sides differs by well under 1 %
+		t.Fatalf("tape sizes: level 1 %d bytes, level 19 %d; want level 19 at least 5 %% smaller", size["1"], size["19"])
 	}
 	t.Logf("tape sizes: level 1 %d bytes, level 19 %d", size["1"], size["19"])
 }
