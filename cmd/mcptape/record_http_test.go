@@ -201,7 +201,8 @@ func TestRecordHTTPMode(t *testing.T) {
 
 // TestRecordHTTPLevel records the same 500 exchanges at zstd levels 1 and
 // 19 in HTTP mode: both tapes hold every message, and the higher level's
-// is at least 5 % smaller (--level reaches the tape writer in this mode too).
+// is at least 5 % smaller (--level reaches the tape writer in this mode
+// too). --flush 1h makes each tape one frame, as in TestRecordLevel.
 func TestRecordHTTPLevel(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -212,7 +213,7 @@ func TestRecordHTTPLevel(t *testing.T) {
 	size := map[string]int64{}
 	for _, level := range []string{"1", "19"} {
 		tp := filepath.Join(t.TempDir(), "h.jsonl.zst")
-		run := startHTTPRecord(t, "--listen", "127.0.0.1:0", "--upstream", up.URL+"/mcp", "-o", tp, "--level", level)
+		run := startHTTPRecord(t, "--listen", "127.0.0.1:0", "--upstream", up.URL+"/mcp", "-o", tp, "--level", level, "--flush", "1h")
 		for i := range 500 {
 			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"note":"%x"}}`, i, i*7919)
 			resp, err := http.Post(run.url, "application/json", strings.NewReader(body))

@@ -20,7 +20,8 @@ import (
 )
 
 // recordHelperEnv switches TestRecordHelperProcess into a tiny stdio server:
-// it echoes stdin to stdout, writes "helper stderr\n" to stderr, and exits
+// it echoes stdin to stdout (reads it and writes nothing when
+// RECORD_HELPER_SINK is set), writes "helper stderr\n" to stderr, and exits
 // with the code in RECORD_HELPER_EXIT.
 const recordHelperEnv = "MCPTAPE_RECORD_HELPER"
 
@@ -31,7 +32,11 @@ func TestRecordHelperProcess(t *testing.T) {
 	if marker := os.Getenv("RECORD_HELPER_MARKER"); marker != "" {
 		os.WriteFile(marker, []byte("started"), 0o600)
 	}
-	io.Copy(os.Stdout, os.Stdin)
+	if os.Getenv("RECORD_HELPER_SINK") != "" {
+		io.Copy(io.Discard, os.Stdin)
+	} else {
+		io.Copy(os.Stdout, os.Stdin)
+	}
 	os.Stderr.WriteString("helper stderr\n")
 	var code int
 	fmt.Sscan(os.Getenv("RECORD_HELPER_EXIT"), &code)
@@ -151,19 +156,21 @@ func TestRecordInProcess(t *testing.T) {
 }
 
 // TestRecordLevel records the same session at zstd levels 1 and 19: both
-// tapes hold every message, and the higher level's is at least 5 % smaller (the flag
-// reaches the tape writer).
+// tapes hold every message, and the higher level's is at least 5 %
+// smaller (the flag reaches the tape writer). The sizes must depend on the
+// level only: with --flush 1h each tape is one frame, cut at close (frames
+// cut by time, many and small when the session runs slowly, as under
+// -race, compress alike at every level), and the server answers nothing
+// (an echo lands next to its request or further away as the run goes,
+// which level 1 compresses very differently).
 func TestRecordLevel(t *testing.T) {
 	t.Setenv(recordHelperEnv, "1")
-	var in strings.Builder
-	for i := range 3000 {
-		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"message":"call %d of %d: %x"}}}`+"\n", i, i, i*i%977, i*7919)
-	}
+	in := levelSession(250)
 	size := map[string]int64{}
 	for _, level := range []string{"1", "19"} {
 		tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
-		args := slices.Concat([]string{"record", "-o", tp, "--level", level, "--env", "RECORD_HELPER_EXIT=0", "--"}, helperArgv())
-		if code, stdout, stderr := runMcptape(t, in.String(), args...); code != 0 || stdout != in.String() {
+		args := slices.Concat([]string{"record", "-o", tp, "--level", level, "--flush", "1h", "--env", "RECORD_HELPER_EXIT=0", "--env", "RECORD_HELPER_SINK=1", "--"}, helperArgv())
+		if code, stdout, stderr := runMcptape(t, in, args...); code != 0 || stdout != "" {
 			t.Fatalf("level %s: exit %d, stderr %q", level, code, stderr)
 		}
 		_, recs := readTapeFile(t, tp)
@@ -173,8 +180,8 @@ func TestRecordLevel(t *testing.T) {
 				messages++
 			}
 		}
-		if messages != 2*3000 {
-			t.Fatalf("level %s: %d messages, want %d", level, messages, 2*3000)
+		if messages != 250 {
+			t.Fatalf("level %s: %d messages, want %d", level, messages, 250)
 		}
 		fi, err := os.Stat(tp)
 		if err != nil {
@@ -186,6 +193,26 @@ func TestRecordLevel(t *testing.T) {
 		t.Fatalf("tape sizes: level 1 %d bytes, level 19 %d; want level 19 at least 5 %% smaller", size["1"], size["19"])
 	}
 	t.Logf("tape sizes: level 1 %d bytes, level 19 %d", size["1"], size["19"])
+}
+
+// levelSession returns n echo calls, one a line, each with a message of
+// 240 words drawn from a small vocabulary: long text that higher zstd
+// levels compress clearly better, so that the levels differ by far more
+// than the records' timestamps, which vary from run to run, do.
+func levelSession(n int) string {
+	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu")
+	var b strings.Builder
+	x := uint32(1)
+	for i := range n {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"message":"`, i)
+		for range 240 {
+			x = x*1664525 + 1013904223
+			b.WriteString(words[x>>24%uint32(len(words))])
+			b.WriteByte(' ')
+		}
+		b.WriteString("\"}}}\n")
+	}
+	return b.String()
 }
 
 func TestRecordTapeCannotBeCreated(t *testing.T) {
