@@ -10,6 +10,8 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -17,7 +19,9 @@ import (
 // ServeStdio runs one session of s over in (the client's messages) and out
 // (the server's), newline-delimited JSON as on a child process's stdin and
 // stdout. It returns nil when the session ends normally: after in reaches
-// EOF, or when ctx is done. Any other end is an error.
+// EOF, when ctx is done, or when out is a pipe nobody reads any more (the
+// client left: a write failed with EPIPE or io.ErrClosedPipe). Any other
+// end is an error.
 //
 // At EOF the server first answers every call it has received (so a
 // scripted client, `printf ... | mcptape serve`, gets all its answers,
@@ -61,7 +65,7 @@ func ServeStdio(ctx context.Context, s *mcp.Server, in io.Reader, out io.Writer)
 	}
 	err = ss.Wait()
 	_ = ss.Close() // idempotent; the session has ended already
-	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
+	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil || tr.readerGone.Load() {
 		return nil
 	}
 	return fmt.Errorf("refserver: stdio session: %w", err)
@@ -76,6 +80,7 @@ type tracker struct {
 	serverCalls map[string]struct{} // server requests the client has not answered
 	changed     chan struct{}       // closed and replaced at every change
 	stopped     chan struct{}       // closed when the session has ended
+	readerGone  atomic.Bool         // a write failed because the client stopped reading
 	stopOnce    sync.Once
 }
 
@@ -164,8 +169,13 @@ type trackingWriter struct {
 
 func (w trackingWriter) Write(p []byte) (int, error) {
 	n, err := w.w.Write(p)
-	if err == nil {
+	switch {
+	case err == nil:
 		w.t.note(p, false)
+	case errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE):
+		// Nobody reads the server's output any more: the client left,
+		// which ends the session as the end of its input does.
+		w.t.readerGone.Store(true)
 	}
 	return n, err
 }

@@ -283,6 +283,35 @@ func TestServeStdioEndsOnItsOwn(t *testing.T) {
 	}
 }
 
+// TestServeStdioClientGone checks that a client that closes both ends
+// while a call is still sending (a progress notification every 100 ms)
+// ends the session quietly: the server's next write fails because nobody
+// reads any more, which is the client leaving, not an error.
+func TestServeStdioClientGone(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- ServeStdio(context.Background(), newServer(t), inR, outW) }()
+	go func() {
+		for _, l := range script("2025-11-25", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1},"name":"sleep","arguments":{"ms":60000,"steps":600}}}`) {
+			fmt.Fprintln(inW, l)
+		}
+	}()
+	sc := bufio.NewScanner(outR)
+	for sc.Scan() && !strings.Contains(sc.Text(), `"notifications/progress"`) {
+	}
+	outR.Close()
+	inW.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("ServeStdio after the client left: %v, want nil", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("ServeStdio did not return after the client left")
+	}
+}
+
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
