@@ -310,6 +310,9 @@ type HTTPProxy struct {
 	warned   atomic.Bool
 	st       struct {
 		exchanges, c2s, s2c, upstreamErrs, recordErrs atomic.Int64
+		// ended counts the exchanges whose recording is over, the
+		// session's close included (exchange.finish returned).
+		ended atomic.Int64
 	}
 }
 

@@ -264,7 +264,7 @@ func TestHTTPGoSDKE2E(t *testing.T) {
 		}
 		cancel()
 		cs.Close()
-		waitEnded(t, rig.tape, before+1)
+		waitEnded(t, rig, before+1)
 		rig.stop()
 		recs := rig.tape.records()
 		var cancelled bool
@@ -391,7 +391,7 @@ func TestHTTPBatchE2E(t *testing.T) {
 			if tc.status == http.StatusOK && (!strings.Contains(bodies[1], `"id":11`) || !strings.Contains(bodies[1], `"id":12`)) {
 				t.Errorf("batch answers: %q", bodies[1])
 			}
-			recs := waitEnded(t, rig.tape, 3)
+			recs := waitEnded(t, rig, 3)
 			var members, answers int
 			for _, m := range msgs(recs, "") {
 				if m.Exchange != 3 {

@@ -528,6 +528,7 @@ func (x *exchange) finish() {
 	}
 	x.httpEvent(end, ev)
 	x.endSession(ev.ClosedBy)
+	x.p.st.ended.Add(1)
 }
 
 // recordBody records a whole non-SSE response body: as messages when it is

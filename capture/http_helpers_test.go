@@ -158,13 +158,21 @@ func endEventOf(t testing.TB, recs []tape.Record, n uint64) (HTTPEvent, bool) {
 	return HTTPEvent{}, false
 }
 
-// waitEnded waits until n exchanges have their "end" event.
-func waitEnded(t testing.TB, m *memTape, n int) []tape.Record {
+// waitEnded waits until the tape holds the "end" events of at least n
+// exchanges and every exchange that wrote one has finished its recording
+// (a session's "close" comes after its exchange's "end"), and returns the
+// records.
+func waitEnded(t testing.TB, rig *proxyRig, n int) []tape.Record {
 	t.Helper()
 	var recs []tape.Record
 	waitFor(t, func() bool {
-		recs = m.records()
-		return len(httpEvents(t, recs, "end")) >= n
+		// Exchanges count as ended after their end event is out: read
+		// first, equal to the end events of the snapshot taken after, it
+		// covers every one of them.
+		done := rig.proxy.st.ended.Load()
+		recs = rig.tape.records()
+		ends := len(httpEvents(t, recs, "end"))
+		return ends >= n && done == int64(ends)
 	})
 	return recs
 }

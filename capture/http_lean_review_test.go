@@ -264,7 +264,7 @@ func TestHTTPLeanReviewSameTape(t *testing.T) {
 			io.Copy(io.Discard, resp.Body)
 		}
 		c.Close()
-		recs := waitEnded(t, rig.tape, len(traffic)+2)
+		recs := waitEnded(t, rig, len(traffic)+2)
 		rig.stop()
 		for _, r := range recs {
 			if r.Type == tape.TypeMessage {

@@ -205,7 +205,7 @@ func TestHTTPLeanClientGoneWhileWaiting(t *testing.T) {
 	cancel()
 	<-errc
 	expectUpstreamCancel(t, cancelled, gone)
-	recs := waitEnded(t, rig.tape, 1)
+	recs := waitEnded(t, rig, 1)
 	if end, _ := endEventOf(t, recs, 1); end.ClosedBy != ClosedByClient {
 		t.Errorf("end event %+v: want closed by the client", end)
 	}
@@ -253,7 +253,7 @@ func TestHTTPHeldEvents(t *testing.T) {
 			}))
 			rig := startProxy(t, up.URL)
 			readAll(t, mustDo(t, freshClient(t), mustRequest(t, "GET", rig.url+"/mcp")))
-			recs := waitEnded(t, rig.tape, 1)
+			recs := waitEnded(t, rig, 1)
 			notes := 0
 			for _, r := range recs {
 				if r.Session == "" && r.Type != tape.TypeHeader {

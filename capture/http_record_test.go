@@ -72,7 +72,7 @@ func TestHTTPRecordsSession(t *testing.T) {
 	req.Header.Set("Mcp-Session-Id", "sess-A")
 	readAll(t, mustDo(t, c, req))
 	readAll(t, mcpPost(t, c, url, "gone", `{"jsonrpc":"2.0","id":9,"method":"ping"}`))
-	recs := waitEnded(t, rig.tape, 7)
+	recs := waitEnded(t, rig, 7)
 
 	type row struct {
 		Exchange uint64
@@ -214,7 +214,7 @@ func TestHTTPStatelessConnections(t *testing.T) {
 	post(b, `"b1"`)
 	post(a, `"a2"`)
 	a.Transport.(*http.Transport).CloseIdleConnections()
-	recs := waitEnded(t, rig.tape, 3)
+	recs := waitEnded(t, rig, 3)
 	waitFor(t, func() bool { recs = rig.tape.records(); return len(events(recs, tape.EventClose)) == 1 })
 	bySession := map[string]string{}
 	for _, m := range msgs(recs, tape.ClientToServer) {
@@ -342,7 +342,7 @@ func TestHTTPLegacySSE(t *testing.T) {
 				}
 			}
 			resp.Body.Close()
-			recs := waitEnded(t, rig.tape, 3)
+			recs := waitEnded(t, rig, 3)
 			sid := endpoint[strings.Index(endpoint, "sessionId=")+len("sessionId="):]
 			for _, m := range msgs(recs, "") {
 				if m.Session != sid {
@@ -429,7 +429,7 @@ func TestHTTPRedaction(t *testing.T) {
 			if s.URI != "/mcp?api_key=hunter2&page=2" || resp.Header.Get("Set-Cookie") != "session=s3cr3t" {
 				t.Errorf("traffic altered: %q %q", s.URI, resp.Header.Get("Set-Cookie"))
 			}
-			recs := waitEnded(t, rig.tape, 1)
+			recs := waitEnded(t, rig, 1)
 			cookie := httpEvents(t, recs, "response")[0].ResponseHeaders.Get("Set-Cookie")
 			if redacted := strings.HasPrefix(cookie, "<redacted:"); redacted == (tt.name == "off") {
 				t.Errorf("Set-Cookie recorded as %q", cookie)

@@ -54,7 +54,7 @@ func TestHTTPLeanKeptChunks(t *testing.T) {
 	ended := time.Now()
 	free()
 	readAll(t, resp)
-	recs = waitEnded(t, rig.tape, 1)
+	recs = waitEnded(t, rig, 1)
 
 	var order []string
 	for _, r := range recs {

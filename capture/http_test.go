@@ -240,7 +240,7 @@ func TestHTTPStreamsEventByEvent(t *testing.T) {
 	if lastEventID != "e-0" {
 		t.Errorf("Last-Event-ID reached the upstream as %q", lastEventID)
 	}
-	recs := waitEnded(t, rig.tape, 1)
+	recs := waitEnded(t, rig, 1)
 	m := msgs(recs, tape.ServerToClient)
 	if len(m) != 2 || m[0].EventID != "e-1" || m[1].EventID != "e-2" || m[0].Stream != StreamGET || m[0].Session != "s-1" {
 		t.Fatalf("recorded messages: %+v", m)
@@ -284,7 +284,7 @@ func TestHTTPUpstreamErrors(t *testing.T) {
 				t.Fatalf("request %d: %d %q", i, resp.StatusCode, body)
 			}
 		}
-		recs := waitEnded(t, rig.tape, 2)
+		recs := waitEnded(t, rig, 2)
 		if n := len(events(recs, tape.EventError)); n != 2 {
 			t.Errorf("%d error events, want 2", n)
 		}
@@ -332,7 +332,7 @@ func TestHTTPUpstreamErrors(t *testing.T) {
 		if body := readAll(t, mcpPost(t, c, rig.url+"/ok", "s", `{}`)); body != "fine" {
 			t.Errorf("after the failures: %q", body)
 		}
-		recs := waitEnded(t, rig.tape, 3)
+		recs := waitEnded(t, rig, 3)
 		end, _ := endEventOf(t, recs, 1)
 		if end.ClosedBy != ClosedByServer || end.Error == "" || end.Messages != 1 {
 			t.Errorf("mid-stream end event %+v", end)
@@ -377,7 +377,7 @@ func TestHTTPClientCancel(t *testing.T) {
 	cancel()
 	resp.Body.Close()
 	expectUpstreamCancel(t, upstreamDone, cancelled)
-	recs := waitEnded(t, rig.tape, 1)
+	recs := waitEnded(t, rig, 1)
 	end, _ := endEventOf(t, recs, 1)
 	if end.ClosedBy != ClosedByClient {
 		t.Errorf("end event %+v: want closed by the client", end)
@@ -445,7 +445,7 @@ func TestHTTPBodyLimit(t *testing.T) {
 	if s := <-got; s.Body != big {
 		t.Fatalf("upstream got %d bytes, want %d", len(s.Body), len(big))
 	}
-	recs := waitEnded(t, rig.tape, 1)
+	recs := waitEnded(t, rig, 1)
 	for _, m := range msgs(recs, "") {
 		if len(m.Frame) != 1000 || !strings.HasPrefix(big, string(m.Frame)) {
 			t.Errorf("%s message recorded with %d bytes", m.Dir, len(m.Frame))

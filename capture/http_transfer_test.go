@@ -44,7 +44,7 @@ func TestHTTPTLS(t *testing.T) {
 	if body := readAll(t, resp); resp.StatusCode != http.StatusOK || body != `{"jsonrpc":"2.0","id":1,"result":{}}` {
 		t.Errorf("insecure TLS: %d %q", resp.StatusCode, body)
 	}
-	recs := waitEnded(t, loose.tape, 1)
+	recs := waitEnded(t, loose, 1)
 	if m := msgs(recs, ""); len(m) != 2 {
 		t.Errorf("%d messages recorded over TLS", len(m))
 	}
@@ -114,7 +114,7 @@ func TestHTTPGzip(t *testing.T) {
 			t.Errorf("%s: the client did not get the compressed bytes", path)
 		}
 	}
-	recs := waitEnded(t, rig.tape, 2)
+	recs := waitEnded(t, rig, 2)
 	var got []string
 	for _, m := range msgs(recs, tape.ServerToClient) {
 		got = append(got, m.EventID+" "+string(m.Frame))
@@ -156,7 +156,7 @@ func TestHTTPConcurrentSessions(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	recs := waitEnded(t, rig.tape, 4*n)
+	recs := waitEnded(t, rig, 4*n)
 	bySession := map[string][]tape.Record{}
 	for _, m := range msgs(recs, "") {
 		bySession[m.Session] = append(bySession[m.Session], m)
