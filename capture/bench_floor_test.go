@@ -1,9 +1,11 @@
 package capture
 
 // Floors for the benchmarks of "mcptape record": the least any forwarding
-// process can cost on this machine. Each runs as a process of its own,
-// this test binary started in a peer mode (see runPeer), and only moves
-// bytes: no framing, no parsing, no recording. A benchmark measures one
+// process can cost on this machine. Each runs as a process of its own and
+// only moves bytes: no framing, no parsing, no recording. The Go floors
+// are this test binary started in a peer mode (see runPeer); the C floors
+// (testdata/floor), built with the system's C compiler where there is one,
+// show what a hop costs without Go's runtime. A benchmark measures them
 // next to the recording proxy and the direct path in the same run, so
 // that a target out of reach of any process in the middle shows as such.
 
@@ -154,19 +156,31 @@ func relayFloor(tb testing.TB, url string) (string, int) {
 	})
 }
 
-// cRelayFloor builds the C relay of testdata/floor/relay.c with the
-// system's C compiler and starts it in front of the HTTP server at url,
-// which must be on 127.0.0.1. It returns the URL to use instead and the
-// relay's process id, or "" when there is no C compiler.
-func cRelayFloor(tb testing.TB, url string) (string, int) {
+// buildCFloor builds the C floor testdata/floor/name.c with the system's
+// C compiler and returns the program's path, or "" when there is no C
+// compiler.
+func buildCFloor(tb testing.TB, name string) string {
 	tb.Helper()
 	cc, err := exec.LookPath("cc")
 	if err != nil {
-		return "", 0
+		return ""
 	}
-	bin := filepath.Join(tb.TempDir(), "relay")
-	if out, err := exec.Command(cc, "-O2", "-pthread", "-o", bin, filepath.Join("testdata", "floor", "relay.c")).CombinedOutput(); err != nil {
-		tb.Fatalf("building the C relay: %v\n%s", err, out)
+	bin := filepath.Join(tb.TempDir(), name)
+	if out, err := exec.Command(cc, "-O2", "-pthread", "-o", bin, filepath.Join("testdata", "floor", name+".c")).CombinedOutput(); err != nil {
+		tb.Fatalf("building the C floor %s: %v\n%s", name, err, out)
+	}
+	return bin
+}
+
+// cRelayFloor starts the C relay (testdata/floor/relay.c) in front of the
+// HTTP server at url, which must be on 127.0.0.1. It returns the URL to
+// use instead and the relay's process id, or "" when there is no C
+// compiler.
+func cRelayFloor(tb testing.TB, url string) (string, int) {
+	tb.Helper()
+	bin := buildCFloor(tb, "relay")
+	if bin == "" {
+		return "", 0
 	}
 	return proxyProcess(tb, url, func(addr, upstreamHost string) ([]string, []string) {
 		_, port, _ := net.SplitHostPort(addr)
@@ -178,15 +192,34 @@ func cRelayFloor(tb testing.TB, url string) (string, int) {
 	})
 }
 
-// TestForwardFloor checks that the stdio floor carries a session both ways
+// cForwardFloor starts the C forwarder (testdata/floor/forward.c) in front
+// of argv, or returns nil when there is no C compiler.
+func cForwardFloor(tb testing.TB, argv ...string) *rawClient {
+	tb.Helper()
+	bin := buildCFloor(tb, "forward")
+	if bin == "" {
+		return nil
+	}
+	return startRaw(tb, append([]string{bin}, argv...)...)
+}
+
+// TestForwardFloor checks that the stdio floors carry a session both ways
 // (the benchmark would otherwise measure a broken path).
 func TestForwardFloor(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds mcptape")
 	}
-	c := forwardFloor(t, mcptapeBin(t), "serve")
-	if d := c.call(t); d <= 0 {
-		t.Fatalf("call took %v", d)
+	floors := map[string]func(testing.TB, ...string) *rawClient{"go": forwardFloor, "c": cForwardFloor}
+	for name, start := range floors {
+		t.Run(name, func(t *testing.T) {
+			c := start(t, mcptapeBin(t), "serve")
+			if c == nil {
+				t.Skip("no C compiler")
+			}
+			if d := c.call(t); d <= 0 {
+				t.Fatalf("call took %v", d)
+			}
+		})
 	}
 }
 

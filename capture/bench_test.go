@@ -166,6 +166,9 @@ func BenchmarkRecordRoundTrip(b *testing.B) {
 	direct, proxied := serverPair(b)
 	floor := forwardFloor(b, mcptapeBin(b), "serve")
 	paths := []*rawClient{direct, proxied, floor}
+	if c := cForwardFloor(b, mcptapeBin(b), "serve"); c != nil {
+		paths = append(paths, c)
+	}
 	lat := make([][]time.Duration, len(paths))
 	for range 200 { // warm up every path
 		for _, c := range paths {
@@ -189,6 +192,11 @@ func BenchmarkRecordRoundTrip(b *testing.B) {
 	// The floor: a forwarder that only copies bytes (bench_floor_test.go).
 	b.ReportMetric(float64(mf.Nanoseconds()), "floor-ns/call")
 	b.ReportMetric(float64(mf)/float64(md), "floor-ratio")
+	if len(paths) > 3 { // the same in C, with a thread per direction
+		mc := median(lat[3])
+		b.ReportMetric(float64(mc.Nanoseconds()), "c-floor-ns/call")
+		b.ReportMetric(float64(mc)/float64(md), "c-floor-ratio")
+	}
 	reportProxyCPU(b, proxied, cpu0, len(lat[1]))
 }
 
