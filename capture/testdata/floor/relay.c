@@ -21,6 +21,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "copy.h"
+
 static struct sockaddr_in upstream;
 
 /* One direction of a relayed connection. */
@@ -28,28 +30,11 @@ struct way {
 	int from, to;
 };
 
-/* copy_way copies from w->from to w->to until the input ends or a call
- * fails, then ends the output. */
+/* copy_way copies one direction, then ends the output. */
 static void *copy_way(void *arg)
 {
 	struct way *w = arg;
-	char buf[32 << 10];
-	for (;;) {
-		ssize_t n = read(w->from, buf, sizeof buf);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		for (ssize_t off = 0; off < n;) {
-			ssize_t m = write(w->to, buf + off, n - off);
-			if (m < 0 && errno == EINTR)
-				continue;
-			if (m <= 0)
-				goto out;
-			off += m;
-		}
-	}
-out:
+	copy_bytes(w->from, w->to);
 	shutdown(w->to, SHUT_WR);
 	return NULL;
 }
