@@ -289,7 +289,8 @@ type HTTPStats struct {
 // reaches the upstream that much later. An upstream that fails before answering gets
 // the client a 502 with a one-line body; one that breaks mid-stream ends
 // the client's stream; both leave "error" events, and the proxy keeps
-// serving.
+// serving. A request body whose framing breaks gets a 400 instead, and
+// its connection closes after the answer (see http_refusal.go).
 type HTTPProxy struct {
 	up   *url.URL
 	rec  RecordWriter
@@ -451,8 +452,10 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x.ctx = ctx
 	r = r.WithContext(ctx)
 	rc := http.NewResponseController(w)
+	var guard *bodyGuard
 	if r.Body != nil && r.Body != http.NoBody {
-		x.tee = &requestTee{rc: r.Body, x: x, left: r.ContentLength}
+		guard = &bodyGuard{rc: r.Body}
+		x.tee = &requestTee{rc: guard, x: x, left: r.ContentLength}
 		r.Body = x.tee
 		// Keep the request body readable once the response has started:
 		// a fast upstream may answer before the transport has seen the
@@ -464,6 +467,12 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer x.finish() // also when the ReverseProxy aborts with http.ErrAbortHandler
 	defer xw.close()
 	p.rp.ServeHTTP(xw, r)
+	xw.close()
+	if guard != nil {
+		// A body whose framing broke ends the connection (http_refusal.go).
+		// (After a panic, http.ErrAbortHandler, net/http closes it.)
+		p.settleBody(w, r, guard)
+	}
 }
 
 // forwardingHeaders are restored after ReverseProxy's Rewrite mode strips
@@ -494,6 +503,9 @@ func (p *HTTPProxy) onError(w http.ResponseWriter, r *http.Request, err error) {
 	x := exchangeFrom(r.Context())
 	if x == nil { // not ours: cannot happen, answer anyway
 		http.Error(w, "mcptape: upstream request failed", http.StatusBadGateway)
+		return
+	}
+	if x.tee != nil && p.refuseBody(w, x) {
 		return
 	}
 	x.upstreamFailed(err)

@@ -524,7 +524,7 @@ func (x *exchange) finish() {
 	ev.Messages = x.messages
 	ev.ClosedBy, ev.Error = x.closer()
 	if x.failErr != nil && ev.ClosedBy == ClosedByProxy {
-		ev.Status = http.StatusBadGateway
+		ev.Status = failStatus(x.failErr)
 	}
 	x.httpEvent(end, ev)
 	x.endSession(ev.ClosedBy)

@@ -26,7 +26,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -204,11 +203,7 @@ func (lc *leanConn) noteMalformed(req *http.Request, err error) {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne):
 		return
 	case err != nil:
-		// What is wrong, without the bytes (which may hold secrets).
-		why = err.Error()
-		if i := strings.IndexAny(why, ":\""); i >= 0 {
-			why = strings.TrimSpace(why[:i])
-		}
+		why = faultOf(err)
 	default:
 		// (An empty Host is not noted: net/http refuses it when the
 		// header is missing, serves it when it is there, empty.)
