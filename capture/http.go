@@ -70,7 +70,8 @@ type httpOptions struct {
 	warnf        func(string, ...any)
 	debugf       func(string, ...any)
 	grace        time.Duration
-	netHTTPOnly  bool // tests: no lean path
+	headTimeout  time.Duration // for a request head, whole (ReadHeaderTimeout)
+	netHTTPOnly  bool          // tests: no lean path
 }
 
 // WithPreserveHost forwards the client's Host header even when it names the
@@ -183,6 +184,13 @@ func WithShutdownGrace(d time.Duration) HTTPOption {
 // the lean path (tests of that path).
 func withNetHTTPOnly() HTTPOption {
 	return func(o *httpOptions) error { o.netHTTPOnly = true; return nil }
+}
+
+// withHeadTimeout sets the time a client has for a request head, from its
+// first byte (from the connection's start for the first one), on both
+// paths (default leanHeaderTimeout: tests).
+func withHeadTimeout(d time.Duration) HTTPOption {
+	return func(o *httpOptions) error { o.headTimeout = d; return nil }
 }
 
 // HTTPStats counts what an HTTPProxy did.
@@ -327,7 +335,7 @@ func NewHTTPProxy(upstream string, rec RecordWriter, opts ...HTTPOption) (*HTTPP
 	if rec == nil {
 		return nil, errors.New("capture: nil RecordWriter")
 	}
-	o := httpOptions{maxBody: transport.DefaultMaxFrame, now: time.Now, grace: DefaultShutdownGrace}
+	o := httpOptions{maxBody: transport.DefaultMaxFrame, now: time.Now, grace: DefaultShutdownGrace, headTimeout: leanHeaderTimeout}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
 			return nil, fmt.Errorf("capture: http option: %w", err)

@@ -35,8 +35,8 @@ import (
 // already buffered (cut: the wait for them was cut short), and sets up the
 // reading of its body. A request the fast parser declines is read by
 // http.ReadRequest, with the bytes of its head kept in lc.tap.buf (for a
-// hand-over) and the time net/http allows for a head (ReadHeaderTimeout)
-// unless the head came whole. checked reports a request of the fast
+// hand-over) and what is left of the time net/http allows for a head
+// (ReadHeaderTimeout, see headDeadline) unless the head came whole. checked reports a request of the fast
 // parser, found leanable already (see serve).
 func (lc *leanConn) readRequest(cut bool) (req *http.Request, checked bool, err error) {
 	if lc.lastPost {
@@ -57,11 +57,14 @@ func (lc *leanConn) readRequest(cut bool) (req *http.Request, checked bool, err 
 	lc.tap.buf = append(lc.tap.buf[:0], peekBuffered(lc.br)...)
 	deadline := cut || !bytes.Contains(lc.tap.buf, headEnd)
 	if deadline {
-		lc.c.SetReadDeadline(time.Now().Add(leanHeaderTimeout))
+		lc.c.SetReadDeadline(lc.headDeadline())
 	}
-	lc.tap.on = true
+	lc.tap.on, lc.tap.err = true, nil
 	req, err = http.ReadRequest(lc.br)
 	lc.tap.on = false
+	if err != nil && lc.tap.err != nil {
+		err = lc.tap.err // the cause, rather than the cut line it left
+	}
 	if deadline {
 		lc.c.SetReadDeadline(time.Time{})
 	}
@@ -77,7 +80,7 @@ func (lc *leanConn) readRequest(cut bool) (req *http.Request, checked bool, err 
 func (lc *leanConn) skipBlankLines() {
 	b := peekBuffered(lc.br)
 	if len(b) < 4 && leadingCRLF(b) == len(b) {
-		lc.c.SetReadDeadline(time.Now().Add(leanHeaderTimeout))
+		lc.c.SetReadDeadline(lc.headDeadline())
 		b, _ = lc.br.Peek(4) // an error comes again from the head's read
 		lc.c.SetReadDeadline(time.Time{})
 	}

@@ -46,8 +46,10 @@ const (
 	// twice this late. Exchanges shorter than this, nearly all of them,
 	// pay nothing for the watch.
 	watchDelay = 25 * time.Millisecond
-	// leanIdleTimeout bounds the wait for a request (its head included),
-	// leanHeaderTimeout the wait for a head on the net/http path.
+	// leanIdleTimeout bounds the wait for a request's first byte on a
+	// connection that carried one, leanHeaderTimeout (by default: see
+	// withHeadTimeout) the time for a whole head from its first byte, or
+	// for the first from the connection's start, on both paths, once.
 	leanIdleTimeout   = 5 * time.Minute
 	leanHeaderTimeout = 30 * time.Second
 )
@@ -88,6 +90,10 @@ type leanConn struct {
 
 	kept     keptChunks // of the response being copied (see http_stream.go)
 	handKept func()     // kept.hand, bound once
+
+	// headBy is when the request head being read must be whole (zero
+	// until a wait within the head needs it: see headDeadline).
+	headBy time.Time
 }
 
 // headTap passes the client's bytes to the request parser and, while on,
@@ -96,11 +102,18 @@ type headTap struct {
 	c   net.Conn
 	on  bool
 	buf []byte
+	// err is the connection's error met while on: bufio.Reader.ReadLine
+	// hides it behind the part of a line read before it, which the
+	// parser then finds malformed.
+	err error
 }
 
 func (t *headTap) Read(p []byte) (int, error) {
 	n, err := t.c.Read(p)
 	if t.on {
+		if err != nil {
+			t.err = err
+		}
 		t.buf = append(t.buf, p[:n]...)
 		if len(t.buf) > maxLeanHead && err == nil {
 			err = errHeadTooLarge
@@ -137,12 +150,17 @@ func (lc *leanConn) serve() {
 			lc.p.ConnState(lc.c, http.StateClosed)
 		}
 	}()
+	// As with net/http, the first head must come whole within the head
+	// timeout from the connection's start; later ones have the idle wait
+	// for their first byte, then the head timeout from it.
+	wait := lc.p.o.headTimeout
+	lc.headBy = time.Now().Add(wait)
 	for {
 		if !lc.srv.setIdle(lc, true) {
 			return
 		}
 		// The watch ticker times the idle wait: a read deadline per request woke a thread.
-		lc.setReadBy(lc.srv.clock() + int64(leanIdleTimeout))
+		lc.setReadBy(lc.srv.clock() + int64(wait))
 		_, err := lc.br.Peek(1)
 		cut := lc.setReadBy(0)
 		if err != nil {
@@ -152,6 +170,13 @@ func (lc *leanConn) serve() {
 		// The head has begun: it must come whole within the time net/http
 		// allows (ReadHeaderTimeout), not the idle wait (see readRequest).
 		req, checked, err := lc.readRequest(cut)
+		var ne net.Error
+		if errors.As(err, &ne) {
+			// Out of time for the head (or the connection failed): net/http,
+			// given the rest, would grant the head its time again; like it,
+			// close without an answer.
+			return
+		}
 		// A head that came with more than maxLeanHead bytes goes to
 		// net/http even when it parsed: the tap's error waits in lc.br.
 		if err != nil || len(lc.tap.buf) > maxLeanHead || !checked && !leanable(req) {
@@ -162,7 +187,18 @@ func (lc *leanConn) serve() {
 		if !lc.exchange(req) {
 			return
 		}
+		wait, lc.headBy = leanIdleTimeout, time.Time{}
 	}
+}
+
+// headDeadline returns when the request head being read must be whole:
+// the head timeout from its start, which is now unless a wait within
+// the same head (or the first head's connection) set it before.
+func (lc *leanConn) headDeadline() time.Time {
+	if lc.headBy.IsZero() {
+		lc.headBy = time.Now().Add(lc.p.o.headTimeout)
+	}
+	return lc.headBy
 }
 
 // headEnd ends a request head (with the end of its last line): a head

@@ -32,7 +32,7 @@ import (
 func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           p,
-		ReadHeaderTimeout: leanHeaderTimeout,
+		ReadHeaderTimeout: p.o.headTimeout,
 		IdleTimeout:       leanIdleTimeout,
 		ConnState:         p.ConnState,
 		ErrorLog:          log.New(logWriter(p.o.debugf), "", 0),
