@@ -323,6 +323,9 @@ type HTTPProxy struct {
 		// session's close included (exchange.finish returned).
 		ended atomic.Int64
 	}
+
+	// acceptWarned is set once a failed Accept was reported.
+	acceptWarned atomic.Bool
 }
 
 // NewHTTPProxy returns a proxy to upstream, an absolute http or https URL,

@@ -27,9 +27,14 @@ type refusalListener struct {
 	p *HTTPProxy
 }
 
+// Accept reports a temporary failure (see acceptFailed) before net/http's
+// server, which waits and tries again, gets it.
 func (l refusalListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
+		if temporaryAccept(err) {
+			l.p.acceptFailed(err, 0)
+		}
 		return nil, err
 	}
 	return &refusalConn{Conn: c, p: l.p}, nil

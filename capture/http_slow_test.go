@@ -2,9 +2,16 @@ package capture
 
 import (
 	"bufio"
+	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -65,5 +72,92 @@ func TestHTTPHeadTimeoutOnce(t *testing.T) {
 			})
 		}
 		rig.stop()
+	}
+}
+
+// flakyListener fails its first Accepts as a process out of file
+// descriptors does (EMFILE), then accepts.
+type flakyListener struct {
+	net.Listener
+	fails atomic.Int32
+}
+
+func (l *flakyListener) Accept() (net.Conn, error) {
+	if l.fails.Add(-1) >= 0 {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: l.Addr(), Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	}
+	return l.Listener.Accept()
+}
+
+// TestHTTPAcceptOutOfFiles: a listener that fails for want of file
+// descriptors does not end the recording: the proxy waits, tries again
+// and serves the connections that come next, and says so once (warnf),
+// however many failures. On both paths.
+func TestHTTPAcceptOutOfFiles(t *testing.T) {
+	up := upstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	for _, path := range bothPaths {
+		t.Run(path.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var warnings []string
+			warnf := func(format string, args ...any) {
+				mu.Lock()
+				warnings = append(warnings, fmt.Sprintf(format, args...))
+				mu.Unlock()
+			}
+			opts := append([]HTTPOption{WithShutdownGrace(100 * time.Millisecond), WithLogf(warnf, nil)}, path.opts...)
+			p, err := NewHTTPProxy(up.URL, &memTape{}, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fl := &flakyListener{Listener: ln}
+			fl.fails.Store(6)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- p.Serve(ctx, fl) }()
+			for i := range 2 {
+				resp, err := freshClient(t).Get("http://" + ln.Addr().String() + "/mcp")
+				if err != nil {
+					t.Fatalf("request %d after EMFILE: %v", i, err)
+				}
+				if body := readAll(t, resp); body != "ok" {
+					t.Errorf("answer %q", body)
+				}
+				fl.fails.Store(3) // and again: no second warning
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("Serve returned %v after temporary Accept failures", err)
+			default:
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(warnings) != 1 || !strings.Contains(warnings[0], "too many open files") || !strings.Contains(warnings[0], "still serving") {
+				t.Errorf("warnings %q, want one about the open files", warnings)
+			}
+		})
+	}
+}
+
+// TestAcceptBackoff: the waits after failed Accepts are net/http's.
+func TestAcceptBackoff(t *testing.T) {
+	var got []time.Duration
+	var d time.Duration
+	for range 10 {
+		d = acceptBackoff(d)
+		got = append(got, d)
+	}
+	want := []time.Duration{5, 10, 20, 40, 80, 160, 320, 640, 1000, 1000}
+	for i := range want {
+		if got[i] != want[i]*time.Millisecond {
+			t.Fatalf("waits %v, want %v ms", got, want)
+		}
 	}
 }
