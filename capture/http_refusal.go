@@ -165,15 +165,15 @@ func (g *bodyGuard) ended() bool {
 	return g.done || g.err != nil
 }
 
-// failed returns the error that cut the body short, and whether it is a
-// framing error (not the client's going away: an early end of the
-// connection, or a network error).
-func (g *bodyGuard) failed() (err error, malformed bool) {
+// failed returns whether the error that cut the body short, if any, is
+// a framing error (not the client's going away: an early end of the
+// connection, or a network error), and the error.
+func (g *bodyGuard) failed() (malformed bool, err error) {
 	g.mu.Lock()
 	err = g.err
 	g.mu.Unlock()
 	var ne net.Error
-	return err, err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.As(err, &ne)
+	return err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.As(err, &ne), err
 }
 
 // malformedBodyError is the failure of an exchange whose request body
@@ -198,7 +198,7 @@ func (p *HTTPProxy) refuseBody(w http.ResponseWriter, x *exchange) bool {
 	if !ok {
 		return false
 	}
-	err, malformed := g.failed()
+	malformed, err := g.failed()
 	if !malformed {
 		return false
 	}
@@ -232,7 +232,7 @@ func (p *HTTPProxy) settleBody(w http.ResponseWriter, r *http.Request, g *bodyGu
 		http.NewResponseController(w).Flush()
 		g.Close()
 	}
-	err, malformed := g.failed()
+	malformed, err := g.failed()
 	if err == nil {
 		return
 	}
