@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcptape/mcptape/internal/privfile"
 	"github.com/mcptape/mcptape/loadgen"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/tape"
@@ -276,7 +277,7 @@ func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) err
 		return err
 	}
 	if f.hlog != "" {
-		fh, err := os.OpenFile(f.hlog, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		fh, err := privfile.Create(f.hlog)
 		if err != nil {
 			return withCode(2, fmt.Errorf("--hlog: %w", err))
 		}
@@ -393,7 +394,7 @@ func writeReportJSON(out io.Writer, path string, rep *loadgen.Report) error {
 	if path == "-" {
 		return rep.WriteJSON(out)
 	}
-	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	fh, err := privfile.Create(path)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -412,7 +413,7 @@ func startCPUProfile(path string) (func(), error) {
 	if path == "" {
 		return func() {}, nil
 	}
-	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	fh, err := privfile.Create(path)
 	if err != nil {
 		return nil, withCode(2, fmt.Errorf("--cpuprofile: %w", err))
 	}
