@@ -2,7 +2,6 @@ package capture
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -74,9 +73,10 @@ type exchange struct {
 	upBody     upstreamBody // the response body, as read
 	sinkOn     bool         // forwarded response bytes are recorded: by sink, or plainBody when it is nil
 	sink       func([]byte) // a decoder's (or nothing's) for an encoded body
+	hold       decodeHold   // the decoded response bytes held (on the decoder's goroutine)
 	body       []byte
 	bodySize   int64
-	bodyCut    bool
+	bodyCut    string // why body was cut ("" when it was not): cappedBody, cappedBudget or cappedFrame
 	endpoint   string // original data of a rewritten legacy endpoint event
 	gotResp    bool
 	failErr    error // the upstream request failed (502 sent)
@@ -270,43 +270,54 @@ func (x *exchange) recordRequestLocked(final bool) {
 	if len(body) == 0 {
 		return
 	}
+	var cut *cutNote
 	if enc := headerValue(x.reqHeader, "Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
-		dec, err := decodeAll(enc, body, x.p.o.maxBody)
-		if err != nil {
+		h := x.p.decode.body()
+		defer h.release() // once the tape has its copy
+		dec, dcut, err := decodeBody(enc, body, &h)
+		switch {
+		case err != nil:
 			x.fail(x.reqEnd, "request body: %v; recorded as received", err)
-		} else {
+		case dcut:
+			body = dec
+			cut = &cutNote{Error: fmt.Sprintf("request body decoded past %d bytes: recorded cut, forwarded whole (%s)", len(dec), h.reason()),
+				Kept: len(dec), Limit: h.capped}
+		default:
 			body = dec
 		}
 	}
+	if cut == nil && x.reqSize > int64(len(x.reqBuf)) {
+		cut = &cutNote{Error: fmt.Sprintf("request body of %d bytes recorded cut at %d bytes", x.reqSize, len(x.reqBuf)),
+			Kept: len(x.reqBuf), Size: x.reqSize, Limit: cappedFrame}
+	}
+	if cut != nil {
+		x.noteCut(x.reqEnd, tape.ClientToServer, cut)
+	}
 	_, x.batch = x.recordFrame(tape.ClientToServer, body, "", x.reqEnd)
-	switch {
-	case x.reqSize > int64(len(x.reqBuf)):
-		x.fail(x.reqEnd, "request body of %d bytes recorded cut at %d bytes", x.reqSize, len(x.reqBuf))
-	case !x.reqDone:
+	if !x.reqDone {
 		x.fail(x.reqEnd, "request body recorded incomplete: %d bytes read before the exchange ended", x.reqSize)
 	}
 }
 
-// decodeAll decodes a gzip or deflate body, up to max bytes.
-func decodeAll(enc string, body []byte, max int) ([]byte, error) {
-	var r io.Reader
-	switch strings.ToLower(enc) {
-	case "gzip", "x-gzip":
-		zr, err := gzip.NewReader(bytes.NewReader(body))
-		if err != nil {
-			return nil, fmt.Errorf("content encoding %s: %w", enc, err)
-		}
-		r = zr
-	case "deflate":
-		r = newDeflateReader(bytes.NewReader(body))
-	default:
-		return nil, fmt.Errorf("content encoding %q is not decoded", enc)
-	}
-	out, err := io.ReadAll(io.LimitReader(r, int64(max)))
-	if err != nil {
-		return nil, fmt.Errorf("content encoding %s: %w", enc, err)
-	}
-	return out, nil
+// cappedFrame says that a frame was cut at the frame limit (WithMaxBody).
+const cappedFrame = "max-frame"
+
+// cutNote is the payload of the "error" event written just before a
+// message recorded cut, so that a reader knows, before it reads the
+// message, that the next one of the exchange in that direction is
+// incomplete (and not invalid JSON-RPC).
+type cutNote struct {
+	Error     string `json:"error"`
+	Truncated bool   `json:"truncated"`      // always true
+	Kept      int    `json:"kept"`           // bytes recorded
+	Size      int64  `json:"size,omitempty"` // the whole frame's bytes, when known
+	Limit     string `json:"limit"`          // the bound reached: cappedFrame, cappedBody or cappedBudget
+}
+
+// noteCut records the "error" event that announces a message cut.
+func (x *exchange) noteCut(t time.Time, dir tape.Direction, n *cutNote) {
+	n.Truncated = true
+	x.record(tape.Record{Type: tape.TypeEvent, Time: t.UnixNano(), Dir: dir, Event: tape.EventError, Data: marshalData(n), Stream: x.stream})
 }
 
 // onResponse is the ReverseProxy's ModifyResponse hook: the response
@@ -346,18 +357,22 @@ func (x *exchange) response(resp *http.Response, at time.Time) {
 	}
 	x.mu.Unlock()
 
-	if x.sse {
-		x.framer, _ = transport.NewSSEFramer(x.onEvent, transport.WithoutRaw(), transport.WithMaxEvent(x.p.o.maxBody)) // valid options
-	}
+	maxEvent := x.p.o.maxBody
 	if enc := headerValue(resp.Header, "Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
-		d, err := newBodyDecoder(enc, x.plainBody)
+		sink, hold := x.decodedBody, x.p.decode.body()
+		if x.sse {
+			sink, hold, maxEvent = x.decodedEvents, x.p.decode.stream(), x.p.decode.perBody
+		}
+		d, err := newBodyDecoder(enc, sink)
 		if err != nil {
 			x.fail(x.respAt, "response body: %v; its messages are not recorded", err)
 			x.sink = func([]byte) {}
 		} else {
-			x.decoder = d
-			x.sink = d.write
+			x.decoder, x.sink, x.hold = d, d.write, hold
 		}
+	}
+	if x.sse {
+		x.framer, _ = transport.NewSSEFramer(x.onEvent, transport.WithoutRaw(), transport.WithMaxEvent(maxEvent)) // valid options
 	}
 	x.sinkOn = true
 	x.upBody = upstreamBody{rc: resp.Body, x: x}
@@ -434,9 +449,36 @@ func (x *exchange) plainBody(b []byte) {
 // the maximum) and recorded whole when the exchange ends.
 func (x *exchange) bodyBytes(b []byte) {
 	if room := x.p.o.maxBody - len(x.body); len(b) > room {
-		b, x.bodyCut = b[:max(room, 0)], true
+		b, x.bodyCut = b[:max(room, 0)], cappedFrame
 	}
 	x.body = append(x.body, b...)
+}
+
+// decodedBody keeps a chunk of a decoded non-SSE response body, within
+// the exchange's share of the decode budget, and reports whether it wants
+// more.
+func (x *exchange) decodedBody(b []byte) bool {
+	got := x.hold.take(len(b))
+	x.body = append(x.body, b[:got]...)
+	if got < len(b) {
+		x.bodyCut = x.hold.capped
+		return false
+	}
+	return true
+}
+
+// decodedEvents frames a chunk of a decoded event stream, holding what the
+// framer keeps out of the decode budget, and reports whether it wants
+// more: a stream that finds the budget spent is no longer recorded.
+func (x *exchange) decodedEvents(b []byte) bool {
+	if got := x.hold.take(len(b)); got < len(b) {
+		x.hold.release()
+		x.fail(x.p.o.now(), "decoded event stream no longer recorded after %d bytes: %s; forwarded whole", x.bodySize, x.hold.reason())
+		return false
+	}
+	x.framer.Write(b) // onEvent never fails
+	x.hold.keep(x.framer.Buffered())
+	return true
 }
 
 // upstreamBody notes how the upstream's response body ended.
@@ -526,6 +568,8 @@ func (x *exchange) finish() {
 	if x.failErr != nil && ev.ClosedBy == ClosedByProxy {
 		ev.Status = http.StatusBadGateway
 	}
+	x.hold.release()
+	x.body = nil
 	x.httpEvent(end, ev)
 	x.endSession(ev.ClosedBy)
 	x.p.st.ended.Add(1)
@@ -537,11 +581,17 @@ func (x *exchange) recordBody(t time.Time, ev *HTTPEvent) {
 	mt, _, _ := mime.ParseMediaType(x.ctype)
 	b := bytes.TrimSpace(x.body)
 	if mt == "application/json" || strings.HasSuffix(mt, "+json") || (len(b) > 0 && (b[0] == '{' || b[0] == '[')) {
+		switch x.bodyCut {
+		case "":
+		case cappedFrame:
+			x.noteCut(t, tape.ServerToClient, &cutNote{Error: fmt.Sprintf("response body longer than %d bytes: recorded cut, forwarded whole", len(x.body)),
+				Kept: len(x.body), Limit: cappedFrame})
+		default:
+			x.noteCut(t, tape.ServerToClient, &cutNote{Error: fmt.Sprintf("response body decoded past %d bytes: recorded cut, forwarded whole (%s)", len(x.body), x.hold.reason()),
+				Kept: len(x.body), Limit: x.bodyCut})
+		}
 		n, _ := x.recordFrame(tape.ServerToClient, x.body, "", t)
 		x.messages += n
-		if x.bodyCut {
-			x.fail(t, "response body longer than %d bytes: recorded cut", len(x.body))
-		}
 		return
 	}
 	note := x.body[:min(len(x.body), maxNoteBody)]
