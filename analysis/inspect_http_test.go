@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/mcptape/mcptape/tape"
@@ -62,5 +63,30 @@ func TestInspectCutMessages(t *testing.T) {
 					rep.CutMessages, violationCount(rep, "invalid-json"), rep.ProxyErrorsN, tt.cutMessages, tt.invalid, tt.proxyErrors)
 			}
 		})
+	}
+}
+
+// TestExportHARPlainExchange: a plain HTTP exchange (OAuth, discovery)
+// has no messages; its request and response bodies come from the "end"
+// event's request_body and body.
+func TestExportHARPlainExchange(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl.zst")
+	writeRecords(t, path, "http", []tape.Record{
+		httpEvt(1*tick, 1, tape.EventHTTP, `{"phase":"response","method":"POST","path":"/token","conn":1,"status":200,"content_type":"application/json","request_headers":{"Content-Type":["application/x-www-form-urlencoded"]},"response_headers":{"Content-Type":["application/json"]}}`),
+		httpEvt(2*tick, 1, tape.EventHTTP, `{"phase":"end","method":"POST","path":"/token","conn":1,"status":200,"closed_by":"server","request_bytes":40,"response_bytes":30,"request_body":"grant_type=authorization_code&code=%3Credacted%3A1-1%3E","body":"{\"access_token\":\"<redacted:4-7>\"}"}`),
+	})
+	out, _ := export(t, path, ExportHAR)
+	entries := validateHAR(t, out)
+	if len(entries) != 1 {
+		t.Fatalf("%d entries", len(entries))
+	}
+	for field, want := range map[string]string{
+		"request.postData.text":     "grant_type=authorization_code&code=%3Credacted%3A1-1%3E",
+		"request.postData.mimeType": "application/x-www-form-urlencoded",
+		"response.content.text":     `{"access_token":"<redacted:4-7>"}`,
+	} {
+		if got := harField(entries[0], field); got != want {
+			t.Errorf("%s = %q, want %q", field, got, want)
+		}
 	}
 }

@@ -55,6 +55,10 @@ type exchange struct {
 	reqDone      bool      // the body was read to its end
 	reqEnd       time.Time // when the body ended (or the request arrived, without one)
 	reqRecorded  bool
+	mcp          bool          // the request names a session or the upstream's endpoint: an MCP exchange whatever its body
+	plainSet     bool          // plain is decided (plainExchange)
+	plain        bool          // a plain HTTP exchange (OAuth, discovery): its bodies are notes, not messages
+	reqNote      string        // a plain exchange's request body, redacted, for the "end" event
 	respPending  bool          // the "response" event waits for the session, or for releaseResponse
 	holdResp     bool          // response holds the "response" event back for releaseResponse
 	sentAt       time.Time     // when the bytes being recorded went out, if not now (see keptChunks)
@@ -114,7 +118,44 @@ func (p *HTTPProxy) newExchange(r *http.Request) *exchange {
 	} else if sid := legacySessionID(r.URL.RawQuery); sid != "" {
 		x.setSession(sid, kindLegacy, "request")
 	}
+	x.mcp = x.sessionKnown || p.mcpPath(r.URL.Path)
 	return x
+}
+
+// mcpPath reports whether a request for path, with no session, may be an
+// MCP exchange by its path alone. When the upstream URL names an endpoint
+// (a path other than "/"), only that path may (a trailing slash aside);
+// when it does not, every path may but the OAuth and discovery ones:
+// /.well-known/..., and the default endpoints the 2025-03-26 spec falls
+// back to on the server's origin (/authorize, /token, /register) with
+// /revoke and /introspect.
+func (p *HTTPProxy) mcpPath(path string) bool {
+	if up := strings.TrimSuffix(p.up.Path, "/"); up != "" {
+		return strings.TrimSuffix(path, "/") == up
+	}
+	if strings.HasPrefix(path, "/.well-known/") {
+		return false
+	}
+	switch strings.TrimSuffix(path, "/") {
+	case "/authorize", "/token", "/register", "/revoke", "/introspect":
+		return false
+	}
+	return true
+}
+
+// plainExchange decides, once, whether the exchange is plain HTTP rather
+// than MCP (x.mu held): it is unless the request named a session or came
+// by an MCP path (x.mcp), the response is an event stream or assigns a
+// session, or the request body (reqBody, decoded) is meant as JSON-RPC.
+// Plain exchanges are the OAuth and discovery endpoints an MCP server may
+// serve on its origin (/register, /token, /authorize, /.well-known/...):
+// their bodies go, redacted, in the "end" event, not in messages.
+func (x *exchange) plainExchange(reqBody []byte) bool {
+	if !x.plainSet {
+		x.plainSet = true
+		x.plain = !x.mcp && !x.sse && headerValue(x.respHeader, "Mcp-Session-Id") == "" && !looksJSONRPC(reqBody)
+	}
+	return x.plain
 }
 
 // streamName names the stream of a request with method m.
@@ -285,6 +326,10 @@ func (x *exchange) recordRequestLocked(final bool) {
 		default:
 			body = dec
 		}
+	}
+	if x.plainExchange(body) {
+		x.reqNote = x.p.o.redact.bodyNote(headerValue(x.reqHeader, "Content-Type"), body)
+		return
 	}
 	if cut == nil && x.reqSize > int64(len(x.reqBuf)) {
 		cut = &cutNote{Error: fmt.Sprintf("request body of %d bytes recorded cut at %d bytes", x.reqSize, len(x.reqBuf)),
@@ -551,17 +596,18 @@ func (x *exchange) finish() {
 	x.mu.Lock()
 	x.resolvePendingLocked()
 	x.recordRequestLocked(true)
-	batch, reqSize := x.batch, x.reqSize
+	batch, reqSize, reqNote := x.batch, x.reqSize, x.reqNote
+	plain := x.plainExchange(nil)
 	x.mu.Unlock()
 
 	ev := &HTTPEvent{Phase: "end", Method: x.method, Path: x.path, Conn: x.conn.id, Status: x.status,
 		DurationNs: end.Sub(x.start).Nanoseconds(), RequestBytes: reqSize, ResponseBytes: x.bodySize,
-		Batch: batch, Events: x.events, Comments: x.comments, LastEventID: x.lastID}
+		Batch: batch, Events: x.events, Comments: x.comments, LastEventID: x.lastID, RequestBody: reqNote}
 	if !x.gotResp {
 		ev.Host, ev.RequestHeaders = x.host, x.p.o.redact.headers(x.reqHeader)
 	}
 	if x.gotResp && !x.sse && len(x.body) > 0 {
-		x.recordBody(end, ev)
+		x.recordBody(end, ev, plain)
 	}
 	ev.Messages = x.messages
 	ev.ClosedBy, ev.Error = x.closer()
@@ -575,12 +621,15 @@ func (x *exchange) finish() {
 	x.p.st.ended.Add(1)
 }
 
-// recordBody records a whole non-SSE response body: as messages when it is
-// JSON, else (an error page) in the "end" event.
-func (x *exchange) recordBody(t time.Time, ev *HTTPEvent) {
+// recordBody records a whole non-SSE response body: as messages when it
+// is JSON, on an MCP exchange, and either a success or JSON-RPC (an
+// OAuth error on the MCP endpoint is not); else (a plain exchange's body,
+// an error page) in the "end" event, redacted.
+func (x *exchange) recordBody(t time.Time, ev *HTTPEvent, plain bool) {
 	mt, _, _ := mime.ParseMediaType(x.ctype)
 	b := bytes.TrimSpace(x.body)
-	if mt == "application/json" || strings.HasSuffix(mt, "+json") || (len(b) > 0 && (b[0] == '{' || b[0] == '[')) {
+	isJSON := isJSONType(mt) || (len(b) > 0 && (b[0] == '{' || b[0] == '['))
+	if isJSON && !plain && (x.status/100 == 2 || looksJSONRPC(b)) {
 		switch x.bodyCut {
 		case "":
 		case cappedFrame:
@@ -594,8 +643,7 @@ func (x *exchange) recordBody(t time.Time, ev *HTTPEvent) {
 		x.messages += n
 		return
 	}
-	note := x.body[:min(len(x.body), maxNoteBody)]
-	ev.Body = strings.ToValidUTF8(string(note), "\uFFFD")
+	ev.Body = x.p.o.redact.bodyNote(x.ctype, x.body)
 }
 
 // closer tells who ended the exchange, and the error if it failed.
