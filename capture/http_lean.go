@@ -436,7 +436,10 @@ func (lc *leanConn) interim(resp *http.Response) error {
 // cleanly, both connections still usable.
 func (lc *leanConn) copyResponse(x *exchange, req *http.Request, resp *http.Response, at time.Time) bool {
 	defer func() { resp.Body.Close() }() // exchange.response wraps it
-	noBody := bodyless(req.Method, resp.StatusCode)
+	// A response whose framing says it has no body (by its status, or a
+	// Content-Length of 0, event streams included) ends with its head:
+	// waiting for more would hold up the next request on the connection.
+	noBody := bodyless(req.Method, resp.StatusCode) || resp.ContentLength == 0
 	chunked := !noBody && resp.ContentLength < 0
 	_, err := lc.bw.Write(lc.appendHead(lc.bw.AvailableBuffer(), req, resp, chunked))
 	if noBody || err != nil {
