@@ -419,6 +419,9 @@ func (lc *leanConn) interim(resp *http.Response) error {
 	b := lc.bw.AvailableBuffer()
 	b = appendStatusLine(b, resp.StatusCode)
 	for name, values := range resp.Header {
+		if suppressedHeader(resp.StatusCode, name) {
+			continue
+		}
 		for _, v := range values {
 			b = appendHeader(b, name, v)
 		}
@@ -523,7 +526,7 @@ func (lc *leanConn) copyResponse(x *exchange, req *http.Request, resp *http.Resp
 func (lc *leanConn) appendHead(b []byte, req *http.Request, resp *http.Response, chunked bool) []byte {
 	b = appendStatusLine(b, resp.StatusCode)
 	for name, values := range resp.Header {
-		if chunked && name == "Content-Length" {
+		if chunked && name == "Content-Length" || suppressedHeader(resp.StatusCode, name) {
 			continue
 		}
 		for _, v := range values {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 )
 
@@ -64,6 +65,81 @@ func TestHTTPLeanEmptyStreamEnds(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// acceptCounter counts the connections its listener accepted.
+type acceptCounter struct {
+	net.Listener
+	n atomic.Int64
+}
+
+func (l *acceptCounter) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
+// TestHTTPLeanBodylessHeaders: a response that may have no body (204,
+// 304) reaches the client without the Content-Length (nor, for 304, the
+// Content-Type) the upstream put in it, as net/http's server sends it;
+// body bytes the upstream sent after it never reach the client, and the
+// upstream connection that carried them is not used again (net/http's
+// Transport drops it too), while one that carried none is.
+func TestHTTPLeanBodylessHeaders(t *testing.T) {
+	tests := []struct {
+		name, head string
+		stray      string // bytes sent after the head
+		dropped    []string
+	}{
+		{"204 with a length and a body", "HTTP/1.1 204 No Content\r\nContent-Length: 5\r\nX-A: 1\r\n", "hello", []string{"Content-Length"}},
+		{"204 with a length", "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\nX-A: 1\r\n", "", []string{"Content-Length"}},
+		{"304 with a length and a body", "HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\nContent-Type: text/plain\r\nX-A: 1\r\n", "hello",
+			[]string{"Content-Length", "Content-Type"}},
+		{"304 with a length", "HTTP/1.1 304 Not Modified\r\nContent-Length: 7\r\nContent-Type: text/plain\r\nX-A: 1\r\n", "",
+			[]string{"Content-Length", "Content-Type"}},
+	}
+	for _, path := range bothPaths {
+		for _, tt := range tests {
+			t.Run(path.name+"/"+tt.name, func(t *testing.T) {
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				counted := &acceptCounter{Listener: ln}
+				up := startRawUpstreamOn(t, counted, func(_ net.Conn, r *http.Request) string {
+					if r.URL.Path == "/first" {
+						return tt.head + "\r\n" + tt.stray
+					}
+					return "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngood"
+				})
+				rig := startProxy(t, up.url(), path.opts...)
+				c := dialRig(t, rig)
+				br := bufio.NewReader(c)
+				resp, body := rawExchange(t, c, br, "POST /first HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}", "POST")
+				for _, name := range tt.dropped {
+					if v := resp.Header[name]; v != nil {
+						t.Errorf("%s: %s %q reached the client", resp.Status, name, v)
+					}
+				}
+				if resp.Header.Get("X-A") != "1" || body != "" {
+					t.Errorf("first response: %v %q", resp.Header, body)
+				}
+				resp, body = rawExchange(t, c, br, "GET /second HTTP/1.1\r\nHost: h\r\n\r\n", "GET")
+				if resp.StatusCode != 200 || body != "good" {
+					t.Errorf("second response: %d %q, want 200 \"good\"", resp.StatusCode, body)
+				}
+				want := int64(1)
+				if tt.stray != "" {
+					want = 2
+				}
+				if n := counted.n.Load(); n != want {
+					t.Errorf("%d upstream connections, want %d", n, want)
+				}
+			})
 		}
 	}
 }

@@ -359,6 +359,20 @@ func bodyless(method string, code int) bool {
 	return method == http.MethodHead || code == http.StatusNoContent || code == http.StatusNotModified || (code >= 100 && code < 200)
 }
 
+// suppressedHeader reports whether net/http's server leaves the header
+// name out of a response with status code, which has no body: its
+// framing headers, and for 304 its Content-Type too (RFC 9110 8.6, RFC
+// 9110 15.4.5). The lean path leaves out the same.
+func suppressedHeader(code int, name string) bool {
+	switch name {
+	case "Content-Length", "Transfer-Encoding":
+		return code == http.StatusNoContent || code == http.StatusNotModified || code >= 100 && code < 200
+	case "Content-Type":
+		return code == http.StatusNotModified
+	}
+	return false
+}
+
 // namesProxy reports whether the request's Host header names the proxy
 // itself: the address the connection reached (an IP literal, or
 // "localhost" on a loopback address, with the same port), or an address
