@@ -144,7 +144,7 @@ func appendForwarded(b []byte, h http.Header) []byte {
 func AppendField(b []byte, name, value string) []byte {
 	b = append(b, name...)
 	b = append(b, ": "...)
-	b = append(b, strings.Trim(value, " \t")...)
+	b = append(b, httphead.TrimOWS(value)...)
 	return append(b, "\r\n"...)
 }
 
