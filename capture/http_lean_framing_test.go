@@ -7,10 +7,14 @@ package capture
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/http1/http1test"
 )
 
 // TestHTTPLeanEmptyStreamEnds: an upstream answer with an event-stream
@@ -141,5 +145,56 @@ func TestHTTPLeanBodylessHeaders(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestHTTPLeanAnswersAsNetHTTP: every answer of the HTTP/1.1 differential
+// corpus (http1test.Answers), given by the upstream, reaches the client
+// of the lean path as it reaches the client of the net/http path: the
+// same status and body, or a broken response on both. (A 502's words on
+// the error, and whether a response that breaks in its body had its head
+// sent first, differ.)
+func TestHTTPLeanAnswersAsNetHTTP(t *testing.T) {
+	type outcome struct {
+		Status int
+		Body   string
+		Failed bool
+	}
+	for _, a := range http1test.Answers {
+		if a.Method == http.MethodConnect {
+			continue // the proxies hand CONNECT to net/http
+		}
+		t.Run(a.Name, func(t *testing.T) {
+			got := map[string]outcome{}
+			for _, path := range bothPaths {
+				up := startRawUpstream(t, func(c net.Conn, r *http.Request) string {
+					io.WriteString(c, a.Raw)
+					c.Close() // ends a body that runs until the close
+					return ""
+				})
+				rig := startProxy(t, up.url(), path.opts...)
+				c := dialRig(t, rig)
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				body := ""
+				if a.Method == http.MethodPost {
+					body = "{}"
+				}
+				fmt.Fprintf(c, "%s /first HTTP/1.1\r\nHost: h\r\nContent-Length: %d\r\n\r\n%s", a.Method, len(body), body)
+				resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: a.Method})
+				o := outcome{Failed: true} // a broken response, at its head or in its body
+				if err == nil {
+					if b, err := io.ReadAll(resp.Body); err == nil {
+						o = outcome{Status: resp.StatusCode, Body: string(b)}
+					}
+					if resp.StatusCode == http.StatusBadGateway {
+						o.Body = "" // the proxy's words on the upstream's error
+					}
+				}
+				got[path.name] = o
+			}
+			if got["lean"] != got["net-http"] {
+				t.Errorf("lean %+v, net/http %+v", got["lean"], got["net-http"])
+			}
+		})
 	}
 }
