@@ -105,7 +105,10 @@ func (l *headLimit) Read(p []byte) (int, error) {
 // failed or ended before any byte of a response came.
 type NoResponseError struct{ Err error }
 
+// Error returns the text of the connection's error.
 func (e *NoResponseError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the connection's error.
 func (e *NoResponseError) Unwrap() error { return e.Err }
 
 // ReadResponse reads the response to req, as net/http reads it: a head

@@ -22,7 +22,8 @@
 // errors and the bytes left for the next response. A framing fix made
 // here is made for both callers.
 //
-// Connections that must not take this path (TLS-only peers of the
-// load client, proxies, upgrades, Expect: 100-continue, bodies of unknown
-// length) are the callers' to hand to net/http's own Transport or server.
+// Requests that must not take this path (for the load client: https,
+// proxies, Expect: 100-continue, bodies of unknown length; for the proxy:
+// upgrades, chunked request bodies...) are the callers' to hand to
+// net/http's own Transport or server.
 package http1
