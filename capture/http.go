@@ -1,8 +1,9 @@
 package capture
 
 // The HTTP recording proxy: options, the proxy itself, forwarding and
-// shutdown. The recording of one exchange is in http_exchange.go, SSE
-// handling in http_sse.go, sessions in http_session.go.
+// shutdown. The recording of one exchange is in http_exchange.go, its
+// bodies in http_body.go (compressed ones in http_decode.go), SSE handling
+// in http_sse.go, sessions in http_session.go.
 
 import (
 	"context"
