@@ -70,11 +70,14 @@ func (s *session) lost(conn transport.Conn, err error) {
 	}
 	why := serverGone(conn, err)
 	s.mu.Lock()
+	if s.conn != conn { // handled already: the session moved on
+		s.mu.Unlock()
+		_ = conn.Close()
+		return
+	}
 	pending := s.pending
 	s.pending = make(map[int64]*call)
-	if s.conn == conn {
-		s.conn, s.up = nil, false
-	}
+	s.conn, s.up = nil, false
 	s.lossErr = why
 	s.mu.Unlock()
 	for id, c := range pending {

@@ -297,8 +297,10 @@ func TestServerDownBacksOff(t *testing.T) {
 	if transportErrs < 2 || transportErrs > 40 || o.Attempts != transportErrs {
 		t.Errorf("%d transport errors, %d attempts while down: want a few, backed off (errors %v)", transportErrs, o.Attempts, rep.Errors)
 	}
-	if o.Periods != 1 || o.DownAtEnd || o.Down < downFor/2 || o.Down > downFor+2*BackoffMax {
-		t.Errorf("outage %+v, want one of about %v, over by the end", o, downFor)
+	// One outage; a keep-alive connection to the old server, found dead
+	// just after the new one came up, may open a second short one.
+	if o.Periods < 1 || o.Periods > 2 || o.DownAtEnd || o.Down < downFor/2 || o.Down > downFor+2*BackoffMax {
+		t.Errorf("outage %+v, want about %v, over by the end", o, downFor)
 	}
 	if rep.Failure != "" || rep.Answered == 0 || rep.Setups < 3 {
 		t.Errorf("failure %q answered %d setups %d: want the sessions set up again after the outage", rep.Failure, rep.Answered, rep.Setups)

@@ -249,9 +249,10 @@ func (s *session) register(conn transport.Conn, c *call, ids ...int64) {
 	s.mu.Unlock()
 }
 
-// startReaderLocked starts the reader unless one runs; s.mu is held.
+// startReaderLocked starts the reader unless one runs, or conn is no
+// longer the session's (lost: its requests fail on Send); s.mu is held.
 func (s *session) startReaderLocked(conn transport.Conn) {
-	if !s.reading {
+	if !s.reading && conn == s.conn {
 		s.reading = true
 		s.wg.Add(1)
 		go s.read(conn)
