@@ -103,7 +103,12 @@
 //     second per loop, not a tight loop. The open model keeps its
 //     schedule. Report.Outage says how long the server was unreachable
 //     (from a transport failure, once some session was set up, to the
-//     next answer) and how many attempts failed meanwhile.
+//     next answer) and how many attempts failed meanwhile; a server still
+//     unreachable for DownAtEndFailure at the end fails the run. An HTTP
+//     answer that ends without answering its request (the server died
+//     mid-stream) fails the request at once (after answerGrace for the
+//     reader to hand over an answer it carried), unless the answer may
+//     still come on the session's GET stream.
 //   - The open model sends every arrival due within the duration, late if
 //     the generator itself fell behind (still measured from its intended
 //     time); the duration is judged by intended times, not by the clock.

@@ -233,6 +233,7 @@ func (s *stats) failLocked(names []string, class, detail string) {
 		// an outage is of a server that was up: one never reached
 		// is the run's failure
 		s.outage.downLocked(time.Now())
+		s.lastTransport = detail
 	}
 	if len(names) > 0 && names[0] == SetupSeries {
 		s.setupErrs[k]++

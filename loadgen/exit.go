@@ -115,8 +115,9 @@ func (r *runner) abort(why string) {
 }
 
 // failureLocked returns why the run failed, "" when it did not: no
-// session could be set up, or the run was aborted. st.mu is held.
-func (r *runner) failureLocked() string {
+// session could be set up, the run was aborted, or the server was still
+// unreachable at the end (end) after DownAtEndFailure. st.mu is held.
+func (r *runner) failureLocked(end time.Time) string {
 	if r.st.setups == 0 && r.st.done == 0 && r.work.Err() == nil {
 		why := "no session could be set up"
 		if k, ok := topError(r.st.setupErrs); ok {
@@ -128,9 +129,19 @@ func (r *runner) failureLocked() string {
 		return why
 	}
 	r.failMu.Lock()
-	defer r.failMu.Unlock()
-	return r.failure
+	why := r.failure
+	r.failMu.Unlock()
+	o := &r.st.outage
+	if down := end.Sub(o.since); why == "" && !o.since.IsZero() && down >= DownAtEndFailure && r.work.Err() == nil {
+		why = fmt.Sprintf("the server was unreachable for the last %s of the run: %s", dur3(down), r.st.lastTransport)
+	}
+	return why
 }
+
+// DownAtEndFailure is how long the server must have been unreachable at
+// the end of a run for the run to fail (a failure in its last moments
+// alone does not).
+const DownAtEndFailure = time.Second
 
 // topError returns the most frequent error of m (ties: the first in
 // order of class and detail).

@@ -149,6 +149,12 @@ func fakeHTTP(t *testing.T) string {
 		switch {
 		case info.Method == "initialize":
 			frame = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}`
+		case info.Method == "cut":
+			// an event stream that ends without the answer (the server died)
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			return
 		case info.Method == "down":
 			http.Error(w, "maintenance", http.StatusServiceUnavailable)
 			return
@@ -233,7 +239,7 @@ func TestErrorKeysBounded(t *testing.T) {
 
 // flappingServer serves the reference server on addr, down from down for
 // downFor, then up again on the same address (a new server: the sessions
-// must be set up again).
+// must be set up again); never again when downFor is negative.
 func flappingServer(t *testing.T, down, downFor time.Duration) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -260,6 +266,9 @@ func flappingServer(t *testing.T, down, downFor time.Duration) string {
 		time.Sleep(down)
 		first.CloseClientConnections()
 		first.Close()
+		if downFor < 0 {
+			return
+		}
 		time.Sleep(downFor)
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -304,6 +313,18 @@ func TestServerDownBacksOff(t *testing.T) {
 	}
 	if rep.Failure != "" || rep.Answered == 0 || rep.Setups < 3 {
 		t.Errorf("failure %q answered %d setups %d: want the sessions set up again after the outage", rep.Failure, rep.Answered, rep.Setups)
+	}
+}
+
+// TestServerDownAtEnd: a server that dies and stays down fails the run.
+func TestServerDownAtEnd(t *testing.T) {
+	url := flappingServer(t, 300*time.Millisecond, -1)
+	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, "ping"), WithSessions(2), WithDuration(2500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := rep.Outage; o == nil || !o.DownAtEnd || !strings.HasPrefix(rep.Failure, "the server was unreachable for the last ") {
+		t.Errorf("outage %+v failure %q", rep.Outage, rep.Failure)
 	}
 }
 
@@ -382,6 +403,31 @@ func TestBatchVerdict(t *testing.T) {
 	for _, c := range cases {
 		if got := (&BatchReport{Outcomes: c.outcomes}).Verdict(); got != c.want {
 			t.Errorf("%v: %q, want %q", c.outcomes, got, c.want)
+		}
+	}
+}
+
+// TestStreamEndsUnanswered: an HTTP answer stream that ends without the
+// answer fails its request at once, not at the timeout.
+func TestStreamEndsUnanswered(t *testing.T) {
+	start := time.Now()
+	rep, err := Run(context.Background(), Target{URL: fakeHTTP(t)}, mustCalls(t, "cut"), WithRequests(3), WithTimeout(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 3*answerGrace+10*time.Second {
+		t.Errorf("3 unanswered requests took %v", took)
+	}
+	if n := errorDetail(rep, ClassTransport, errNoAnswer.Error()); n != 3 || rep.ErrorTotal != 3 {
+		t.Errorf("errors %v, want 3 %q", rep.Errors, errNoAnswer)
+	}
+}
+
+func TestDur3(t *testing.T) {
+	for d, want := range map[time.Duration]string{999600 * time.Microsecond: "1s", 999 * time.Millisecond: "999ms",
+		999600 * time.Nanosecond: "1ms", 1500 * time.Nanosecond: "1.5µs", 999: "999ns"} {
+		if got := dur3(d); got != want {
+			t.Errorf("dur3(%v) = %q, want %q", d, got, want)
 		}
 	}
 }

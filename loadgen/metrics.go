@@ -26,24 +26,25 @@ func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMa
 // guarded by one mutex: recording is a few hundred nanoseconds, far below
 // the cost of the exchange it measures.
 type stats struct {
-	mu        sync.Mutex
-	series    map[string]*hdrhistogram.Histogram
-	errors    map[errKey]int64
-	counts    map[string]*seriesCounts // requests and errors per series
-	reqErrs   int64                    // errors of requests (setups excluded)
-	sent      int64                    // requests sent (setup excluded)
-	done      int64                    // requests answered
-	dropped   int64                    // open model: arrivals not sent (max in flight reached)
-	inflt     int64
-	setups    int64
-	prog      progressStats
-	cancel    cancelStats
-	batches   map[string]int64 // batch outcomes
-	get       getStats         // WithGetStream
-	ilog      *intervalLog     // WithHlog
-	exits     map[string]int64 // stdio servers that exited, by status
-	setupErrs map[errKey]int64 // errors of session setups, for Report.Failure
-	outage    outage           // the server unreachable
+	mu            sync.Mutex
+	series        map[string]*hdrhistogram.Histogram
+	errors        map[errKey]int64
+	counts        map[string]*seriesCounts // requests and errors per series
+	reqErrs       int64                    // errors of requests (setups excluded)
+	sent          int64                    // requests sent (setup excluded)
+	done          int64                    // requests answered
+	dropped       int64                    // open model: arrivals not sent (max in flight reached)
+	inflt         int64
+	setups        int64
+	prog          progressStats
+	cancel        cancelStats
+	batches       map[string]int64 // batch outcomes
+	get           getStats         // WithGetStream
+	ilog          *intervalLog     // WithHlog
+	exits         map[string]int64 // stdio servers that exited, by status
+	setupErrs     map[errKey]int64 // errors of session setups, for Report.Failure
+	outage        outage           // the server unreachable
+	lastTransport string           // the latest transport error, for Report.Failure
 }
 
 // errKey is one error class with its detail (status code, error code...).

@@ -56,8 +56,9 @@ type Report struct {
 	// ClassCancelled errors.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Failure says why the run failed, "" when it did not: no session
-	// could be set up, or a stdio server exited during the run under
-	// OnExitStop.
+	// could be set up, a stdio server exited during the run under
+	// OnExitStop, or the server was unreachable at the end (for
+	// DownAtEndFailure at least).
 	Failure string `json:"failure,omitempty"`
 	// ServerExits counts the stdio servers that exited during the run, by
 	// exit status (Class: "status 1", "signal killed").
@@ -149,7 +150,7 @@ func (r *runner) report(end time.Time) *Report {
 		Sessions: r.o.sessions, Generators: 1, Started: r.start, Ended: end, Duration: end.Sub(r.start),
 		Requests: st.sent, Answered: st.done, Dropped: st.dropped, Setups: st.setups,
 		Errors: st.errorList(), RequestErrors: st.reqErrs, Interrupted: r.work.Err() != nil,
-		Failure: r.failureLocked(), ServerExits: st.exitList(), Outage: st.outage.report(end)}
+		Failure: r.failureLocked(end), ServerExits: st.exitList(), Outage: st.outage.report(end)}
 	if r.o.rate > 0 {
 		rep.Model, rep.Rate = "open", r.o.rate
 	}

@@ -324,6 +324,10 @@ func (r *runner) frameBuf(buf []byte) []byte {
 // sleep waits d unless the run ends first; it reports whether the run
 // goes on.
 func (r *runner) sleep(d time.Duration) bool {
+	if r.o.duration > 0 && !r.start.IsZero() {
+		// no sleep past the end: claim refuses then
+		d = min(d, time.Until(r.start.Add(r.o.duration)))
+	}
 	if d <= 0 {
 		return !r.stopping()
 	}

@@ -208,19 +208,62 @@ func (s *session) roundTrip(ctx context.Context, conn transport.Conn, id int64, 
 	if drain {
 		s.drain(conn)
 	}
+	var ended <-chan struct{} // the HTTP answer's end
+	if ex != nil && s.r.target.Command == nil {
+		ended = ex.Done()
+	}
+	for {
+		select {
+		case rep := <-c.done:
+			if rep.err != nil {
+				cancel()
+				return reply{}, s.countErr(c.names, conn, sctx, rep.err)
+			}
+			releaseAfter(ex, cancel)
+			return rep, nil
+		case <-ended:
+			ended = nil
+			if err := s.unanswered(ex, c); err != nil {
+				cancel()
+				s.forget(id)
+				return reply{}, s.countErr(c.names, conn, sctx, err)
+			}
+		case <-sctx.Done():
+			cancel()
+			s.forget(id)
+			return reply{}, s.countErr(c.names, conn, sctx, sctx.Err())
+		}
+	}
+}
+
+// answerGrace bounds the wait, once an HTTP answer has ended, for the
+// reader to hand over the answer it carried (queued before the end).
+const answerGrace = time.Second
+
+// errNoAnswer is why a request fails when its HTTP answer ended without
+// answering it (the server died mid-stream).
+var errNoAnswer = errors.New("the answer's stream ended without the answer")
+
+// unanswered is called when the HTTP answer ex to request c ended: it
+// returns the error to fail c with when ex ended without answering it,
+// nil when c is answered after all (the answer is put back on c.done) or
+// may still be, on the session's GET stream.
+func (s *session) unanswered(ex *transport.Exchange, c *call) error {
+	if s.r.o.getStream && ex.Err() == nil {
+		return nil
+	}
+	t := time.NewTimer(answerGrace)
+	defer t.Stop()
 	select {
 	case rep := <-c.done:
-		if rep.err != nil {
-			cancel()
-			return reply{}, s.countErr(c.names, conn, sctx, rep.err)
-		}
-		releaseAfter(ex, cancel)
-		return rep, nil
-	case <-sctx.Done():
-		cancel()
-		s.forget(id)
-		return reply{}, s.countErr(c.names, conn, sctx, sctx.Err())
+		c.done <- rep // room for it: taken just now
+		return nil
+	case <-t.C:
 	}
+	if err := ex.Err(); err != nil {
+		return err
+	}
+	return errNoAnswer
 }
 
 // releaseAfter cancels the context of an answered exchange once its

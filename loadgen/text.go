@@ -129,10 +129,11 @@ func writeTrouble(b *strings.Builder, rep *Report) {
 
 // dur3 prints a duration with about 3 significant digits.
 func dur3(d time.Duration) string {
+	// the bounds are where 3 digits round up to the next unit
 	switch {
-	case d >= time.Second:
+	case d >= 999500*time.Microsecond:
 		return fmt.Sprintf("%.3gs", d.Seconds())
-	case d >= time.Millisecond:
+	case d >= 999500*time.Nanosecond:
 		return fmt.Sprintf("%.3gms", float64(d)/1e6)
 	case d >= time.Microsecond:
 		return fmt.Sprintf("%.3gµs", float64(d)/1e3)

@@ -83,8 +83,9 @@ func loadCmd() *command {
   --on-exit stop (default) then ends the run, --on-exit restart starts it
   again. Sessions whose server cannot be reached back off (50 ms doubling
   to 1 s, with jitter) and the report says how long the server was down.
-  Exit code: 0 done; 1 the run failed: no session could be set up, or a
-  stdio server exited under --on-exit stop (the report says why); 2 bad
+  Exit code: 0 done; 1 the run failed: no session could be set up, a stdio
+  server exited under --on-exit stop, or the server was still unreachable
+  after the run's last second (the report says why); 2 bad
   usage; 3 a --threshold was broken; 130 interrupted (Ctrl-C: the partial
   report is printed, the requests in flight counted as cancelled).
 `,
