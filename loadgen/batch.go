@@ -122,7 +122,7 @@ func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Tim
 			st.batchOutcome(outcome)
 		}
 		for i := range ts {
-			err = s.countErr(names[i], conn, sctx, err)
+			err = s.countErr(sctx, names[i], conn, err)
 		}
 		return buf, backsOff(err)
 	}
@@ -141,7 +141,7 @@ func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Tim
 		case dropped:
 			st.fail(names[i], ClassDropped, detailNoBatch)
 		default:
-			s.countErr(names[i], conn, sctx, sctx.Err())
+			s.countErr(sctx, names[i], conn, sctx.Err())
 		}
 	}
 	if s.r.work.Err() != nil {
@@ -206,7 +206,7 @@ func (s *session) collect(ctx context.Context, conn transport.Conn, ts []*templa
 			left--
 			if rep.err != nil {
 				lost++
-				s.countErr(names[i], conn, ctx, rep.err)
+				s.countErr(ctx, names[i], conn, rep.err)
 				continue
 			}
 			answered++

@@ -77,20 +77,20 @@ wait:
 		select {
 		case rep := <-c.done:
 			if rep.err != nil {
-				s.countErr(c.names, conn, sctx, rep.err)
+				s.countErr(sctx, c.names, conn, rep.err)
 				return reply{}, false
 			}
 			return rep, true
 		case err := <-sent:
 			if err != nil {
 				s.forget(id)
-				s.countErr(c.names, conn, sctx, err)
+				s.countErr(sctx, c.names, conn, err)
 				return reply{}, false
 			}
 			sent = nil
 		case <-sctx.Done():
 			s.forget(id)
-			s.countErr(c.names, conn, sctx, sctx.Err())
+			s.countErr(sctx, c.names, conn, sctx.Err())
 			return reply{}, false
 		case <-delay.C:
 			break wait
@@ -100,7 +100,7 @@ wait:
 	if !stateless(s.r.o.version) || s.r.target.URL == "" {
 		note := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"mcptape load --cancel-after"}}`, id)
 		if _, err := conn.Send(sctx, note, transport.SendOptions{}); err != nil {
-			s.countErr(nil, conn, sctx, err)
+			s.countErr(sctx, nil, conn, err)
 		}
 	}
 	if s.r.target.URL != "" {

@@ -99,7 +99,7 @@ func reason(ctx context.Context, err error) (class, detail string) {
 		return ClassStatus, statusDetail(se)
 	case errors.As(err, &xe):
 		return ClassTransport, xe.Error()
-	case errors.Is(err, context.DeadlineExceeded) || (ctx != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)):
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return ClassTimeout, ""
 	case errors.Is(err, context.Canceled):
 		return ClassCancelled, detailInterrupted
@@ -266,7 +266,7 @@ func (s *stats) seriesCountsLocked(name string) *seriesCounts {
 }
 
 // failErr counts a failed exchange of the named series by its reason.
-func (s *stats) failErr(names []string, ctx context.Context, err error) {
+func (s *stats) failErr(ctx context.Context, names []string, err error) {
 	class, detail := reason(ctx, err)
 	s.fail(names, class, detail)
 }

@@ -103,7 +103,7 @@ func (s *session) setup(ctx context.Context) error {
 	if conn == nil {
 		c, err := s.r.dial(ctx)
 		if err != nil {
-			s.r.st.failErr(setupNames, ctx, err)
+			s.r.st.failErr(ctx, setupNames, err)
 			return err
 		}
 		conn = c
@@ -146,7 +146,7 @@ func (s *session) setup(ctx context.Context) error {
 		sctx, cancel := context.WithTimeout(ctx, s.r.o.timeout)
 		_, err = conn.Send(sctx, initializedFrame, transport.SendOptions{})
 		if err != nil {
-			s.countErr(setupNames, conn, sctx, err)
+			s.countErr(sctx, setupNames, conn, err)
 			cancel()
 			return fmt.Errorf("notifications/initialized: %w", err)
 		}
@@ -203,7 +203,7 @@ func (s *session) roundTrip(ctx context.Context, conn transport.Conn, id int64, 
 	if err != nil {
 		cancel()
 		s.forget(id)
-		return reply{}, s.countErr(c.names, conn, sctx, err)
+		return reply{}, s.countErr(sctx, c.names, conn, err)
 	}
 	if drain {
 		s.drain(conn)
@@ -217,7 +217,7 @@ func (s *session) roundTrip(ctx context.Context, conn transport.Conn, id int64, 
 		case rep := <-c.done:
 			if rep.err != nil {
 				cancel()
-				return reply{}, s.countErr(c.names, conn, sctx, rep.err)
+				return reply{}, s.countErr(sctx, c.names, conn, rep.err)
 			}
 			releaseAfter(ex, cancel)
 			return rep, nil
@@ -226,12 +226,12 @@ func (s *session) roundTrip(ctx context.Context, conn transport.Conn, id int64, 
 			if err := s.unanswered(ex, c); err != nil {
 				cancel()
 				s.forget(id)
-				return reply{}, s.countErr(c.names, conn, sctx, err)
+				return reply{}, s.countErr(sctx, c.names, conn, err)
 			}
 		case <-sctx.Done():
 			cancel()
 			s.forget(id)
-			return reply{}, s.countErr(c.names, conn, sctx, sctx.Err())
+			return reply{}, s.countErr(sctx, c.names, conn, sctx.Err())
 		}
 	}
 }
@@ -327,7 +327,7 @@ func (s *session) forget(id int64) {
 // server of a session that exited fails with *ServerExitError. An expired
 // session is marked for a new setup; a transport failure makes the
 // run's loops back off (see backsOff).
-func (s *session) countErr(names []string, conn transport.Conn, ctx context.Context, err error) error {
+func (s *session) countErr(ctx context.Context, names []string, conn transport.Conn, err error) error {
 	switch {
 	case errors.Is(err, transport.ErrSessionExpired):
 		s.mu.Lock()
@@ -402,7 +402,7 @@ func backsOff(err error) bool {
 	if errors.As(err, &se) {
 		return !se.Expired
 	}
-	class, _ := reason(nil, err)
+	class, _ := reason(context.Background(), err)
 	return class == ClassTransport
 }
 

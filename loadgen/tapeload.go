@@ -80,7 +80,7 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 		}
 		if err != nil {
 			r.st.sentIn(setupNames, 1)
-			r.st.failErr(setupNames, ctx, err)
+			r.st.failErr(ctx, setupNames, err)
 			return nil, err
 		}
 		return &meteredConn{Conn: c, r: r, pending: map[string]sentReq{}, end: end}, nil
@@ -241,7 +241,7 @@ func (m *meteredConn) Send(ctx context.Context, frame []byte, opt transport.Send
 		err = serverGone(m.Conn, err)
 		for _, k := range keys {
 			if req, ok := m.forget(k); ok {
-				m.r.st.failErr(req.series, ctx, err)
+				m.r.st.failErr(ctx, req.series, err)
 			}
 		}
 	}
@@ -325,7 +325,7 @@ func (m *meteredConn) Close() error {
 		case m.r.work.Err() != nil:
 			st.fail(req.series, ClassCancelled, detailInterrupted)
 		case lossErr != nil:
-			st.failErr(req.series, nil, lossErr)
+			st.failErr(context.Background(), req.series, lossErr)
 		default:
 			st.fail(req.series, ClassTimeout, "never answered")
 		}
