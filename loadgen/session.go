@@ -223,7 +223,7 @@ func (s *session) roundTrip(ctx context.Context, conn transport.Conn, id int64, 
 			return rep, nil
 		case <-ended:
 			ended = nil
-			if err := s.unanswered(ex, c); err != nil {
+			if err := s.unanswered(sctx, ex, c); err != nil {
 				cancel()
 				s.forget(id)
 				return reply{}, s.countErr(sctx, c.names, conn, err)
@@ -247,17 +247,25 @@ var errNoAnswer = errors.New("the answer's stream ended without the answer")
 // unanswered is called when the HTTP answer ex to request c ended: it
 // returns the error to fail c with when ex ended without answering it,
 // nil when c is answered after all (the answer is put back on c.done) or
-// may still be, on the session's GET stream.
-func (s *session) unanswered(ex *transport.Exchange, c *call) error {
+// may still be, on the session's GET stream. ctx is the request's.
+func (s *session) unanswered(ctx context.Context, ex *transport.Exchange, c *call) error {
 	if s.r.o.getStream && ex.Err() == nil {
 		return nil
+	}
+	select {
+	case rep := <-c.done: // the usual case: a JSON answer, taken by drain
+		c.done <- rep // room for it: taken just now
+		return nil
+	default:
 	}
 	t := time.NewTimer(answerGrace)
 	defer t.Stop()
 	select {
 	case rep := <-c.done:
-		c.done <- rep // room for it: taken just now
+		c.done <- rep
 		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	case <-t.C:
 	}
 	if err := ex.Err(); err != nil {
