@@ -28,7 +28,9 @@ import (
 // run (each virtual session replays its recorded session once), and
 // WithDuration or WithRequests end it earlier, as in Run: no request
 // starts after the bound (the session then ends), the requests in flight
-// get their answers (up to the timeout), then the replay is stopped.
+// get their answers (up to the timeout), then the replay is stopped. A
+// stdio server that exits ends its replayed session (the requests in
+// flight fail with *ServerExitError, the exit is counted in ServerExits).
 func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n int, ropts []replay.Option, opts ...Option) (*Report, error) {
 	if err := target.check(); err != nil {
 		return nil, fmt.Errorf("loadgen: %w", err)
@@ -255,10 +257,18 @@ func (m *meteredConn) Recv(ctx context.Context) (transport.Incoming, error) {
 		if !errors.Is(err, transport.ErrClosed) {
 			why := serverGone(m.Conn, err)
 			m.mu.Lock()
-			if m.lossErr == nil {
+			first := m.lossErr == nil
+			if first {
 				m.lossErr = why
 			}
 			m.mu.Unlock()
+			var xe *ServerExitError
+			if first && errors.As(why, &xe) {
+				st := m.r.st
+				st.mu.Lock()
+				st.exits[xe.Status]++
+				st.mu.Unlock()
+			}
 		}
 		return in, err
 	}

@@ -179,7 +179,8 @@ func TestTapeSetupFallback(t *testing.T) {
 	}
 }
 
-// pingSession is a recorded session: initialize, then n pings every gap.
+// pingSession is a recorded session: initialize, then n pings every gap,
+// each answered.
 func pingSession(n int, gap time.Duration) *replay.Session {
 	answer := `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`
 	s := &replay.Session{ID: "pings", Version: "2025-06-18",
@@ -187,7 +188,7 @@ func pingSession(n int, gap time.Duration) *replay.Session {
 	step := func(frame string, at int64) {
 		info := jsonrpc.Classify([]byte(frame))
 		var deps []int
-		if at > 0 { // after the answer to initialize
+		if len(s.Steps) > 0 { // after the answer to initialize
 			deps = []int{0}
 		}
 		s.Steps = append(s.Steps, replay.Step{Frame: []byte(frame), Kind: info.Kind, Method: info.Method, IDKey: info.ID.Key(), Time: at, Answers: -1, Deps: deps})
@@ -195,7 +196,10 @@ func pingSession(n int, gap time.Duration) *replay.Session {
 	step(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, 0)
 	step(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, 2)
 	for i := 1; i <= n; i++ {
-		step(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i), int64(i)*int64(gap))
+		at := 2 + int64(i)*int64(gap)
+		step(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i), at)
+		s.Server = append(s.Server, replay.ServerMsg{Frame: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"result":{}}`, i),
+			Kind: jsonrpc.KindResponse, IDKey: fmt.Sprint(i), Time: at + 1})
 	}
 	return s
 }
@@ -233,5 +237,23 @@ func TestRunTapeBounds(t *testing.T) {
 				t.Errorf("answered %d of %d, errors %v, warnings %v, failure %q", rep.Answered, rep.Requests, rep.Errors, rep.Warnings, rep.Failure)
 			}
 		})
+	}
+}
+
+// TestRunTapeServerExit: a stdio server that exits during a tape-driven
+// run is counted with its status, and its unanswered requests fail with
+// it rather than as timeouts.
+func TestRunTapeServerExit(t *testing.T) {
+	rep, err := RunTape(context.Background(), fakeTarget(t, "exit-after:3"), []*replay.Session{pingSession(10, 0)}, 1,
+		[]replay.Option{replay.WithMaxSpeed()}, WithTimeout(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.ServerExits) != 1 || rep.ServerExits[0].Class != "status 3" || rep.ServerExits[0].Count != 1 {
+		t.Errorf("server exits %v, want one with status 3", rep.ServerExits)
+	}
+	failed := errorDetail(rep, ClassTransport, "server exited (status 3)")
+	if rep.Answered != 3 || failed == 0 || failed+rep.Answered != rep.Requests || rep.Duration > 30*time.Second {
+		t.Errorf("answered %d of %d in %v, errors %v", rep.Answered, rep.Requests, rep.Duration, rep.Errors)
 	}
 }

@@ -346,8 +346,9 @@ func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) err
 // runTapeLoad runs "mcptape load --tape": --sessions virtual sessions,
 // each replaying a recorded session, all at once.
 func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) error {
-	if len(f.calls) > 0 || f.scenario != "" || f.rate != "" || f.batch != 1 || f.cancelRatio != 0 || f.cancelAfter != 0 || f.progress || f.inflight != 1 || f.think != 0 {
-		return usageError("--tape replays the recorded requests: --call, --scenario, --rate, --batch, --cancel-*, --progress, --inflight and --think do not apply")
+	if len(f.calls) > 0 || f.scenario != "" || f.rate != "" || f.batch != 1 || f.cancelRatio != 0 || f.cancelAfter != 0 || f.progress || f.inflight != 1 || f.think != 0 ||
+		f.onExit != loadgen.OnExitStop {
+		return usageError("--tape replays the recorded requests: --call, --scenario, --rate, --batch, --cancel-*, --progress, --inflight, --think and --on-exit do not apply")
 	}
 	target, _, opts, th, err := f.check(command)
 	if err != nil {
