@@ -85,9 +85,9 @@ func loadCmd() *command {
   to 1 s, with jitter) and the report says how long the server was down.
   Exit code: 0 done; 1 the run failed: no session could be set up, a stdio
   server exited under --on-exit stop, or the server was still unreachable
-  after the run's last second (the report says why); 2 bad
-  usage; 3 a --threshold was broken; 130 interrupted (Ctrl-C: the partial
-  report is printed, the requests in flight counted as cancelled).
+  after the run's last second (the report says why); 2 bad usage; 3 a
+  --threshold was broken; 130 interrupted (Ctrl-C: the partial report is
+  printed, the requests in flight counted as cancelled).
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f loadFlags
@@ -116,7 +116,7 @@ func loadCmd() *command {
 			fs.Float64Var(&f.cancelRatio, "cancel-ratio", 0, "share `F` of the calls to cancel (default 1 with --cancel-after)")
 			fs.StringArrayVar(&f.headers, "header", nil, "add `NAME: VALUE` to every HTTP request (repeatable)")
 			insecureFlag(fs, &f.insecure, "with --url or --sse: ")
-			fs.StringVar(&f.onExit, "on-exit", loadgen.OnExitStop, "with -- CMD: when a server exits during the run, `stop` the run (exit 1) or restart it")
+			fs.StringVar(&f.onExit, "on-exit", loadgen.OnExitStop, "with -- CMD: `POLICY` when a server exits during the run: stop (the run ends, exit 1) or restart")
 			fs.StringVar(&f.jsonOut, "json", "", "write the full report (histograms included) as JSON to `FILE` (- for stdout)")
 			fs.StringVar(&f.hgrm, "hgrm", "", "write one percentile distribution file per series (SERIES.hgrm, for the HdrHistogram plotter) into `DIR`")
 			fs.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (one histogram per series per interval) to `FILE`")
