@@ -98,36 +98,6 @@ type leanConn struct {
 	headBy time.Time
 }
 
-// headTap passes the client's bytes to the request parser and, while on,
-// keeps a copy: the bytes of a request head to hand over to net/http.
-type headTap struct {
-	c   net.Conn
-	on  bool
-	buf []byte
-	// err is the connection's error met while on: bufio.Reader.ReadLine
-	// hides it behind the part of a line read before it, which the
-	// parser then finds malformed.
-	err error
-}
-
-func (t *headTap) Read(p []byte) (int, error) {
-	n, err := t.c.Read(p)
-	if t.on {
-		if err != nil {
-			t.err = err
-		}
-		t.buf = append(t.buf, p[:n]...)
-		if len(t.buf) > maxLeanHead && err == nil {
-			err = errHeadTooLarge
-		}
-	}
-	return n, err
-}
-
-// errHeadTooLarge ends the reading of a request head longer than
-// maxLeanHead.
-var errHeadTooLarge = errors.New("request head too large")
-
 func newLeanConn(s *leanServer, c net.Conn) *leanConn {
 	lc := &leanConn{p: s.p, srv: s, c: c, remote: c.RemoteAddr().String(), local: localAddrOf(c.LocalAddr())}
 	lc.tap.c = c
@@ -193,16 +163,6 @@ func (lc *leanConn) serve() {
 	}
 }
 
-// headDeadline returns when the request head being read must be whole:
-// the head timeout from its start, which is now unless a wait within
-// the same head (or the first head's connection) set it before.
-func (lc *leanConn) headDeadline() time.Time {
-	if lc.headBy.IsZero() {
-		lc.headBy = time.Now().Add(lc.p.o.headTimeout)
-	}
-	return lc.headBy
-}
-
 // headEnd ends a request head (with the end of its last line): a head
 // whose bytes hold it is whole, or ends earlier (at a bare "\n\n").
 var headEnd = []byte("\r\n\r\n")
@@ -225,32 +185,6 @@ func leanFraming(r *http.Request) bool {
 		r.Header["Upgrade"] == nil && r.Header["Expect"] == nil && r.Header["Trailer"] == nil &&
 		r.TransferEncoding == nil && r.ContentLength >= 0 && r.ContentLength <= maxLeanBody &&
 		r.Host != "" // an empty Host is net/http's to judge (present or missing)
-}
-
-// noteMalformed records in the tape (an "error" event of no exchange) why
-// the request head just read is refused: net/http, which it goes to,
-// answers 400 (431 for a head too large). A head cut short by the client's
-// going away or by its read timeout is not malformed; one the lean path
-// does not serve but net/http accepts is not recorded either.
-func (lc *leanConn) noteMalformed(req *http.Request, err error) {
-	var why string
-	var ne net.Error
-	switch {
-	case len(lc.tap.buf) > maxLeanHead && err != nil: // err may be a parser's on the cut head
-		why = fmt.Sprintf("request head over %d bytes", http.DefaultMaxHeaderBytes)
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne):
-		return
-	case err != nil:
-		why = faultOf(err)
-	default:
-		// (An empty Host is not noted: net/http refuses it when the
-		// header is missing, serves it when it is there, empty.)
-		if err = checkRequestHead(req); err == nil {
-			return
-		}
-		why = err.Error()
-	}
-	lc.p.noteMalformed(lc.remote, why)
 }
 
 // exchange forwards and records one request; it reports whether the
