@@ -45,7 +45,13 @@ func (l *framingLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	l.running++
 	l.mu.Unlock()
 	body, err := io.ReadAll(r.Body)
-	target := r.URL.EscapedPath() + "?" + r.URL.RawQuery
+	path := r.URL.EscapedPath()
+	if path == "" {
+		// An absolute target with no path ("a:"): the proxy sends it
+		// on as "/", as RFC 9112 (3.2.2) has it.
+		path = "/"
+	}
+	target := path + "?" + r.URL.RawQuery
 	entry := fmt.Sprintf("%s %s %q", r.Method, target, body)
 	if err != nil {
 		entry = "broken " + r.Method + " " + target
