@@ -134,6 +134,7 @@ func compare(t *testing.T, conf *peertest.ConformancePeers, bin, directURL, prox
 	if proxyErr != nil {
 		t.Errorf("%s: %v", suite, proxyErr)
 	}
+	t.Logf("%s: %v directly, %v through the proxy", suite, direct.took.Round(time.Millisecond), proxied.took.Round(time.Millisecond))
 	checkResults(t, suite, timeout, want, direct, proxied)
 	checkTape(t, suite, tapePath, filepath.Join(directDir, "observed.jsonl"))
 }

@@ -212,7 +212,7 @@ type proxy struct {
 	URL    string // where clients connect
 	Tape   string
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr string // the file its stdout and stderr go to
 	done   chan struct{}
 	err    error // exit status, once done is closed
 }
@@ -221,11 +221,17 @@ type proxy struct {
 var proxyLine = regexp.MustCompile(`mcptape record: proxying (\S+) to `)
 
 // startProxy starts the recording proxy in front of upstream, writing
-// tapePath. Its process group is killed when ctx ends.
+// tapePath, its output going to tapePath+".stderr". Its process group is
+// killed when ctx ends.
 func startProxy(ctx context.Context, bin, upstream, tapePath string) (*proxy, error) {
-	p := &proxy{Tape: tapePath, stderr: &syncBuffer{}, done: make(chan struct{})}
+	p := &proxy{Tape: tapePath, stderr: tapePath + ".stderr", done: make(chan struct{})}
+	f, err := os.Create(p.stderr)
+	if err != nil {
+		return nil, fmt.Errorf("start proxy: %w", err)
+	}
+	defer f.Close() // the child has its own copy
 	p.cmd = peertest.Command(ctx, []string{bin, "record", "--listen", "127.0.0.1:0", "--upstream", upstream, "-o", tapePath}, nil)
-	p.cmd.Stdout, p.cmd.Stderr = p.stderr, p.stderr
+	p.cmd.Stdout, p.cmd.Stderr = f, f
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start proxy: %w", err)
 	}
@@ -236,20 +242,29 @@ func startProxy(ctx context.Context, bin, upstream, tapePath string) (*proxy, er
 	deadline := time.NewTimer(proxyStart)
 	defer deadline.Stop()
 	for {
-		if m := proxyLine.FindStringSubmatch(p.stderr.String()); m != nil {
+		if m := proxyLine.FindStringSubmatch(p.output()); m != nil {
 			p.URL = m[1]
 			return p, nil
 		}
 		select {
 		case <-p.done:
-			return nil, fmt.Errorf("proxy exited before serving: %v\n%s", p.err, p.stderr)
+			return nil, fmt.Errorf("proxy exited before serving: %v\n%s", p.err, p.output())
 		case <-deadline.C:
 			p.cmd.Cancel()
 			<-p.done
-			return nil, fmt.Errorf("proxy printed no URL in %v:\n%s", proxyStart, p.stderr)
+			return nil, fmt.Errorf("proxy printed no URL in %v:\n%s", proxyStart, p.output())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// output returns the end of what the proxy wrote on stdout and stderr.
+func (p *proxy) output() string {
+	data, err := os.ReadFile(p.stderr)
+	if err != nil {
+		return err.Error()
+	}
+	return tail(string(data))
 }
 
 // stop ends the proxy as Ctrl-C does and returns an error unless it exits
@@ -263,30 +278,12 @@ func (p *proxy) stop() error {
 	case <-t.C:
 		p.cmd.Cancel()
 		<-p.done
-		return fmt.Errorf("proxy did not exit within %v of SIGINT; stderr:\n%s", proxyStop, tail(p.stderr.String()))
+		return fmt.Errorf("proxy did not exit within %v of SIGINT; stderr:\n%s", proxyStop, p.output())
 	}
 	if p.err != nil {
-		return fmt.Errorf("proxy: %w; stderr:\n%s", p.err, tail(p.stderr.String()))
+		return fmt.Errorf("proxy: %w; stderr:\n%s", p.err, p.output())
 	}
 	return nil
-}
-
-// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // message is one line of observe.cjs: a request when Method is set, else
