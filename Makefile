@@ -26,7 +26,8 @@ build:
 demo: build
 	@bash scripts/demo.sh $(MCPTAPE)
 
-## peers: install the pinned real MCP peers (npm and Go) used by end-to-end tests.
+## peers: install the pinned real MCP peers (npm and Go) and the conformance suite
+## (Linux x86-64 only) used by end-to-end tests.
 peers:
 	$(GO) run ./internal/peertest/cmd/installpeers
 
