@@ -25,6 +25,7 @@ import (
 // recordFlags are the flags of "mcptape record".
 type recordFlags struct {
 	output   string
+	name     string // --name: record_name.go
 	flush    time.Duration
 	env      []string
 	cwd      string
@@ -57,6 +58,7 @@ func recordCmd() *command {
 			var f recordFlags
 			fs.SetInterspersed(false) // the command's own flags are not ours, "--" or not
 			fs.StringVarP(&f.output, "output", "o", "", "tape file to write (default: a new file under $XDG_STATE_HOME/mcptape/tapes)")
+			fs.StringVar(&f.name, "name", "", "with no -o, name the tape `NAME`-TIME-PID.jsonl.zst in the state directory (as 'mcptape wrap' does)")
 			fs.DurationVar(&f.flush, "flush", tape.DefaultFlushInterval, "how often the tape is flushed to disk; a crash loses at most this much")
 			fs.StringArrayVar(&f.env, "env", nil, "set an environment variable `K=V` for the server (repeatable); secret-looking values are redacted in the tape")
 			fs.StringVar(&f.cwd, "cwd", "", "working `DIR`ectory of the server")
@@ -71,6 +73,9 @@ func recordCmd() *command {
 					return err
 				}
 				if err := f.checkCommon(); err != nil {
+					return err
+				}
+				if err := f.applyName(st); err != nil {
 					return err
 				}
 				if httpMode {
