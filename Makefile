@@ -68,9 +68,11 @@ test-portable:
 	$(GO) test -race -timeout $(TEST_TIMEOUT) -tags mcptape_portable -run '$(PORTABLE_RUN)' ./capture/ ./loadgen/
 
 ## dist: release binaries for six targets in dist/ (static, stripped,
-## -trimpath, named with VERSION), their SHA-256 sums, checked.
+## -trimpath, named with VERSION), their SHA-256 sums, checked; and a check
+## that 'go install .../cmd/mcptape@VERSION' reports its version.
 dist:
 	@bash scripts/dist.sh $(VERSION) $(GO)
+	@bash scripts/install-check.sh $(GO)
 
 ## bench: every performance target, each measured beside its baseline.
 bench: peers
