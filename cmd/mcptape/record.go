@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -250,16 +251,13 @@ func recordHeader(f *recordFlags, fs *pflag.FlagSet, args []string, start time.T
 
 // defaultTapePath returns a new tape path under the user's state directory
 // ($XDG_STATE_HOME/mcptape/tapes, or ~/.local/state/mcptape/tapes when
-// XDG_STATE_HOME is unset or not absolute), named by start time (UTC) and
+// XDG_STATE_HOME is unset or not absolute, %LOCALAPPDATA%\mcptape\tapes
+// on Windows: see stateDir), named by start time (UTC) and
 // pid, and creates the directory (mode 0700) if needed.
 func defaultTapePath(getenv func(string) string, start time.Time, pid int) (string, error) {
-	base := getenv("XDG_STATE_HOME")
-	if !filepath.IsAbs(base) {
-		home := getenv("HOME")
-		if !filepath.IsAbs(home) {
-			return "", errors.New("no -o given and neither XDG_STATE_HOME nor HOME is an absolute path: cannot choose where to write the tape")
-		}
-		base = filepath.Join(home, ".local", "state")
+	base, err := stateDir(runtime.GOOS, getenv) // statedir.go
+	if err != nil {
+		return "", err
 	}
 	dir := filepath.Join(base, "mcptape", "tapes")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
