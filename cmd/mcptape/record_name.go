@@ -12,7 +12,7 @@ import (
 // nameTape applies --name: with no -o, the tape goes to the state
 // directory as NAME-TIME-PID.jsonl.zst (what "mcptape wrap" asks for, so
 // that a client's servers each have their tapes by name). It sets
-// f.output and says where on w.
+// f.output and returns it ("" when there is no --name).
 func (f *recordFlags) nameTape(getenv func(string) string, start time.Time, pid int) (string, error) {
 	switch {
 	case f.name == "":
