@@ -26,7 +26,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -44,13 +43,6 @@ func refHTTP(b *testing.B) (string, int) {
 	b.Cleanup(cancel)
 	p := peertest.StartHTTP(b, ctx, []string{mcptapeBin(b), "serve", "--http", addr}, nil, "http://"+addr+"/mcp")
 	return p.URL, p.Pid()
-}
-
-// selfCPU returns the CPU time (user and system) this process used so far.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // procCPU returns the CPU time process pid used so far, from /proc (0

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ import (
 // recordFlags are the flags of "mcptape record".
 type recordFlags struct {
 	output   string
+	name     string // --name: record_name.go
 	flush    time.Duration
 	env      []string
 	cwd      string
@@ -57,6 +59,7 @@ func recordCmd() *command {
 			var f recordFlags
 			fs.SetInterspersed(false) // the command's own flags are not ours, "--" or not
 			fs.StringVarP(&f.output, "output", "o", "", "tape file to write (default: a new file under $XDG_STATE_HOME/mcptape/tapes)")
+			fs.StringVar(&f.name, "name", "", "with no -o, name the tape `NAME`-TIME-PID.jsonl.zst in the state directory (as 'mcptape wrap' does)")
 			fs.DurationVar(&f.flush, "flush", tape.DefaultFlushInterval, "how often the tape is flushed to disk; a crash loses at most this much")
 			fs.StringArrayVar(&f.env, "env", nil, "set an environment variable `K=V` for the server (repeatable); secret-looking values are redacted in the tape")
 			fs.StringVar(&f.cwd, "cwd", "", "working `DIR`ectory of the server")
@@ -71,6 +74,9 @@ func recordCmd() *command {
 					return err
 				}
 				if err := f.checkCommon(); err != nil {
+					return err
+				}
+				if err := f.applyName(st); err != nil {
 					return err
 				}
 				if httpMode {
@@ -245,16 +251,13 @@ func recordHeader(f *recordFlags, fs *pflag.FlagSet, args []string, start time.T
 
 // defaultTapePath returns a new tape path under the user's state directory
 // ($XDG_STATE_HOME/mcptape/tapes, or ~/.local/state/mcptape/tapes when
-// XDG_STATE_HOME is unset or not absolute), named by start time (UTC) and
+// XDG_STATE_HOME is unset or not absolute, %LOCALAPPDATA%\mcptape\tapes
+// on Windows: see stateDir), named by start time (UTC) and
 // pid, and creates the directory (mode 0700) if needed.
 func defaultTapePath(getenv func(string) string, start time.Time, pid int) (string, error) {
-	base := getenv("XDG_STATE_HOME")
-	if !filepath.IsAbs(base) {
-		home := getenv("HOME")
-		if !filepath.IsAbs(home) {
-			return "", errors.New("no -o given and neither XDG_STATE_HOME nor HOME is an absolute path: cannot choose where to write the tape")
-		}
-		base = filepath.Join(home, ".local", "state")
+	base, err := stateDir(runtime.GOOS, getenv) // statedir.go
+	if err != nil {
+		return "", err
 	}
 	dir := filepath.Join(base, "mcptape", "tapes")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
