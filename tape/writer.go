@@ -83,14 +83,19 @@ type Writer struct {
 	st      Stats
 }
 
-// Create creates (or truncates) the tape file at path with mode 0600 and
-// writes the header, synchronously, as the first frame; see NewWriter.
+// Create creates (or truncates, unless WithExclusive) the tape file at path
+// with mode 0600 and writes the header, synchronously, as the first frame;
+// see NewWriter.
 func Create(path string, h Header, opts ...Option) (*Writer, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	flags := os.O_CREATE | os.O_TRUNC | os.O_WRONLY
+	if o.exclusive {
+		flags = os.O_CREATE | os.O_EXCL | os.O_WRONLY
+	}
+	f, err := os.OpenFile(path, flags, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("tape: create: %w", err)
 	}
