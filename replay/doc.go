@@ -27,8 +27,18 @@
 // own goroutine, because Send returns only with the response headers, which
 // some servers hold back until the answer is ready while the recorded
 // client went on (a cancel waits up to a few milliseconds for the POST it
-// cancels, then closes that POST's stream once sent). Over stdio frames are
-// written in order by the sending goroutine.
+// cancels, then closes that POST's stream once sent). The exceptions keep
+// the server's view in the recorded order, whatever the recorded client's
+// transport: initialize is sent synchronously (nothing goes before its
+// answer brings the session id), and so are notifications and responses,
+// each acknowledged (202) before any message recorded after it is sent. A
+// stdio client may pipeline its whole session; over HTTP those messages
+// would otherwise race. Over stdio frames are written in order by the
+// sending goroutine.
+//
+// A live initialize answered with an error, where the recording's
+// succeeded, fails the session with that error (every later step would
+// only fail for that reason).
 //
 // # Rewriting
 //

@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -105,10 +106,32 @@ func (r *runner) takeResponse(frame []byte, info *jsonrpc.Info) {
 	}
 	r.arrived[idx] = true
 	r.arrivedAt[idx] = time.Now()
+	if err := r.initializeFailed(recKey, idx, info, frame); err != nil {
+		r.fail(err)
+		return
+	}
 	live := append([]byte(nil), frame...)
 	r.learn(idx, live)
 	r.pairs = append(r.pairs, pair{srv: idx, live: r.learnInputKeys(idx, live)})
 	r.notify()
+}
+
+// initializeFailed returns why the session cannot go on when frame, the
+// live answer to the recorded request recKey, is an error answering an
+// initialize the recording saw succeed: every later step would fail for
+// that one reason. mu is held.
+func (r *runner) initializeFailed(recKey string, idx int, info *jsonrpc.Info, frame []byte) error {
+	i, ok := r.reqStep[recKey]
+	if !ok || r.s.Steps[i].Method != "initialize" || info.Kind != jsonrpc.KindError || r.s.Server[idx].Kind == jsonrpc.KindError {
+		return nil
+	}
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(frame, &e) // a frame classified as an error
+	return fmt.Errorf("step %d (%s) failed: the server answered error %d: %s", i+1, describeStep(&r.s.Steps[i]), info.ErrorCode, preview([]byte(e.Error.Message)))
 }
 
 // learn maps the opaque values of a recorded response to those of its live

@@ -7,12 +7,14 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcptape/mcptape/internal/refserver"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 	"github.com/mcptape/mcptape/transport"
@@ -239,5 +241,54 @@ func checkReplayTapeCancel(t *testing.T, data []byte, marker string, answers int
 	}
 	if cancels != 1 || answered != answers {
 		t.Errorf("replay tape has %d cancels and %d answers, want 1 and %d", cancels, answered, answers)
+	}
+}
+
+// TestReplayFailedInitialize: when the live initialize fails, the report
+// names step 1 (initialize) and why, and no later step counts as sent.
+func TestReplayFailedInitialize(t *testing.T) {
+	sessions := writeTape(t, [][2]string{
+		{"c2s", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`},
+		{"c2s", `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{"c2s", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
+		{"s2c", `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`},
+		{"s2c", `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`},
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close()
+	refusing := func(ctx context.Context, _ *Session) (transport.Conn, error) {
+		return newFakeConn(func(frame []byte) []string {
+			if info := jsonrpc.Classify(frame); info.Method == "initialize" {
+				return []string{`{"jsonrpc":"2.0","id":` + string(info.ID.Raw) + `,"error":{"code":-32602,"message":"Unsupported protocol version"}}`}
+			}
+			return nil
+		}), nil
+	}
+	tests := []struct {
+		name string
+		dial DialFunc
+		sent int // -1: not checked (a stdio client sends on without waiting)
+		want string
+	}{
+		{"connection refused", httpDial(refused), 0, "sending step 1 (initialize, recorded id 1): "},
+		{"404", httpDial(strings.TrimSuffix(refHTTP(t, refserver.HTTPConfig{}), "/mcp") + "/nope"), 0, "sending step 1 (initialize, recorded id 1): "},
+		{"error answer", refusing, -1, `step 1 (initialize, recorded id 1) failed: the server answered error -32602: "Unsupported protocol version"`},
+	}
+	reasons := map[string]string{"connection refused": "connection refused", "404": "404"}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Run(context.Background(), sessions, tc.dial, WithMaxSpeed(), WithTimeout(5*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sr := rep.Sessions[0]
+			if rep.ExitCode() != 2 || !strings.Contains(sr.Error, tc.want) || !strings.Contains(sr.Error, reasons[tc.name]) || (tc.sent >= 0 && sr.Sent != tc.sent) {
+				t.Errorf("exit %d, sent %d, error %q; want 2, %d, %q", rep.ExitCode(), sr.Sent, sr.Error, tc.sent, tc.want)
+			}
+		})
 	}
 }

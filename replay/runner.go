@@ -162,8 +162,7 @@ func (r *runner) send(ctx context.Context) error {
 		}
 		r.record(tape.ClientToServer, frame, time.Now(), nil)
 		prevLive = time.Now()
-		r.rep.Sent++
-		if st.Kind == jsonrpc.KindRequest && r.async {
+		if st.Kind == jsonrpc.KindRequest && r.async && st.Method != "initialize" {
 			r.sendAsync(ctx, i, st, frame)
 			continue
 		}
@@ -176,6 +175,9 @@ func (r *runner) send(ctx context.Context) error {
 			r.mu.Unlock()
 			r.awaitLaunched(ctx, target)
 		}
+		// Over HTTP this returns once the POST is answered: a
+		// notification or response is acknowledged, initialize answered
+		// (its session id known), before anything recorded after it goes.
 		ex, err := r.conn.Send(ctx, frame, transport.SendOptions{})
 		if err != nil {
 			return fmt.Errorf("sending step %d (%s): %w", i+1, describeStep(st), err)
@@ -188,7 +190,8 @@ func (r *runner) send(ctx context.Context) error {
 // sendAsync sends a request on its own goroutine: over HTTP, Send returns
 // only once the response headers arrived, which some servers delay until
 // the answer is ready, while the client went on sending (a cancel, other
-// requests).
+// requests). initialize is not sent this way: its answer carries the
+// session id every later message needs.
 func (r *runner) sendAsync(ctx context.Context, i int, st *Step, frame []byte) {
 	done := make(chan struct{})
 	r.mu.Lock()
@@ -208,6 +211,7 @@ func (r *runner) sendAsync(ctx context.Context, i int, st *Step, frame []byte) {
 			}
 			return
 		}
+		r.rep.Sent++
 		if ex != nil && ex.ID != 0 {
 			r.exchReq[ex.ID] = st.IDKey
 			r.exchanges[st.IDKey] = ex
@@ -244,6 +248,7 @@ func (r *runner) awaitLaunched(ctx context.Context, key string) {
 func (r *runner) afterSend(st *Step, ex *transport.Exchange, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.rep.Sent++
 	switch st.Kind {
 	case jsonrpc.KindRequest:
 		r.sentAt[st.IDKey] = now
