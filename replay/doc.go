@@ -78,6 +78,8 @@
 // counts of [DefaultIgnoreNotifications] are reported but never fail the
 // verdict. Batches are replayed as their members, one by one. The [Report]
 // says per session how many answers matched, differed, are missing or
-// extra, with a readable diff for each difference; [Report.ExitCode] turns
+// extra, with a readable diff for each difference (in a session the tape's
+// damage cut, [Session.Cut], live messages that belong after the cut are
+// counted in a note instead); [Report.ExitCode] turns
 // it into 0 (all matched), 1 (something differed) or 2 (a replay failed).
 package replay

@@ -102,6 +102,12 @@ func opaqueServer(run string) func([]byte) []string {
 // writeTape writes a one-session tape of (dir, frame) pairs.
 func writeTape(t *testing.T, msgs [][2]string) []*Session {
 	t.Helper()
+	return loadBytes(t, tapeBytes(t, msgs))
+}
+
+// tapeBytes returns a one-session tape of (dir, frame) pairs.
+func tapeBytes(t *testing.T, msgs [][2]string) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	w := newTapeBuffer(t, &buf)
 	for i, m := range msgs {
@@ -110,7 +116,13 @@ func writeTape(t *testing.T, msgs [][2]string) []*Session {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := tape.NewReader(&buf)
+	return buf.Bytes()
+}
+
+// loadBytes loads the sessions of a tape held in data.
+func loadBytes(t *testing.T, data []byte) []*Session {
+	t.Helper()
+	r, err := tape.NewReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,6 +76,10 @@ func (r *runner) take(ctx context.Context, frame []byte, info *jsonrpc.Info, exc
 			if r.s.cancelled[owner] || r.cancelled[owner] {
 				return // progress of a cancelled request depends on timing
 			}
+			if r.afterCut(owner) {
+				r.cutMessages++
+				return
+			}
 		}
 		r.liveNotif[info.Method]++
 	default:
@@ -99,6 +103,10 @@ func (r *runner) takeResponse(frame []byte, info *jsonrpc.Info) {
 	if !ok || r.arrived[idx] {
 		if r.cancelled[recKey] {
 			return // a response crossing the cancel is allowed
+		}
+		if !ok && r.s.Cut {
+			r.cutMessages++ // its recorded answer was after the cut
+			return
 		}
 		r.rep.Extra++
 		r.rep.Problems = append(r.rep.Problems, Problem{Kind: "extra", What: "response to " + r.requestDesc(recKey) + " (none in the recording)"})
@@ -204,9 +212,13 @@ func (r *runner) takeRequest(ctx context.Context, frame []byte, info *jsonrpc.In
 		}
 	}
 	answer, what := fallbackAnswer(info.Method, liveID)
-	r.rep.Extra++
-	r.rep.Problems = append(r.rep.Problems, Problem{Kind: "fallback",
-		What: fmt.Sprintf("server request %s (live id %s) has no recorded answer; answered %s", info.Method, liveID, what)})
+	if idx < 0 && r.s.Cut {
+		r.cutMessages++ // its recorded twin, if any, was after the cut
+	} else {
+		r.rep.Extra++
+		r.rep.Problems = append(r.rep.Problems, Problem{Kind: "fallback",
+			What: fmt.Sprintf("server request %s (live id %s) has no recorded answer; answered %s", info.Method, liveID, what)})
+	}
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
@@ -219,6 +231,17 @@ func (r *runner) takeRequest(ctx context.Context, frame []byte, info *jsonrpc.In
 			r.mu.Unlock()
 		}
 	}()
+}
+
+// afterCut reports whether, in a session the tape's damage cut, the
+// recorded request with id key owner has no recorded answer: what the
+// server sent for it is after the cut.
+func (r *runner) afterCut(owner string) bool {
+	if !r.s.Cut || owner == "" {
+		return false
+	}
+	_, answered := r.respIdx[owner]
+	return !answered
 }
 
 // requestDesc names a recorded request by its id key. mu is held.

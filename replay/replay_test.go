@@ -292,3 +292,53 @@ func TestReplayFailedInitialize(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayCutTape: a tape cut while the session ran (no close event, a
+// damaged tail) lacks the answers to its last requests; their live answers
+// and progress are after the cut, not extra, so the verdict is the same on
+// every run.
+func TestReplayCutTape(t *testing.T) {
+	data := tapeBytes(t, [][2]string{
+		{"c2s", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`},
+		{"s2c", `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`},
+		{"c2s", `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{"c2s", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}`},
+		{"s2c", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}`},
+		{"c2s", `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`},
+	})
+	whole := loadBytes(t, data)
+	// A frame cut after its magic number: the recorder was killed.
+	cut := loadBytes(t, append(bytes.Clone(data), 0x28, 0xb5, 0x2f, 0xfd, 0x04))
+	if whole[0].Cut || !cut[0].Cut {
+		t.Fatalf("Cut: whole tape %v, cut tape %v; want false, true", whole[0].Cut, cut[0].Cut)
+	}
+	dial := func(ctx context.Context, _ *Session) (transport.Conn, error) {
+		return newFakeConn(func(frame []byte) []string {
+			info := jsonrpc.Classify(frame)
+			id := string(info.ID.Raw)
+			switch {
+			case info.Kind != jsonrpc.KindRequest:
+				return nil
+			case info.Method == "initialize":
+				return []string{`{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`}
+			case info.ProgressToken.Type != jsonrpc.IDAbsent:
+				tok := string(info.ProgressToken.Raw)
+				return []string{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + tok + `,"progress":1}}`,
+					`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + tok + `,"progress":2}}`,
+					`{"jsonrpc":"2.0","id":` + id + `,"result":{}}`}
+			}
+			return []string{`{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[]}}`}
+		}), nil
+	}
+	for i := range 30 {
+		rep, err := Run(context.Background(), cut, dial, WithMaxSpeed(), WithTimeout(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sr := rep.Sessions[0]; rep.ExitCode() != 0 || sr.Matched != 1 || sr.Extra != 0 {
+			var text bytes.Buffer
+			rep.WriteText(&text)
+			t.Fatalf("run %d: exit %d; want 0, 1 matched, nothing extra:\n%s", i+1, rep.ExitCode(), text.String())
+		}
+	}
+}

@@ -145,8 +145,11 @@ func (r *runner) finishReport() {
 	for i, m := range r.s.Server {
 		switch m.Kind {
 		case jsonrpc.KindNotification:
-			if tok := jsonrpc.Classify(m.Frame).ProgressToken; tok.Type != jsonrpc.IDAbsent && r.s.cancelled[r.s.tokenOwner[tok.Key()]] {
-				continue // progress of a cancelled request depends on timing
+			if tok := jsonrpc.Classify(m.Frame).ProgressToken; tok.Type != jsonrpc.IDAbsent {
+				owner := r.s.tokenOwner[tok.Key()]
+				if r.s.cancelled[owner] || r.afterCut(owner) {
+					continue // progress of a cancelled request depends on timing; of a cut one, on the cut
+				}
 			}
 			recNotif[m.Method]++
 		case jsonrpc.KindResponse, jsonrpc.KindError:
@@ -160,6 +163,9 @@ func (r *runner) finishReport() {
 				rep.Problems = append(rep.Problems, Problem{Kind: "missing", What: fmt.Sprintf("server request %s (recorded id %s)", m.Method, m.IDKey)})
 			}
 		}
+	}
+	if r.cutMessages > 0 {
+		r.note(fmt.Sprintf("the tape was cut during this session: %d live messages (answers, server requests, progress) belong after the cut and are not compared", r.cutMessages))
 	}
 	methods := map[string]bool{}
 	for m := range recNotif {

@@ -40,17 +40,18 @@ type runner struct {
 	arrivedAt []time.Time // when
 	liveSrvID [][]byte    // per Server index of a server request: the live id
 
-	respIdx   map[string]int                 // recorded request id key -> Server index of its response
-	reqStep   map[string]int                 // recorded request id key -> Steps index
-	sentAt    map[string]time.Time           // recorded request id key -> live send time
-	cancelled map[string]bool                // recorded request id keys cancelled live
-	exchReq   map[uint64]string              // live HTTP exchange -> recorded request id key
-	exchanges map[string]*transport.Exchange // recorded request id key -> its exchange
-	launched  map[string]chan struct{}       // recorded request id key -> closed when its async Send returned
-	twins     map[[2]string][]int            // (related, method) -> Server indexes of server requests
-	sessTwins map[string][]int               // method -> Server indexes of server requests
-	liveNotif map[string]int                 // live notifications per method
-	pairs     []pair                         // recorded/live response pairs, compared at the end
+	respIdx     map[string]int                 // recorded request id key -> Server index of its response
+	reqStep     map[string]int                 // recorded request id key -> Steps index
+	sentAt      map[string]time.Time           // recorded request id key -> live send time
+	cancelled   map[string]bool                // recorded request id keys cancelled live
+	exchReq     map[uint64]string              // live HTTP exchange -> recorded request id key
+	exchanges   map[string]*transport.Exchange // recorded request id key -> its exchange
+	launched    map[string]chan struct{}       // recorded request id key -> closed when its async Send returned
+	twins       map[[2]string][]int            // (related, method) -> Server indexes of server requests
+	sessTwins   map[string][]int               // method -> Server indexes of server requests
+	liveNotif   map[string]int                 // live notifications per method
+	cutMessages int                            // live messages not expected: after the cut of a cut session
+	pairs       []pair                         // recorded/live response pairs, compared at the end
 }
 
 // pair is a recorded response and its live twin.

@@ -28,6 +28,13 @@ type Session struct {
 	// GetStream reports that the recorded server sent messages on the
 	// Streamable HTTP GET stream: an HTTP replay should open it too.
 	GetStream bool
+	// Cut reports that the tape ends, damaged, before the session's end
+	// (no close event was recorded for it): what the server sent after
+	// the cut is not in the recording, so live answers to requests whose
+	// recorded answer is missing, server requests without a recorded
+	// twin and the progress of such requests are not expected, and do not
+	// change the verdict (a note counts them).
+	Cut bool
 
 	hasRelated bool              // some server request has a known related request
 	tokenOwner map[string]string // progress token key -> recorded id key of its request
@@ -87,6 +94,7 @@ var ErrNoClientMessages = errors.New("no client-to-server messages to replay")
 func Load(r *tape.Reader) (sessions []*Session, skipped int, err error) {
 	byID := map[string]*loading{}
 	var order []string
+	closed := map[string]bool{}
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -94,6 +102,9 @@ func Load(r *tape.Reader) (sessions []*Session, skipped int, err error) {
 		}
 		if err != nil {
 			return nil, skipped, fmt.Errorf("replay: reading tape: %w", err)
+		}
+		if rec.Type == tape.TypeEvent && rec.Event == tape.EventClose {
+			closed[rec.Session] = true
 		}
 		if rec.Type != tape.TypeMessage {
 			continue
@@ -106,8 +117,10 @@ func Load(r *tape.Reader) (sessions []*Session, skipped int, err error) {
 		}
 		skipped += l.add(rec)
 	}
+	cut := r.Warning() != nil
 	for _, id := range order {
 		if s := byID[id].finish(); len(s.Steps) > 0 {
+			s.Cut = cut && !closed[id]
 			sessions = append(sessions, s)
 		}
 	}
