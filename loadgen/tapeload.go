@@ -92,18 +92,11 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 }
 
 // plannedRequests counts the requests a replay of s sends, its setup
-// excluded.
+// excluded (see isSetup).
 func plannedRequests(s *replay.Session) int64 {
-	var n int64
-	first := true
-	for _, st := range s.Steps {
-		if st.Kind != jsonrpc.KindRequest {
-			continue
-		}
-		if !isSetup(st.Method, first) {
-			n++
-		}
-		first = false
+	n := int64(s.Requests - s.Initializes)
+	if s.FirstRequest == "server/discover" {
+		n--
 	}
 	return n
 }

@@ -8,7 +8,17 @@
 // members) and the server-to-client messages they are compared with. Each
 // step names its causal dependencies: the last server message (a response
 // or a server request) that had arrived before it was sent and, for the
-// client's answer to a server request, that request.
+// client's answer to a server request, that request. Records are taken in
+// time order within a window (one second, or 4,096 records), as package
+// analysis does.
+//
+// [Open] does the same for a tape file, but keeps the sessions in memory
+// only when the tape is small ([DefaultMemory]); otherwise it keeps their
+// metadata, and each replay of a session reads its records again from the
+// file as it goes, at most a thousand steps ahead of what it sends. A
+// runner forgets a request a thousand steps after its answer was
+// compared: the memory of a replay is bounded by the sessions replayed at
+// once and what they have in flight, not by the tape.
 //
 // [Run] replays sessions, each over its own connection made by a
 // [DialFunc]. Per session, one goroutine sends the steps in order: a step

@@ -22,8 +22,9 @@ type fakeConn struct {
 	once   sync.Once
 	done   chan struct{}
 
-	mu   sync.Mutex
-	sent []string
+	mu     sync.Mutex
+	sent   []string
+	forget bool // do not keep sent (long replays)
 }
 
 func newFakeConn(handle func([]byte) []string) *fakeConn {
@@ -32,7 +33,9 @@ func newFakeConn(handle func([]byte) []string) *fakeConn {
 
 func (c *fakeConn) Send(_ context.Context, frame []byte, _ transport.SendOptions) (*transport.Exchange, error) {
 	c.mu.Lock()
-	c.sent = append(c.sent, string(frame))
+	if !c.forget {
+		c.sent = append(c.sent, string(frame))
+	}
 	c.mu.Unlock()
 	for _, out := range c.handle(frame) {
 		select {

@@ -188,24 +188,20 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, path string, comm
 }
 
 // loadReplayTape reads the sessions of the tape at path, warning on stderr
-// about a damaged tail or skipped frames.
+// about a damaged tail or skipped frames. A big tape's sessions are
+// streamed from the file as they are replayed (replay.Open).
 func loadReplayTape(st *stdio, path string) ([]*replay.Session, error) {
-	r, err := tape.Open(path)
+	t, err := replay.Open(path, replay.DefaultMemory)
+	if t != nil && t.Warning != nil {
+		fmt.Fprintf(st.err, "mcptape replay: warning: %v\n", t.Warning)
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	sessions, skipped, err := replay.Load(r)
-	if w := r.Warning(); w != nil {
-		fmt.Fprintf(st.err, "mcptape replay: warning: %v\n", w)
+	if t.Skipped > 0 {
+		fmt.Fprintf(st.err, "mcptape replay: warning: %d recorded frames are not JSON-RPC messages and are not replayed\n", t.Skipped)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if skipped > 0 {
-		fmt.Fprintf(st.err, "mcptape replay: warning: %d recorded frames are not JSON-RPC messages and are not replayed\n", skipped)
-	}
-	return sessions, nil
+	return t.Sessions, nil
 }
 
 // dialer returns how to connect to the live server, its description for
