@@ -63,6 +63,27 @@ func (c *fakeConn) Close() error {
 	return nil
 }
 
+// initAnswer is a fake server's answer to initialize with live id id.
+func initAnswer(id string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`
+}
+
+// mcpServer is a fake server's handler: it answers initialize with
+// initAnswer and every other request with call, and nothing else.
+func mcpServer(call func(frame []byte, info *jsonrpc.Info, id string) []string) func([]byte) []string {
+	return func(frame []byte) []string {
+		info := jsonrpc.Classify(frame)
+		id := string(info.ID.Raw)
+		switch {
+		case info.Kind != jsonrpc.KindRequest:
+			return nil
+		case info.Method == "initialize":
+			return []string{initAnswer(id)}
+		}
+		return call(frame, &info, id)
+	}
+}
+
 // opaqueServer answers like a server whose task ids and request states
 // change from run to run (they hold run): tools/call "task" starts a task,
 // tasks/get checks its id; tools/call "mrtr" asks for input with a state,

@@ -55,8 +55,7 @@ type loading struct {
 	ordinal         map[[2]string]int
 	sessOrd         map[string]int
 
-	buf   []entry            // read, not built yet, in time order from head
-	head  int                //
+	buf   fifo[entry]        // read, not built yet, in time order
 	later map[string]int     // requests in buf by dirKey
 	held  map[string][]entry // answers waiting for the request they answer (dirKey)
 }
@@ -98,7 +97,7 @@ func (l *loading) add(rec *tape.Record) int {
 		}
 		l.insert(entry{time: rec.Time, dir: rec.Dir, exchange: rec.Exchange, stream: rec.Stream, frame: m, info: info})
 	}
-	for n := len(l.buf) - l.head; n > 0 && (n > reorderMax || l.buf[len(l.buf)-1].time-l.buf[l.head].time > reorderSpan); n-- {
+	for n := l.buf.len(); n > 0 && (n > reorderMax || l.buf.peek(n-1).time-l.buf.peek(0).time > reorderSpan); n-- {
 		l.pop()
 	}
 	return skipped
@@ -109,15 +108,16 @@ func (l *loading) insert(e entry) {
 	if e.info.Kind == jsonrpc.KindRequest {
 		l.later[dirKey(e.dir, e.info.ID)]++
 	}
-	l.buf = append(l.buf, e)
-	for i := len(l.buf) - 1; i > l.head && l.buf[i-1].time > e.time; i-- {
-		l.buf[i], l.buf[i-1] = l.buf[i-1], l.buf[i]
+	l.buf.push(e)
+	for i := l.buf.len() - 1; i > 0 && l.buf.peek(i-1).time > e.time; i-- {
+		a, b := l.buf.peek(i-1), l.buf.peek(i)
+		*a, *b = *b, *a
 	}
 }
 
 // finish builds every entry still waiting.
 func (l *loading) finish() {
-	for l.head < len(l.buf) {
+	for l.buf.len() > 0 {
 		l.pop()
 	}
 }
@@ -125,16 +125,7 @@ func (l *loading) finish() {
 // pop builds the oldest waiting entry, or holds it when it answers a
 // request still waiting.
 func (l *loading) pop() {
-	e := l.buf[l.head]
-	l.buf[l.head] = entry{}
-	l.head++
-	if l.head == len(l.buf) {
-		l.buf, l.head = l.buf[:0], 0
-	} else if l.head >= 1024 && 2*l.head >= len(l.buf) {
-		n := copy(l.buf, l.buf[l.head:])
-		clear(l.buf[n:])
-		l.buf, l.head = l.buf[:n], 0
-	}
+	e := l.buf.pop()
 	switch e.info.Kind {
 	case jsonrpc.KindRequest:
 		k := dirKey(e.dir, e.info.ID)

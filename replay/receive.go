@@ -208,18 +208,12 @@ func (r *runner) takeRequest(ctx context.Context, frame []byte, info *jsonrpc.In
 	// Match by order within the related request when both the recording
 	// and the live exchange tell it, else by order in the session: the
 	// first recorded request of the method whose twin has not arrived.
-	cands := r.sessTwins[info.Method]
-	if exchange != 0 && r.s.hasRelated {
-		if related, ok := r.exchReq[exchange]; ok {
-			cands = r.twins[[2]string{related, info.Method}]
-		}
-	}
 	idx := -1
-	for _, c := range cands {
-		if m := r.srv[c]; m != nil && !m.arrived {
-			idx = c
-			break
-		}
+	if related, ok := r.exchReq[exchange]; ok && exchange != 0 && r.s.hasRelated {
+		k := [2]string{related, info.Method}
+		idx, r.twins[k] = r.firstPending(r.twins[k])
+	} else {
+		idx, r.sessTwins[info.Method] = r.firstPending(r.sessTwins[info.Method])
 	}
 	liveID := append([]byte(nil), info.ID.Raw...)
 	if idx >= 0 {
@@ -259,6 +253,18 @@ func (r *runner) takeRequest(ctx context.Context, frame []byte, info *jsonrpc.In
 // server sent for it is after the cut. mu is held.
 func (r *runner) afterCut(owner string) bool {
 	return r.s.Cut && owner != "" && !r.recAnswered[owner]
+}
+
+// firstPending returns the first server request of list whose twin has
+// not arrived (-1 if none), and the list without those before it, which
+// have. mu is held.
+func (r *runner) firstPending(list []int) (int, []int) {
+	for i, c := range list {
+		if m := r.srv[c]; m != nil && !m.arrived {
+			return c, list[i:]
+		}
+	}
+	return -1, nil
 }
 
 // requestDesc names a recorded request by its id key. mu is held.

@@ -300,7 +300,7 @@ func TestReplayFailedInitialize(t *testing.T) {
 func TestReplayCutTape(t *testing.T) {
 	data := tapeBytes(t, [][2]string{
 		{"c2s", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`},
-		{"s2c", `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`},
+		{"s2c", initAnswer("1")},
 		{"c2s", `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
 		{"c2s", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}`},
 		{"s2c", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}`},
@@ -313,22 +313,15 @@ func TestReplayCutTape(t *testing.T) {
 		t.Fatalf("Cut: whole tape %v, cut tape %v; want false, true", whole[0].Cut, cut[0].Cut)
 	}
 	dial := func(ctx context.Context, _ *Session) (transport.Conn, error) {
-		return newFakeConn(func(frame []byte) []string {
-			info := jsonrpc.Classify(frame)
-			id := string(info.ID.Raw)
-			switch {
-			case info.Kind != jsonrpc.KindRequest:
-				return nil
-			case info.Method == "initialize":
-				return []string{`{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`}
-			case info.ProgressToken.Type != jsonrpc.IDAbsent:
+		return newFakeConn(mcpServer(func(_ []byte, info *jsonrpc.Info, id string) []string {
+			if info.ProgressToken.Type != jsonrpc.IDAbsent {
 				tok := string(info.ProgressToken.Raw)
 				return []string{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + tok + `,"progress":1}}`,
 					`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + tok + `,"progress":2}}`,
 					`{"jsonrpc":"2.0","id":` + id + `,"result":{}}`}
 			}
 			return []string{`{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[]}}`}
-		}), nil
+		})), nil
 	}
 	for i := range 30 {
 		rep, err := Run(context.Background(), cut, dial, WithMaxSpeed(), WithTimeout(5*time.Second))

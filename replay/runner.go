@@ -37,8 +37,7 @@ type runner struct {
 
 	// What the loader admitted (window.go): the steps waiting for the
 	// sender, and the server responses and requests still of use.
-	queue        []queued
-	qHead        int
+	queue        fifo[queued]
 	nSteps       int               // steps admitted
 	nServer      int               // server messages admitted
 	loaded       bool              // every step was admitted

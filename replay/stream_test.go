@@ -76,7 +76,7 @@ func echoTape(t *testing.T, n int) string {
 		}
 	}
 	write(tape.ClientToServer, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"g","version":"1"}}}`)
-	write(tape.ServerToClient, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`)
+	write(tape.ServerToClient, initAnswer("0"))
 	write(tape.ClientToServer, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	for i := 1; i <= n; i++ {
 		write(tape.ClientToServer, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi %d"}}}`, i, i))
@@ -89,18 +89,10 @@ func echoTape(t *testing.T, n int) string {
 }
 
 // echoServer answers like the recording of echoTape.
-func echoServer(frame []byte) []string {
-	info := jsonrpc.Classify(frame)
-	id := string(info.ID.Raw)
-	switch {
-	case info.Kind != jsonrpc.KindRequest:
-		return nil
-	case info.Method == "initialize":
-		return []string{`{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`}
-	}
+var echoServer = mcpServer(func(frame []byte, _ *jsonrpc.Info, id string) []string {
 	msg := stringAt(frame, "params", "arguments", "message")
 	return []string{`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"` + msg + `"}],"structuredContent":{"message":"` + msg + `"}}}`}
-}
+})
 
 // peakHeap runs f and returns the largest heap in use seen while it ran
 // (sampled every few milliseconds), above the heap in use before.

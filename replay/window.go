@@ -65,7 +65,7 @@ func (r *runner) addStep(st Step) {
 	if st.Kind == jsonrpc.KindRequest {
 		r.reqStep[st.IDKey] = stepDesc{i: i, method: st.Method, name: st.Name}
 	}
-	r.queue = append(r.queue, queued{i: i, st: st})
+	r.queue.push(queued{i: i, st: st})
 	r.notify()
 }
 
@@ -201,7 +201,7 @@ func (r *runner) readSession(ctx context.Context) error {
 func (r *runner) awaitRoom(ctx context.Context) error {
 	for {
 		r.mu.Lock()
-		if len(r.queue)-r.qHead < maxAhead || r.failure != nil || r.closing {
+		if r.queue.len() < maxAhead || r.failure != nil || r.closing {
 			r.mu.Unlock()
 			return nil
 		}
@@ -225,17 +225,8 @@ func (r *runner) nextStep(ctx context.Context) (i int, st Step, ok bool, err err
 			r.mu.Unlock()
 			return 0, Step{}, false, err
 		}
-		if r.qHead < len(r.queue) {
-			q := r.queue[r.qHead]
-			r.queue[r.qHead] = queued{}
-			r.qHead++
-			if r.qHead == len(r.queue) {
-				r.queue, r.qHead = r.queue[:0], 0
-			} else if r.qHead >= 1024 && 2*r.qHead >= len(r.queue) {
-				n := copy(r.queue, r.queue[r.qHead:])
-				clear(r.queue[n:])
-				r.queue, r.qHead = r.queue[:n], 0
-			}
+		if r.queue.len() > 0 {
+			q := r.queue.pop()
 			r.sendIdx = q.i
 			r.prune(q.i)
 			r.notify() // room for the loader
