@@ -8,6 +8,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -308,9 +310,14 @@ func TestReplayCutTape(t *testing.T) {
 	})
 	whole := loadBytes(t, data)
 	// A frame cut after its magic number: the recorder was killed.
-	cut := loadBytes(t, append(bytes.Clone(data), 0x28, 0xb5, 0x2f, 0xfd, 0x04))
-	if whole[0].Cut || !cut[0].Cut {
-		t.Fatalf("Cut: whole tape %v, cut tape %v; want false, true", whole[0].Cut, cut[0].Cut)
+	cutData := append(bytes.Clone(data), 0x28, 0xb5, 0x2f, 0xfd, 0x04)
+	cutPath := filepath.Join(t.TempDir(), "cut.jsonl.zst")
+	if err := os.WriteFile(cutPath, cutData, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inMemory, streamed := loadBytes(t, cutData), openStreamed(t, cutPath)
+	if whole[0].Cut || !inMemory[0].Cut || !streamed[0].Cut {
+		t.Fatalf("Cut: whole tape %v, cut tape %v (streamed %v); want false, true, true", whole[0].Cut, inMemory[0].Cut, streamed[0].Cut)
 	}
 	dial := func(ctx context.Context, _ *Session) (transport.Conn, error) {
 		return newFakeConn(mcpServer(func(_ []byte, info *jsonrpc.Info, id string) []string {
@@ -324,6 +331,10 @@ func TestReplayCutTape(t *testing.T) {
 		})), nil
 	}
 	for i := range 30 {
+		cut := inMemory
+		if i%2 == 1 {
+			cut = streamed
+		}
 		rep, err := Run(context.Background(), cut, dial, WithMaxSpeed(), WithTimeout(5*time.Second))
 		if err != nil {
 			t.Fatal(err)
