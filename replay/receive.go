@@ -51,14 +51,25 @@ func (r *runner) receive(ctx context.Context) {
 	}
 }
 
-// connError describes the end of the connection by the server.
+// connError describes the end of the connection by the server, naming the
+// first step whose answer was still awaited. mu is held.
 func (r *runner) connError(err error) error {
-	if sc, ok := r.conn.(interface{ ExitErr() error }); ok && errors.Is(err, transport.ErrServerClosed) {
-		if ee := sc.ExitErr(); ee != nil {
-			return fmt.Errorf("the server closed the connection (%v)", ee)
+	waiting := ""
+	for _, g := range r.pendingServer(jsonrpc.KindResponse) {
+		key := r.srv[g].IDKey
+		if d, ok := r.reqStep[key]; ok && !r.cancelled[key] {
+			if _, sent := r.sentAt[key]; sent {
+				waiting = fmt.Sprintf(" before answering step %d (%s)", d.i+1, describeRequest(d.method, d.name, key))
+				break
+			}
 		}
 	}
-	return fmt.Errorf("receiving: %w", err)
+	if sc, ok := r.conn.(interface{ ExitErr() error }); ok && errors.Is(err, transport.ErrServerClosed) {
+		if ee := sc.ExitErr(); ee != nil {
+			return fmt.Errorf("the server closed the connection (%v)%s", ee, waiting)
+		}
+	}
+	return fmt.Errorf("receiving%s: %w", waiting, err)
 }
 
 // take handles one live message.

@@ -146,7 +146,7 @@ func TestReplayBrokenServers(t *testing.T) {
 	tests := []struct {
 		name, script, want string
 	}{
-		{"dies", `read line; exit 3`, "the server closed the connection (exit status 3)"},
+		{"dies", `read line; exit 3`, "the server closed the connection (exit status 3) before answering step 1 (initialize, recorded id 1)"},
 		{"hangs", `cat >/dev/null`, "no answer to initialize, recorded id 1 within 300ms"},
 		{"garbage", `read line; echo 'this is not json'; cat >/dev/null`, `not JSON: "this is not json"`},
 		{"not-jsonrpc", `read line; echo '{"hello":1}'; cat >/dev/null`, `not a JSON-RPC message`},
