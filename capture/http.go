@@ -1,8 +1,9 @@
 package capture
 
 // The HTTP recording proxy: options, the proxy itself, forwarding and
-// shutdown. The recording of one exchange is in http_exchange.go, SSE
-// handling in http_sse.go, sessions in http_session.go.
+// shutdown. The recording of one exchange is in http_exchange.go, its
+// bodies in http_body.go (compressed ones in http_decode.go), SSE handling
+// in http_sse.go, sessions in http_session.go.
 
 import (
 	"context"
@@ -64,6 +65,8 @@ type httpOptions struct {
 	insecure     bool
 	redact       headerRedactor
 	maxBody      int
+	maxDecoded   int // WithMaxDecoded
+	decodeBudget int // WithDecodeBudget
 	transport    http.RoundTripper
 	listenNames  []string
 	now          func() time.Time
@@ -236,7 +239,9 @@ type HTTPStats struct {
 // readable after the response has started (full duplex), which a fast
 // upstream needs. A response without a Date header gets one, as net/http
 // gives it. The client's Accept-Encoding is forwarded as it is; a
-// gzip or deflate body is forwarded compressed and recorded decoded.
+// gzip or deflate body is forwarded compressed and recorded decoded, as a
+// stream and within bounds (WithMaxDecoded, WithDecodeBudget; see
+// http_decode.go).
 //
 // Records. Every HTTP request is one exchange, numbered from 1
 // (Record.Exchange). Its records: the client's messages (the POST body;
@@ -298,6 +303,8 @@ type HTTPProxy struct {
 	idle interface{ CloseIdleConnections() }
 	lean bool // Serve uses the lean path (http_lean.go)
 
+	decode *decodeBudget // bounds decoded bodies (http_decode.go)
+
 	closing   context.Context // cancelled by Close: cuts every open exchange
 	stop      context.CancelFunc
 	mu        sync.Mutex // guards closed and wg.Add
@@ -326,7 +333,8 @@ func NewHTTPProxy(upstream string, rec RecordWriter, opts ...HTTPOption) (*HTTPP
 	if rec == nil {
 		return nil, errors.New("capture: nil RecordWriter")
 	}
-	o := httpOptions{maxBody: transport.DefaultMaxFrame, now: time.Now, grace: DefaultShutdownGrace}
+	o := httpOptions{maxBody: transport.DefaultMaxFrame, maxDecoded: DefaultMaxDecoded, decodeBudget: DefaultDecodeBudget,
+		now: time.Now, grace: DefaultShutdownGrace}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
 			return nil, fmt.Errorf("capture: http option: %w", err)
@@ -350,7 +358,7 @@ func NewHTTPProxy(upstream string, rec RecordWriter, opts ...HTTPOption) (*HTTPP
 		o.transport = t
 	}
 	o.redact.known, o.redact.count = new(sync.Map), new(atomic.Int64)
-	p := &HTTPProxy{up: up, rec: rec, o: o, lean: lean}
+	p := &HTTPProxy{up: up, rec: rec, o: o, lean: lean, decode: newDecodeBudget(min(o.maxDecoded, o.maxBody), o.decodeBudget)}
 	closing, stop := context.WithCancelCause(context.Background())
 	p.closing, p.stop = closing, func() { stop(errProxyClosing) }
 	p.sessions.init()

@@ -16,9 +16,9 @@ package capture
 // HTAB); no obs-fold, no bare CR or LF; exactly one Host header, not
 // empty; at most one Content-Length, of at most 15 plain digits; no
 // Transfer-Encoding, Trailer, Expect or Upgrade header. The line and field
-// primitives are internal/httphead's, shared with the response reader
-// (http_head_response.go) and transport's lean client; the choice of
-// heads beyond them is made here.
+// primitives are internal/httphead's, shared with the response reader of
+// internal/http1 (the upstream side); the choice of heads beyond them is
+// made here.
 
 import (
 	"bufio"

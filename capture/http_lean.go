@@ -30,6 +30,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/http1"
 )
 
 // Lean path limits.
@@ -279,7 +281,7 @@ func (lc *leanConn) exchange(req *http.Request) bool {
 		lc.writeError(http.StatusBadGateway, fmt.Sprintf("mcptape: upstream %s: %v", RedactURL(p.up.String()), err), req.Close)
 		return !req.Close && x.writeErr == nil
 	}
-	removeHopByHop(resp.Header)
+	http1.RemoveHopByHop(resp.Header)
 	at := p.o.now()
 	if req.Method == http.MethodGet {
 		// A GET stream may be a legacy one, whose endpoint event is
@@ -292,7 +294,7 @@ func (lc *leanConn) exchange(req *http.Request) bool {
 	clean := lc.copyResponse(x, req, resp, at)
 	lc.disarm()
 	lc.mu.Lock()
-	if !clean || resp.Close || lc.aborted || (lc.up != nil && lc.up.br.Buffered() > 0) {
+	if !clean || resp.Close || lc.aborted || (lc.up != nil && lc.up.BR.Buffered() > 0) {
 		lc.closeUpstreamLocked()
 	}
 	gone := lc.gone
@@ -339,18 +341,21 @@ func (lc *leanConn) roundTrip(x *exchange, req *http.Request, body []byte, sent 
 		if err != nil {
 			return nil, err
 		}
-		reused := up.used
+		reused, written := up.used, up.Written()
 		up.used = true
 		err = up.writeRequest(req, host, body)
 		sent()
 		if err == nil {
 			var resp *http.Response
-			if resp, err = up.readResponse(req, lc.interim); err == nil {
-				return resp, nil
+			if resp, err = up.ReadResponse(req, lc.interim); err == nil {
+				if resp.StatusCode != http.StatusSwitchingProtocols {
+					return resp, nil
+				}
+				err = errors.New("unexpected 101 Switching Protocols: no upgrade was asked for")
 			}
 		}
 		lc.dropUpstream()
-		if !reused || attempt > 0 || !retryableError(err) || !replayable(req) || x.ctx.Err() != nil {
+		if !reused || attempt > 0 || !retryable(req, err, up.Written() == written) || x.ctx.Err() != nil {
 			return nil, err
 		}
 	}
@@ -367,7 +372,7 @@ func (lc *leanConn) upstream(ctx context.Context) (*upstreamConn, error) {
 	// taken for the next response, they would desync the client. Such a
 	// connection, like one the upstream closed, is not reused; net/http
 	// does the same ("Unsolicited response received on idle HTTP channel").
-	if up != nil && up.used && !up.quiet() {
+	if up != nil && up.used && !up.Quiet() {
 		lc.dropUpstream()
 		up = nil
 	}
@@ -381,7 +386,7 @@ func (lc *leanConn) upstream(ctx context.Context) (*upstreamConn, error) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	if lc.aborted {
-		up.c.Close()
+		up.Close()
 		return nil, errors.New("exchange cancelled")
 	}
 	lc.up = up
@@ -397,7 +402,7 @@ func (lc *leanConn) dropUpstream() {
 
 func (lc *leanConn) closeUpstreamLocked() {
 	if lc.up != nil {
-		lc.up.c.Close()
+		lc.up.Close()
 		lc.up = nil
 	}
 }
@@ -408,17 +413,20 @@ func (lc *leanConn) abortUpstream() {
 	lc.mu.Lock()
 	lc.aborted = true
 	if lc.up != nil {
-		lc.up.c.Close()
+		lc.up.Close()
 	}
 	lc.mu.Unlock()
 }
 
 // interim forwards an informational (1xx) response.
 func (lc *leanConn) interim(resp *http.Response) error {
-	removeHopByHop(resp.Header)
+	http1.RemoveHopByHop(resp.Header)
 	b := lc.bw.AvailableBuffer()
 	b = appendStatusLine(b, resp.StatusCode)
 	for name, values := range resp.Header {
+		if suppressedHeader(resp.StatusCode, name) {
+			continue
+		}
 		for _, v := range values {
 			b = appendHeader(b, name, v)
 		}
@@ -436,7 +444,10 @@ func (lc *leanConn) interim(resp *http.Response) error {
 // cleanly, both connections still usable.
 func (lc *leanConn) copyResponse(x *exchange, req *http.Request, resp *http.Response, at time.Time) bool {
 	defer func() { resp.Body.Close() }() // exchange.response wraps it
-	noBody := bodyless(req.Method, resp.StatusCode)
+	// A response whose framing says it has no body (by its status, or a
+	// Content-Length of 0, event streams included) ends with its head:
+	// waiting for more would hold up the next request on the connection.
+	noBody := bodyless(req.Method, resp.StatusCode) || resp.ContentLength == 0
 	chunked := !noBody && resp.ContentLength < 0
 	_, err := lc.bw.Write(lc.appendHead(lc.bw.AvailableBuffer(), req, resp, chunked))
 	if noBody || err != nil {
@@ -461,17 +472,17 @@ func (lc *leanConn) copyResponse(x *exchange, req *http.Request, resp *http.Resp
 	defer func() { copyBuffers.Put(bp) }()
 	var hook idleHook // recording waits while more is there (http_stream.go)
 	if streaming && up != nil {
-		if hook, _ = up.raw.(idleHook); hook != nil {
+		if hook, _ = up.Raw.(idleHook); hook != nil {
 			x.holdResp, lc.kept.x = !x.gotResp, x
 			defer func() { hook.SetIdle(nil); lc.kept.hand(); lc.kept.x = nil }()
 		}
 	}
 	for {
-		if streaming && up != nil && up.br.Buffered() == 0 && !holding(resp.Body) {
+		if streaming && up != nil && up.BR.Buffered() == 0 && !holding(resp.Body) {
 			// A stream may stay silent for long: wait for its next bytes
 			// without holding a copy buffer.
 			copyBuffers.Put(bp)
-			up.br.Peek(1) // an error comes again from Read
+			up.BR.Peek(1) // an error comes again from Read
 			bp = copyBuffers.Get().(*[]byte)
 		}
 		buf := *bp
@@ -520,7 +531,7 @@ func (lc *leanConn) copyResponse(x *exchange, req *http.Request, resp *http.Resp
 func (lc *leanConn) appendHead(b []byte, req *http.Request, resp *http.Response, chunked bool) []byte {
 	b = appendStatusLine(b, resp.StatusCode)
 	for name, values := range resp.Header {
-		if chunked && name == "Content-Length" {
+		if chunked && name == "Content-Length" || suppressedHeader(resp.StatusCode, name) {
 			continue
 		}
 		for _, v := range values {

@@ -73,12 +73,12 @@ func (k *keptChunks) hand() {
 // for the first body bytes, so that both usually leave in one write; the
 // head of a stream that stays silent is flushed alone.
 func (lc *leanConn) waitFirstBytes(x *exchange, up *upstreamConn) {
-	if up == nil || up.br.Buffered() > 0 {
+	if up == nil || up.BR.Buffered() > 0 {
 		return
 	}
-	up.c.SetReadDeadline(time.Now().Add(headerDelay))
-	_, err := up.br.Peek(1)
-	up.c.SetReadDeadline(time.Time{})
+	up.NC.SetReadDeadline(time.Now().Add(headerDelay))
+	_, err := up.BR.Peek(1)
+	up.NC.SetReadDeadline(time.Time{})
 	if err != nil {
 		x.forwarded(nil, lc.bw.Flush())
 	}

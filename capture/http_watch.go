@@ -52,7 +52,7 @@ func (lc *leanConn) watch(done chan struct{}) {
 		lc.gone = true
 		lc.aborted = true
 		if lc.up != nil {
-			lc.up.c.Close()
+			lc.up.Close()
 		}
 		lc.mu.Unlock()
 		lc.cancel(context.Canceled)

@@ -48,7 +48,6 @@ type loading struct {
 	lastDep         int // last server response or request, -1
 	lastDepKind     jsonrpc.Kind
 	lastDepKey      string
-	firstRequest    bool              // a request was built
 	serverReq       map[string]int    // recorded server request id key -> index, until answered
 	exchReq         map[uint64]string // HTTP exchange -> first client request id key on it
 	exchOrder       []uint64          // exchReq's keys, oldest first
@@ -183,12 +182,12 @@ func (l *loading) addClient(e *entry) {
 		if info.ProgressToken.Type != jsonrpc.IDAbsent {
 			l.s.tokenOwner[info.ProgressToken.Key()] = st.IDKey
 		}
-		l.s.Requests++
+		l.s.requests++
 		if info.Method == "initialize" {
-			l.s.Initializes++
+			l.s.initializes++
 		}
-		if !l.firstRequest {
-			l.firstRequest, l.s.FirstRequest = true, info.Method
+		if l.s.requests == 1 {
+			l.s.firstRequest = info.Method
 		}
 	case jsonrpc.KindNotification:
 		if info.CancelTarget.Type != jsonrpc.IDAbsent {
@@ -213,7 +212,7 @@ func (l *loading) addClient(e *entry) {
 			delete(l.serverReq, st.IDKey)
 		}
 	}
-	l.s.StepCount++
+	l.s.stepCount++
 	l.nSteps++
 	l.out.addStep(st)
 }

@@ -93,7 +93,7 @@ func newRunner(s *Session, o *options, cmp *jsondiff.Comparer) *runner {
 		exchReq: map[uint64]string{}, exchanges: map[string]*transport.Exchange{}, launched: map[string]chan struct{}{},
 		twins: map[[2]string][]int{}, sessTwins: map[string][]int{},
 		recNotif: map[string]int{}, liveNotif: map[string]int{}, recProgress: map[[2]string]int{}, liveProgress: map[[2]string]int{},
-		rep: &SessionReport{Session: s.ID, Steps: s.StepCount},
+		rep: &SessionReport{Session: s.ID, Steps: s.StepCount()},
 	}
 	if r.tokenOwner == nil { // streamed: its loader fills its own
 		r.tokenOwner, r.recCancelled = map[string]string{}, map[string]bool{}

@@ -35,12 +35,10 @@ type Session struct {
 	// change the verdict (a note counts them).
 	Cut bool
 
-	// StepCount is the number of client messages (len(Steps) when the
-	// session is held in memory). Requests counts the client's requests,
-	// Initializes its initialize requests, and FirstRequest is the method
-	// of its first request.
-	StepCount, Requests, Initializes int
-	FirstRequest                     string
+	// What the index of a streamed session counted (see StepCount and
+	// Requests).
+	stepCount, requests, initializes int
+	firstRequest                     string
 
 	hasRelated bool              // some server request has a known related request
 	tokenOwner map[string]string // progress token key -> recorded id key of its request
@@ -48,6 +46,36 @@ type Session struct {
 	// path is set for a streamed session: Steps and Server are nil, and
 	// a replay reads the session's records again from this tape file.
 	path string
+}
+
+// StepCount returns the number of client messages: len(Steps) for a
+// session held in memory.
+func (s *Session) StepCount() int {
+	if !s.Streamed() {
+		return len(s.Steps)
+	}
+	return s.stepCount
+}
+
+// Requests returns how many requests the client sent, how many of them
+// were initialize, and the method of its first request.
+func (s *Session) Requests() (n, initializes int, first string) {
+	if s.Streamed() {
+		return s.requests, s.initializes, s.firstRequest
+	}
+	for _, st := range s.Steps {
+		if st.Kind != jsonrpc.KindRequest {
+			continue
+		}
+		if n == 0 {
+			first = st.Method
+		}
+		n++
+		if st.Method == "initialize" {
+			initializes++
+		}
+	}
+	return n, initializes, first
 }
 
 // Streamed reports whether the session's messages are read from its tape
@@ -201,7 +229,7 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 	for _, id := range order {
 		l := byID[id]
 		l.finish()
-		if s := l.s; s.StepCount > 0 {
+		if s := l.s; s.stepCount > 0 {
 			s.Cut = cut && !closed[id]
 			if streamed {
 				// A replay rebuilds what it needs as it reads.

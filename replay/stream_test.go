@@ -45,8 +45,8 @@ func TestReplayStreamed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sessions := openStreamed(t, stdioTape)
 			inMemory := loadTape(t, stdioTape)
-			if len(sessions) != 1 || sessions[0].StepCount != len(inMemory[0].Steps) {
-				t.Fatalf("%d sessions, %d steps; want 1, %d", len(sessions), sessions[0].StepCount, len(inMemory[0].Steps))
+			if len(sessions) != 1 || sessions[0].StepCount() != len(inMemory[0].Steps) {
+				t.Fatalf("%d sessions, %d steps; want 1, %d", len(sessions), sessions[0].StepCount(), len(inMemory[0].Steps))
 			}
 			rep, err := Run(context.Background(), sessions, tc.dial(t), WithSpeed(10), WithTimeout(10*time.Second))
 			if err != nil {

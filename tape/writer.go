@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/mcptape/mcptape/internal/jsonstr"
+	"github.com/mcptape/mcptape/internal/privfile"
 	"github.com/mcptape/mcptape/jsonrpc"
 )
 
@@ -91,17 +92,13 @@ func Create(path string, h Header, opts ...Option) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	flags := os.O_CREATE | os.O_TRUNC | os.O_WRONLY
+	create := privfile.Create // 0600 even if it existed with another mode
 	if o.exclusive {
-		flags = os.O_CREATE | os.O_EXCL | os.O_WRONLY
+		create = privfile.CreateNew
 	}
-	f, err := os.OpenFile(path, flags, 0o600)
+	f, err := create(path)
 	if err != nil {
 		return nil, fmt.Errorf("tape: create: %w", err)
-	}
-	if err := f.Chmod(0o600); err != nil { // the file may have existed with another mode
-		f.Close()
-		return nil, fmt.Errorf("tape: create %s: %w", path, err)
 	}
 	w, err := newWriter(path, f, h, o)
 	if err != nil {

@@ -34,7 +34,8 @@ import (
 // stream ends. The optional GET stream (and the legacy /sse stream) is read
 // the same way. The requests go through the connection's http.Client; a
 // client made by [NewHTTPClient] sends plain-HTTP requests over its lean
-// HTTP/1.1 path (http_client_lean.go: pooled keep-alive connections, each
+// HTTP/1.1 path (http_client_lean.go: pooled keep-alive connections of
+// internal/http1, the HTTP/1.1 client the recording proxy uses too, each
 // used by the goroutine of its request, no goroutine hand-off) and the
 // rest through net/http's Transport. For stdio one goroutine reads the
 // child's output lines. Recv

@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -11,26 +10,27 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/http1"
 	"github.com/mcptape/mcptape/internal/rawio"
 )
 
 // leanTransport is the http.RoundTripper of the clients NewHTTPClient
 // makes. Plain HTTP/1.1 requests to hosts reached without a proxy take
 // the lean path: a pool of keep-alive connections per host, each used
-// synchronously by the goroutine whose request it carries. The request is
-// written through the connection's bufio.Writer in one write, the
-// response read with its bufio.Reader by the caller (the body by whoever
-// reads it), with no goroutine per request or per connection: net/http's
+// synchronously by the goroutine whose request it carries. Each is an
+// internal/http1 connection (the HTTP/1.1 client the recording proxy
+// uses too): the request is written in one write (its body read first),
+// the response read with its bufio.Reader by the caller (the body by
+// whoever reads it), with no goroutine per request or per connection: net/http's
 // Transport hands every request to a write goroutine and every response
 // from a read goroutine, which costs a load generator more CPU than the
 // exchange itself. Everything else (https, proxies, Expect: 100-continue,
 // bodies of unknown length or over leanMaxBody, Connection headers, a
 // Host or request line net/http would rewrite or refuse) goes to a
 // net/http Transport with the same settings. Answers read as net/http
-// reads them (see parseHead); a connection is reused only when nothing
+// reads them (http1.Conn.ReadResponse); a connection is reused only when nothing
 // is left in its read buffer after an answer and a non-blocking peek
 // finds it quiet when it is taken from the pool.
 //
@@ -61,28 +61,11 @@ type leanHost struct {
 
 // leanConn is one keep-alive connection of the lean path.
 type leanConn struct {
+	*http1.Conn
 	host   *leanHost
-	nc     net.Conn
-	cw     countWriter // nc, counting the bytes written
-	br     *bufio.Reader
-	bw     *bufio.Writer
-	peek   *IdlePeek // looks at the socket before each reuse
 	idleAt time.Time
-	reused bool     // carried a request before
-	keys   []string // scratch: header names to write, sorted
-	hdr    []byte   // scratch: the response header block
-}
-
-// countWriter writes to a connection and counts the bytes written.
-type countWriter struct {
-	nc net.Conn
-	n  int64
-}
-
-func (w *countWriter) Write(p []byte) (int, error) {
-	n, err := w.nc.Write(p)
-	w.n += int64(n)
-	return n, err
+	reused bool   // carried a request before
+	body   []byte // scratch: the request body
 }
 
 // leanMaxBody is the largest request body the lean path sends: it writes
@@ -91,9 +74,9 @@ func (w *countWriter) Write(p []byte) (int, error) {
 // larger bodies go through net/http, which reads while it writes.
 const leanMaxBody = 64 << 10
 
-// leanBufSize is the size of the read and write buffers of a lean
-// connection (as net/http's).
-const leanBufSize = 4 << 10
+// maxKeptBody is the largest request body buffer a connection keeps for
+// its next request.
+const maxKeptBody = 16 << 10
 
 // aLongTimeAgo is the deadline that ends blocked I/O at once.
 var aLongTimeAgo = time.Unix(1, 0)
@@ -166,7 +149,7 @@ func (t *leanTransport) CloseIdleConnections() {
 	})
 	t.mu.Unlock()
 	for _, c := range idle {
-		c.nc.Close()
+		c.Close()
 	}
 	t.fallback.CloseIdleConnections()
 }
@@ -254,7 +237,7 @@ func (t *leanTransport) get(ctx context.Context, h *leanHost) (*leanConn, error)
 		// the server sent while the connection was idle would be read as
 		// the answer to the next request
 		if (t.idleTime > 0 && idle > t.idleTime) || !c.alive() {
-			c.nc.Close()
+			c.Close()
 			return t.dialConn(ctx, h) // in the closed one's place
 		}
 		return c, nil
@@ -301,15 +284,13 @@ func (t *leanTransport) dialConn(ctx context.Context, h *leanHost) (*leanConn, e
 		return nil, err
 	}
 	nc = rawio.Wrap(nc) // a dialer's own kind of connection stays as it is
-	c := &leanConn{host: h, nc: nc, cw: countWriter{nc: nc}, br: bufio.NewReaderSize(nc, leanBufSize), peek: NewIdlePeek(nc)}
-	c.bw = bufio.NewWriterSize(&c.cw, leanBufSize)
-	return c, nil
+	return &leanConn{Conn: http1.NewConn(nc, nc), host: h}, nil
 }
 
 // alive reports whether an idle connection is still open: nothing to
 // read, no end of stream.
 func (c *leanConn) alive() bool {
-	return c.br.Buffered() == 0 && c.peek.Quiet()
+	return c.Quiet()
 }
 
 // put makes c, whose exchange is complete, available to the next request.
@@ -325,7 +306,7 @@ func (t *leanTransport) put(c *leanConn) {
 	if len(h.idle) >= t.maxIdle {
 		h.open--
 		t.mu.Unlock()
-		c.nc.Close()
+		c.Close()
 		return
 	}
 	c.idleAt = time.Now()
@@ -346,7 +327,7 @@ func (h *leanHost) nextWaiter() chan *leanConn {
 
 // discard closes c, which cannot be reused.
 func (t *leanTransport) discard(c *leanConn) {
-	c.nc.Close()
+	c.Close()
 	t.drop(c.host)
 }
 
@@ -368,14 +349,14 @@ func (c *leanConn) watch(ctx context.Context) (stop func() bool) {
 	if ctx.Done() == nil {
 		return nil
 	}
-	return context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) })
+	return context.AfterFunc(ctx, func() { c.NC.SetDeadline(aLongTimeAgo) })
 }
 
 // roundTrip writes req with body and reads the answer's head. retry
 // reports a failure on a reused connection that the server may have
 // closed while the request was on its way: nothing of the request was
 // written, or, for a request that may be sent twice (GET...), no byte of
-// an answer arrived (the rules of net/http).
+// an answer arrived (the rules of net/http, http1.Retryable).
 func (c *leanConn) roundTrip(t *leanTransport, req *http.Request, body io.ReadCloser) (*http.Response, bool, error) {
 	ctx := req.Context()
 	stop := c.watch(ctx)
@@ -389,76 +370,39 @@ func (c *leanConn) roundTrip(t *leanTransport, req *http.Request, body io.ReadCl
 		}
 		return nil, retry && c.reused, err
 	}
-	written := c.cw.n
-	werr := c.writeRequest(req, body)
-	nothingWritten := c.cw.n == written
-	var reqErr *requestError
-	if errors.As(werr, &reqErr) {
-		return fail(werr, false)
+	b, err := c.readBody(req, body)
+	if err != nil {
+		return fail(err, false)
+	}
+	written := c.Written()
+	werr := c.WriteRequest(&http1.Request{
+		Method: requestMethod(req), Target: req.URL.RequestURI(), Host: requestHost(req),
+		Header: req.Header, Mode: http1.Client, Body: b,
+	})
+	if cap(c.body) > maxKeptBody {
+		c.body = nil
 	}
 	// A write error (the server may have closed the connection after
 	// answering) is reported only if no answer can be read.
-	resp, got, err := c.readResponse(req)
+	resp, err := c.ReadResponse(req, nil)
 	if err != nil {
+		retry := http1.Retryable(err, werr != nil && c.Written() == written, http1.Replayable(req.Method, req.Header))
 		if werr != nil {
 			err = werr
 		}
-		return fail(err, (werr != nil && nothingWritten) || (!got && isConnGone(err) && replayable(req)))
+		return fail(err, retry)
 	}
 	lb := &leanBody{t: t, c: c, stop: stop, ctx: ctx}
-	r := c.bodyReader(req, resp)
-	if r == nil {
-		resp.Body = http.NoBody
+	if resp.Body == http.NoBody {
 		// after 101 Switching Protocols the connection speaks something
 		// else: it is not reused (the lean path does not upgrade)
 		lb.finish(!resp.Close && resp.StatusCode != http.StatusSwitchingProtocols)
 		return resp, false, nil
 	}
-	lb.r = r
+	lb.r = resp.Body
 	lb.reuse = !resp.Close
 	resp.Body = lb
 	return resp, false, nil
-}
-
-// bodyReader returns the reader of the body of resp, the answer to req,
-// on c; nil when it has none.
-func (c *leanConn) bodyReader(req *http.Request, resp *http.Response) io.Reader {
-	switch {
-	case !bodyAllowed(req.Method, resp.StatusCode):
-		return nil
-	case resp.TransferEncoding != nil:
-		return &chunkedBody{br: c.br, r: newChunkedReader(c.br), resp: resp}
-	case resp.ContentLength == 0:
-		return nil
-	case resp.ContentLength > 0:
-		return &lengthBody{r: c.br, left: resp.ContentLength}
-	default:
-		resp.Close = true
-		return c.br // until the server closes
-	}
-}
-
-// replayable reports whether req may be sent twice (net/http's rule).
-func replayable(req *http.Request) bool {
-	switch req.Method {
-	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
-		return true
-	}
-	_, ok := req.Header["Idempotency-Key"]
-	_, xok := req.Header["X-Idempotency-Key"]
-	return ok || xok
-}
-
-// isConnGone reports whether err says the peer closed the connection.
-func isConnGone(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
-}
-
-// bodyAllowed reports whether an answer with status to method has a body.
-func bodyAllowed(method string, status int) bool {
-	return method != http.MethodHead && (status < 100 || status >= 200) &&
-		status != http.StatusNoContent && status != http.StatusNotModified
 }
 
 // leanBody is the body of an answer on the lean path: reading it to the
@@ -520,34 +464,9 @@ func (b *leanBody) finish(reuse bool) {
 	// bytes beyond the answer's framing (a body longer than its
 	// Content-Length, a body after HEAD, 204 or 304...) would be read as
 	// the next answer
-	if reuse && b.c.br.Buffered() == 0 {
+	if reuse && b.c.BR.Buffered() == 0 {
 		b.t.put(b.c)
 	} else {
 		b.t.discard(b.c)
 	}
-}
-
-// lengthBody reads a body of a known length, returning io.EOF with its
-// last bytes.
-type lengthBody struct {
-	r    io.Reader
-	left int64
-}
-
-func (l *lengthBody) Read(p []byte) (int, error) {
-	if l.left <= 0 {
-		return 0, io.EOF
-	}
-	if int64(len(p)) > l.left {
-		p = p[:l.left]
-	}
-	n, err := l.r.Read(p)
-	l.left -= int64(n)
-	if l.left <= 0 {
-		return n, io.EOF
-	}
-	if err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	return n, err
 }

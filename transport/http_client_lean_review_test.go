@@ -9,168 +9,28 @@ import (
 	"net"
 	"net/http"
 	"reflect"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/http1/http1test"
 )
 
 // Review tests of the lean HTTP/1.1 client: each one failed before the
 // fix it names.
 
-// leanOutcome is what a client made of an answer.
-type leanOutcome struct {
-	Status   string
-	Code     int
-	Header   http.Header
-	Body     string
-	Length   int64
-	TE       []string
-	Close    bool
-	Failed   bool // an error from Do or from reading the body
-	Over     bool // a body longer than the input: framing went wrong
-	Trailers http.Header
-}
+// The reader-level differential tests of the lean client (its answers
+// read in memory against net/http's reader) are internal/http1's, on the
+// corpus of http1test; here the same answers go over TCP.
 
-// readOutcome reads resp (or err) into an outcome, the body up to limit
-// bytes.
-func readOutcome(resp *http.Response, err error, limit int64) leanOutcome {
-	if err != nil {
-		return leanOutcome{Failed: true}
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	o := leanOutcome{
-		Status: resp.Status, Code: resp.StatusCode, Header: resp.Header, Body: string(body),
-		Length: resp.ContentLength, TE: resp.TransferEncoding, Close: resp.Close,
-		Failed: err != nil, Over: int64(len(body)) > limit, Trailers: resp.Trailer,
-	}
-	if len(o.Header) == 0 {
-		o.Header = nil
-	}
-	return o
-}
-
-// leanReadOutcome reads raw as the answer to a request with method on a
-// lean connection, as roundTrip does, in memory.
-func leanReadOutcome(method string, raw []byte) leanOutcome {
-	c := &leanConn{br: bufio.NewReaderSize(bytes.NewReader(raw), leanBufSize)}
-	req := &http.Request{Method: method}
-	resp, _, err := c.readResponse(req)
-	if err != nil {
-		return readOutcome(nil, err, 0)
-	}
-	resp.Body = http.NoBody
-	if r := c.bodyReader(req, resp); r != nil {
-		resp.Body = io.NopCloser(r)
-	}
-	return readOutcome(resp, nil, int64(len(raw)))
-}
-
-// stdReadOutcome reads raw as net/http's Transport does: interim 1xx
-// answers skipped, 101 final.
-func stdReadOutcome(method string, raw []byte) leanOutcome {
-	br := bufio.NewReaderSize(bytes.NewReader(raw), leanBufSize)
-	req := &http.Request{Method: method}
-	for {
-		resp, err := http.ReadResponse(br, req)
-		if err != nil {
-			return readOutcome(nil, err, 0)
-		}
-		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
-			continue
-		}
-		return readOutcome(resp, nil, int64(len(raw)))
-	}
-}
-
-// leanReviewAnswers are answers whose reading differed from net/http's
-// before the review (plus a few that always matched).
-var leanReviewAnswers = []struct {
-	name, method, raw string
-}{
-	{"plain", "POST", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"},
-	{"content length and chunked", "POST", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n"},
-	{"chunked with bad content length", "POST", "HTTP/1.1 200 OK\r\nContent-Length: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n"},
-	{"content length -0", "POST", "HTTP/1.1 200 OK\r\nContent-Length: -0\r\n\r\n"},
-	{"content length padded", "POST", "HTTP/1.1 200 OK\r\nContent-Length:  2 \r\n\r\nab"},
-	{"duplicate equal content lengths", "POST", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab"},
-	{"empty content length", "POST", "HTTP/1.1 200 OK\r\nContent-Length: \r\n\r\nab"},
-	{"204 with bad content length", "POST", "HTTP/1.1 204 No Content\r\nContent-Length: x\r\n\r\n"},
-	{"head with content length", "HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 42\r\n\r\n"},
-	{"head chunked", "HEAD", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"},
-	{"connection close header", "POST", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx"},
-	{"connection keep-alive 1.0", "POST", "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 1\r\n\r\nx"},
-	{"pragma no-cache", "POST", "HTTP/1.1 200 OK\r\nPragma: no-cache\r\nContent-Length: 0\r\n\r\n"},
-	{"http/1.0 chunked", "POST", "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n"},
-	{"identity transfer encoding", "POST", "HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\n\r\nab"},
-	{"folded header", "POST", "HTTP/1.1 200 OK\r\nX-A: 1\r\n 2\r\nContent-Length: 0\r\n\r\n"},
-	{"control byte in value", "POST", "HTTP/1.1 200 OK\r\nX-A: a\x01b\r\nContent-Length: 0\r\n\r\n"},
-	{"space before colon", "POST", "HTTP/1.1 200 OK\r\nX-A : 1\r\nContent-Length: 0\r\n\r\n"},
-	{"leading blank line", "POST", "\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"},
-	{"status 099", "POST", "HTTP/1.1 099 Odd\r\nContent-Length: 0\r\n\r\n"},
-	{"http/1.2", "POST", "HTTP/1.2 200 OK\r\nContent-Length: 0\r\n\r\n"},
-	{"nine early hints", "POST", strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n", 9) + "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"},
-	{"chunk extension", "POST", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;name=v\r\nab\r\n0;x\r\n\r\n"},
-	{"bad chunk size", "POST", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n"},
-	{"huge chunk size", "POST", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\nab\r\n0\r\n\r\n"},
-	{"chunk without crlf", "POST", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabX0\r\n\r\n"},
-	{"trailer", "POST", "HTTP/1.1 200 OK\r\nTrailer: X-T\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\nX-T: 1\r\n\r\n"},
-	{"malformed trailer", "POST", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\nno colon\r\n\r\n"},
-	{"101 switching", "POST", "HTTP/1.1 101 Switching Protocols\r\n\r\nrest"},
-	{"until close 1.1", "POST", "HTTP/1.1 200 OK\r\n\r\nrest"},
-}
-
-// TestLeanReviewReadsAsNetHTTP reads each answer with the lean reader and
-// with net/http's, in memory. Before the review the lean reader kept
-// Connection: close and duplicate Content-Length fields, took "-0" and
-// bad lengths on 204/HEAD/chunked answers, read chunks of HTTP/1.0
-// answers, refused folded lines and early-hints series, took control
-// bytes in values, a blank line before the status line, and gave HEAD
-// answers no length.
-func TestLeanReviewReadsAsNetHTTP(t *testing.T) {
-	for _, tt := range leanReviewAnswers {
-		t.Run(tt.name, func(t *testing.T) {
-			ours, theirs := leanReadOutcome(tt.method, []byte(tt.raw)), stdReadOutcome(tt.method, []byte(tt.raw))
-			if !reflect.DeepEqual(ours, theirs) {
-				t.Errorf("lean\n%+v\nnet/http\n%+v", ours, theirs)
-			}
-		})
-	}
-}
-
-// FuzzLeanVsNetHTTP compares the lean reader with net/http's on any
-// bytes.
-func FuzzLeanVsNetHTTP(f *testing.F) {
-	for _, tt := range leanReviewAnswers {
-		f.Add(tt.method == "HEAD", []byte(tt.raw))
-	}
-	// found by fuzzing: a status under 100 frames a body; a head is
-	// handed to net/http byte for byte
-	f.Add(false, []byte("HTTP/0.0 000 \nContent-Length:01\n\n"))
-	f.Add(false, []byte("HTTP/0.0 000\r\r\n\n"))
-	f.Fuzz(func(t *testing.T, head bool, raw []byte) {
-		method := "POST"
-		if head {
-			method = "HEAD"
-		}
-		ours, theirs := leanReadOutcome(method, raw), stdReadOutcome(method, raw)
-		if ours.Over {
-			t.Fatalf("lean body longer than the input: %+v", ours)
-		}
-		if !reflect.DeepEqual(ours, theirs) {
-			t.Errorf("lean\n%+v\nnet/http\n%+v", ours, theirs)
-		}
-	})
-}
-
-// TestLeanReviewMatchesNetHTTPOverTheWire runs the same answers through
-// both clients over TCP.
+// TestLeanReviewMatchesNetHTTPOverTheWire runs the answers of the
+// differential corpus (http1test.Answers) through both clients over TCP.
+// (CONNECT is left out: net/http's client sends it in authority form.)
 func TestLeanReviewMatchesNetHTTPOverTheWire(t *testing.T) {
 	lean := leanClient(t)
 	std := leanClient(t, WithNetHTTPOnly())
-	do := func(c *http.Client, method, u string) leanOutcome {
+	do := func(c *http.Client, method, u string) http1test.Outcome {
 		var body io.Reader
 		if method == http.MethodPost {
 			body = strings.NewReader("{}")
@@ -182,17 +42,20 @@ func TestLeanReviewMatchesNetHTTPOverTheWire(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		resp, err := c.Do(req.WithContext(ctx))
-		o := readOutcome(resp, err, 1<<20)
+		o := http1test.ReadOutcome(resp, err, 1<<20)
 		if resp != nil {
 			o.Header.Del("Date")
 		}
 		return o
 	}
-	for _, tt := range leanReviewAnswers {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := newRawServer(t, answerOnce(tt.raw))
-			ours, theirs := do(lean, tt.method, srv.url), do(std, tt.method, srv.url)
-			if tt.name == "101 switching" {
+	for _, tt := range http1test.Answers {
+		if tt.Method == http.MethodConnect {
+			continue
+		}
+		t.Run(tt.Name, func(t *testing.T) {
+			srv := newRawServer(t, answerOnce(tt.Raw))
+			ours, theirs := do(lean, tt.Method, srv.url), do(std, tt.Method, srv.url)
+			if tt.Name == "101 switching" {
 				// net/http hands a 101 a raw body only after an Upgrade
 				// request; the lean path never sends one
 				ours.Body, theirs.Body = "", ""
@@ -297,8 +160,7 @@ func TestLeanReviewEndlessBlankLines(t *testing.T) {
 
 // TestLeanReviewHeadLimits: net/http takes response heads up to 10 MiB,
 // interim 1xx heads included; the lean path took 1 MiB per head and at
-// most 8 interim answers, and kept a head's scratch buffer with the
-// idle connection.
+// most 8 interim answers.
 func TestLeanReviewHeadLimits(t *testing.T) {
 	big := func(n int) string {
 		return "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", n) + "\r\nContent-Length: 2\r\n\r\n{}"
@@ -327,17 +189,6 @@ func TestLeanReviewHeadLimits(t *testing.T) {
 					t.Errorf("net/http only %v: error %v, want error %v", c == std, err, tt.wantErr)
 				}
 			}
-			lt := lean.Transport.(*leanTransport)
-			lt.mu.Lock()
-			lt.hosts.Range(func(_, v any) bool {
-				for _, c := range v.(*leanHost).idle {
-					if cap(c.hdr) > maxKeptHead {
-						t.Errorf("idle connection keeps a %d-byte head buffer", cap(c.hdr))
-					}
-				}
-				return true
-			})
-			lt.mu.Unlock()
 			lean.CloseIdleConnections()
 			std.CloseIdleConnections()
 		})
@@ -431,27 +282,6 @@ func TestLeanReviewBadRequests(t *testing.T) {
 		default:
 			return
 		}
-	}
-}
-
-// TestLeanReviewHeadMemory: the lean reader sized its header map and
-// value slice by the number of lines of a head, so a head of many short
-// lines cost many times what net/http's reader allocates for it.
-func TestLeanReviewHeadMemory(t *testing.T) {
-	raw := []byte("HTTP/1.1 200 OK\r\n" + strings.Repeat("a:\r\n", 1<<18) + "Content-Length: 0\r\n\r\n")
-	allocated := func(read func()) uint64 {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		read()
-		runtime.ReadMemStats(&after)
-		return after.TotalAlloc - before.TotalAlloc
-	}
-	ours := allocated(func() { leanReadOutcome("POST", raw) })
-	theirs := allocated(func() { stdReadOutcome("POST", raw) })
-	t.Logf("lean %d bytes, net/http %d bytes for a %d-byte head", ours, theirs, len(raw))
-	if ours > 2*theirs {
-		t.Errorf("lean reader allocated %d bytes, net/http %d", ours, theirs)
 	}
 }
 

@@ -467,45 +467,6 @@ func mustReq(t *testing.T, u string) *http.Request {
 	return req
 }
 
-// FuzzLeanResponse feeds arbitrary bytes to the lean path's response
-// reader: no panic, no hang, and an accepted head is well formed.
-func FuzzLeanResponse(f *testing.F) {
-	for _, s := range []string{
-		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}",
-		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
-		"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
-		"HTTP/1.0 404\r\nconnection: keep-alive\r\n\r\n",
-		"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx",
-		"HTTP/1.1 200\n\n",
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		c := &leanConn{br: bufio.NewReaderSize(bytes.NewReader(data), leanBufSize)}
-		req := &http.Request{Method: http.MethodPost}
-		resp, _, err := c.readResponse(req)
-		if err != nil {
-			return
-		}
-		if resp.StatusCode < 0 || resp.StatusCode > 999 || resp.Header == nil { // 0-99 as net/http
-			t.Fatalf("accepted status %d", resp.StatusCode)
-		}
-		for k := range resp.Header {
-			if k != http.CanonicalHeaderKey(k) {
-				t.Fatalf("header name %q not canonical", k)
-			}
-		}
-		body := c.bodyReader(req, resp)
-		if body == nil {
-			body = http.NoBody
-		}
-		n, _ := io.Copy(io.Discard, io.LimitReader(body, int64(len(data))+1))
-		if n > int64(len(data)) {
-			t.Fatalf("body of %d bytes from %d bytes of input", n, len(data))
-		}
-	})
-}
-
 // TestHTTPConnRedirect checks that a Streamable HTTP endpoint that
 // redirects (as /mcp to /mcp/ in some frameworks) is followed, on the
 // first request and on later ones.

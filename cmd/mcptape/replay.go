@@ -30,6 +30,7 @@ type replayFlags struct {
 	format      string
 	ignore      []string
 	headers     []string
+	insecure    bool
 }
 
 func replayCmd() *command {
@@ -68,6 +69,7 @@ func replayCmd() *command {
 			fs.StringVar(&f.format, "format", "text", "report `FORMAT`: text or json")
 			fs.StringArrayVar(&f.ignore, "ignore", nil, "leave `PATH` out of the comparison, or a notification method out of the counts (repeatable)")
 			fs.StringArrayVar(&f.headers, "header", nil, "with --url: add `NAME: VALUE` to every HTTP request (repeatable)")
+			insecureFlag(fs, &f.insecure, "with --url: ")
 			return func(ctx context.Context, st *stdio, args []string) error {
 				dash := fs.ArgsLenAtDash()
 				var command []string
@@ -101,8 +103,13 @@ func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
 		return nil, usageError("--format %q: want text or json", f.format)
 	case f.output == "-":
 		return nil, usageError("-o -: stdout carries the report; give a file name")
-	case (len(f.headers) > 0 || f.sse) && f.url == "":
-		return nil, usageError("--header and --sse need --url")
+	case (len(f.headers) > 0 || f.sse || f.insecure) && f.url == "":
+		return nil, usageError("--header, --sse and --insecure need --url")
+	}
+	if f.url != "" {
+		if err := checkServerURL("--url", f.url); err != nil {
+			return nil, err
+		}
 	}
 	opts := []replay.Option{replay.WithIgnore(f.ignore...)}
 	if f.speed == "max" {
@@ -224,7 +231,11 @@ func (f *replayFlags) dialer(st *stdio, command []string) (replay.DialFunc, stri
 		}
 		hopts = append(hopts, transport.WithHeader(h))
 	}
-	client, err := transport.NewHTTPClient(f.concurrency * 4)
+	var copts []transport.ClientOption
+	if f.insecure {
+		copts = append(copts, transport.WithInsecureTLS())
+	}
+	client, err := transport.NewHTTPClient(f.concurrency*4, copts...)
 	if err != nil {
 		return nil, "", "", err
 	}

@@ -1,6 +1,7 @@
-// Package httphead holds the primitives shared by mcptape's two fast
-// readers of HTTP/1.1 heads: the recording proxy's request and response
-// readers (capture) and the load generator's lean client (transport).
+// Package httphead holds the primitives shared by mcptape's fast readers
+// of HTTP/1.1 heads: the recording proxy's request reader (capture) and
+// the response reader of the one HTTP/1.1 client (internal/http1), used by
+// the proxy's upstream side and the load generator's lean client.
 //
 // Both readers take a head that lies whole in memory, cut it into lines
 // themselves, and hand each line to this package: the status line to

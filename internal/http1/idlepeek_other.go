@@ -1,6 +1,6 @@
 //go:build !unix
 
-package transport
+package http1
 
 import "net"
 

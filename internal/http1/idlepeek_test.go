@@ -1,4 +1,4 @@
-package transport
+package http1
 
 import (
 	"io"
