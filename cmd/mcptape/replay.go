@@ -53,8 +53,15 @@ func replayCmd() *command {
   from the recording. Responses are compared with the recorded ones (ids,
   _meta, session and task ids and timestamps ignored); notifications by count
   per method (notifications/message never fails the verdict).
+  Over HTTP, initialize is answered and each notification or response
+  acknowledged before anything recorded after it is sent (a stdio client may
+  have pipelined them). A cut tape replays up to the cut: answers the server
+  gives to requests whose recorded answers were cut off are noted, not
+  counted. A big tape is read again from the file as it is replayed, so
+  memory does not grow with it.
   Exit code: 0 every answer matched, 1 some differed (or are missing/extra),
-  2 the replay failed (bad tape, unknown session, server died, hung or sent garbage).
+  2 the replay failed (bad tape, unknown session, server died, hung or sent
+  garbage; the error names the step and why).
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f replayFlags
