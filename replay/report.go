@@ -151,8 +151,13 @@ func (r *runner) finishReport() {
 		r.compare(p)
 	}
 	sort.SliceStable(rep.Differences, func(i, j int) bool { return rep.Differences[i].srv < rep.Differences[j].srv })
-	for recKey, lives := range r.early { // no twin was admitted after all
-		for range lives {
+	early := make([]string, 0, len(r.early))
+	for recKey := range r.early {
+		early = append(early, recKey)
+	}
+	sort.Strings(early)
+	for _, recKey := range early { // no twin was admitted after all
+		for range r.early[recKey] {
 			if !r.cancelled[recKey] {
 				r.unexpectedResponse(recKey)
 			}

@@ -227,6 +227,7 @@ func (r *runner) sendAsync(ctx context.Context, i int, st *Step, frame []byte) {
 	r.mu.Lock()
 	r.sentAt[st.IDKey] = time.Now()
 	r.launched[st.IDKey] = done
+	r.rep.Sent++ // taken back if the POST fails: its answer may come only as the replay ends
 	r.mu.Unlock()
 	r.bg.Add(1)
 	go func() {
@@ -237,11 +238,11 @@ func (r *runner) sendAsync(ctx context.Context, i int, st *Step, frame []byte) {
 		defer r.mu.Unlock()
 		if err != nil {
 			if !r.closing && ctx.Err() == nil {
+				r.rep.Sent--
 				r.fail(fmt.Errorf("sending step %d (%s): %w", i+1, describeStep(st), err))
 			}
 			return
 		}
-		r.rep.Sent++
 		if ex != nil && ex.ID != 0 {
 			r.exchReq[ex.ID] = st.IDKey
 			r.exchanges[st.IDKey] = ex

@@ -155,7 +155,7 @@ func (r *runner) stream(ctx context.Context) {
 	err := r.readSession(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err != nil && ctx.Err() == nil && !r.closing {
+	if err != nil && ctx.Err() == nil && !r.closing && !errors.Is(err, errStopped) {
 		r.fail(fmt.Errorf("reading the tape: %w", err))
 	}
 	r.loaded = true
@@ -196,12 +196,19 @@ func (r *runner) readSession(ctx context.Context) error {
 	}
 }
 
+// errStopped ends a loader whose session failed or is closing.
+var errStopped = errors.New("the session ended")
+
 // awaitRoom waits until fewer than maxAhead admitted steps wait for the
 // sender.
 func (r *runner) awaitRoom(ctx context.Context) error {
 	for {
 		r.mu.Lock()
-		if r.queue.len() < maxAhead || r.failure != nil || r.closing {
+		if r.failure != nil || r.closing {
+			r.mu.Unlock()
+			return errStopped
+		}
+		if r.queue.len() < maxAhead {
 			r.mu.Unlock()
 			return nil
 		}
