@@ -13,7 +13,7 @@ func diffCmd() *command {
 	return &command{
 		name:    "diff",
 		summary: "Compare two tapes message by message, ids and volatile fields ignored",
-		usage:   "diff A B [--ignore PATH ...] [--format text|json]",
+		usage:   "diff A B [--ignore PATH ...] [--format text|json]   (A or B may be a directory of rotated tapes)",
 		examples: `  mcptape diff recorded.jsonl.zst replayed.jsonl.zst
   mcptape diff a.jsonl.zst b.jsonl.zst --ignore 'result.content[*].text' --ignore '**.etag'
   mcptape diff a.jsonl.zst b.jsonl.zst --format json | jq '.mismatches[].diffs'
@@ -54,7 +54,7 @@ func diffCmd() *command {
 
 // runDiff compares two tapes and turns the verdict into the exit code.
 func runDiff(ctx context.Context, st *stdio, a, b, format string, opts []analysis.DiffOption) error {
-	rep, err := analysis.Diff(ctx, a, b, opts...)
+	rep, err := diffPaths(ctx, st, a, b, opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return withCode(130, ctx.Err())
@@ -78,4 +78,25 @@ func runDiff(ctx context.Context, st *stdio, a, b, format string, opts []analysi
 		return withCode(1, nil)
 	}
 	return nil
+}
+
+// diffPaths compares the tapes a and b; a directory stands for the tapes
+// in it, joined (a rotated recording).
+func diffPaths(ctx context.Context, st *stdio, a, b string, opts []analysis.DiffOption) (*analysis.DiffReport, error) {
+	ra, na, err := openTapes(st, []string{a})
+	if err != nil {
+		return nil, err
+	}
+	defer ra.Close()
+	rb, nb, err := openTapes(st, []string{b})
+	if err != nil {
+		return nil, err
+	}
+	defer rb.Close()
+	rep, err := analysis.DiffTapes(ctx, ra, rb, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("diff %s %s: %w", na, nb, err)
+	}
+	rep.A.File, rep.B.File = a, b
+	return rep, nil
 }

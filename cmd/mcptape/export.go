@@ -9,14 +9,13 @@ import (
 
 	"github.com/mcptape/mcptape/analysis"
 	"github.com/mcptape/mcptape/internal/privfile"
-	"github.com/mcptape/mcptape/tape"
 )
 
 func exportCmd() *command {
 	return &command{
 		name:    "export",
 		summary: "Export a tape as HAR 1.2 (HTTP tapes) or NDJSON of messages",
-		usage:   "export TAPE --format har|ndjson [-o FILE]",
+		usage:   "export TAPE... --format har|ndjson [-o FILE]",
 		examples: `  mcptape export run.jsonl.zst --format har -o run.har     # open in a browser's network panel
   mcptape export run.jsonl.zst --format ndjson | jq 'select(.kind=="response") | .latency_ns'
   zstdcat run.jsonl.zst | zstd | mcptape export - --format ndjson
@@ -31,8 +30,8 @@ func exportCmd() *command {
 			format := fs.String("format", "", "output `FORMAT`: har or ndjson (required)")
 			out := fs.StringP("output", "o", "-", "write to `FILE` (mode 0600) instead of stdout")
 			return func(ctx context.Context, st *stdio, args []string) error {
-				if len(args) != 1 {
-					return usageError("want one tape, got %d arguments (usage: mcptape export TAPE --format har|ndjson [-o FILE])", len(args))
+				if len(args) == 0 {
+					return usageError("no tape given (usage: mcptape export TAPE... --format har|ndjson [-o FILE])")
 				}
 				if *format == "" {
 					return usageError("--format is required: har or ndjson")
@@ -41,7 +40,7 @@ func exportCmd() *command {
 				if err != nil {
 					return usageError("--%v", err)
 				}
-				return runExport(ctx, st, args[0], *out, f)
+				return runExport(ctx, st, args, *out, f)
 			}
 		},
 	}
@@ -49,14 +48,8 @@ func exportCmd() *command {
 
 // runExport exports the tape at path (or stdin for "-") to out (or stdout
 // for "-"). A failed export leaves no output file behind.
-func runExport(ctx context.Context, st *stdio, path, out string, f analysis.ExportFormat) error {
-	var r *tape.Reader
-	var err error
-	if path == "-" {
-		r, err = openStdinTape(st.in)
-	} else {
-		r, err = tape.Open(path)
-	}
+func runExport(ctx context.Context, st *stdio, args []string, out string, f analysis.ExportFormat) error {
+	r, path, err := openTapes(st, args) // tapes.go: several are joined
 	if err != nil {
 		return withCode(2, err)
 	}

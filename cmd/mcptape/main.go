@@ -86,6 +86,7 @@ func commands() []*command {
 		diffCmd(),
 		exportCmd(),
 		reportCmd(),
+		pruneCmd(),
 		wrapCmd(),
 		unwrapCmd(),
 		completionCmd(),

@@ -31,10 +31,11 @@ type httpFlags struct {
 	noRedact      bool
 	maxDecoded    int // MiB
 	decodeBudget  int // MiB
+	rotate        rotateFlags
 }
 
 // httpFlagNames are the flags that only make sense in HTTP mode.
-var httpFlagNames = [...]string{"listen", "upstream", "preserve-host", "insecure", "redact-header", "no-redact", "max-decoded-mib", "decode-budget-mib"}
+var httpFlagNames = append([]string{"listen", "upstream", "preserve-host", "insecure", "redact-header", "no-redact", "max-decoded-mib", "decode-budget-mib"}, rotateFlagNames[:]...)
 
 // declareHTTPFlags declares the HTTP-mode flags of "mcptape record" on fs.
 func declareHTTPFlags(fs *pflag.FlagSet) *httpFlags {
@@ -47,6 +48,7 @@ func declareHTTPFlags(fs *pflag.FlagSet) *httpFlags {
 	fs.BoolVar(&h.noRedact, "no-redact", false, "HTTP mode: record every header and query value as it is, secrets included")
 	fs.IntVar(&h.maxDecoded, "max-decoded-mib", capture.DefaultMaxDecoded>>20, "HTTP mode: most MiB recorded of one gzip/deflate body (or event) once decoded; longer ones are forwarded whole but recorded cut")
 	fs.IntVar(&h.decodeBudget, "decode-budget-mib", capture.DefaultDecodeBudget>>20, "HTTP mode: most MiB of decoded bodies held at once across all exchanges; a body past it is recorded cut")
+	h.rotate.declare(fs) // record_rotate.go
 	return &h
 }
 
@@ -72,7 +74,7 @@ func (h *httpFlags) httpMode(fs *pflag.FlagSet, args []string) (bool, error) {
 	case h.decodeBudget <= 0 || h.decodeBudget > 1<<20:
 		return true, usageError("--decode-budget-mib %d: must be between 1 and %d", h.decodeBudget, 1<<20)
 	}
-	return true, nil
+	return true, h.rotate.check()
 }
 
 // httpRecordConfig is what HTTP mode takes from the rest of "mcptape
@@ -148,12 +150,16 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	if err != nil {
 		return err // "listen tcp 127.0.0.1:8931: bind: address already in use"
 	}
-	w, err := createTape(path, c.Force, httpHeader(c.Header, h, ln.Addr().String(), start), tape.WithFlushInterval(c.Flush), tape.WithLevel(cmp.Or(c.Level, tape.DefaultLevel)))
+	w, err := h.rotate.open(path, c.Force, httpHeader(c.Header, h, ln.Addr().String(), start), logf,
+		tape.WithFlushInterval(c.Flush), tape.WithLevel(cmp.Or(c.Level, tape.DefaultLevel)))
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	tw.w = w
+	if rot, ok := w.(*tape.Rotator); ok {
+		path = rot.Stats().Path
+	}
 	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
 		logf("warning: listening on %s, which other machines can reach: anyone who can connect uses your upstream session and ends up in the tape; use 127.0.0.1:PORT to stay local", ln.Addr())
 	}
@@ -175,7 +181,7 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 
 // lateTape hands records to a tape writer set after the proxy was built;
 // nothing is recorded before the listener exists.
-type lateTape struct{ w *tape.Writer }
+type lateTape struct{ w recordTape }
 
 func (l *lateTape) Write(r *tape.Record) error { return l.w.Write(r) }
 

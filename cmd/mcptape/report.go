@@ -33,8 +33,8 @@ func reportCmd() *command {
 			maxTimeline := fs.Int("max-timeline", analysis.DefaultMaxTimeline, "requests drawn in the timelines (the first ones)")
 			title := fs.String("title", "", "report title (default: the tape's file name)")
 			return func(ctx context.Context, st *stdio, args []string) error {
-				if len(args) != 1 {
-					return usageError("want one tape, got %d arguments (usage: mcptape report TAPE -o report.html)", len(args))
+				if len(args) == 0 {
+					return usageError("no tape given (usage: mcptape report TAPE... -o report.html)")
 				}
 				if *out == "" {
 					return usageError("-o FILE is required (use -o - for stdout)")
@@ -46,7 +46,7 @@ func reportCmd() *command {
 				if t == "" {
 					t = filepath.Base(args[0])
 				}
-				return runReport(ctx, st, args[0], *out,
+				return runReport(ctx, st, args, *out,
 					analysis.WithTitle(t), analysis.WithMaxTimeline(*maxTimeline))
 			}
 		},
@@ -55,18 +55,22 @@ func reportCmd() *command {
 
 // runReport writes the HTML report of the tape at path to out (or stdout
 // for "-"). A failed report leaves no file behind.
-func runReport(ctx context.Context, st *stdio, path, out string, opts ...analysis.HTMLOption) error {
+func runReport(ctx context.Context, st *stdio, args []string, out string, opts ...analysis.HTMLOption) error {
+	r, _, err := openTapes(st, args) // tapes.go: several are joined, sessions kept apart by proxy
+	if err != nil {
+		return withCode(2, err)
+	}
+	defer r.Close()
 	w := st.out
 	var file *os.File
 	if out != "-" {
-		var err error
 		file, err = privfile.Create(out)
 		if err != nil {
 			return withCode(2, err)
 		}
 		w = file
 	}
-	rep, err := analysis.WriteHTMLReport(ctx, path, w, opts...)
+	rep, err := analysis.WriteHTMLReportTape(ctx, r, w, opts...)
 	if file != nil {
 		if cerr := file.Close(); err == nil && cerr != nil {
 			err = cerr
