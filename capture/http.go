@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,6 +76,11 @@ type httpOptions struct {
 	grace        time.Duration
 	headTimeout  time.Duration // for a request head, whole (ReadHeaderTimeout)
 	netHTTPOnly  bool          // tests: no lean path
+	sample       float64       // WithSample
+	seed         uint64
+	sampling     bool
+	recordOnly   []*regexp.Regexp // WithMethodFilter
+	skip         []*regexp.Regexp
 }
 
 // WithPreserveHost forwards the client's Host header even when it names the
@@ -199,10 +205,11 @@ func withHeadTimeout(d time.Duration) HTTPOption {
 // HTTPStats counts what an HTTPProxy did.
 type HTTPStats struct {
 	Exchanges      int64 // HTTP requests handled
-	ClientMessages int64 // messages recorded client to server
-	ServerMessages int64 // messages recorded server to client
+	ClientMessages int64 // messages client to server (recorded, or left out by a filter)
+	ServerMessages int64 // messages server to client (recorded, or left out by a filter)
 	UpstreamErrors int64 // exchanges that got no upstream response (502) or broke mid-stream
 	RecordErrors   int64 // records the tape refused
+	Unrecorded     int64 // records left out by WithSample or WithMethodFilter (forwarded all the same)
 }
 
 // HTTPProxy is a recording reverse proxy for MCP over HTTP: Streamable HTTP
@@ -322,10 +329,11 @@ type HTTPProxy struct {
 	closeOnce sync.Once
 
 	sessions sessionRegistry
+	filter   *recordFilter // nil: every record is kept (http_filter.go)
 	nextX    atomic.Uint64
 	warned   atomic.Bool
 	st       struct {
-		exchanges, c2s, s2c, upstreamErrs, recordErrs atomic.Int64
+		exchanges, c2s, s2c, upstreamErrs, recordErrs, unrecorded atomic.Int64
 		// ended counts the exchanges whose recording is over, the
 		// session's close included (exchange.finish returned).
 		ended atomic.Int64
@@ -370,7 +378,8 @@ func NewHTTPProxy(upstream string, rec RecordWriter, opts ...HTTPOption) (*HTTPP
 		o.transport = t
 	}
 	o.redact.known, o.redact.count = new(sync.Map), new(atomic.Int64)
-	p := &HTTPProxy{up: up, rec: rec, o: o, lean: lean, decode: newDecodeBudget(min(o.maxDecoded, o.maxBody), o.decodeBudget)}
+	p := &HTTPProxy{up: up, rec: rec, o: o, lean: lean, decode: newDecodeBudget(min(o.maxDecoded, o.maxBody), o.decodeBudget),
+		filter: newRecordFilter(&o)}
 	closing, stop := context.WithCancelCause(context.Background())
 	p.closing, p.stop = closing, func() { stop(errProxyClosing) }
 	p.sessions.init()
@@ -446,6 +455,7 @@ func (p *HTTPProxy) Stats() HTTPStats {
 		ServerMessages: p.st.s2c.Load(),
 		UpstreamErrors: p.st.upstreamErrs.Load(),
 		RecordErrors:   p.st.recordErrs.Load(),
+		Unrecorded:     p.st.unrecorded.Load(),
 	}
 }
 
@@ -560,6 +570,10 @@ func (p *HTTPProxy) Close() error {
 // write hands one record to the tape. A failure never affects forwarding:
 // it is counted, and the first one is reported through warnf.
 func (p *HTTPProxy) write(r *tape.Record) {
+	if p.filter != nil && !p.filter.keep(r) {
+		p.st.unrecorded.Add(1)
+		return
+	}
 	if err := p.rec.Write(r); err != nil {
 		p.st.recordErrs.Add(1)
 		if !p.warned.Swap(true) {

@@ -88,11 +88,11 @@ func (m *cpuMeter) proxyCPU() time.Duration {
 // recordProcess starts "mcptape record --listen ... --upstream url",
 // writing a tape in a temporary directory: the proxy as users run it, in a
 // process of its own. It returns the URL to use instead of url, and the
-// process id.
-func recordProcess(b *testing.B, url string) (string, int) {
+// process id. extra are more flags of record.
+func recordProcess(b *testing.B, url string, extra ...string) (string, int) {
 	tp := filepath.Join(b.TempDir(), "process.jsonl.zst")
 	return proxyProcess(b, url, func(addr, _ string) ([]string, []string) {
-		return []string{mcptapeBin(b), "record", "--listen", addr, "--upstream", url, "-o", tp}, nil
+		return append([]string{mcptapeBin(b), "record", "--listen", addr, "--upstream", url, "-o", tp}, extra...), nil
 	})
 }
 

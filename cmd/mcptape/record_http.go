@@ -8,6 +8,8 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -32,10 +34,15 @@ type httpFlags struct {
 	maxDecoded    int // MiB
 	decodeBudget  int // MiB
 	rotate        rotateFlags
+	sample        float64
+	seed          uint64
+	recordOnly    []string
+	skip          []string
 }
 
 // httpFlagNames are the flags that only make sense in HTTP mode.
-var httpFlagNames = append([]string{"listen", "upstream", "preserve-host", "insecure", "redact-header", "no-redact", "max-decoded-mib", "decode-budget-mib"}, rotateFlagNames[:]...)
+var httpFlagNames = append([]string{"listen", "upstream", "preserve-host", "insecure", "redact-header", "no-redact", "max-decoded-mib", "decode-budget-mib",
+	"sample", "seed", "record-only", "skip"}, rotateFlagNames[:]...)
 
 // declareHTTPFlags declares the HTTP-mode flags of "mcptape record" on fs.
 func declareHTTPFlags(fs *pflag.FlagSet) *httpFlags {
@@ -49,6 +56,10 @@ func declareHTTPFlags(fs *pflag.FlagSet) *httpFlags {
 	fs.IntVar(&h.maxDecoded, "max-decoded-mib", capture.DefaultMaxDecoded>>20, "HTTP mode: most MiB recorded of one gzip/deflate body (or event) once decoded; longer ones are forwarded whole but recorded cut")
 	fs.IntVar(&h.decodeBudget, "decode-budget-mib", capture.DefaultDecodeBudget>>20, "HTTP mode: most MiB of decoded bodies held at once across all exchanges; a body past it is recorded cut")
 	h.rotate.declare(fs) // record_rotate.go
+	fs.Float64Var(&h.sample, "sample", 1, "HTTP mode: record this share `F` of sessions (0 to 1), each whole or not at all; the rest is forwarded unrecorded")
+	fs.Uint64Var(&h.seed, "seed", 0, "HTTP mode: with --sample, the seed `N` that makes the choice of sessions repeatable (default: random, written in the tape header)")
+	fs.StringArrayVar(&h.recordOnly, "record-only", nil, "HTTP mode: record only messages whose method matches `GLOB` (repeatable; responses go with their request; sessions' open and close events are always recorded)")
+	fs.StringArrayVar(&h.skip, "skip", nil, "HTTP mode: do not record messages whose method matches `GLOB` (repeatable; responses go with their request)")
 	return &h
 }
 
@@ -73,6 +84,13 @@ func (h *httpFlags) httpMode(fs *pflag.FlagSet, args []string) (bool, error) {
 		return true, usageError("--max-decoded-mib %d: must be between 1 and %d", h.maxDecoded, 1<<20)
 	case h.decodeBudget <= 0 || h.decodeBudget > 1<<20:
 		return true, usageError("--decode-budget-mib %d: must be between 1 and %d", h.decodeBudget, 1<<20)
+	case !(h.sample >= 0 && h.sample <= 1):
+		return true, usageError("--sample %v: want a share from 0 to 1", h.sample)
+	case fs.Changed("seed") && !fs.Changed("sample"):
+		return true, usageError("--seed makes --sample repeatable: give --sample too")
+	}
+	if !fs.Changed("seed") {
+		h.seed = randomSeed()
 	}
 	return true, h.rotate.check()
 }
@@ -119,6 +137,8 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 		capture.WithLogf(logf, debugf),
 		capture.WithMaxDecoded(h.maxDecoded << 20),
 		capture.WithDecodeBudget(h.decodeBudget << 20),
+		capture.WithSample(h.sample, h.seed),
+		capture.WithMethodFilter(h.recordOnly, h.skip),
 	}
 	if h.noRedact {
 		opts = append(opts, capture.WithoutRedaction())
@@ -202,7 +222,15 @@ func httpHeader(h tape.Header, f *httpFlags, listen string, start time.Time) tap
 		RedactHeaders []string `json:"redact_headers,omitempty"`
 		NoRedact      bool     `json:"no_redact,omitempty"`
 		Pid           int      `json:"pid"`
-	}{listen, f.preserveHost, f.insecure, f.redactHeaders, f.noRedact, os.Getpid()}
+		Sample        *float64 `json:"sample,omitempty"` // set when sampling
+		Seed          *uint64  `json:"seed,omitempty"`
+		RecordOnly    []string `json:"record_only,omitempty"`
+		Skip          []string `json:"skip,omitempty"`
+	}{Listen: listen, PreserveHost: f.preserveHost, Insecure: f.insecure, RedactHeaders: f.redactHeaders, NoRedact: f.noRedact, Pid: os.Getpid(),
+		RecordOnly: f.recordOnly, Skip: f.skip}
+	if f.sample < 1 {
+		extra.Sample, extra.Seed = &f.sample, &f.seed
+	}
 	h.Extra, _ = json.Marshal(extra) // strings, bools and an int: cannot fail
 	return h
 }
@@ -211,4 +239,11 @@ func httpHeader(h tape.Header, f *httpFlags, listen string, start time.Time) tap
 // path.
 func proxyURL(listen string, upstream *url.URL) string {
 	return "http://" + listen + upstream.EscapedPath()
+}
+
+// randomSeed picks a seed for --sample when none is given.
+func randomSeed() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail (Go 1.24+)
+	return binary.LittleEndian.Uint64(b[:])
 }

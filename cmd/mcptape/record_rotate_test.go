@@ -231,3 +231,43 @@ func TestInspectReportsGap(t *testing.T) {
 		t.Errorf("inspect: %d %s\n%s", code, errs, out)
 	}
 }
+
+func TestRecordFilterFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sample", "2"}, "--sample 2: want a share from 0 to 1"},
+		{[]string{"--sample", "-0.5"}, "want a share"},
+		{[]string{"--seed", "3"}, "give --sample too"},
+	} {
+		h, fs, _, err := parseHTTPFlags(t, append([]string{"--upstream", "http://127.0.0.1:1/mcp"}, tc.args...))
+		if err == nil {
+			_, err = h.httpMode(fs, fs.Args())
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	for _, args := range [][]string{{"--sample", "0.5", "--seed", "7"}, {"--sample", "0.25"}} {
+		h, fs, _, err := parseHTTPFlags(t, append([]string{"--upstream", "http://127.0.0.1:1/mcp"}, args...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.httpMode(fs, fs.Args()); err != nil {
+			t.Fatal(err)
+		}
+		var extra struct {
+			Sample *float64
+			Seed   *uint64
+		}
+		json.Unmarshal(httpHeader(tape.Header{}, h, "127.0.0.1:1", time.Now()).Extra, &extra)
+		if extra.Sample == nil || extra.Seed == nil || (len(args) == 4 && *extra.Seed != 7) {
+			t.Errorf("%q: header extra sample %v seed %v", args, extra.Sample, extra.Seed)
+		}
+	}
+	code, _, errs := runCLI(t, nil, "record", "--upstream", "http://127.0.0.1:1/mcp", "--record-only", "tools/[x", "-o", filepath.Join(t.TempDir(), "x.jsonl.zst"))
+	if code != 2 || !strings.Contains(errs, `record-only "tools/[x"`) {
+		t.Errorf("bad glob: %d %s", code, errs)
+	}
+}
