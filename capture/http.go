@@ -81,6 +81,7 @@ type httpOptions struct {
 	sampling     bool
 	recordOnly   []*regexp.Regexp // WithMethodFilter
 	skip         []*regexp.Regexp
+	tls          *tls.Config // WithTLS: the listener speaks HTTPS
 }
 
 // WithPreserveHost forwards the client's Host header even when it names the

@@ -102,7 +102,7 @@ func (p *HTTPProxy) newExchange(r *http.Request) *exchange {
 		method:    r.Method,
 		path:      p.o.redact.requestURI(r.URL),
 		host:      r.Host,
-		tls:       r.TLS != nil,
+		tls:       r.TLS != nil || p.o.tls != nil, // the lean path and a handed-over connection leave r.TLS unset
 		conn:      p.sessions.conn(r.RemoteAddr),
 		reqHeader: r.Header,
 		clientCtx: r.Context(),

@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -38,11 +39,13 @@ type httpFlags struct {
 	seed          uint64
 	recordOnly    []string
 	skip          []string
+	tlsCert       string
+	tlsKey        string
 }
 
 // httpFlagNames are the flags that only make sense in HTTP mode.
 var httpFlagNames = append([]string{"listen", "upstream", "preserve-host", "insecure", "redact-header", "no-redact", "max-decoded-mib", "decode-budget-mib",
-	"sample", "seed", "record-only", "skip"}, rotateFlagNames[:]...)
+	"sample", "seed", "record-only", "skip", "tls-cert", "tls-key"}, rotateFlagNames[:]...)
 
 // declareHTTPFlags declares the HTTP-mode flags of "mcptape record" on fs.
 func declareHTTPFlags(fs *pflag.FlagSet) *httpFlags {
@@ -59,6 +62,8 @@ func declareHTTPFlags(fs *pflag.FlagSet) *httpFlags {
 	fs.Float64Var(&h.sample, "sample", 1, "HTTP mode: record this share `F` of sessions (0 to 1), each whole or not at all; the rest is forwarded unrecorded")
 	fs.Uint64Var(&h.seed, "seed", 0, "HTTP mode: with --sample, the seed `N` that makes the choice of sessions repeatable (default: random, written in the tape header)")
 	fs.StringArrayVar(&h.recordOnly, "record-only", nil, "HTTP mode: record only messages whose method matches `GLOB` (repeatable; responses go with their request; sessions' open and close events are always recorded)")
+	fs.StringVar(&h.tlsCert, "tls-cert", "", "HTTP mode: listen with HTTPS, with the certificate (chain) in this PEM `FILE` (HTTP/1.1 only; see README)")
+	fs.StringVar(&h.tlsKey, "tls-key", "", "HTTP mode: the private key of --tls-cert, a PEM `FILE`")
 	fs.StringArrayVar(&h.skip, "skip", nil, "HTTP mode: do not record messages whose method matches `GLOB` (repeatable; responses go with their request)")
 	return &h
 }
@@ -88,6 +93,8 @@ func (h *httpFlags) httpMode(fs *pflag.FlagSet, args []string) (bool, error) {
 		return true, usageError("--sample %v: want a share from 0 to 1", h.sample)
 	case fs.Changed("seed") && !fs.Changed("sample"):
 		return true, usageError("--seed makes --sample repeatable: give --sample too")
+	case (h.tlsCert == "") != (h.tlsKey == ""):
+		return true, usageError("--tls-cert and --tls-key go together: give both")
 	}
 	if !fs.Changed("seed") {
 		h.seed = randomSeed()
@@ -149,6 +156,13 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	if c.MaxBody > 0 {
 		opts = append(opts, capture.WithMaxBody(c.MaxBody))
 	}
+	if h.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(h.tlsCert, h.tlsKey)
+		if err != nil {
+			return usageError("--tls-cert %s --tls-key %s: %v", h.tlsCert, h.tlsKey, err)
+		}
+		opts = append(opts, capture.WithTLS(&tls.Config{Certificates: []tls.Certificate{cert}}))
+	}
 	if host, _, _ := net.SplitHostPort(addr); net.ParseIP(host) == nil {
 		opts = append(opts, capture.WithListenAddr(addr)) // a name: Host headers may use it
 	}
@@ -183,7 +197,7 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
 		logf("warning: listening on %s, which other machines can reach: anyone who can connect uses your upstream session and ends up in the tape; use 127.0.0.1:PORT to stay local", ln.Addr())
 	}
-	logf("proxying %s to %s, recording to %s", proxyURL(ln.Addr().String(), p.Upstream()), capture.RedactURL(h.upstream), path)
+	logf("proxying %s to %s, recording to %s", proxyURL(ln.Addr().String(), p.Upstream(), h.tlsCert != ""), capture.RedactURL(h.upstream), path)
 	serveErr := p.Serve(ctx, ln)
 	closeErr := w.Close()
 	if c.Verbose {
@@ -237,7 +251,10 @@ func httpHeader(h tape.Header, f *httpFlags, listen string, start time.Time) tap
 
 // proxyURL is the URL clients use: the listen address with the upstream's
 // path.
-func proxyURL(listen string, upstream *url.URL) string {
+func proxyURL(listen string, upstream *url.URL, https bool) string {
+	if https {
+		return "https://" + listen + upstream.EscapedPath()
+	}
 	return "http://" + listen + upstream.EscapedPath()
 }
 
