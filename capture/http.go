@@ -81,7 +81,8 @@ type httpOptions struct {
 	sampling     bool
 	recordOnly   []*regexp.Regexp // WithMethodFilter
 	skip         []*regexp.Regexp
-	tls          *tls.Config // WithTLS: the listener speaks HTTPS
+	tls          *tls.Config  // WithTLS: the listener speaks HTTPS
+	obs          HTTPObserver // WithObserver
 }
 
 // WithPreserveHost forwards the client's Host header even when it names the
@@ -211,6 +212,9 @@ type HTTPStats struct {
 	UpstreamErrors int64 // exchanges that got no upstream response (502) or broke mid-stream
 	RecordErrors   int64 // records the tape refused
 	Unrecorded     int64 // records left out by WithSample or WithMethodFilter (forwarded all the same)
+	Cut            int64 // messages recorded cut (forwarded whole)
+	OpenSessions   int64 // sessions open in the tape now
+	OpenStreams    int64 // event streams and bodies of unknown length being forwarded now
 }
 
 // HTTPProxy is a recording reverse proxy for MCP over HTTP: Streamable HTTP
@@ -334,7 +338,7 @@ type HTTPProxy struct {
 	nextX    atomic.Uint64
 	warned   atomic.Bool
 	st       struct {
-		exchanges, c2s, s2c, upstreamErrs, recordErrs, unrecorded atomic.Int64
+		exchanges, c2s, s2c, upstreamErrs, recordErrs, unrecorded, cut, streams atomic.Int64
 		// ended counts the exchanges whose recording is over, the
 		// session's close included (exchange.finish returned).
 		ended atomic.Int64
@@ -457,6 +461,9 @@ func (p *HTTPProxy) Stats() HTTPStats {
 		UpstreamErrors: p.st.upstreamErrs.Load(),
 		RecordErrors:   p.st.recordErrs.Load(),
 		Unrecorded:     p.st.unrecorded.Load(),
+		Cut:            p.st.cut.Load(),
+		OpenSessions:   p.sessions.openCount(),
+		OpenStreams:    p.st.streams.Load(),
 	}
 }
 
@@ -513,6 +520,9 @@ var forwardingHeaders = [...]string{"Forwarded", "X-Forwarded-For", "X-Forwarded
 // rewrite points the outgoing request at the upstream.
 func (p *HTTPProxy) rewrite(pr *httputil.ProxyRequest) {
 	in, out := pr.In, pr.Out
+	if x := exchangeFrom(in.Context()); x != nil {
+		x.markDispatched() // http_observe.go
+	}
 	out.URL.Scheme, out.URL.Host = p.up.Scheme, p.up.Host
 	out.URL.RawQuery = in.URL.RawQuery // ReverseProxy drops parameters it cannot parse
 	out.Host = in.Host

@@ -61,6 +61,7 @@ type exchange struct {
 	respPending  bool          // the "response" event waits for the session, or for releaseResponse
 	holdResp     bool          // response holds the "response" event back for releaseResponse
 	sentAt       time.Time     // when the bytes being recorded went out, if not now (see keptChunks)
+	dispatched   time.Time     // when the request went to the upstream (only with an observer)
 	legacy       bool          // a GET event stream whose session comes from its endpoint event
 	held         []tape.Record // records of a legacy stream written before its session was known
 	batch        int
@@ -210,6 +211,7 @@ func (x *exchange) recordFrame(dir tape.Direction, frame []byte, eventID string,
 	for _, m := range members {
 		rec.Frame = m
 		x.record(rec)
+		x.p.observeMessage(dir, m)
 	}
 	if dir == tape.ClientToServer {
 		x.p.st.c2s.Add(int64(len(members)))
@@ -325,6 +327,9 @@ func (x *exchange) response(resp *http.Response, at time.Time) {
 	x.status, x.respHeader = resp.StatusCode, resp.Header
 	x.ctype = headerValue(resp.Header, "Content-Type")
 	x.sse, x.streaming = streamingResponse(resp)
+	if x.streaming {
+		x.p.st.streams.Add(1) // until finish
+	}
 	x.mu.Lock()
 	if !x.sessionKnown {
 		switch sid := headerValue(resp.Header, "Mcp-Session-Id"); {
@@ -515,6 +520,10 @@ func (x *exchange) finish() {
 	x.body = nil
 	x.httpEvent(end, ev)
 	x.endSession(ev.ClosedBy)
+	if x.streaming {
+		x.p.st.streams.Add(-1)
+	}
+	x.observeExchange(end, ev.Status, reqSize) // http_observe.go
 	x.p.st.ended.Add(1)
 }
 

@@ -60,6 +60,8 @@ type RotatorStats struct {
 	Lost    int64  // records not written (write errors), over all tapes
 	Gaps    int64  // gap markers written
 	Size    int64  // compressed bytes of the open tape
+	Bytes   int64  // uncompressed bytes of the records accepted, over all tapes
+	Written int64  // compressed bytes written, over all tapes
 	Path    string // the open tape
 }
 
@@ -84,10 +86,11 @@ type Rotator struct {
 	seq     int
 	retired bool // Close has closed cur
 
-	lostDone, gapsDone atomic.Int64 // of closed tapes
-	tapes, deleted     atomic.Int64
-	pruneDue           atomic.Bool
-	failing            atomic.Bool // a rotation failed and was reported
+	prev           *Writer // the previous tape while it is being closed
+	closedSt       Stats   // totals of closed tapes (Lost, Gaps, Bytes, Compressed); guarded by mu
+	tapes, deleted atomic.Int64
+	pruneDue       atomic.Bool
+	failing        atomic.Bool // a rotation failed and was reported
 
 	quit      chan struct{}
 	done      chan struct{}
@@ -156,14 +159,24 @@ func (r *Rotator) Rotate() error {
 // Stats returns the Rotator's counters so far.
 func (r *Rotator) Stats() RotatorStats {
 	r.mu.RLock()
-	st, path := r.cur.Stats(), r.curPath
-	if r.retired { // counted in lostDone and gapsDone already
-		st.Lost, st.Gaps = 0, 0
+	defer r.mu.RUnlock()
+	cur := r.cur.Stats()
+	t := r.closedSt
+	var open []Stats // tapes not in the totals yet
+	if !r.retired {
+		open = append(open, cur)
 	}
-	r.mu.RUnlock()
-	return RotatorStats{Tapes: r.tapes.Load(), Deleted: r.deleted.Load(),
-		Lost: r.lostDone.Load() + st.Lost, Gaps: r.gapsDone.Load() + st.Gaps,
-		Size: st.Compressed, Path: path}
+	if r.prev != nil {
+		open = append(open, r.prev.Stats())
+	}
+	for _, st := range open {
+		t.Lost += st.Lost
+		t.Gaps += st.Gaps
+		t.Bytes += st.Bytes
+		t.Compressed += st.Compressed
+	}
+	return RotatorStats{Tapes: r.tapes.Load(), Deleted: r.deleted.Load(), Lost: t.Lost, Gaps: t.Gaps,
+		Bytes: t.Bytes, Written: t.Compressed, Size: cur.Compressed, Path: r.curPath}
 }
 
 // Close closes the open tape and stops rotating; it is idempotent.
@@ -171,10 +184,9 @@ func (r *Rotator) Close() error {
 	r.closeOnce.Do(func() {
 		close(r.quit)
 		<-r.done
-		r.mu.Lock()
-		defer r.mu.Unlock()
+		r.rotMu.Lock() // no Rotate meanwhile
+		defer r.rotMu.Unlock()
 		r.closeErr = r.retire(r.cur)
-		r.retired = true
 	})
 	return r.closeErr
 }
@@ -254,7 +266,7 @@ func (r *Rotator) rotate() error {
 	}
 	r.mu.Lock()
 	old := r.cur
-	r.cur, r.curPath, r.started = w, path, start
+	r.cur, r.curPath, r.started, r.prev = w, path, start, old
 	r.mu.Unlock()
 	if err := r.retire(old); err != nil {
 		r.c.Warnf("closing the previous tape: %v", err)
@@ -267,8 +279,18 @@ func (r *Rotator) rotate() error {
 func (r *Rotator) retire(w *Writer) error {
 	err := w.Close()
 	st := w.Stats()
-	r.lostDone.Add(st.Lost)
-	r.gapsDone.Add(st.Gaps)
+	r.mu.Lock() // the totals grow as the tape leaves Stats' view: they never go back
+	defer r.mu.Unlock()
+	r.closedSt.Lost += st.Lost
+	r.closedSt.Gaps += st.Gaps
+	r.closedSt.Bytes += st.Bytes
+	r.closedSt.Compressed += st.Compressed
+	switch w {
+	case r.prev:
+		r.prev = nil
+	case r.cur:
+		r.retired = true
+	}
 	return err
 }
 

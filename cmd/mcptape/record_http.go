@@ -41,11 +41,12 @@ type httpFlags struct {
 	skip          []string
 	tlsCert       string
 	tlsKey        string
+	metrics       string
 }
 
 // httpFlagNames are the flags that only make sense in HTTP mode.
 var httpFlagNames = append([]string{"listen", "upstream", "preserve-host", "insecure", "redact-header", "no-redact", "max-decoded-mib", "decode-budget-mib",
-	"sample", "seed", "record-only", "skip", "tls-cert", "tls-key"}, rotateFlagNames[:]...)
+	"sample", "seed", "record-only", "skip", "tls-cert", "tls-key", "metrics"}, rotateFlagNames[:]...)
 
 // declareHTTPFlags declares the HTTP-mode flags of "mcptape record" on fs.
 func declareHTTPFlags(fs *pflag.FlagSet) *httpFlags {
@@ -63,6 +64,7 @@ func declareHTTPFlags(fs *pflag.FlagSet) *httpFlags {
 	fs.Uint64Var(&h.seed, "seed", 0, "HTTP mode: with --sample, the seed `N` that makes the choice of sessions repeatable (default: random, written in the tape header)")
 	fs.StringArrayVar(&h.recordOnly, "record-only", nil, "HTTP mode: record only messages whose method matches `GLOB` (repeatable; responses go with their request; sessions' open and close events are always recorded)")
 	fs.StringVar(&h.tlsCert, "tls-cert", "", "HTTP mode: listen with HTTPS, with the certificate (chain) in this PEM `FILE` (HTTP/1.1 only; see README)")
+	fs.StringVar(&h.metrics, "metrics", "", "HTTP mode: serve the proxy's metrics (Prometheus text format, /metrics) and /healthz on `ADDR` (HOST:PORT, or a bare PORT on 127.0.0.1)")
 	fs.StringVar(&h.tlsKey, "tls-key", "", "HTTP mode: the private key of --tls-cert, a PEM `FILE`")
 	fs.StringArrayVar(&h.skip, "skip", nil, "HTTP mode: do not record messages whose method matches `GLOB` (repeatable; responses go with their request)")
 	return &h
@@ -175,7 +177,18 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	// The proxy is built before anything is opened so that bad flags cost
 	// nothing; it records into the tape through a late-bound writer.
 	var tw lateTape
-	p, err := capture.NewHTTPProxy(h.upstream, &tw, opts...)
+	var p *capture.HTTPProxy
+	var metrics *proxyMetrics // record_metrics.go
+	metricsAddr := ""
+	if h.metrics != "" {
+		if metricsAddr, err = listenAddr(h.metrics); err != nil {
+			return usageError("--metrics %q: %v", h.metrics, err)
+		}
+		// Read at scrapes, which begin once p and the tape are set.
+		metrics = newProxyMetrics(func() capture.HTTPStats { return p.Stats() }, func() (int64, int64, int64) { return tapeCountersOf(tw.w) })
+		opts = append(opts, capture.WithObserver(metrics))
+	}
+	p, err = capture.NewHTTPProxy(h.upstream, &tw, opts...)
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -196,6 +209,16 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	}
 	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
 		logf("warning: listening on %s, which other machines can reach: anyone who can connect uses your upstream session and ends up in the tape; use 127.0.0.1:PORT to stay local", ln.Addr())
+	}
+	if metrics != nil {
+		at, stop, err := serveMetrics(ctx, metricsAddr, metrics, logf)
+		if err != nil {
+			ln.Close()
+			w.Close()
+			return err
+		}
+		defer stop()
+		logf("metrics on http://%s/metrics, health on /healthz", at)
 	}
 	logf("proxying %s to %s, recording to %s", proxyURL(ln.Addr().String(), p.Upstream(), h.tlsCert != ""), capture.RedactURL(h.upstream), path)
 	serveErr := p.Serve(ctx, ln)
