@@ -271,3 +271,60 @@ func TestRecordFilterFlags(t *testing.T) {
 		t.Errorf("bad glob: %d %s", code, errs)
 	}
 }
+
+// TestInspectManyProxies: tapes of two proxies in front of two replicas,
+// with the same session id, stay two sessions when merged (inspect
+// --merge, report), and are two reports without --merge.
+func TestInspectManyProxies(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i, host := range []string{"pod-a", "pod-b"} {
+		p := filepath.Join(dir, host+".jsonl.zst")
+		w, err := tape.Create(p, tape.Header{Transport: "http", Host: host, Time: int64(1e18)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := int64(1e18) + int64(i)*1000
+		for k, rec := range []tape.Record{
+			{Type: tape.TypeEvent, Event: tape.EventOpen, Data: []byte(`{"kind":"streamable","how":"assigned"}`)},
+			{Type: tape.TypeMessage, Dir: tape.ClientToServer, Frame: []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`), Exchange: 1},
+			{Type: tape.TypeMessage, Dir: tape.ServerToClient, Frame: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), Exchange: 1},
+			{Type: tape.TypeEvent, Event: tape.EventClose, Data: []byte(`{"by":"client","reason":"delete"}`)},
+		} {
+			rec.Session, rec.Time = "S1", base+int64(k)*1e6
+			if err := w.Write(&rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	code, out, errs := runCLI(t, nil, append([]string{"inspect", "--merge", "--format", "json"}, paths...)...)
+	if code != 0 {
+		t.Fatalf("inspect --merge: %d %s", code, errs)
+	}
+	var rep struct{ Sessions []struct{ ID string } }
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range rep.Sessions {
+		ids = append(ids, s.ID)
+	}
+	if got := strings.Join(ids, " "); got != "pod-a/S1 pod-b/S1" {
+		t.Errorf("merged sessions %q, want pod-a/S1 pod-b/S1", got)
+	}
+	code, out, _ = runCLI(t, nil, "inspect", "--format", "json", dir)
+	if code != 0 || strings.Count(out, `"file":`) != 2 {
+		t.Errorf("inspect DIR without --merge: code %d, %d reports, want 2", code, strings.Count(out, `"file":`))
+	}
+	html := filepath.Join(t.TempDir(), "r.html")
+	if code, _, errs := runCLI(t, nil, append([]string{"report", "-o", html}, paths...)...); code != 0 {
+		t.Fatalf("report: %d %s", code, errs)
+	}
+	if b, _ := os.ReadFile(html); !strings.Contains(string(b), "pod-a/S1") || !strings.Contains(string(b), "pod-b/S1") {
+		t.Error("the report does not name both proxies' sessions")
+	}
+}
