@@ -25,21 +25,7 @@ func BenchmarkSamplingThroughput(b *testing.B) {
 				{name: "record-all", sessions: newEchoSessions(b, aurl, n), cpu: cpuMeter{proxyPid: apid}},
 				{name: "sample-0", sessions: newEchoSessions(b, zurl, n), cpu: cpuMeter{proxyPid: zpid}},
 			}
-			for _, p := range paths {
-				p.cpu.pid = pid
-				runEcho(b, p.sessions, 4*n, nil)
-			}
-			const rounds = 16
-			per := max(b.N/rounds, n)
-			b.ResetTimer()
-			for r := range rounds {
-				for k := range paths {
-					p := paths[(k+r)%len(paths)]
-					p.elapsed += p.cpu.measure(func() time.Duration { return runEcho(b, p.sessions, per, nil) })
-				}
-			}
-			b.StopTimer()
-			total := float64(per * rounds)
+			total := runRounds(b, paths, pid, n, false)
 			rate := func(p *benchPath) float64 { return total / p.elapsed.Seconds() }
 			direct, all, zero := paths[0], paths[1], paths[2]
 			b.ReportMetric(rate(direct), "direct-calls/s")

@@ -89,6 +89,21 @@ func TestRotateUnderLoad(t *testing.T) {
 func countMessages(t *testing.T, r *Reader, seen map[string]int) int {
 	t.Helper()
 	stats := 0
+	for _, rec := range drain(t, r) {
+		if rec.Event == EventStats {
+			stats++
+		}
+		if rec.Type == TypeMessage {
+			seen[string(rec.Frame)]++
+		}
+	}
+	return stats
+}
+
+// drain reads r to its end, which must come without a warning.
+func drain(t *testing.T, r *Reader) []*Record {
+	t.Helper()
+	var recs []*Record
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -97,17 +112,12 @@ func countMessages(t *testing.T, r *Reader, seen map[string]int) int {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rec.Event == EventStats {
-			stats++
-		}
-		if rec.Type == TypeMessage {
-			seen[string(rec.Frame)]++
-		}
+		recs = append(recs, rec)
 	}
 	if w := r.Warning(); w != nil {
 		t.Fatalf("warning: %v", w)
 	}
-	return stats
+	return recs
 }
 
 func checkEach(t *testing.T, seen map[string]int, workers, each, want int) {
@@ -255,14 +265,7 @@ func TestJoinKeepsRecordingsApart(t *testing.T) {
 	}
 	defer r.Close()
 	var got []string
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, rec := range drain(t, r) {
 		if rec.Type == TypeMessage {
 			got = append(got, fmt.Sprintf("%d:%s:%d", rec.Time, rec.Session, rec.Exchange>>40))
 		}

@@ -45,17 +45,7 @@ func TestRecordMetrics(t *testing.T) {
 		t.Fatalf("no metrics address announced:\n%s", run.stderr)
 	}
 	base := m[1]
-	post := func(body string) {
-		req, _ := http.NewRequest(http.MethodPost, run.url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Mcp-Session-Id", "S1")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
+	post := func(body string) { postJSON(t, run.url, "S1", body) }
 	for range 3 {
 		post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`)
 	}

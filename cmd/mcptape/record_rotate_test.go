@@ -33,17 +33,11 @@ func TestRecordHTTPRotate(t *testing.T) {
 		"--rotate", "250ms", "--flush", "10ms")
 	const n = 40
 	for i := 1; i <= n; i++ {
-		req, _ := http.NewRequest("POST", run.url, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)))
-		req.Header.Set("Content-Type", "application/json")
-		if i > 1 {
-			req.Header.Set("Mcp-Session-Id", "S1")
+		session := "S1"
+		if i == 1 {
+			session = "" // the server assigns it
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		postJSON(t, run.url, session, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i))
 		time.Sleep(25 * time.Millisecond)
 	}
 	if err := run.stop(); err != nil {
@@ -327,4 +321,21 @@ func TestInspectManyProxies(t *testing.T) {
 	if b, _ := os.ReadFile(html); !strings.Contains(string(b), "pod-a/S1") || !strings.Contains(string(b), "pod-b/S1") {
 		t.Error("the report does not name both proxies' sessions")
 	}
+}
+
+// postJSON posts a JSON-RPC body to url, in session (none when ""), and
+// reads the answer.
+func postJSON(t *testing.T, url, session, body string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 }
