@@ -79,6 +79,7 @@ func commands() []*command {
 		serveCmd(),
 		recordCmd(),
 		replayCmd(),
+		mockCmd(),
 		loadCmd(),
 		inspectCmd(),
 		showCmd(),

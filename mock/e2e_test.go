@@ -1,0 +1,206 @@
+package mock
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"os"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptape/mcptape/internal/refserver"
+	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/transport"
+)
+
+// helperTapeEnv switches TestHelperMock into a mock of the tape it names,
+// on stdio.
+const helperTapeEnv = "MCPTAPE_MOCK_HELPER_TAPE"
+
+// TestHelperMock is not a test: run with helperTapeEnv set, it is the mock
+// of that tape on stdio (the stdio target of the replay tests).
+func TestHelperMock(t *testing.T) {
+	path := os.Getenv(helperTapeEnv)
+	if path == "" {
+		t.Skip("helper process for the mock tests")
+	}
+	m, err := New(loadSession(t, path))
+	if err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		os.Exit(3)
+	}
+	if err := m.ServeStdio(context.Background(), os.Stdin, os.Stdout); err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// scenario is a client session that touches every kind of playback:
+// lists, calls, progress, elicitation, sampling, a resource and a prompt.
+// It returns what the client saw, as JSON, for comparison.
+func scenario(t *testing.T, ctx context.Context, cs *mcp.ClientSession, progress *counter) []string {
+	var seen []string
+	keep := func(v any, err error) {
+		if err != nil {
+			seen = append(seen, "error: "+err.Error())
+			return
+		}
+		b, _ := json.Marshal(v)
+		seen = append(seen, string(b))
+	}
+	keep(cs.ListTools(ctx, nil))
+	keep(cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}}))
+	p := &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 30, "steps": 3}}
+	p.SetProgressToken("tok-1")
+	keep(cs.CallTool(ctx, p))
+	keep(cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"kind": "elicitation"}}))
+	keep(cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"kind": "sampling"}}))
+	keep(cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: refserver.ReadmeURI}))
+	keep(cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "Ada"}}))
+	keep(cs.CallTool(ctx, &mcp.CallToolParams{Name: "fail", Arguments: map[string]any{"mode": "rpc"}}))
+	seen = append(seen, "progress notifications: "+progress.String())
+	return seen
+}
+
+type counter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *counter) add() { c.mu.Lock(); c.n++; c.mu.Unlock() }
+func (c *counter) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return string(rune('0' + c.n))
+}
+
+// TestMockGoSDKClient records the scenario against the reference server,
+// then runs it against the mock of that tape: the client sees the same.
+func TestMockGoSDKClient(t *testing.T) {
+	for _, v := range []string{"", "2025-11-25"} {
+		t.Run("version="+v, func(t *testing.T) {
+			clientVersion = v
+			defer func() { clientVersion = "" }()
+			testMockGoSDKClient(t)
+		})
+	}
+}
+
+func testMockGoSDKClient(t *testing.T) {
+	var recProgress counter
+	var recorded []string
+	path := recordRefWith(t, &recProgress, func(ctx context.Context, cs *mcp.ClientSession) {
+		recorded = scenario(t, ctx, cs, &recProgress)
+	})
+	m, err := New(loadSession(t, path), WithMaxSpeed())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var liveProgress counter
+	cs, end := connectPipesWith(t, ctx, &liveProgress, m.ServeStdio, nil)
+	got := scenario(t, ctx, cs, &liveProgress)
+	end()
+	if !reflect.DeepEqual(recorded, got) {
+		t.Errorf("the client saw other answers from the mock:\nrecorded %q\nmock     %q", recorded, got)
+	}
+	if r := m.Report(); len(r.Unmatched) > 0 || len(r.NeverAsked) > 0 {
+		t.Errorf("report: %+v", r)
+	}
+}
+
+// TestReplayAgainstMock replays a recorded session against the mock of
+// the same tape, over every transport: every answer matches.
+func TestReplayAgainstMock(t *testing.T) {
+	for _, v := range []string{"", "2025-11-25"} {
+		t.Run("version="+v, func(t *testing.T) {
+			clientVersion = v
+			defer func() { clientVersion = "" }()
+			testReplayAgainstMock(t)
+		})
+	}
+}
+
+func testReplayAgainstMock(t *testing.T) {
+	var progress counter
+	path := recordRefWith(t, &progress, func(ctx context.Context, cs *mcp.ClientSession) {
+		scenario(t, ctx, cs, &progress)
+	})
+	sessions := []*replay.Session{loadSession(t, path)}
+	tests := []struct {
+		name string
+		dial func(t *testing.T) replay.DialFunc
+	}{
+		{"stdio", func(t *testing.T) replay.DialFunc {
+			return func(ctx context.Context, _ *replay.Session) (transport.Conn, error) {
+				return transport.DialStdio(ctx, []string{os.Args[0], "-test.run=^TestHelperMock$"},
+					transport.WithEnv(helperTapeEnv+"="+path), transport.WithGrace(2*time.Second))
+			}
+		}},
+		{"http", func(t *testing.T) replay.DialFunc {
+			m, err := New(loadSession(t, path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(m.HTTPHandler(HTTPConfig{}))
+			t.Cleanup(srv.Close)
+			return func(ctx context.Context, s *replay.Session) (transport.Conn, error) {
+				return transport.DialHTTP(ctx, srv.URL+Path, replay.HTTPOptions(s)...)
+			}
+		}},
+		{"sse", func(t *testing.T) replay.DialFunc {
+			m, err := New(loadSession(t, path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(m.SSEHandler())
+			t.Cleanup(srv.Close)
+			return func(ctx context.Context, s *replay.Session) (transport.Conn, error) {
+				return transport.DialLegacySSE(ctx, srv.URL+"/sse")
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			rep, err := replay.Run(ctx, sessions, tt.dial(t), replay.WithMaxSpeed())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.ExitCode() != 0 {
+				var b bytes.Buffer
+				_ = rep.WriteText(&b)
+				t.Errorf("replay against the mock: exit %d\n%s", rep.ExitCode(), b.String())
+			}
+			if want := map[string]int{"": 0, "2025-11-25": 2}[clientVersion]; rep.Sessions[0].ServerRequests != want {
+				t.Errorf("%d server requests answered, want %d (elicitation and sampling)", rep.Sessions[0].ServerRequests, want)
+			}
+		})
+	}
+}
+
+// recordRefWith is recordRef with a client that counts progress.
+func recordRefWith(t *testing.T, progress *counter, sc func(ctx context.Context, cs *mcp.ClientSession)) string {
+	t.Helper()
+	progressCounter = progress
+	defer func() { progressCounter = nil }()
+	return recordRef(t, sc)
+}
+
+// connectPipesWith is connectPipes with a client that counts progress.
+func connectPipesWith(t *testing.T, ctx context.Context, progress *counter, serve func(ctx context.Context, in io.Reader, out io.Writer) error,
+	wrap func(c2s, s2c io.Writer) (io.Writer, io.Writer)) (*mcp.ClientSession, func()) {
+	t.Helper()
+	progressCounter = progress
+	defer func() { progressCounter = nil }()
+	return connectPipes(t, ctx, serve, wrap)
+}
