@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -30,7 +31,7 @@ func TestHelperMock(t *testing.T) {
 	if path == "" {
 		t.Skip("helper process for the mock tests")
 	}
-	m, err := New(loadSession(t, path))
+	m, err := New(loadSessions(t, path))
 	if err != nil {
 		os.Stderr.WriteString(err.Error() + "\n")
 		os.Exit(3)
@@ -60,6 +61,19 @@ func scenario(t *testing.T, ctx context.Context, cs *mcp.ClientSession, progress
 	p := &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 30, "steps": 3}}
 	p.SetProgressToken("tok-1")
 	keep(cs.CallTool(ctx, p))
+	// A call cancelled by the client: progress, then notifications/cancelled.
+	cctx, cancel := context.WithCancel(ctx)
+	pc := &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 5000, "steps": 100}}
+	pc.SetProgressToken("tok-2")
+	go func() {
+		for progress.get() < 5 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	_, err := cs.CallTool(cctx, pc)
+	cancel()
+	seen = append(seen, fmt.Sprintf("cancelled call: %v", err))
 	keep(cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"kind": "elicitation"}}))
 	keep(cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"kind": "sampling"}}))
 	keep(cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: refserver.ReadmeURI}))
@@ -75,10 +89,16 @@ type counter struct {
 }
 
 func (c *counter) add() { c.mu.Lock(); c.n++; c.mu.Unlock() }
+func (c *counter) get() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
 func (c *counter) String() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return string(rune('0' + c.n))
+	return fmt.Sprint(c.n)
 }
 
 // TestMockGoSDKClient records the scenario against the reference server,
@@ -99,7 +119,7 @@ func testMockGoSDKClient(t *testing.T) {
 	path := recordRefWith(t, &recProgress, func(ctx context.Context, cs *mcp.ClientSession) {
 		recorded = scenario(t, ctx, cs, &recProgress)
 	})
-	m, err := New(loadSession(t, path), WithMaxSpeed())
+	m, err := New([]*replay.Session{loadSession(t, path)}, WithMaxSpeed())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +166,7 @@ func testReplayAgainstMock(t *testing.T) {
 			}
 		}},
 		{"http", func(t *testing.T) replay.DialFunc {
-			m, err := New(loadSession(t, path))
+			m, err := New([]*replay.Session{loadSession(t, path)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +177,7 @@ func testReplayAgainstMock(t *testing.T) {
 			}
 		}},
 		{"sse", func(t *testing.T) replay.DialFunc {
-			m, err := New(loadSession(t, path))
+			m, err := New([]*replay.Session{loadSession(t, path)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
@@ -34,6 +35,9 @@ type entry struct {
 	// tail is what the server sent after the answer and before the next
 	// client request: spontaneous messages (list_changed, logs).
 	tail []item
+	// cancelAt is when the recorded client cancelled the request (0: it
+	// did not): what the server sent after that depended on the cancel.
+	cancelAt int64
 	// asked counts the live requests this entry answered.
 	asked int
 }
@@ -43,24 +47,54 @@ type entry struct {
 type Index struct {
 	byKey   map[string][]*entry
 	entries []*entry
-	// lead is what the server sent before the first client request.
-	lead []item
 	// version is the protocol version the recorded server answered
 	// initialize with ("" when the session has no handshake).
 	version string
-	id      string
+	id      string // the recorded sessions' ids, comma-separated
 	match   Match
 }
 
-// NewIndex builds the index of s under match mode m.
-func NewIndex(s *replay.Session, m Match) (*Index, error) {
-	x := &Index{byKey: map[string][]*entry{}, id: s.ID, match: m}
+// NewIndex builds the index of the recorded sessions under match mode m.
+// Several sessions make one pool: their requests in the order of the
+// sessions, each session's in recorded order (a key asked in two recorded
+// sessions answers the first session's answer first).
+func NewIndex(sessions []*replay.Session, m Match) (*Index, error) {
+	if len(sessions) == 0 {
+		return nil, errors.New("mock: no session to serve")
+	}
+	x := &Index{byKey: map[string][]*entry{}, match: m}
+	for i, s := range sessions {
+		if i > 0 {
+			x.id += ", "
+		}
+		x.id += s.ID
+		if err := x.addSession(s); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range x.entries {
+		if e.req.method == "initialize" && e.resp != nil {
+			x.version = resultVersion(e.resp.frame)
+			break
+		}
+	}
+	return x, nil
+}
+
+// addSession indexes the requests of one recorded session, each with the
+// server messages it owns: its answer; progress with its token; a server
+// request on its HTTP stream; otherwise what came while it was the latest
+// request waiting for its answer. What came when no request was waiting
+// is played after the answer of the latest request (its tail).
+func (x *Index) addSession(s *replay.Session) error {
 	reqOf := map[string]*entry{}   // recorded id key -> entry
 	tokenOf := map[string]*entry{} // progress token key -> entry
-	pending := []*entry{}          // requests not answered yet, oldest first
-	var last *entry                // the latest request that was answered or sent
+	var pending []*entry           // requests not answered yet, oldest first
+	var last *entry                // the latest request sent
+	var lead []item                // what came before the first request
 	cursor := 0                    // next step
 	steps, server := s.Steps, s.Server
+	first := len(x.entries)
 	for i := 0; i <= len(server); i++ {
 		// Take every client step recorded before server message i.
 		for cursor < len(steps) && (i == len(server) || steps[cursor].Time <= server[i].Time) {
@@ -69,14 +103,17 @@ func NewIndex(s *replay.Session, m Match) (*Index, error) {
 			if st.Kind != jsonrpc.KindRequest {
 				if st.Kind == jsonrpc.KindNotification {
 					if info := jsonrpc.Classify(st.Frame); info.CancelTarget.Type != jsonrpc.IDAbsent {
-						pending = drop(pending, reqOf[info.CancelTarget.Key()])
+						if e := reqOf[info.CancelTarget.Key()]; e != nil && e.resp == nil {
+							e.cancelAt = st.Time
+							pending = drop(pending, e)
+						}
 					}
 				}
 				continue
 			}
 			e, err := x.add(st)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			reqOf[st.IDKey] = e
 			if info := jsonrpc.Classify(st.Frame); info.ProgressToken.Type != jsonrpc.IDAbsent {
@@ -96,9 +133,8 @@ func NewIndex(s *replay.Session, m Match) (*Index, error) {
 			if e := reqOf[m.IDKey]; e != nil && e.resp == nil {
 				e.resp = &it
 				pending = drop(pending, e)
-				continue
 			}
-			continue // an answer to nothing recorded: a real server would not send it
+			continue // else an answer to nothing recorded: a real server would not send it
 		case jsonrpc.KindRequest:
 			if m.Answer >= 0 {
 				it.answerAt = steps[m.Answer].Time
@@ -126,16 +162,16 @@ func NewIndex(s *replay.Session, m Match) (*Index, error) {
 		case last != nil:
 			last.tail = append(last.tail, it)
 		default:
-			x.lead = append(x.lead, it)
+			lead = append(lead, it)
 		}
 	}
-	for _, e := range x.entries {
-		if e.req.method == "initialize" && e.resp != nil {
-			x.version = resultVersion(e.resp.frame)
-			break
-		}
+	if len(lead) > 0 && first < len(x.entries) {
+		// Sent before anything was asked (a list_changed before the
+		// initialize answer): played after the first answer.
+		e := x.entries[first]
+		e.tail = append(lead, e.tail...)
 	}
-	return x, nil
+	return nil
 }
 
 // drop returns list without e.
@@ -167,7 +203,7 @@ func (x *Index) Requests() int { return len(x.entries) }
 // when the session has no initialize answer.
 func (x *Index) Version() string { return x.version }
 
-// Session returns the recorded session's id.
+// Session returns the recorded sessions' ids, comma-separated.
 func (x *Index) Session() string { return x.id }
 
 // methods returns the recorded request methods, sorted, each once.

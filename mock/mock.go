@@ -40,13 +40,14 @@ type Mock struct {
 	doneErr error
 }
 
-// New returns a Mock of the recorded session s.
-func New(s *replay.Session, opts ...Option) (*Mock, error) {
+// New returns a Mock of the recorded sessions (see NewIndex for how
+// several make one pool).
+func New(sessions []*replay.Session, opts ...Option) (*Mock, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	x, err := NewIndex(s, o.match)
+	x, err := NewIndex(sessions, o.match)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +56,7 @@ func New(s *replay.Session, opts ...Option) (*Mock, error) {
 	if f.ErrorRate > 0 || f.DropRate > 0 || f.Jitter > 0 {
 		m.rng = rand.New(rand.NewSource(f.Seed)) //nolint:gosec // fault draws, not secrets
 	}
-	m.rep.Session = s.ID
+	m.rep.Session = x.id
 	m.rep.Recorded = x.Requests()
 	return m, nil
 }
@@ -203,7 +204,8 @@ func firstN(s []string, n int) []string {
 
 // Report is what a mock run served.
 type Report struct {
-	// Session is the recorded session's id; Recorded its client requests.
+	// Session is the recorded sessions' ids, comma-separated; Recorded
+	// their client requests.
 	Session  string `json:"session"`
 	Recorded int    `json:"recorded"`
 	// Matched counts the live requests answered from the recording.
@@ -244,8 +246,8 @@ func (m *Mock) Report() Report {
 // WriteText writes the report for a terminal.
 func (r *Report) WriteText(w interface{ Write([]byte) (int, error) }) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mock of session %q: %d requests matched, %d unmatched; %d of %d recorded requests never asked\n",
-		r.Session, r.Matched, len(r.Unmatched), len(r.NeverAsked), r.Recorded)
+	fmt.Fprintf(&b, "mock of %s: %d requests matched, %d unmatched; %d of %d recorded requests never asked\n",
+		sessionsText(r.Session), r.Matched, len(r.Unmatched), len(r.NeverAsked), r.Recorded)
 	for _, u := range r.Unmatched {
 		fmt.Fprintf(&b, "  unmatched: %s: %s\n", u.Request, u.Why)
 	}
@@ -285,4 +287,12 @@ func (m *Mock) nextConn() string {
 	defer m.mu.Unlock()
 	m.conns++
 	return fmt.Sprintf("mock-%d", m.conns)
+}
+
+// sessionsText names the served sessions for the report.
+func sessionsText(ids string) string {
+	if n := strings.Count(ids, ", ") + 1; n > 1 {
+		return fmt.Sprintf("%d sessions", n)
+	}
+	return fmt.Sprintf("session %q", ids)
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/mcptape/mcptape/replay"
 )
 
 // baseTape is a small recorded session: initialize, a tool asked twice
@@ -30,7 +32,7 @@ var baseTape = []string{
 
 func newMock(t *testing.T, lines []string, opts ...Option) *Mock {
 	t.Helper()
-	m, err := New(loadSession(t, writeTape(t, lines...)), append([]Option{WithMaxSpeed()}, opts...)...)
+	m, err := New([]*replay.Session{loadSession(t, writeTape(t, lines...))}, append([]Option{WithMaxSpeed()}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +246,7 @@ func TestMockOptionsRefused(t *testing.T) {
 	s := loadSession(t, writeTape(t, baseTape...))
 	for _, o := range []Option{WithSpeed(0), WithSpeed(-1), WithFaults(Faults{ErrorRate: 2}), WithFaults(Faults{DropRate: 0.6, ErrorRate: 0.6}),
 		WithFaults(Faults{Delay: -1}), WithFaults(Faults{DisconnectAfter: -1}), WithMatch(7), nil} {
-		if _, err := New(s, o); err == nil {
+		if _, err := New([]*replay.Session{s}, o); err == nil {
 			t.Errorf("New accepted a bad option")
 		}
 	}

@@ -57,9 +57,18 @@ func (c *Conn) play(ctx context.Context, e *entry, liveID, token []byte, f fault
 	k := newClock(c.m.o.speed, e.at)
 	if !f.fail {
 		for i := range e.script {
+			if e.cancelAt != 0 && e.script[i].at >= e.cancelAt {
+				break
+			}
 			if !c.playItem(ctx, k, &e.script[i], token, reply) {
 				return
 			}
+		}
+		if e.cancelAt != 0 {
+			// The recorded client cancelled here: like the recorded
+			// server, go no further until the live client does.
+			c.waitClient(ctx)
+			return
 		}
 	}
 	if e.resp == nil && !f.fail {

@@ -44,7 +44,9 @@ func mockCmd() *command {
   mcptape replay run.jsonl.zst -- mcptape mock run.jsonl.zst  # the tape checks its own mock
   mcptape mock run.jsonl.zst --error-rate 0.1 --drop-rate 0.05 --delay 200ms --seed 7
 
-  Each client request gets the recorded answer of the matching recorded
+  Several recorded sessions make one pool (a client tool that starts a
+  session per command, like the Inspector CLI, meets the answers in
+  recorded order); --session serves one. Each client request gets the recorded answer of the matching recorded
   request (method and params; ids, _meta, progress tokens and cursors
   ignored), with what the server sent before it played back in place:
   progress under the live token, log messages, list_changed, and the
@@ -59,7 +61,7 @@ func mockCmd() *command {
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f mockFlags
-			fs.StringVar(&f.session, "session", "", "serve the session `ID` (needed when the tape holds several)")
+			fs.StringVar(&f.session, "session", "", "serve only the session `ID` (default: every session of the tape, as one pool)")
 			fs.StringVar(&f.match, "match", "exact", "what picks the answer: exact (method and params), method, or tool (method and name/uri)")
 			fs.BoolVar(&f.cycle, "cycle", false, "a request asked more often than recorded cycles through its answers (default: repeats the last)")
 			fs.BoolVar(&f.strict, "strict", false, "end the run (exit 1) at the first request that matches no recorded one")
@@ -126,10 +128,12 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 	if err != nil {
 		return withCode(2, err)
 	}
-	s, err := replay.Pick(sessions, f.session)
-	if err != nil {
-		msg := strings.TrimPrefix(err.Error(), "replay: ")
-		return withCode(2, errors.New(strings.Replace(msg, " or replay all with --all", "", 1)))
+	if f.session != "" {
+		s, err := replay.Pick(sessions, f.session)
+		if err != nil {
+			return withCode(2, errors.New(strings.TrimPrefix(err.Error(), "replay: ")))
+		}
+		sessions = []*replay.Session{s}
 	}
 	kind, target := "stdio", "mcptape mock"
 	switch {
@@ -153,7 +157,7 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 		}()
 		opts = append(opts, mock.WithTape(w))
 	}
-	m, err := mock.New(s, opts...)
+	m, err := mock.New(sessions, opts...)
 	if err != nil {
 		return withCode(2, errors.New(strings.TrimPrefix(err.Error(), "mock: ")))
 	}
