@@ -155,6 +155,15 @@ func testReplayAgainstMock(t *testing.T) {
 		scenario(t, ctx, cs, &progress)
 	})
 	sessions := []*replay.Session{loadSession(t, path)}
+	mrtr := 0
+	for _, m := range sessions[0].Server {
+		if bytes.Contains(m.Frame, []byte(`"input_required"`)) {
+			mrtr++
+		}
+	}
+	if want := map[string]int{"": 2, "2025-11-25": 0}[clientVersion]; mrtr != want {
+		t.Fatalf("the recording holds %d MRTR input_required answers, want %d", mrtr, want)
+	}
 	tests := []struct {
 		name string
 		dial func(t *testing.T) replay.DialFunc

@@ -212,3 +212,9 @@ func converse(t *testing.T, m *Mock, lines ...string) []string {
 	}
 	return res
 }
+
+// loadSessionsOf writes a tape of the lines (see writeTape) and loads it.
+func loadSessionsOf(t *testing.T, lines []string) []*replay.Session {
+	t.Helper()
+	return []*replay.Session{loadSession(t, writeTape(t, lines...))}
+}
