@@ -73,7 +73,7 @@ func clientOptions() *mcp.ClientOptions {
 
 // connectPipes connects a Go SDK client to serve, which reads the client's
 // frames from in and writes its own to out; wrap may wrap the two writers.
-func connectPipes(t *testing.T, ctx context.Context, serve func(ctx context.Context, in io.Reader, out io.Writer) error,
+func connectPipes(t testing.TB, ctx context.Context, serve func(ctx context.Context, in io.Reader, out io.Writer) error,
 	wrap func(c2s, s2c io.Writer) (io.Writer, io.Writer)) (*mcp.ClientSession, func()) {
 	t.Helper()
 	c2sR, c2sW := io.Pipe()
@@ -117,7 +117,7 @@ func (w writeCloser) Close() error { return w.c.Close() }
 
 // recordRef records the scenario of a Go SDK client against the reference
 // server, in-process, and returns the tape's path.
-func recordRef(t *testing.T, scenario func(ctx context.Context, cs *mcp.ClientSession)) string {
+func recordRef(t testing.TB, scenario func(ctx context.Context, cs *mcp.ClientSession)) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "rec.jsonl.zst")
 	w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "stdio", Target: "refserver"})
@@ -145,7 +145,7 @@ func recordRef(t *testing.T, scenario func(ctx context.Context, cs *mcp.ClientSe
 }
 
 // loadSession loads the only session of the tape at path.
-func loadSession(t *testing.T, path string) *replay.Session {
+func loadSession(t testing.TB, path string) *replay.Session {
 	t.Helper()
 	r, err := tape.Open(path)
 	if err != nil {

@@ -191,6 +191,7 @@ func (x *Index) add(st *replay.Step) (*entry, error) {
 		return nil, fmt.Errorf("mock: recorded request %s %s: %w", st.Method, st.IDKey, err)
 	}
 	e := &entry{req: r, key: r.key(x.match), frame: st.Frame, at: st.Time, seq: len(x.entries)}
+	e.req.params = nil // kept small: closest decodes the frame again when needed
 	x.entries = append(x.entries, e)
 	x.byKey[e.key] = append(x.byKey[e.key], e)
 	return e, nil

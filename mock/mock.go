@@ -177,7 +177,11 @@ func (x *Index) closest(r *request) string {
 		if e.req.method != r.method {
 			continue
 		}
-		all := differences(e.req.params, r.params, 1000)
+		rec, err := parseRequest(e.frame)
+		if err != nil { // not reached: the index parsed it
+			continue
+		}
+		all := differences(rec.params, r.params, 1000)
 		if bestN < 0 || len(all) < bestN {
 			best, bestN, bestDiffs = e, len(all), all
 		}
