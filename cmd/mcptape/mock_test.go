@@ -97,3 +97,13 @@ func TestMockCommandStrict(t *testing.T) {
 		t.Errorf("stdout:\n%s", stdout)
 	}
 }
+
+// TestReplayAgainstMockCommand runs `mcptape replay T -- mcptape mock T`
+// on a tape with progress: every answer matches.
+func TestReplayAgainstMockCommand(t *testing.T) {
+	bin := serveBinary(t)
+	code, stdout, stderr := runMcptape(t, "", "replay", basicTape, "--speed", "max", "--", bin, "mock", basicTape)
+	if code != 0 || !strings.Contains(stdout, "OK: 5/5 messages sent, 4 matched") {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+}
