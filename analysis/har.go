@@ -26,7 +26,8 @@ import (
 // _session, _exchange, _stream, _closedBy, _error, _incomplete.
 //
 // Request bodies are the client's messages (batch members put back into an
-// array); response bodies are the server's messages: the JSON body, or for
+// array), or for a plain HTTP exchange (OAuth, discovery) the "end" event's
+// request_body; response bodies are the server's messages: the JSON body, or for
 // an event stream the SSE text rebuilt from the recorded events (id and data
 // lines, endpoint, priming and retry events), which is faithful in content
 // but not byte for byte. A body longer than harMaxBody is cut, with a
@@ -43,6 +44,7 @@ type harEvent struct {
 	RequestBytes  int64  `json:"request_bytes"`
 	ResponseBytes int64  `json:"response_bytes"`
 	Body          string `json:"body"`
+	RequestBody   string `json:"request_body"` // a plain (not MCP) exchange's request body, redacted
 }
 
 // sseNote is the part of an "sse" event (an SSE event without a message)
@@ -344,9 +346,12 @@ func (hw *harWriter) entry(x *harExchange) error {
 	e.Request = harRequest{Method: or(head.Method, ev.Method), URL: hw.scheme + "://" + host + path,
 		HTTPVersion: "HTTP/1.1", Cookies: []struct{}{}, Headers: harHeaders(reqHeaders),
 		QueryString: harQuery(path), HeadersSize: -1, BodySize: ev.RequestBytes}
-	if len(x.req) > 0 {
-		text := string(x.req[0])
-		if len(x.req) > 1 {
+	if len(x.req) > 0 || ev.RequestBody != "" {
+		text := ev.RequestBody
+		switch {
+		case len(x.req) == 1:
+			text = string(x.req[0])
+		case len(x.req) > 1:
 			text = "[" + string(bytes.Join(x.req, []byte(","))) + "]"
 		}
 		pd := &harPostData{MimeType: or(headerValue(reqHeaders, "content-type"), "application/json"), Text: text}

@@ -127,6 +127,7 @@ type Inspector struct {
 	unanswered    []RequestRef             // requests superseded by an id reuse
 	httpSessions  bool                     // a server assigned an Mcp-Session-Id
 	exchanges     map[uint64][]exchangeReq // HTTP exchanges open, with their client requests
+	cuts          map[cutKey]struct{}      // messages announced as recorded cut, not yet seen
 	buf           []byte
 	pf            [paramCount]span  // params fields of the current request
 	rf            [resultCount]span // result fields of the current response
@@ -218,6 +219,7 @@ func NewInspector(h *tape.Header, opts ...Option) (*Inspector, error) {
 		viol:      newViolations(o.maxExamples),
 		free:      make([]*request, 0, 256),
 		exchanges: map[uint64][]exchangeReq{},
+		cuts:      map[cutKey]struct{}{},
 	}
 	if h != nil {
 		in.rep.Tape = TapeInfo{Format: h.Format, Tool: h.Tool, Version: h.Version, Transport: h.Transport, Target: h.Target}
@@ -257,7 +259,12 @@ func (in *Inspector) Add(it *Item) {
 	s.messages++
 	s.byDir[dirIndex(rec.Dir)]++
 	s.byKind[it.Info.Kind]++
-	for v := it.Info.Violations; v != 0; v &= v - 1 {
+	violations := it.Info.Violations
+	if in.isCut(rec) {
+		in.rep.CutMessages++
+		violations = 0 // a cut frame is incomplete, not invalid: the proxy's error says so
+	}
+	for v := violations; v != 0; v &= v - 1 {
 		bit := v & -v
 		in.violation(bit.String(), it, s, "")
 	}

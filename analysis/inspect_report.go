@@ -23,6 +23,10 @@ type Report struct {
 	Violations     []ViolationStats `json:"violations"`
 	ProxyErrors    []Example        `json:"proxy_errors,omitempty"`
 	ProxyErrorsN   int64            `json:"proxy_errors_count,omitempty"`
+	// CutMessages counts the messages the HTTP recorder announced as
+	// recorded cut (forwarded whole): they are not checked against
+	// JSON-RPC, and the proxy error that announced each is listed.
+	CutMessages int64 `json:"cut_messages,omitempty"`
 }
 
 // TapeInfo describes the tape as a whole.

@@ -190,7 +190,8 @@ type (
 		By string `json:"by"`
 	}
 	errorEvent struct {
-		Error string `json:"error"`
+		Error     string `json:"error"`
+		Truncated bool   `json:"truncated"` // HTTP: the next message of the exchange, in the event's direction, is cut
 	}
 )
 
@@ -237,9 +238,12 @@ func (in *Inspector) event(it *Item) {
 		}
 	case tape.EventError:
 		in.rep.ProxyErrorsN++
+		var d errorEvent
+		_ = json.Unmarshal(rec.Data, &d)
+		if d.Truncated && rec.Exchange != 0 && rec.Dir != "" {
+			in.expectCut(rec.Exchange, rec.Dir)
+		}
 		if len(in.rep.ProxyErrors) < in.o.maxListed {
-			var d errorEvent
-			_ = json.Unmarshal(rec.Data, &d)
 			if d.Error == "" {
 				d.Error = clip(string(rec.Data), 200)
 			}
@@ -279,4 +283,33 @@ func clip(s string, n int) string {
 		out = append(out, r)
 	}
 	return string(out)
+}
+
+// cutKey names the next message of an HTTP exchange in one direction.
+type cutKey struct {
+	exchange uint64
+	dir      tape.Direction
+}
+
+// expectCut notes that the next message of exchange in direction dir was
+// recorded cut: the HTTP recorder announces it just before it.
+func (in *Inspector) expectCut(exchange uint64, dir tape.Direction) {
+	if len(in.cuts) >= maxOpenExchanges {
+		clear(in.cuts) // announced messages never came (a cut tape?): stay bounded
+	}
+	in.cuts[cutKey{exchange, dir}] = struct{}{}
+}
+
+// isCut reports whether the message rec was announced as cut, and forgets
+// the announcement.
+func (in *Inspector) isCut(rec *tape.Record) bool {
+	if len(in.cuts) == 0 || rec.Exchange == 0 {
+		return false
+	}
+	k := cutKey{rec.Exchange, rec.Dir}
+	if _, ok := in.cuts[k]; !ok {
+		return false
+	}
+	delete(in.cuts, k)
+	return true
 }

@@ -3,6 +3,7 @@ package capture
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,8 +24,11 @@ import (
 //     guess. An empty value stays visible as "<redacted:0>". An
 //     Authorization-style value keeps its scheme word when it is a known one
 //     ("Bearer <redacted:32-63>").
-//   - Query parameters whose names look secret ("?api_key=...") are
-//     redacted the same way in recorded paths and URLs.
+//   - Query parameters whose names look secret ("?api_key=...", and OAuth's
+//     "?code=...": IsSecretField) are redacted the same way in recorded
+//     paths and URLs, and in the URL references of Location,
+//     Content-Location and Referer (query and fragment).
+//   - Bodies that are not messages are redacted by field (redact_body.go).
 //   - WithoutRedaction turns all of this off, explicitly.
 
 // headerValue is h.Get(name) for a name in canonical form: the first value
@@ -89,8 +93,8 @@ func (r *headerRedactor) headers(h http.Header) http.Header {
 		return nil
 	}
 	secret := false
-	for name := range h {
-		if r.secret(name) {
+	for name, values := range h {
+		if r.secret(name) || r.urlSecret(name, values) {
 			secret = true
 			break
 		}
@@ -100,15 +104,56 @@ func (r *headerRedactor) headers(h http.Header) http.Header {
 	}
 	out := make(http.Header, len(h))
 	for name, values := range h {
-		if !r.secret(name) {
+		redact := redactCredential
+		switch {
+		case r.secret(name):
+		case r.urlSecret(name, values):
+			redact = r.reference
+		default:
 			out[name] = values // shared: the tape encoder only reads it
 			continue
 		}
 		red := make([]string, len(values))
 		for i, v := range values {
-			red[i] = redactCredential(v)
+			red[i] = redact(v)
 		}
 		out[name] = red
+	}
+	return out
+}
+
+// urlHeaders are the headers whose values are URL references, whose
+// query (or fragment) may carry credentials: an OAuth redirect's
+// Location holds the authorization code (or, implicit flow, the access
+// token in its fragment), and the next request's Referer repeats it.
+var urlHeaders = [...]string{"Location", "Content-Location", "Referer"}
+
+// urlSecret reports whether name is a URL header with a value that
+// reference would change.
+func (r *headerRedactor) urlSecret(name string, values []string) bool {
+	if r.off || !slices.Contains(urlHeaders[:], name) {
+		return false
+	}
+	for _, v := range values {
+		if r.reference(v) != v {
+			return true
+		}
+	}
+	return false
+}
+
+// reference returns the URL reference v with the secret parameters of
+// its query and of its fragment (when it is shaped like a query)
+// redacted; everything else is kept byte for byte.
+func (r *headerRedactor) reference(v string) string {
+	rest, frag, hasFrag := strings.Cut(v, "#")
+	base, query, hasQuery := strings.Cut(rest, "?")
+	out := base
+	if hasQuery {
+		out += "?" + r.query(query)
+	}
+	if hasFrag {
+		out += "#" + r.query(frag)
 	}
 	return out
 }
@@ -160,7 +205,7 @@ func (r *headerRedactor) query(rawQuery string) string {
 			if un, err := url.QueryUnescape(rawName); err == nil {
 				name = un
 			}
-			if IsSecretName(name) {
+			if IsSecretField(name) {
 				value := rawValue
 				if un, err := url.QueryUnescape(rawValue); err == nil {
 					value = un

@@ -94,6 +94,9 @@ func TestRedactQuery(t *testing.T) {
 		{"access%5Ftoken=xyz;x=1", "access%5Ftoken=%3Credacted%3A4-7%3E"},
 		{"token", "token"},
 		{"a=%zz&secret=%zz", "a=%zz&secret=%3Credacted%3A2-3%3E"},
+		// OAuth's credentials by name; what only describes one is kept.
+		{"code=abc&state=s&code_verifier=v", "code=%3Credacted%3A2-3%3E&state=s&code_verifier=%3Credacted%3A1-1%3E"},
+		{"token=t&token_type_hint=refresh_token", "token=%3Credacted%3A1-1%3E&token_type_hint=refresh_token"},
 	}
 	for _, tt := range tests {
 		if got := (&headerRedactor{}).query(tt.in); got != tt.want {

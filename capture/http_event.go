@@ -35,7 +35,8 @@ type HTTPEvent struct {
 	Events          int         `json:"events,omitempty"`           // SSE events in the response
 	Comments        int         `json:"comments,omitempty"`         // SSE comment lines (keep-alives)
 	LastEventID     string      `json:"last_event_id,omitempty"`    // id of the last SSE event
-	Body            string      `json:"body,omitempty"`             // a response body that is not JSON (an error page), its first 4 KiB
+	RequestBody     string      `json:"request_body,omitempty"`     // a plain (not MCP) exchange's request body, secrets redacted
+	Body            string      `json:"body,omitempty"`             // a response body that is not messages: an error page's first 4 KiB, a plain exchange's body (secrets redacted)
 	Error           string      `json:"error,omitempty"`            // why the exchange failed
 }
 
@@ -84,6 +85,7 @@ func (e *HTTPEvent) appendJSON(dst []byte) []byte {
 	dst = appendIntField(dst, "events", int64(e.Events))
 	dst = appendIntField(dst, "comments", int64(e.Comments))
 	dst = appendStringField(dst, "last_event_id", e.LastEventID)
+	dst = appendStringField(dst, "request_body", e.RequestBody)
 	dst = appendStringField(dst, "body", e.Body)
 	dst = appendStringField(dst, "error", e.Error)
 	return append(dst, '}')

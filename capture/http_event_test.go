@@ -59,7 +59,7 @@ func TestHTTPEventJSON(t *testing.T) {
 			RequestHeaders:  http.Header{"Accept": {"application/json, text/event-stream"}, "Authorization": {"Bearer <redacted:8-15>"}, "X-Empty": {}, "X-Nil": nil},
 			ResponseHeaders: http.Header{"Mcp-Session-Id": {"s"}, "Set-Cookie": {"a", "b"}}},
 		{Phase: "end", Method: "GET", Path: "/", DurationNs: -5, ClosedBy: "client", RequestBytes: 1, ResponseBytes: 2, Batch: 3,
-			Messages: 4, Events: 5, Comments: 6, LastEventID: "e\"1", Body: "bad \x00 \xff \u2028 \t\n\r\\ é 😀", Error: "boom"},
+			Messages: 4, Events: 5, Comments: 6, LastEventID: "e\"1", RequestBody: "code=<redacted:1-1>&x=é", Body: "bad \x00 \xff \u2028 \t\n\r\\ é 😀", Error: "boom"},
 	}
 	for i, e := range tests {
 		got, want := string(e.appendJSON(nil)), stdJSON(t, &e)
@@ -78,7 +78,7 @@ func FuzzHTTPEventJSON(f *testing.F) {
 	f.Add("GET", "/\"\\", "X", "é😀", "\t\n", int64(-1))
 	f.Fuzz(func(t *testing.T, method, path, hname, hvalue, text string, n int64) {
 		e := HTTPEvent{Phase: "end", Method: method, Path: path, Host: text, Conn: uint64(n), Status: int(n),
-			RequestHeaders: http.Header{hname: {hvalue, text}}, WaitNs: n, ClosedBy: text, LastEventID: hvalue, Body: text, Error: path}
+			RequestHeaders: http.Header{hname: {hvalue, text}}, WaitNs: n, ClosedBy: text, LastEventID: hvalue, RequestBody: hvalue, Body: text, Error: path}
 		got := string(e.appendJSON(nil))
 		checkDataValid(t, []byte(got))
 		if want := stdJSON(t, &e); got != want {

@@ -2,12 +2,10 @@ package capture
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"strings"
@@ -56,6 +54,10 @@ type exchange struct {
 	reqDone      bool      // the body was read to its end
 	reqEnd       time.Time // when the body ended (or the request arrived, without one)
 	reqRecorded  bool
+	mcp          bool          // the request names a session or the upstream's endpoint: an MCP exchange whatever its body
+	plainSet     bool          // plain is decided (plainExchange)
+	plain        bool          // a plain HTTP exchange (OAuth, discovery): its bodies are notes, not messages
+	reqNote      string        // a plain exchange's request body, redacted, for the "end" event
 	respPending  bool          // the "response" event waits for the session, or for releaseResponse
 	holdResp     bool          // response holds the "response" event back for releaseResponse
 	sentAt       time.Time     // when the bytes being recorded went out, if not now (see keptChunks)
@@ -74,9 +76,10 @@ type exchange struct {
 	upBody     upstreamBody // the response body, as read
 	sinkOn     bool         // forwarded response bytes are recorded: by sink, or plainBody when it is nil
 	sink       func([]byte) // a decoder's (or nothing's) for an encoded body
+	hold       decodeHold   // the decoded response bytes held (on the decoder's goroutine)
 	body       []byte
 	bodySize   int64
-	bodyCut    bool
+	bodyCut    string // why body was cut ("" when it was not): cappedBody, cappedBudget or cappedFrame
 	endpoint   string // original data of a rewritten legacy endpoint event
 	gotResp    bool
 	failErr    error // the upstream request failed (502 sent)
@@ -114,6 +117,7 @@ func (p *HTTPProxy) newExchange(r *http.Request) *exchange {
 	} else if sid := legacySessionID(r.URL.RawQuery); sid != "" {
 		x.setSession(sid, kindLegacy, "request")
 	}
+	x.mcp = x.sessionKnown || p.mcpPath(r.URL.Path)
 	return x
 }
 
@@ -270,43 +274,37 @@ func (x *exchange) recordRequestLocked(final bool) {
 	if len(body) == 0 {
 		return
 	}
+	var cut *cutNote
 	if enc := headerValue(x.reqHeader, "Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
-		dec, err := decodeAll(enc, body, x.p.o.maxBody)
-		if err != nil {
+		h := x.p.decode.body()
+		defer h.release() // once the tape has its copy
+		dec, dcut, err := decodeBody(enc, body, &h)
+		switch {
+		case err != nil:
 			x.fail(x.reqEnd, "request body: %v; recorded as received", err)
-		} else {
+		case dcut:
+			body = dec
+			cut = &cutNote{Error: fmt.Sprintf("request body decoded past %d bytes: recorded cut, forwarded whole (%s)", len(dec), h.reason()),
+				Kept: len(dec), Limit: h.capped}
+		default:
 			body = dec
 		}
 	}
+	if x.plainExchange(body) {
+		x.reqNote = x.p.o.redact.bodyNote(headerValue(x.reqHeader, "Content-Type"), body)
+		return
+	}
+	if cut == nil && x.reqSize > int64(len(x.reqBuf)) {
+		cut = &cutNote{Error: fmt.Sprintf("request body of %d bytes recorded cut at %d bytes", x.reqSize, len(x.reqBuf)),
+			Kept: len(x.reqBuf), Size: x.reqSize, Limit: cappedFrame}
+	}
+	if cut != nil {
+		x.noteCut(x.reqEnd, tape.ClientToServer, cut)
+	}
 	_, x.batch = x.recordFrame(tape.ClientToServer, body, "", x.reqEnd)
-	switch {
-	case x.reqSize > int64(len(x.reqBuf)):
-		x.fail(x.reqEnd, "request body of %d bytes recorded cut at %d bytes", x.reqSize, len(x.reqBuf))
-	case !x.reqDone:
+	if !x.reqDone {
 		x.fail(x.reqEnd, "request body recorded incomplete: %d bytes read before the exchange ended", x.reqSize)
 	}
-}
-
-// decodeAll decodes a gzip or deflate body, up to max bytes.
-func decodeAll(enc string, body []byte, max int) ([]byte, error) {
-	var r io.Reader
-	switch strings.ToLower(enc) {
-	case "gzip", "x-gzip":
-		zr, err := gzip.NewReader(bytes.NewReader(body))
-		if err != nil {
-			return nil, fmt.Errorf("content encoding %s: %w", enc, err)
-		}
-		r = zr
-	case "deflate":
-		r = newDeflateReader(bytes.NewReader(body))
-	default:
-		return nil, fmt.Errorf("content encoding %q is not decoded", enc)
-	}
-	out, err := io.ReadAll(io.LimitReader(r, int64(max)))
-	if err != nil {
-		return nil, fmt.Errorf("content encoding %s: %w", enc, err)
-	}
-	return out, nil
 }
 
 // onResponse is the ReverseProxy's ModifyResponse hook: the response
@@ -346,18 +344,22 @@ func (x *exchange) response(resp *http.Response, at time.Time) {
 	}
 	x.mu.Unlock()
 
-	if x.sse {
-		x.framer, _ = transport.NewSSEFramer(x.onEvent, transport.WithoutRaw(), transport.WithMaxEvent(x.p.o.maxBody)) // valid options
-	}
+	maxEvent := x.p.o.maxBody
 	if enc := headerValue(resp.Header, "Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
-		d, err := newBodyDecoder(enc, x.plainBody)
+		sink, hold := x.decodedBody, x.p.decode.body()
+		if x.sse {
+			sink, hold, maxEvent = x.decodedEvents, x.p.decode.stream(), x.p.decode.perBody
+		}
+		d, err := newBodyDecoder(enc, sink)
 		if err != nil {
 			x.fail(x.respAt, "response body: %v; its messages are not recorded", err)
 			x.sink = func([]byte) {}
 		} else {
-			x.decoder = d
-			x.sink = d.write
+			x.decoder, x.sink, x.hold = d, d.write, hold
 		}
+	}
+	if x.sse {
+		x.framer, _ = transport.NewSSEFramer(x.onEvent, transport.WithoutRaw(), transport.WithMaxEvent(maxEvent)) // valid options
 	}
 	x.sinkOn = true
 	x.upBody = upstreamBody{rc: resp.Body, x: x}
@@ -419,24 +421,6 @@ func (x *exchange) resolvePendingLocked() {
 	for _, r := range held {
 		x.record(r)
 	}
-}
-
-// plainBody records a chunk of the response body, decoded.
-func (x *exchange) plainBody(b []byte) {
-	if x.framer != nil {
-		x.framer.Write(b) // onEvent never fails
-	} else {
-		x.bodyBytes(b)
-	}
-}
-
-// bodyBytes records a chunk of a non-SSE response body: it is kept (up to
-// the maximum) and recorded whole when the exchange ends.
-func (x *exchange) bodyBytes(b []byte) {
-	if room := x.p.o.maxBody - len(x.body); len(b) > room {
-		b, x.bodyCut = b[:max(room, 0)], true
-	}
-	x.body = append(x.body, b...)
 }
 
 // upstreamBody notes how the upstream's response body ended.
@@ -509,43 +493,29 @@ func (x *exchange) finish() {
 	x.mu.Lock()
 	x.resolvePendingLocked()
 	x.recordRequestLocked(true)
-	batch, reqSize := x.batch, x.reqSize
+	batch, reqSize, reqNote := x.batch, x.reqSize, x.reqNote
+	plain := x.plainExchange(nil)
 	x.mu.Unlock()
 
 	ev := &HTTPEvent{Phase: "end", Method: x.method, Path: x.path, Conn: x.conn.id, Status: x.status,
 		DurationNs: end.Sub(x.start).Nanoseconds(), RequestBytes: reqSize, ResponseBytes: x.bodySize,
-		Batch: batch, Events: x.events, Comments: x.comments, LastEventID: x.lastID}
+		Batch: batch, Events: x.events, Comments: x.comments, LastEventID: x.lastID, RequestBody: reqNote}
 	if !x.gotResp {
 		ev.Host, ev.RequestHeaders = x.host, x.p.o.redact.headers(x.reqHeader)
 	}
 	if x.gotResp && !x.sse && len(x.body) > 0 {
-		x.recordBody(end, ev)
+		x.recordBody(end, ev, plain)
 	}
 	ev.Messages = x.messages
 	ev.ClosedBy, ev.Error = x.closer()
 	if x.failErr != nil && ev.ClosedBy == ClosedByProxy {
-		ev.Status = http.StatusBadGateway
+		ev.Status = failStatus(x.failErr)
 	}
+	x.hold.release()
+	x.body = nil
 	x.httpEvent(end, ev)
 	x.endSession(ev.ClosedBy)
 	x.p.st.ended.Add(1)
-}
-
-// recordBody records a whole non-SSE response body: as messages when it is
-// JSON, else (an error page) in the "end" event.
-func (x *exchange) recordBody(t time.Time, ev *HTTPEvent) {
-	mt, _, _ := mime.ParseMediaType(x.ctype)
-	b := bytes.TrimSpace(x.body)
-	if mt == "application/json" || strings.HasSuffix(mt, "+json") || (len(b) > 0 && (b[0] == '{' || b[0] == '[')) {
-		n, _ := x.recordFrame(tape.ServerToClient, x.body, "", t)
-		x.messages += n
-		if x.bodyCut {
-			x.fail(t, "response body longer than %d bytes: recorded cut", len(x.body))
-		}
-		return
-	}
-	note := x.body[:min(len(x.body), maxNoteBody)]
-	ev.Body = strings.ToValidUTF8(string(note), "\uFFFD")
 }
 
 // closer tells who ended the exchange, and the error if it failed.

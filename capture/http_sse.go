@@ -1,11 +1,6 @@
 package capture
 
 import (
-	"bufio"
-	"compress/flate"
-	"compress/gzip"
-	"compress/zlib"
-	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -74,11 +69,16 @@ func (x *exchange) onEvent(ev *transport.SSEEvent) error {
 	case ev.Type == "endpoint":
 		note.Kind, note.Type, note.Data, note.Original = "endpoint", "", string(ev.Data), x.endpoint
 	case isMsg:
+		if ev.Truncated {
+			limit := cappedFrame
+			if x.decoder != nil {
+				limit = cappedBody
+			}
+			x.noteCut(now, tape.ServerToClient, &cutNote{Error: fmt.Sprintf("SSE event of %d bytes recorded cut, forwarded whole", ev.Size),
+				Kept: len(ev.Data), Size: ev.Size, Limit: limit})
+		}
 		n, _ := x.recordFrame(tape.ServerToClient, ev.Data, ev.ID, now)
 		x.messages += n
-		if ev.Truncated {
-			x.fail(now, "SSE event of %d bytes recorded cut", ev.Size)
-		}
 		if !ev.HasRetry && ev.Comments == 0 && (ev.Type == "" || ev.Type == "message") {
 			return nil
 		}
@@ -231,79 +231,4 @@ func sameHost(a, b *url.URL) bool {
 		return "80"
 	}
 	return strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
-}
-
-// bodyDecoder decodes a compressed response body for the recorder, on a
-// goroutine of its own, while the compressed bytes are forwarded as they
-// are.
-type bodyDecoder struct {
-	pw   *io.PipeWriter
-	done chan struct{}
-	err  error
-}
-
-// errDecoderStopped unblocks writers once the decoder has stopped.
-var errDecoderStopped = errors.New("decoder stopped")
-
-// newBodyDecoder starts decoding a body with Content-Encoding enc (gzip or
-// deflate) into sink.
-func newBodyDecoder(enc string, sink func([]byte)) (*bodyDecoder, error) {
-	var open func(io.Reader) (io.Reader, error)
-	switch strings.ToLower(enc) {
-	case "gzip", "x-gzip":
-		open = func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }
-	case "deflate":
-		open = func(r io.Reader) (io.Reader, error) { return newDeflateReader(r), nil }
-	default:
-		return nil, fmt.Errorf("content encoding %q is not decoded", enc)
-	}
-	pr, pw := io.Pipe()
-	d := &bodyDecoder{pw: pw, done: make(chan struct{})}
-	go func() {
-		defer close(d.done)
-		r, err := open(pr)
-		if err == nil {
-			buf := make([]byte, 32<<10)
-			for {
-				n, rerr := r.Read(buf)
-				if n > 0 {
-					sink(buf[:n])
-				}
-				if rerr != nil {
-					if rerr != io.EOF {
-						err = rerr
-					}
-					break
-				}
-			}
-		}
-		if err != nil {
-			d.err = fmt.Errorf("content encoding %s: %w", enc, err)
-		}
-		pr.CloseWithError(errDecoderStopped)
-	}()
-	return d, nil
-}
-
-// write hands compressed bytes to the decoder; it returns once they are
-// consumed (or the decoder has stopped).
-func (d *bodyDecoder) write(b []byte) { d.pw.Write(b) }
-
-// close ends the input and waits for the decoder.
-func (d *bodyDecoder) close() error {
-	d.pw.Close()
-	<-d.done
-	return d.err
-}
-
-// newDeflateReader reads an HTTP "deflate" body: zlib-wrapped as the
-// standard says, or raw deflate as some servers send it.
-func newDeflateReader(r io.Reader) io.Reader {
-	br := bufio.NewReader(r)
-	if h, err := br.Peek(2); err == nil && h[0]&0x0f == 8 && (int(h[0])<<8|int(h[1]))%31 == 0 {
-		if zr, err := zlib.NewReader(br); err == nil {
-			return zr
-		}
-	}
-	return flate.NewReader(br)
 }

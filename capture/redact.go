@@ -33,14 +33,19 @@ func IsSecretName(name string) bool {
 	return false
 }
 
-// RedactAssignment redacts the value of "NAME=VALUE" when NAME looks secret,
-// and returns anything else unchanged.
+// RedactAssignment redacts the value of "NAME=VALUE" whole when NAME
+// looks secret, and otherwise the secrets its value shows (RedactSecrets:
+// a URL's password, a token of a well-known shape). Anything else is
+// returned unchanged.
 func RedactAssignment(kv string) string {
 	name, value, ok := strings.Cut(kv, "=")
-	if !ok || !isName(name) || !IsSecretName(name) {
-		return kv
+	if !ok || !isName(name) {
+		return RedactSecrets(kv)
 	}
-	return name + "=" + RedactedClass(value)
+	if IsSecretName(name) {
+		return name + "=" + RedactedClass(value)
+	}
+	return name + "=" + redactValue(value)
 }
 
 // RedactArgs returns a copy of a command line with secret values replaced:
@@ -51,8 +56,11 @@ func RedactAssignment(kv string) string {
 //   - --name VALUE where name looks secret: the next argument, unless it
 //     starts with "-";
 //   - --flag=NAME=VALUE where NAME looks secret ("--env=API_KEY=...");
-//   - URLs, alone or as a flag's value ("--upstream=https://u:pw@h/?token=x"):
-//     the password and secret-looking query values (see RedactURL).
+//   - URLs, alone or as a flag's value ("--upstream=https://u:pw@h/?token=x"),
+//     and in the value of any NAME=VALUE ("DATABASE_URL=postgres://u:pw@h/db"):
+//     the password and secret-looking query values (see RedactURL);
+//   - tokens of a well-known shape anywhere (see RedactSecrets): "ghp_...",
+//     "sk-...", "xoxb-...", "AKIA...", JWTs.
 //
 // Other secrets in positional arguments are not recognised.
 func RedactArgs(args []string) []string {
@@ -86,12 +94,13 @@ func redactArg(a string) string {
 	return redactValue(a)
 }
 
-// redactValue redacts a URL or a NAME=VALUE assignment.
+// redactValue redacts a NAME=VALUE assignment (RedactAssignment), or the
+// secrets anything else shows (RedactSecrets).
 func redactValue(v string) string {
-	if strings.Contains(v, "://") {
-		return RedactURL(v)
+	if name, _, ok := strings.Cut(v, "="); ok && isName(name) {
+		return RedactAssignment(v)
 	}
-	return RedactAssignment(v)
+	return RedactSecrets(v)
 }
 
 // isFlag reports whether a looks like a command-line flag.

@@ -112,3 +112,69 @@ func FuzzRedactArgs(f *testing.F) {
 		}
 	})
 }
+
+// TestRedactSecrets: secrets recognised by their shape, and no false
+// alarm on ordinary words, paths and versions.
+func TestRedactSecrets(t *testing.T) {
+	jwt := "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl"
+	tests := []struct{ in, want string }{
+		{"postgres://u:s3cretC@db/x", "postgres://u:%3Credacted%3A4-7%3E@db/x"},
+		{"redis://:pw@cache:6379/0", "redis://:%3Credacted%3A2-3%3E@cache:6379/0"},
+		{"https://ghp_abcdefgh@github.com/o/r.git", "https://<redacted:8-15>@github.com/o/r.git"},
+		{"ghp_s3cretB", "<redacted:8-15>"},
+		{"gho_x", "<redacted:4-7>"},
+		{"github_pat_11AAAAAAA0_abc", "<redacted:16-31>"},
+		{"glpat-abcdefghijklmnop", "<redacted:16-31>"},
+		{"xoxb-1234-5678-abcdef", "<redacted:16-31>"},
+		{"xoxp-1", "<redacted:4-7>"},
+		{"sk-proj-abcdefghijklmnopqrstuvwx", "<redacted:32-63>"},
+		{"sk-ant-api03-abcdefghijkl", "<redacted:16-31>"},
+		{"AKIAIOSFODNN7EXAMPLE", "<redacted:16-31>"},
+		{"ASIAIOSFODNN7EXAMPLE", "<redacted:16-31>"},
+		{jwt, "<redacted:32-63>"},
+		{"Authorization: Bearer " + jwt, "Authorization: Bearer <redacted:32-63>"},
+		{"a ghp_x1 and sk-abcdefghijklmnopqrstu", "a <redacted:4-7> and <redacted:16-31>"},
+		// Not secrets.
+		{"sk-learn", "sk-learn"},
+		{"task-abcdefghijklmnopqrstuvwxyz", "task-abcdefghijklmnopqrstuvwxyz"},
+		{"AKIA", "AKIA"},
+		{"AKIAIOSFODNN7example", "AKIAIOSFODNN7example"},
+		{"eyJhbGciOi", "eyJhbGciOi"},
+		{"ghp_", "ghp_"},
+		{"xox-1", "xox-1"},
+		{"/usr/local/bin/node", "/usr/local/bin/node"},
+		{"https://example.com/mcp?x=1", "https://example.com/mcp?x=1"},
+		{"v1.2.3", "v1.2.3"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := RedactSecrets(tt.in); got != tt.want {
+			t.Errorf("RedactSecrets(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestRedactAssignmentValues: an --env assignment whose name does not look
+// secret still has the secrets its value shows redacted (repro D2).
+func TestRedactAssignmentValues(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"GITHUB_PAT=ghp_s3cretB", "GITHUB_PAT=<redacted:8-15>"},
+		{"DATABASE_URL=postgres://u:s3cretC@db/x", "DATABASE_URL=postgres://u:%3Credacted%3A4-7%3E@db/x"},
+		{"SLACK=xoxb-1-2-abc", "SLACK=<redacted:8-15>"},
+		{"OPENAI=sk-abcdefghijklmnopqrstuvwx", "OPENAI=<redacted:16-31>"},
+		{"AWS_ID=AKIAIOSFODNN7EXAMPLE", "AWS_ID=<redacted:16-31>"},
+		{"UPSTREAM=https://h/mcp?api_key=k&x=1", "UPSTREAM=https://h/mcp?api_key=%3Credacted%3A1-1%3E&x=1"},
+		{"NODE_ENV=production", "NODE_ENV=production"},
+		{"URL=https://example.com/mcp", "URL=https://example.com/mcp"},
+	}
+	for _, tt := range tests {
+		if got := RedactAssignment(tt.in); got != tt.want {
+			t.Errorf("RedactAssignment(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	args := []string{"mcptape", "record", "--env", "GITHUB_PAT=ghp_s3cretB", "--env=DB=postgres://u:pw@h/d", "--", "srv", "--header", "Authorization: Bearer ghp_zzz", "xoxb-9"}
+	want := []string{"mcptape", "record", "--env", "GITHUB_PAT=<redacted:8-15>", "--env=DB=postgres://u:%3Credacted%3A2-3%3E@h/d", "--", "srv", "--header", "Authorization: Bearer <redacted:4-7>", "<redacted:4-7>"}
+	if got := RedactArgs(args); !slices.Equal(got, want) {
+		t.Errorf("RedactArgs(%q)\n = %q\nwant %q", args, got, want)
+	}
+}

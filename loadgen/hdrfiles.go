@@ -14,6 +14,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/mcptape/mcptape/internal/privfile"
 )
 
 // hgrmTicks is the number of percentile lines per halving of the
@@ -88,7 +90,7 @@ func (rep *Report) WriteHgrmDir(dir string) error {
 			return fmt.Errorf("loadgen: hgrm: %w", err)
 		}
 		path := filepath.Join(dir, fileName(s.Name)+".hgrm")
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		f, err := privfile.Create(path)
 		if err != nil {
 			return fmt.Errorf("loadgen: hgrm: %w", err)
 		}

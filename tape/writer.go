@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/mcptape/mcptape/internal/jsonstr"
+	"github.com/mcptape/mcptape/internal/privfile"
 	"github.com/mcptape/mcptape/jsonrpc"
 )
 
@@ -83,20 +84,21 @@ type Writer struct {
 	st      Stats
 }
 
-// Create creates (or truncates) the tape file at path with mode 0600 and
-// writes the header, synchronously, as the first frame; see NewWriter.
+// Create creates (or truncates, unless WithExclusive) the tape file at path
+// with mode 0600 and writes the header, synchronously, as the first frame;
+// see NewWriter.
 func Create(path string, h Header, opts ...Option) (*Writer, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	create := privfile.Create // 0600 even if it existed with another mode
+	if o.exclusive {
+		create = privfile.CreateNew
+	}
+	f, err := create(path)
 	if err != nil {
 		return nil, fmt.Errorf("tape: create: %w", err)
-	}
-	if err := f.Chmod(0o600); err != nil { // the file may have existed with another mode
-		f.Close()
-		return nil, fmt.Errorf("tape: create %s: %w", path, err)
 	}
 	w, err := newWriter(path, f, h, o)
 	if err != nil {

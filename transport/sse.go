@@ -201,6 +201,13 @@ func (f *SSEFramer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// Buffered returns the bytes the framer holds for the event it is
+// building (and the line it is reading): what a caller that accounts for
+// memory must count as held until the next event is emitted.
+func (f *SSEFramer) Buffered() int {
+	return len(f.line) + len(f.data) + len(f.raw) + len(f.typ) + len(f.id)
+}
+
 // Close ends the stream. Bytes of an unfinished event are emitted as an
 // event flagged Incomplete (with the fields read so far). Close returns the
 // emit error, if any; later Writes fail.

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/internal/privfile"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -63,7 +64,7 @@ func runExport(ctx context.Context, st *stdio, path, out string, f analysis.Expo
 	w := st.out
 	var file *os.File
 	if out != "-" {
-		file, err = os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		file, err = privfile.Create(out)
 		if err != nil {
 			return withCode(2, err)
 		}

@@ -258,6 +258,9 @@ func TestRecordHTTPUsageErrors(t *testing.T) {
 		{"bad upstream", []string{"--upstream", "ftp://h/mcp"}, "want an http:// or https:// URL"},
 		{"bad listen", []string{"--upstream", "http://h/mcp", "--listen", "nowhere"}, `--listen "nowhere"`},
 		{"bad header", []string{"--upstream", "http://h/mcp", "--redact-header", "X Y"}, `"X Y"`},
+		{"zero max decoded", []string{"--upstream", "http://h/mcp", "--max-decoded-mib", "0"}, "--max-decoded-mib 0"},
+		{"zero decode budget", []string{"--upstream", "http://h/mcp", "--decode-budget-mib", "0"}, "--decode-budget-mib 0"},
+		{"max decoded without upstream", []string{"--max-decoded-mib", "4", "--", "srv"}, "--max-decoded-mib needs --upstream"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/internal/privfile"
 )
 
 func reportCmd() *command {
@@ -59,7 +60,7 @@ func runReport(ctx context.Context, st *stdio, path, out string, opts ...analysi
 	var file *os.File
 	if out != "-" {
 		var err error
-		file, err = os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		file, err = privfile.Create(out)
 		if err != nil {
 			return withCode(2, err)
 		}

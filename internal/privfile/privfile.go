@@ -1,0 +1,36 @@
+// Package privfile creates the files mcptape writes other people's data
+// to (tapes, exports, reports, load results): readable and writable by
+// their owner only, whether or not they existed before.
+package privfile
+
+import (
+	"fmt"
+	"os"
+)
+
+// Mode is the permission of every file Create returns.
+const Mode os.FileMode = 0o600
+
+// Create creates the file at path, or truncates it, open for writing,
+// with mode 0600. A file that already existed with a wider mode is
+// narrowed to 0600 before anything is written to it (os.OpenFile's mode
+// applies only to a file it creates). On Windows, where permission bits
+// are only a read-only flag, the mode is what os.Chmod makes of it.
+func Create(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, Mode)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(Mode); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("chmod %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// CreateNew creates the file at path, open for writing, with mode 0600;
+// it fails with an error wrapping fs.ErrExist when the path exists, so
+// that nothing is overwritten (the check and the creation are one step).
+func CreateNew(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, Mode)
+}
