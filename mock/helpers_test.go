@@ -147,16 +147,7 @@ func recordRef(t testing.TB, scenario func(ctx context.Context, cs *mcp.ClientSe
 // loadSession loads the only session of the tape at path.
 func loadSession(t testing.TB, path string) *replay.Session {
 	t.Helper()
-	r, err := tape.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	sessions, _, err := replay.Load(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := replay.Pick(sessions, "")
+	s, err := replay.Pick(loadSessions(t, path), "")
 	if err != nil {
 		t.Fatal(err)
 	}

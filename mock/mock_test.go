@@ -2,6 +2,7 @@ package mock
 
 import (
 	"errors"
+	"io"
 	"reflect"
 	"sort"
 	"strings"
@@ -227,10 +228,9 @@ func TestMockFaults(t *testing.T) {
 // TestMockDisconnectAfter checks that the run ends after N answers.
 func TestMockDisconnectAfter(t *testing.T) {
 	m := newMock(t, baseTape, WithFaults(Faults{DisconnectAfter: 2}))
-	pr, pw := io_Pipe()
-	var out lockedBuffer
+	pr, pw := io.Pipe()
 	errc := make(chan error, 1)
-	go func() { errc <- m.ServeStdio(t.Context(), pr, &out) }()
+	go func() { errc <- m.ServeStdio(t.Context(), pr, io.Discard) }()
 	for i := 1; i <= 2; i++ {
 		pw.Write([]byte(rollN(i) + "\n"))
 	}

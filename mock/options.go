@@ -3,8 +3,10 @@ package mock
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -78,11 +80,12 @@ func WithCycle() Option { return func(o *options) error { o.cycle = true; return
 func WithStrict() Option { return func(o *options) error { o.strict = true; return nil } }
 
 // WithSpeed divides the recorded latency by f (2: twice as fast). It must
-// be positive; see WithMaxSpeed.
+// be positive, as replay.WithSpeed's; see WithMaxSpeed.
 func WithSpeed(f float64) Option {
 	return func(o *options) error {
-		if !(f > 0) || f > 1e9 {
-			return fmt.Errorf("speed %v must be a positive number", f)
+		// The same rule as replay's --speed.
+		if err := replay.CheckOptions(replay.WithSpeed(f)); err != nil {
+			return errors.New(strings.TrimPrefix(err.Error(), "replay: "))
 		}
 		o.speed = f
 		return nil

@@ -121,7 +121,7 @@ func compareOutputs(t *testing.T, recorded, got []string) {
 }
 
 // loadSessions loads every session of the tape at path.
-func loadSessions(t *testing.T, path string) []*replay.Session {
+func loadSessions(t testing.TB, path string) []*replay.Session {
 	t.Helper()
 	r, err := tape.Open(path)
 	if err != nil {
