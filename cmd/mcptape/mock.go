@@ -5,17 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/mcptape/mcptape/capture"
 	"github.com/mcptape/mcptape/mock"
 	"github.com/mcptape/mcptape/replay"
-	"github.com/mcptape/mcptape/tape"
 )
 
 // mockFlags are the flags of "mcptape mock".
@@ -143,18 +139,11 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 		kind, target = "sse", f.sse
 	}
 	if f.output != "" {
-		w, err := tape.Create(f.output, tape.Header{
-			Format: tape.FormatVersion, Tool: "mcptape", Version: version, Time: time.Now().UnixNano(),
-			Transport: kind, Target: target, Argv: capture.RedactArgs(os.Args),
-		})
+		w, closeTape, err := createOutputTape(st, "mock", f.output, kind, target)
 		if err != nil {
 			return withCode(2, err)
 		}
-		defer func() {
-			if cerr := w.Close(); cerr != nil {
-				fmt.Fprintf(st.err, "mcptape mock: %v\n", cerr)
-			}
-		}()
+		defer closeTape()
 		opts = append(opts, mock.WithTape(w))
 	}
 	m, err := mock.New(sessions, opts...)
