@@ -78,13 +78,24 @@ func (l *legacy) post(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Forbidden: Origin not allowed", http.StatusForbidden)
 		return
 	}
+	// plays.Add under mu: the GET handler removes the session under mu
+	// before it waits for plays, so no Add comes after that Wait.
 	l.mu.Lock()
 	s := l.byID[r.URL.Query().Get("sessionId")]
+	if s != nil {
+		s.plays.Add(1)
+	}
 	l.mu.Unlock()
 	if s == nil {
 		http.Error(w, "Not Found: unknown sessionId", http.StatusNotFound)
 		return
 	}
+	played := false
+	defer func() {
+		if !played {
+			s.plays.Done()
+		}
+	}()
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
 		return
@@ -99,11 +110,10 @@ func (l *legacy) post(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusAccepted)
 	_, _ = fmt.Fprint(w, "Accepted")
-	s.plays.Add(1)
 	p := s.c.Handle(s.ctx, body, 0, s.c.sessionStream())
 	if p == nil {
-		s.plays.Done()
 		return
 	}
+	played = true
 	go func() { defer s.plays.Done(); p(s.ctx) }()
 }
