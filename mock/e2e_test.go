@@ -137,6 +137,44 @@ func testMockGoSDKClient(t *testing.T) {
 	}
 }
 
+// TestMockGoSDKClientHTTP runs the scenario with the Go SDK's Streamable
+// HTTP client against the mock of a stdio recording: the client sees what
+// it saw against the real server.
+func TestMockGoSDKClientHTTP(t *testing.T) {
+	for _, v := range []string{"", "2025-11-25"} {
+		t.Run("version="+v, func(t *testing.T) {
+			clientVersion = v
+			defer func() { clientVersion = "" }()
+			var recProgress counter
+			var recorded []string
+			path := recordRefWith(t, &recProgress, func(ctx context.Context, cs *mcp.ClientSession) {
+				recorded = scenario(t, ctx, cs, &recProgress)
+			})
+			m, err := New([]*replay.Session{loadSession(t, path)}, WithMaxSpeed())
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(m.HTTPHandler(HTTPConfig{}))
+			defer srv.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var liveProgress counter
+			progressCounter = &liveProgress
+			client := mcp.NewClient(&mcp.Implementation{Name: "mock-test", Version: "1"}, clientOptions())
+			progressCounter = nil
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + Path}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			got := scenario(t, ctx, cs, &liveProgress)
+			cs.Close()
+			if !reflect.DeepEqual(recorded, got) {
+				t.Errorf("the client saw other answers from the mock:\nrecorded %q\nmock     %q", recorded, got)
+			}
+		})
+	}
+}
+
 // TestReplayAgainstMock replays a recorded session against the mock of
 // the same tape, over every transport: every answer matches.
 func TestReplayAgainstMock(t *testing.T) {
@@ -180,6 +218,20 @@ func testReplayAgainstMock(t *testing.T) {
 				t.Fatal(err)
 			}
 			srv := httptest.NewServer(m.HTTPHandler(HTTPConfig{}))
+			t.Cleanup(srv.Close)
+			return func(ctx context.Context, s *replay.Session) (transport.Conn, error) {
+				return transport.DialHTTP(ctx, srv.URL+Path, replay.HTTPOptions(s)...)
+			}
+		}},
+		{"http-stateless", func(t *testing.T) replay.DialFunc {
+			if clientVersion != "" {
+				t.Skip("stateless HTTP is for protocol 2026-07-28")
+			}
+			m, err := New([]*replay.Session{loadSession(t, path)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(m.HTTPHandler(HTTPConfig{Stateless: true}))
 			t.Cleanup(srv.Close)
 			return func(ctx context.Context, s *replay.Session) (transport.Conn, error) {
 				return transport.DialHTTP(ctx, srv.URL+Path, replay.HTTPOptions(s)...)
