@@ -139,11 +139,13 @@ func testMockGoSDKClient(t *testing.T) {
 
 // TestMockGoSDKClientHTTP runs the scenario with the Go SDK's Streamable
 // HTTP client against the mock of a stdio recording: the client sees what
-// it saw against the real server.
+// it saw against the real server. A 2026-07-28 client meets a 2025
+// recording as it meets a 2025 server: its server/discover is refused and
+// it falls back to initialize.
 func TestMockGoSDKClientHTTP(t *testing.T) {
-	for _, v := range []string{"", "2025-11-25"} {
-		t.Run("version="+v, func(t *testing.T) {
-			clientVersion = v
+	for _, tt := range []struct{ rec, live string }{{"", ""}, {"2025-11-25", "2025-11-25"}, {"2025-11-25", ""}} {
+		t.Run("recorded="+tt.rec+",live="+tt.live, func(t *testing.T) {
+			clientVersion = tt.rec
 			defer func() { clientVersion = "" }()
 			var recProgress counter
 			var recorded []string
@@ -162,7 +164,7 @@ func TestMockGoSDKClientHTTP(t *testing.T) {
 			progressCounter = &liveProgress
 			client := mcp.NewClient(&mcp.Implementation{Name: "mock-test", Version: "1"}, clientOptions())
 			progressCounter = nil
-			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + Path}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + Path}, &mcp.ClientSessionOptions{ProtocolVersion: tt.live})
 			if err != nil {
 				t.Fatalf("connect: %v", err)
 			}

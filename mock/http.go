@@ -167,7 +167,7 @@ func (h *httpSessions) session(r *http.Request, info *jsonrpc.Info) (*httpSessio
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	id := r.Header.Get(sessionHeader)
-	if h.cfg.Stateless || (id == "" && stateless(r, info)) {
+	if h.cfg.Stateless || (id == "" && h.m.x.stateless() && stateless(r, info)) {
 		if h.shared == nil {
 			h.shared = &httpSession{c: h.m.NewConn(nil)}
 		}
@@ -191,7 +191,10 @@ func (h *httpSessions) session(r *http.Request, info *jsonrpc.Info) (*httpSessio
 
 // stateless reports whether a POST without a session is of the 2026-07-28
 // protocol, which has none: its MCP-Protocol-Version header says so, or it
-// is server/discover.
+// is server/discover. Such a POST is served without a session only when
+// the recording is of that protocol too (Index.stateless): a server that
+// speaks only 2025 versions answers it 400, and a client such as the Go
+// SDK's then falls back to initialize.
 func stateless(r *http.Request, info *jsonrpc.Info) bool {
 	v := r.Header.Get("MCP-Protocol-Version")
 	return v >= statelessVersion || (info.Kind == jsonrpc.KindRequest && info.Method == "server/discover")

@@ -220,3 +220,9 @@ func (x *Index) methods() []string {
 	sort.Strings(out)
 	return out
 }
+
+// stateless reports whether the recording is of a protocol without
+// handshake (2026-07-28): no initialize answer, or a server/discover.
+func (x *Index) stateless() bool {
+	return x.version == "" || len(x.byKey["server/discover"]) > 0
+}

@@ -157,7 +157,7 @@ func TestMockHTTPSessions(t *testing.T) {
 		{"unknown session", rollN(1), map[string]string{sessionHeader: "nope"}, 404, "unknown or ended session"},
 		{"garbage", "{not json", nil, 400, `"code":-32700`},
 		{"other origin", initReq, map[string]string{"Origin": "https://evil.example"}, 403, "Origin"},
-		{"2026-07-28 without a session", rollN(1), map[string]string{"MCP-Protocol-Version": "2026-07-28"}, 200, `"text":"3"`},
+		{"2026-07-28 without a session, 2025 recording", rollN(1), map[string]string{"MCP-Protocol-Version": "2026-07-28"}, 400, "missing Mcp-Session-Id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,9 +171,24 @@ func TestMockHTTPSessions(t *testing.T) {
 			}
 		})
 	}
+	// A 2026-07-28 recording (no initialize) serves such a POST without a
+	// session.
+	modern := httptest.NewServer(newMock(t, baseTape[3:]).HTTPHandler(HTTPConfig{}))
+	defer modern.Close()
+	req, _ := http.NewRequest(http.MethodPost, modern.URL+Path, strings.NewReader(rollN(1)))
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"text":"3"`) {
+		t.Errorf("2026-07-28 POST to a 2026-07-28 recording: %d %s", resp.StatusCode, b)
+	}
 	stateless := httptest.NewServer(newMock(t, baseTape).HTTPHandler(HTTPConfig{Stateless: true}))
 	defer stateless.Close()
-	resp, err := http.Get(stateless.URL + Path)
+	resp, err = http.Get(stateless.URL + Path)
 	if err != nil {
 		t.Fatal(err)
 	}
