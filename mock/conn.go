@@ -29,6 +29,10 @@ type Conn struct {
 	tails   sync.WaitGroup
 	gone    chan struct{} // closed when the client can send nothing more
 	goneOne sync.Once
+	// streams marks a connection whose requests have a stream of their
+	// own (HTTP POST): a request the recorded server never answered ends
+	// its stream after its playback, as the recorded POST stream ended.
+	streams bool
 }
 
 // NewConn returns a connection of m. session carries the messages the
@@ -150,8 +154,8 @@ func (c *Conn) request(ctx context.Context, frame []byte, info *jsonrpc.Info, re
 		c.send(ctx, reply, errorFrame(liveID, codeInvalidRequest, "Invalid Request: "+err.Error()))
 		return nil
 	}
-	if r.method == "ping" {
-		c.send(ctx, reply, resultFrame(liveID, `{}`))
+	if r.method == "ping" && len(c.m.x.byKey["ping"]) == 0 {
+		c.send(ctx, reply, resultFrame(liveID, `{}`)) // a server answers ping, recorded or not
 		return nil
 	}
 	e, why := c.m.choose(&r)

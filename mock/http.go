@@ -169,13 +169,13 @@ func (h *httpSessions) session(r *http.Request, info *jsonrpc.Info) (*httpSessio
 	id := r.Header.Get(sessionHeader)
 	if h.cfg.Stateless || (id == "" && h.m.x.stateless() && stateless(r, info)) {
 		if h.shared == nil {
-			h.shared = &httpSession{c: h.m.NewConn(nil)}
+			h.shared = &httpSession{c: h.m.newStreamConn()}
 		}
 		return h.shared, "", 0
 	}
 	if info.Kind == jsonrpc.KindRequest && info.Method == "initialize" {
 		id = newSessionID()
-		s := &httpSession{c: h.m.NewConn(nil)}
+		s := &httpSession{c: h.m.newStreamConn()}
 		h.byID[id] = s
 		return s, id, 0
 	}
@@ -259,6 +259,14 @@ func (h *httpSessions) delete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// newStreamConn returns a connection whose requests each have their own
+// stream.
+func (m *Mock) newStreamConn() *Conn {
+	c := m.NewConn(nil)
+	c.streams = true
+	return c
 }
 
 // newSessionID returns a random session id.

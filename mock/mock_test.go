@@ -50,10 +50,12 @@ func rollN(n int) string { return strings.Replace(roll, "%d", string(rune('0'+n)
 // TestMockMatching checks which recorded answer each live request gets.
 func TestMockMatching(t *testing.T) {
 	tests := []struct {
-		name string
-		opts []Option
-		in   []string
-		want []string
+		name  string
+		opts  []Option
+		in    []string
+		want  []string
+		tape  []string // baseTape when nil
+		never int      // recorded requests never asked, checked when tape is set
 	}{
 		{
 			name: "initialize answered whatever the client info, under the live id",
@@ -136,6 +138,13 @@ func TestMockMatching(t *testing.T) {
 			},
 		},
 		{
+			name:  "a recorded ping is answered from the recording",
+			in:    []string{`{"jsonrpc":"2.0","id":9,"method":"ping"}`},
+			want:  []string{`{"jsonrpc":"2.0","id":9,"result":{}}`},
+			tape:  append(baseTape[:2:2], `> {"jsonrpc":"2.0","id":1,"method":"ping"}`, `< {"jsonrpc":"2.0","id":1,"result":{}}`),
+			never: 1, // initialize
+		},
+		{
 			name: "ping is answered even when not recorded",
 			in:   []string{`{"jsonrpc":"2.0","id":9,"method":"ping"}`},
 			want: []string{`{"jsonrpc":"2.0","id":9,"result":{}}`},
@@ -143,8 +152,15 @@ func TestMockMatching(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := newMock(t, baseTape, tt.opts...)
+			tp := tt.tape
+			if tp == nil {
+				tp = baseTape
+			}
+			m := newMock(t, tp, tt.opts...)
 			got := converseOrdered(t, m, tt.in)
+			if r := m.Report(); tt.tape != nil && len(r.NeverAsked) != tt.never {
+				t.Errorf("never asked %q, want %d", r.NeverAsked, tt.never)
+			}
 			if !reflect.DeepEqual(tt.want, got) {
 				t.Errorf("answers \nwant %q\ngot  %q", tt.want, got)
 			}
