@@ -156,7 +156,7 @@ func loadSession(t testing.TB, path string) *replay.Session {
 
 // writeTape writes a tape of one session "s1" from lines "> frame"
 // (client to server) and "< frame" (server to client), 1 ms apart.
-func writeTape(t *testing.T, lines ...string) string {
+func writeTape(t testing.TB, lines ...string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "t.jsonl.zst")
 	w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "stdio"})
@@ -205,7 +205,7 @@ func converse(t *testing.T, m *Mock, lines ...string) []string {
 }
 
 // loadSessionsOf writes a tape of the lines (see writeTape) and loads it.
-func loadSessionsOf(t *testing.T, lines []string) []*replay.Session {
+func loadSessionsOf(t testing.TB, lines []string) []*replay.Session {
 	t.Helper()
 	return []*replay.Session{loadSession(t, writeTape(t, lines...))}
 }
