@@ -23,8 +23,6 @@ import (
 // benchCall is the request both servers answer in BenchmarkMockVsServe.
 const benchCall = `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}}`
 
-const benchInit = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`
-
 // benchTape records an echo call against the reference server.
 func benchTape(b *testing.B) []*replay.Session {
 	clientVersion = "2025-11-25"

@@ -1,3 +1,4 @@
+//lint:file-ignore SA1019 the tests mock sampling, deprecated from 2026-07-28 (SEP-2577) but live on every version the SDK serves.
 package mock
 
 import (

@@ -39,19 +39,34 @@ func TestMockServerRequest(t *testing.T) {
 	outR, outW := io.Pipe()
 	errc := make(chan error, 1)
 	go func() { errc <- m.ServeStdio(ctx, inR, outW); outW.Close() }()
-	lines := bufio.NewScanner(outR)
-	next := func() string {
-		if !lines.Scan() {
-			t.Fatalf("the mock said nothing more: %v", lines.Err())
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			lines <- sc.Text()
 		}
-		return lines.Text()
+		close(lines)
+	}()
+	next := func() string {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("the mock said nothing more")
+			}
+			return l
+		case <-time.After(5 * time.Second):
+			t.Fatal("the mock said nothing for 5s")
+		}
+		return ""
 	}
 	io.WriteString(inW, `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"ask","arguments":{}}}`+"\n")
 	if got, want := next(), `{"jsonrpc":"2.0","id":"mcptape-mock-1","method":"sampling/createMessage","params":{"messages":[]}}`; got != want {
 		t.Fatalf("server request %s, want %s", got, want)
 	}
-	select {
-	case <-time.After(50 * time.Millisecond): // nothing may come before the answer
+	select { // the answer to the call waits for ours
+	case l := <-lines:
+		t.Fatalf("before the client answered: %s", l)
+	case <-time.After(50 * time.Millisecond):
 	}
 	io.WriteString(inW, `{"jsonrpc":"2.0","id":"mcptape-mock-1","result":{}}`+"\n")
 	if got, want := next(), `{"jsonrpc":"2.0","id":10,"result":{"content":[{"type":"text","text":"asked"}]}}`; got != want {
