@@ -57,6 +57,10 @@
 //     when it is of protocol 2026-07-28 (its MCP-Protocol-Version header) or
 //     server/discover; otherwise only initialize makes a session. An Origin
 //     header must name a loopback host (403 otherwise).
+//   - A batch is handled member by member. Over stdio its responses go out
+//     as one array once every member is answered, in the order of the
+//     batch (what comes before them, such as progress, goes out at once);
+//     over HTTP each response is an event of the POST's stream.
 //   - Faults draw from one generator seeded with [Faults].Seed, under the
 //     mock's lock, in arrival order.
 package mock

@@ -145,6 +145,16 @@ func TestMockMatching(t *testing.T) {
 			never: 1, // initialize
 		},
 		{
+			name: "a batch is answered with one array of responses",
+			in:   []string{"[" + rollN(1) + `,{"jsonrpc":"2.0","method":"notifications/initialized"},` + rollN(2) + "]"},
+			want: []string{`[{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"3"}]}},{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"5"}]}}]`},
+		},
+		{
+			name: "a batch of notifications gets nothing",
+			in:   []string{`[{"jsonrpc":"2.0","method":"notifications/initialized"}]`, `{"jsonrpc":"2.0","id":9,"method":"ping"}`},
+			want: []string{`{"jsonrpc":"2.0","id":9,"result":{}}`},
+		},
+		{
 			name: "ping is answered even when not recorded",
 			in:   []string{`{"jsonrpc":"2.0","id":9,"method":"ping"}`},
 			want: []string{`{"jsonrpc":"2.0","id":9,"result":{}}`},

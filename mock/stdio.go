@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"sync"
 
+	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/transport"
 )
 
@@ -68,10 +70,17 @@ func (m *Mock) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 				_ = write(ctx, errorFrame(nil, codeParse, "Parse error: the line is longer than the maximum frame size"))
 				continue
 			}
-			if p := c.Handle(ctx, f, 0, write); p != nil {
-				plays.Add(1)
-				go func() { defer plays.Done(); p(ctx) }()
+			reply, flush := Stream(write), func() {}
+			if f[0] == '[' {
+				reply, flush = batchReply(write, f)
 			}
+			p := c.Handle(ctx, f, 0, reply)
+			if p == nil {
+				flush()
+				continue
+			}
+			plays.Add(1)
+			go func() { defer plays.Done(); p(ctx); flush() }()
 		case err := <-readErr:
 			if errors.Is(err, io.EOF) {
 				// Like a server that finishes what it was asked: the
@@ -104,4 +113,55 @@ func waitOrDone(ctx context.Context, m *Mock, wg *sync.WaitGroup) bool {
 	case <-m.Done():
 		return true
 	}
+}
+
+// batchReply returns the stream for the answers to a batch: responses are
+// held and written by flush as one array (JSON-RPC 2.0 batch), in the
+// order of the requests in the batch; every other message (progress, logs,
+// server requests) goes out at once. A batch that holds no request
+// flushes nothing.
+func batchReply(write Stream, batch []byte) (Stream, func()) {
+	order := map[string]int{}
+	members, _ := jsonrpc.Split(batch) // an invalid batch has no order to keep
+	for i, m := range members {
+		order[jsonrpc.Classify(m).ID.Key()] = i
+	}
+	type held struct {
+		pos   int
+		frame []byte
+	}
+	var mu sync.Mutex
+	var answers []held
+	reply := func(ctx context.Context, frame []byte) error {
+		info := jsonrpc.Classify(frame)
+		switch info.Kind {
+		case jsonrpc.KindResponse, jsonrpc.KindError:
+			pos, ok := order[info.ID.Key()]
+			if !ok {
+				pos = len(members)
+			}
+			mu.Lock()
+			answers = append(answers, held{pos, frame})
+			mu.Unlock()
+			return nil
+		}
+		return write(ctx, frame)
+	}
+	flush := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(answers) == 0 {
+			return
+		}
+		sort.SliceStable(answers, func(i, j int) bool { return answers[i].pos < answers[j].pos })
+		out := []byte{'['}
+		for i, a := range answers {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, a.frame...)
+		}
+		_ = write(context.Background(), append(out, ']'))
+	}
+	return reply, flush
 }
