@@ -124,10 +124,12 @@ type Inspector struct {
 	firstProgress latencyHist
 	mrtrLat       latencyHist
 	taskLat       latencyHist
-	unanswered    []RequestRef             // requests superseded by an id reuse
-	httpSessions  bool                     // a server assigned an Mcp-Session-Id
-	exchanges     map[uint64][]exchangeReq // HTTP exchanges open, with their client requests
-	cuts          map[cutKey]struct{}      // messages announced as recorded cut, not yet seen
+	unanswered    []RequestRef                // requests superseded by an id reuse
+	httpSessions  bool                        // a server assigned an Mcp-Session-Id
+	exchanges     map[uint64][]exchangeReq    // HTTP exchanges open, with their client requests
+	cuts          map[cutKey]struct{}         // messages announced as recorded cut, not yet seen
+	waits         map[uint64]*handshakeWait   // sessionless exchanges waiting for their client's name
+	clients       map[string]*clientHandshake // sessionless clients, by User-Agent
 	buf           []byte
 	pf            [paramCount]span  // params fields of the current request
 	rf            [resultCount]span // result fields of the current response
@@ -220,6 +222,8 @@ func NewInspector(h *tape.Header, opts ...Option) (*Inspector, error) {
 		free:      make([]*request, 0, 256),
 		exchanges: map[uint64][]exchangeReq{},
 		cuts:      map[cutKey]struct{}{},
+		waits:     map[uint64]*handshakeWait{},
+		clients:   map[string]*clientHandshake{},
 	}
 	if h != nil {
 		in.rep.Tape = TapeInfo{Format: h.Format, Tool: h.Tool, Version: h.Version, Transport: h.Transport, Target: h.Target}

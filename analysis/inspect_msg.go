@@ -160,6 +160,9 @@ func (in *Inspector) lifecycle(it *Item, s *sessionState, method string, f []spa
 	switch method {
 	case mInitialize:
 		s.initSent = true
+		if s.sessionless && it.Rec.Exchange != 0 {
+			in.deferHandshake(it, s, true)
+		}
 		if v, ok := stringValue(f[pProtocolVersion].of(frame)); ok {
 			s.requested = v
 		}
@@ -168,6 +171,10 @@ func (in *Inspector) lifecycle(it *Item, s *sessionState, method string, f []spa
 		}
 	case mPing, mDiscover:
 	default:
+		if s.sessionless && it.Rec.Exchange != 0 && !s.modern {
+			in.deferHandshake(it, s, false)
+			return
+		}
 		if !s.initSent && !s.modern && !s.flaggedEarly {
 			s.flaggedEarly = true
 			in.violation(RuleBeforeInitialize, it, s, "before initialize (reported once per session)")
@@ -341,6 +348,8 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 		if !ok {
 			in.violation(RuleResponseUnknownID, it, s, "no such request in flight")
 		}
+	} else if isErr && info.ID.Type == jsonrpc.IDNull {
+		req, ok = in.nullIDAnswer(it)
 	}
 	method := ""
 	if ok {
