@@ -64,8 +64,10 @@ func TestRealPeersNoFalseAlarms(t *testing.T) {
 			// peer-02: the Go SDK's DNS-rebinding protection refuses an
 			// initialize with a foreign Host (403) after another session
 			// got an Mcp-Session-Id.
-			name:   "refused initialize (go-sdk, sessions)",
-			server: func(t testing.TB, ctx context.Context) *peertest.Process { return peertest.GoEverythingHTTP(t, ctx, false) },
+			name: "refused initialize (go-sdk, sessions)",
+			server: func(t testing.TB, ctx context.Context) *peertest.Process {
+				return peertest.GoEverythingHTTP(t, ctx, false)
+			},
 			script: func(t *testing.T, ctx context.Context, url string) {
 				init := strings.Replace(alarmInit, "%s", "2025-11-25", 1)
 				if st := post(t, ctx, newConnClient(), url, init, ""); st != 200 {
@@ -84,8 +86,10 @@ func TestRealPeersNoFalseAlarms(t *testing.T) {
 		{
 			// peer-03: a stateless server assigns no session id; the
 			// client initializes on one connection, lists tools on another.
-			name:   "sessionless, two connections (go-sdk, stateless)",
-			server: func(t testing.TB, ctx context.Context) *peertest.Process { return peertest.GoEverythingHTTP(t, ctx, true) },
+			name: "sessionless, two connections (go-sdk, stateless)",
+			server: func(t testing.TB, ctx context.Context) *peertest.Process {
+				return peertest.GoEverythingHTTP(t, ctx, true)
+			},
 			script: func(t *testing.T, ctx context.Context, url string) {
 				v := []string{"Mcp-Protocol-Version", "2025-06-18"}
 				first := newConnClient()
