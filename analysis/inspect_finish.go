@@ -105,7 +105,8 @@ func (s *sessionState) report() SessionReport {
 	r := SessionReport{ID: s.id, FirstNS: s.first, LastNS: s.last, DurationNS: s.last - s.first,
 		Client: s.client, Server: s.server, ProtocolVersion: s.version, RequestedVersion: s.requested,
 		Messages: s.messages, ByKind: map[string]int64{}, ByDir: map[string]int64{},
-		Exit: s.exit, ClosedBy: s.closedBy, Violations: s.violations, Unanswered: s.unanswered, Errors: s.errors}
+		Exit: s.exit, ClosedBy: s.closedBy, Violations: s.violations, Unanswered: s.unanswered, Errors: s.errors,
+		ToolErrors: s.toolErrors, Cancelled: s.cancelled, MaxLatencyNS: s.maxLatency, Slowest: s.slowest}
 	for k, n := range s.byKind {
 		if n > 0 {
 			r.ByKind[jsonrpc.Kind(k).String()] = n

@@ -124,6 +124,7 @@ func (in *Inspector) exchangeEnd(it *Item, closedBy string, status int) {
 		req.cancelled = it.Rec.Time
 		in.rep.Cancellations.Count++
 		in.rep.Cancellations.StreamClosed++
+		req.sess.cancelled++
 	}
 }
 

@@ -326,6 +326,7 @@ func (in *Inspector) cancel(it *Item, s *sessionState) {
 	if req.cancelled == 0 { // a second cancel of the same request adds nothing
 		req.cancelled = it.Rec.Time
 		in.rep.Cancellations.Count++
+		req.sess.cancelled++
 	}
 	if req.method == mInitialize {
 		in.violation(RuleInitializeCancelled, it, s, "initialize is never cancelled")
@@ -437,7 +438,22 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 		in.mrtrLat.record(rec.Time - start)
 	}
 	in.sample(req.dir, method, req.name, rec.Time-start, isErr, toolErr)
+	req.sess.outcome(req.dir, method, req.name, rec.Time-start, toolErr)
 	return false
+}
+
+// outcome counts an answered operation of the session: its tool error and
+// latency.
+func (s *sessionState) outcome(dir tape.Direction, method, name string, ns int64, toolErr bool) {
+	if toolErr {
+		s.toolErrors++
+	}
+	if dir == tape.ClientToServer && ns > s.maxLatency {
+		s.maxLatency, s.slowest = ns, method
+		if method == mToolsCall {
+			s.slowest = method + " " + name
+		}
+	}
 }
 
 // sample records the latency and outcome of one operation.
@@ -487,6 +503,7 @@ func (in *Inspector) endTask(op *operation, end int64, isErr, toolErr bool) {
 	in.rep.Operations.Tasks.Completed++
 	in.taskLat.record(end - op.start)
 	in.sample(op.dir, op.method, op.name, end-op.start, isErr, toolErr)
+	op.sess.outcome(op.dir, op.method, op.name, end-op.start, toolErr)
 }
 
 // handshake learns the server and the negotiated version from the result

@@ -99,6 +99,15 @@ type SessionReport struct {
 	Violations  int64       `json:"violations"`
 	Unanswered  int64       `json:"unanswered"`
 	Errors      int64       `json:"errors"`
+	// ToolErrors counts tool results with isError, Cancelled the requests
+	// cancelled, of this session.
+	ToolErrors int64 `json:"tool_errors,omitempty"`
+	Cancelled  int64 `json:"cancelled,omitempty"`
+	// MaxLatencyNS is the latency of the slowest client request answered
+	// (a whole MRTR or task operation counts as one), Slowest its method
+	// ("tools/call NAME" for a tool).
+	MaxLatencyNS int64  `json:"max_latency_ns,omitempty"`
+	Slowest      string `json:"slowest,omitempty"`
 }
 
 // MethodCount counts messages of one method, direction and kind; responses

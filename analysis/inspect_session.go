@@ -44,6 +44,9 @@ type sessionState struct {
 	closedBy    string
 
 	violations, unanswered, errors int64
+	toolErrors, cancelled          int64
+	maxLatency                     int64  // the slowest client request answered, ns
+	slowest                        string // its method (and tool)
 
 	// inflight's scopes of the session's requests sent client to server
 	// and server to client (see pairs)

@@ -16,8 +16,8 @@ var reportTags = map[string]bool{
 }
 
 var (
-	tagRE   = regexp.MustCompile(`<([a-zA-Z][a-zA-Z0-9-]*)([^>]*)>`)
-	attrRE  = regexp.MustCompile(`\s([a-zA-Z][a-zA-Z0-9:-]*)(\s*=\s*("[^"]*"|'[^']*'|[^\s>"']+))?`)
+	tagRE  = regexp.MustCompile(`<([a-zA-Z][a-zA-Z0-9-]*)([^>]*)>`)
+	attrRE = regexp.MustCompile(`\s([a-zA-Z][a-zA-Z0-9:-]*)(\s*=\s*("[^"]*"|'[^']*'|[^\s>"']+))?`)
 )
 
 // checkInert fails the test for any element outside reportTags and any
