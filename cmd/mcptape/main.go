@@ -85,6 +85,8 @@ func commands() []*command {
 		diffCmd(),
 		exportCmd(),
 		reportCmd(),
+		checkCmd(),
+		baselineCmd(),
 	}
 }
 
