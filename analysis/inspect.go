@@ -130,6 +130,7 @@ type Inspector struct {
 	cuts          map[cutKey]struct{}         // messages announced as recorded cut, not yet seen
 	waits         map[uint64]*handshakeWait   // sessionless exchanges waiting for their client's name
 	clients       map[string]*clientHandshake // sessionless clients, by User-Agent
+	toolHeaders   map[string][]paramBinding   // x-mcp-header bindings by tool name, from tools/list
 	buf           []byte
 	pf            [paramCount]span  // params fields of the current request
 	rf            [resultCount]span // result fields of the current response
@@ -207,23 +208,24 @@ func NewInspector(h *tape.Header, opts ...Option) (*Inspector, error) {
 		}
 	}
 	in := &Inspector{
-		o:         o,
-		sessions:  map[string]*sessionState{},
-		inflight:  NewPairer[*request](),
-		tokens:    map[string]*request{},
-		recent:    newRecentSet(o.recent),
-		mrtr:      map[opKey]*operation{},
-		tasks:     map[string]*operation{},
-		names:     map[string]string{},
-		methods:   map[methodKey]*methodStat{},
-		tools:     map[string]*toolStat{},
-		errs:      map[errKey]*ErrorCount{},
-		viol:      newViolations(o.maxExamples),
-		free:      make([]*request, 0, 256),
-		exchanges: map[uint64][]exchangeReq{},
-		cuts:      map[cutKey]struct{}{},
-		waits:     map[uint64]*handshakeWait{},
-		clients:   map[string]*clientHandshake{},
+		o:           o,
+		sessions:    map[string]*sessionState{},
+		inflight:    NewPairer[*request](),
+		tokens:      map[string]*request{},
+		recent:      newRecentSet(o.recent),
+		mrtr:        map[opKey]*operation{},
+		tasks:       map[string]*operation{},
+		names:       map[string]string{},
+		methods:     map[methodKey]*methodStat{},
+		tools:       map[string]*toolStat{},
+		errs:        map[errKey]*ErrorCount{},
+		viol:        newViolations(o.maxExamples),
+		free:        make([]*request, 0, 256),
+		exchanges:   map[uint64][]exchangeReq{},
+		cuts:        map[cutKey]struct{}{},
+		waits:       map[uint64]*handshakeWait{},
+		clients:     map[string]*clientHandshake{},
+		toolHeaders: map[string][]paramBinding{},
 	}
 	if h != nil {
 		in.rep.Tape = TapeInfo{Format: h.Format, Tool: h.Tool, Version: h.Version, Transport: h.Transport, Target: h.Target}

@@ -119,7 +119,7 @@ func TestRealPeersNoFalseAlarms(t *testing.T) {
 			server: peertest.EverythingHTTP,
 			script: func(t *testing.T, ctx context.Context, url string) {
 				if st := post(t, ctx, newConnClient(), url, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`, "",
-					"Mcp-Protocol-Version", "2026-07-28"); st != 400 {
+					"Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "server/discover"); st != 400 {
 					t.Fatalf("server/discover: %d, want 400", st)
 				}
 			},

@@ -45,6 +45,9 @@ func (in *Inspector) httpExchange(it *Item) {
 		return
 	}
 	in.sessionlessHandshake(it, d.RequestHeaders)
+	if d.Phase == "response" {
+		in.checkMcpHeaders(it, d.RequestHeaders)
+	}
 	if d.Phase == "end" {
 		in.exchangeEnd(it, d.ClosedBy, d.Status)
 	}
@@ -74,6 +77,8 @@ const maxOpenExchanges = 1 << 16
 type exchangeReq struct {
 	session string
 	method  string
+	name    string     // tool or prompt name, resource URI
+	args    []byte     // tools/call arguments, kept when the tool has x-mcp-header bindings
 	id      jsonrpc.ID // Raw is a copy
 }
 
@@ -90,7 +95,7 @@ func (in *Inspector) exchangeHas(exchange uint64, method string) bool {
 // noteExchange remembers the client requests of an HTTP exchange until
 // the exchange ends, to tell a stream the client closed from one the
 // server ended.
-func (in *Inspector) noteExchange(it *Item) {
+func (in *Inspector) noteExchange(it *Item, name string) {
 	if it.Rec.Exchange == 0 || it.Rec.Dir != tape.ClientToServer {
 		return
 	}
@@ -99,7 +104,11 @@ func (in *Inspector) noteExchange(it *Item) {
 	}
 	id := it.Info.ID
 	id.Raw = bytes.Clone(id.Raw)
-	in.exchanges[it.Rec.Exchange] = append(in.exchanges[it.Rec.Exchange], exchangeReq{it.Rec.Session, it.Info.Method, id})
+	var args []byte
+	if it.Info.Method == mToolsCall && in.toolHeaders[name] != nil {
+		args = bytes.Clone(lookup(it.Frame, "params", "arguments"))
+	}
+	in.exchanges[it.Rec.Exchange] = append(in.exchanges[it.Rec.Exchange], exchangeReq{it.Rec.Session, it.Info.Method, name, args, id})
 }
 
 // exchangeEnd handles the end of an HTTP exchange: a client that closed

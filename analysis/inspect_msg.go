@@ -15,6 +15,7 @@ const (
 	mDiscover    = "server/discover"
 	mPing        = "ping"
 	mToolsCall   = "tools/call"
+	mToolsList   = "tools/list"
 	mPromptsGet  = "prompts/get"
 	mResRead     = "resources/read"
 	mTasksGet    = "tasks/get"
@@ -126,7 +127,7 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 	if !Pairable(info.ID) {
 		return // a null or malformed id: counted as a violation, cannot be answered
 	}
-	in.noteExchange(it)
+	in.noteExchange(it, req.name)
 	var prev *request
 	var reused bool
 	if fs := it.fields; fs != nil && fs.idInt {
@@ -382,6 +383,9 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 		if len(in.rep.Cancellations.Answered) < in.o.maxListed {
 			in.rep.Cancellations.Answered = append(in.rep.Cancellations.Answered, in.ref(req))
 		}
+	}
+	if method == mToolsList && !isErr {
+		in.learnToolHeaders(frame)
 	}
 	var f []span
 	if !isErr && (mrtrMethod(method) || method == mInitialize || method == mDiscover || req.wantsTask || req.taskPollingOf != nil) {
