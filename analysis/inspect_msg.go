@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -361,6 +362,10 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 	if isErr {
 		s.errors++
 		in.countError(frame, info, method)
+		if in.live != nil {
+			msg, _ := lookupString(frame, "error", "message")
+			in.flag(it, "error-response", fmt.Sprintf("%d %s (%s)", info.ErrorCode, msg, or(method, "unpaired")))
+		}
 	}
 	if !ok {
 		return
@@ -430,6 +435,9 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 	}
 	toolResult := method == mToolsCall || (method == mTasksResult && req.taskPollingOf != nil && req.taskPollingOf.method == mToolsCall)
 	toolErr := f != nil && toolResult && string(f[rIsError].of(frame)) == "true"
+	if toolErr && in.live != nil {
+		in.flag(it, "tool-error", req.name+" returned isError")
+	}
 	if op := req.taskPollingOf; op != nil && method == mTasksResult {
 		in.endTask(op, rec.Time, isErr, toolErr)
 	}
