@@ -14,7 +14,15 @@ TEST_TIMEOUT ?= 12m
 
 export MCPTAPE_PEERS_DIR ?= $(CURDIR)/.cache/peers
 
-.PHONY: all build demo test peers sysdeps bench fuzz lint clean
+# The other systems every package must build and vet for ('make cross').
+CROSS_TARGETS := darwin/arm64 darwin/amd64 windows/amd64 freebsd/amd64 linux/arm64
+# Tests run with the portable fallback paths forced ('make test-portable'):
+# transport and internal/rawio whole, and of capture and loadgen the tests
+# that go through the stdio pipes, the HTTP proxy and client connections
+# (their end-to-end tests run the mcptape binary, built without the tag).
+PORTABLE_RUN := ^(TestSetRawPortable|TestRunStdio|TestRecorder|TestProgress|TestHTTPLean|TestHTTPPassThrough|TestHTTPStreams|TestHTTPUpstream|TestCancelHTTP|TestCancelStdio|TestGetStream|TestSessionExpiry|TestExactCounts|TestBatches)
+
+.PHONY: all build demo test cross test-portable dist peers sysdeps bench fuzz lint clean
 
 all: build
 
@@ -26,19 +34,46 @@ build:
 demo: build
 	@bash scripts/demo.sh $(MCPTAPE)
 
-## peers: install the pinned real MCP peers (npm and Go) used by end-to-end tests.
+## peers: install the pinned real MCP peers (npm and Go) and the conformance suite
+## (Linux x86-64 only) used by end-to-end tests.
 peers:
 	$(GO) run ./internal/peertest/cmd/installpeers
 
 ## sysdeps: Debian packages the tests use (headless Chromium renders the HTML
-## report). Installed only when missing and when apt-get can run.
+## report; zsh and fish check the completion scripts). Installed only when
+## missing and when apt-get can run.
 sysdeps:
-	@bash scripts/sysdeps.sh chromium
+	@bash scripts/sysdeps.sh chromium zsh fish
 
 ## test: the whole suite, with the race detector, end-to-end tests included.
 test: peers sysdeps
 	$(GO) vet ./...
+	@$(MAKE) --no-print-directory cross
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
+	@$(MAKE) --no-print-directory test-portable
+
+## cross: build and vet every package, tests included, for macOS, Windows,
+## FreeBSD and Linux on arm64, so that a break there fails here.
+cross:
+	@for t in $(CROSS_TARGETS); do \
+		echo "cross: $$t"; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build ./... && \
+		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./... || exit 1; \
+	done
+
+## test-portable: the portable fallback paths that macOS and Windows run
+## (no raw pipe I/O, no /proc, no parent-death signal), forced on Linux by
+## the mcptape_portable build tag.
+test-portable:
+	$(GO) test -race -timeout $(TEST_TIMEOUT) -tags mcptape_portable ./transport/ ./internal/rawio/
+	$(GO) test -race -timeout $(TEST_TIMEOUT) -tags mcptape_portable -run '$(PORTABLE_RUN)' ./capture/ ./loadgen/
+
+## dist: release binaries for six targets in dist/ (static, stripped,
+## -trimpath, named with VERSION), their SHA-256 sums, checked; and a check
+## that 'go install .../cmd/mcptape@VERSION' reports its version.
+dist:
+	@bash scripts/dist.sh $(VERSION) $(GO)
+	@bash scripts/install-check.sh $(GO)
 
 ## bench: every performance target, each measured beside its baseline.
 bench: peers
@@ -55,4 +90,4 @@ lint:
 	$(BIN)/staticcheck ./...
 
 clean:
-	rm -rf $(BIN) .cache demo-out
+	rm -rf $(BIN) .cache demo-out dist

@@ -429,10 +429,8 @@ func (r *run) begin(esc *escalation, reason string, plan ...syscall.Signal) {
 func (r *run) send(sig syscall.Signal) {
 	r.sent = append(r.sent, signalName(sig))
 	r.o.Debugf("sending %s to pid %d", signalName(sig), r.pid)
-	if err := syscall.Kill(-r.pid, sig); err != nil {
-		if err := syscall.Kill(r.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-			r.o.Warnf("sending %s to the server: %v", signalName(sig), err)
-		}
+	if err := signalChild(r.pid, sig); err != nil {
+		r.o.Warnf("sending %s to the server: %v", signalName(sig), err)
 	}
 }
 
@@ -533,16 +531,22 @@ func (e *escalation) stop() {
 	}
 }
 
+// signalNames are the conventional names of the signals every system
+// defines (osSignalNames has the others).
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
+	syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
+	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
+	syscall.SIGSEGV: "SIGSEGV", syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM",
+	syscall.SIGTERM: "SIGTERM",
+}
+
 // signalName returns the conventional name of a signal ("SIGTERM").
 func signalName(s syscall.Signal) string {
-	names := map[syscall.Signal]string{
-		syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
-		syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
-		syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
-		syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
-		syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
+	if n, ok := signalNames[s]; ok {
+		return n
 	}
-	if n, ok := names[s]; ok {
+	if n, ok := osSignalNames[s]; ok {
 		return n
 	}
 	return fmt.Sprintf("signal %d", int(s))

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -411,7 +412,7 @@ func TestRecordCrashE2E(t *testing.T) {
 			}
 			var od openData
 			json.Unmarshal(open[0].Data, &od)
-			waitFor(t, func() bool { return !alive(od.Pid) })
+			waitFor(t, func() bool { return !peertest.Alive(od.Pid) })
 		})
 	}
 }
@@ -442,7 +443,7 @@ func TestRecordKilledLeavesNoOrphanE2E(t *testing.T) {
 	}
 	var od openData
 	json.Unmarshal(open[0].Data, &od)
-	waitFor(t, func() bool { return !alive(od.Pid) })
+	waitFor(t, func() bool { return !peertest.Alive(od.Pid) })
 }
 
 // TestRecordManyInFlightE2E has the client send everything before reading
@@ -469,19 +470,4 @@ func TestRecordManyInFlightE2E(t *testing.T) {
 	recs := completeTape(t, tp)
 	checkSame(t, "c2s recorded", frames(recs, tape.ClientToServer), in.Bytes())
 	checkSame(t, "s2c recorded", frames(recs, tape.ServerToClient), in.Bytes())
-}
-
-// alive reports whether process pid exists and is not a zombie (an orphan
-// is reaped by whatever init the machine has, which may be slow or absent).
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true // no /proc: trust kill
-	}
-	// The state follows the command name, which is in parentheses.
-	i := bytes.LastIndexByte(stat, ')')
-	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }

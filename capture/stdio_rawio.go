@@ -1,3 +1,5 @@
+//go:build unix && !mcptape_portable
+
 package capture
 
 import (

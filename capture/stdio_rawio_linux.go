@@ -1,3 +1,5 @@
+//go:build !mcptape_portable
+
 package capture
 
 import (

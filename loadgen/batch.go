@@ -17,9 +17,10 @@ const (
 	BatchAccepted = "accepted"            // every member answered
 	BatchPartial  = "partly answered"     // some members answered before the timeout
 	BatchHung     = "hung until timeout"  // HTTP: no member answered, the answer stayed open
-	BatchDropped  = "dropped"             // the answer ended (or was 202) with no member answered; over stdio, nothing came back before the timeout
+	BatchDropped  = "no answer to batch"  // the answer ended (or was 202) with no member answered; over stdio, nothing came back (see BatchGrace)
 	BatchRejected = "rejected with HTTP " // + status code
 	BatchFailed   = "not sent"            // the send itself failed
+	BatchLost     = "connection lost"     // the connection ended (the stdio server exited) before any answer
 )
 
 // BatchReport says how the server answered JSON-RPC batches (WithBatch).
@@ -59,20 +60,30 @@ func (r *runner) negotiated(v string) {
 	})
 }
 
+// BatchGrace is how long, over stdio, a batch may stay without any answer
+// once the server answered the ping sent right after it: a server that
+// has answered a later line and then nothing of the batch for that long
+// has dropped the batch ("no answer to batch"), and its members are not
+// waited for until the timeout.
+const BatchGrace = time.Second
+
 // doBatch sends len(ts) requests as one JSON-RPC batch and records each
-// answer, and how the server answered the batch as a whole.
-func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Time, buf []byte, rng *rand.Rand) []byte {
+// answer, and how the server answered the batch as a whole. Over stdio a
+// ping follows the batch (see BatchGrace); it is not counted.
+func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Time, buf []byte, rng *rand.Rand) ([]byte, bool) {
 	st := s.r.st
 	if err := s.ensure(ctx); err != nil {
-		return buf
+		return buf, ctx.Err() == nil
 	}
 	s.mu.Lock()
 	conn := s.conn
 	s.mu.Unlock()
 	k := int64(len(ts))
 	first := s.nextID.Add(k) - k + 1
-	calls := make([]*call, len(ts))
+	answers := make(chan reply, k+1) // one per member, one for the probe
+	names := make([][]string, len(ts))
 	buf = append(s.r.frameBuf(buf), '[')
+	st.mu.Lock()
 	for i, t := range ts {
 		t = t.render(reqVars{session: s.no, iteration: s.iter.Add(1) - 1, rng: rng})
 		ts[i] = t
@@ -80,15 +91,18 @@ func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Tim
 			buf = append(buf, ',')
 		}
 		buf = t.appendFrame(buf, first+int64(i))
-		calls[i] = &call{done: make(chan reply, 1), tmpl: t}
-		s.register(conn, calls[i], first+int64(i))
+		names[i] = t.call.Series()
+		for _, n := range names[i] {
+			st.seriesCountsLocked(n).requests++
+		}
 	}
-	buf = append(buf, ']')
-	st.mu.Lock()
 	st.sent += k
 	st.inflt += k
 	st.mu.Unlock()
-	defer st.add(&st.inflt, -k)
+	buf = append(buf, ']')
+	for i, t := range ts {
+		s.register(conn, &call{done: answers, names: names[i], tmpl: t}, first+int64(i))
+	}
 
 	sctx, cancel := context.WithTimeout(ctx, s.r.o.timeout)
 	release := cancel // once every answer came: releaseAfter
@@ -98,38 +112,40 @@ func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Tim
 		for i := range ts {
 			s.forget(first + int64(i))
 		}
-		if s.r.work.Err() != nil {
-			return buf
-		}
+		st.add(&st.inflt, -k)
 		var se *transport.StatusError
 		outcome := BatchFailed
 		if asStatus(err, &se) {
 			outcome = BatchRejected + strconv.Itoa(se.Status)
 		}
-		st.batchOutcome(outcome)
-		for range ts {
-			s.countSendError(sctx, err)
+		if s.r.work.Err() == nil {
+			st.batchOutcome(outcome)
 		}
-		return buf
+		for i := range ts {
+			err = s.countErr(sctx, names[i], conn, err)
+		}
+		return buf, backsOff(err)
 	}
-	answered := 0
-	for i, c := range calls {
-		select {
-		case rep := <-c.done:
-			answered++
-			st.add(&st.done, 1)
-			names := ts[i].call.Series()
-			st.record(names, rep.at.Sub(intended))
-			s.judge(ts[i], &rep)
-		case <-sctx.Done():
-			s.forget(first + int64(i))
-			if s.r.work.Err() == nil {
-				st.fail(ClassTimeout, "batch member")
-			}
+	probe := int64(0)
+	if s.r.target.Command != nil {
+		probe = s.probe(sctx, conn, answers)
+	}
+	got, answered, lost, dropped := s.collect(sctx, conn, ts, names, first, probe, answers, intended)
+	st.add(&st.inflt, int64(answered)-k) // the answered ones are counted off already
+	for i := range ts {
+		if got[i] {
+			continue
+		}
+		s.forget(first + int64(i))
+		switch {
+		case dropped:
+			st.fail(names[i], ClassDropped, detailNoBatch)
+		default:
+			s.countErr(sctx, names[i], conn, sctx.Err())
 		}
 	}
 	if s.r.work.Err() != nil {
-		return buf
+		return buf, false
 	}
 	switch {
 	case answered == len(ts):
@@ -137,12 +153,72 @@ func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Tim
 		release = func() { releaseAfter(ex, cancel) }
 	case answered > 0:
 		st.batchOutcome(BatchPartial)
-	case ex != nil && isClosed(ex.Done()) && ex.Frames() == 0:
+	case lost > 0:
+		st.batchOutcome(BatchLost)
+	case dropped || s.r.target.Command != nil || (ex != nil && isClosed(ex.Done()) && ex.Frames() == 0):
 		st.batchOutcome(BatchDropped)
 	default:
 		st.batchOutcome(BatchHung)
 	}
-	return buf
+	return buf, lost > 0
+}
+
+// probe sends a ping after a batch over stdio, its answer to come on
+// answers; it returns its id, 0 when it could not be sent.
+func (s *session) probe(ctx context.Context, conn transport.Conn, answers chan reply) int64 {
+	id := s.nextID.Add(1)
+	s.register(conn, &call{done: answers}, id)
+	if _, err := conn.Send(ctx, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id), transport.SendOptions{}); err != nil {
+		s.forget(id)
+		return 0
+	}
+	return id
+}
+
+// collect waits for the answers to the members of a batch (ids from
+// first) until ctx ends or, once the probe was answered with no member
+// answered, for BatchGrace. It records the answers and counts the members
+// whose connection was lost; got says which members were settled.
+// dropped reports that the grace ran out.
+func (s *session) collect(ctx context.Context, conn transport.Conn, ts []*template, names [][]string, first, probe int64,
+	answers chan reply, intended time.Time) (got []bool, answered, lost int, dropped bool) {
+	st := s.r.st
+	defer s.forget(probe)
+	got = make([]bool, len(ts))
+	left := len(ts)
+	var grace <-chan time.Time
+	for left > 0 {
+		select {
+		case rep := <-answers:
+			if rep.id == probe {
+				if left == len(ts) && rep.err == nil {
+					t := time.NewTimer(BatchGrace)
+					defer t.Stop()
+					grace = t.C
+				}
+				continue
+			}
+			i := rep.id - first
+			if i < 0 || i >= int64(len(ts)) || got[i] {
+				continue
+			}
+			got[i] = true
+			left--
+			if rep.err != nil {
+				lost++
+				s.countErr(ctx, names[i], conn, rep.err)
+				continue
+			}
+			answered++
+			st.answered(names[i], rep.at.Sub(intended))
+			s.judge(names[i], ts[i], &rep)
+		case <-grace:
+			return got, answered, lost, true
+		case <-ctx.Done():
+			return got, answered, lost, false
+		}
+	}
+	return got, answered, lost, false
 }
 
 func isClosed(c <-chan struct{}) bool {
@@ -152,6 +228,31 @@ func isClosed(c <-chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// Verdict says in a few words whether the batches were answered: "every
+// batch answered", "no batch answered at all", "N of M batches answered
+// in full".
+func (b *BatchReport) Verdict() string {
+	var total, full, some int64
+	for _, o := range b.Outcomes {
+		total += o.Count
+		switch o.Class {
+		case BatchAccepted:
+			full += o.Count
+		case BatchPartial:
+			some += o.Count
+		}
+	}
+	switch {
+	case total == 0:
+		return "no batch sent"
+	case full == total:
+		return "every batch answered"
+	case full+some == 0:
+		return "no batch answered at all"
+	}
+	return fmt.Sprintf("%d of %d batches answered in full", full, total)
 }
 
 // batchOutcome counts one batch answered in the given way.

@@ -76,19 +76,21 @@ wait:
 	for {
 		select {
 		case rep := <-c.done:
+			if rep.err != nil {
+				s.countErr(sctx, c.names, conn, rep.err)
+				return reply{}, false
+			}
 			return rep, true
 		case err := <-sent:
 			if err != nil {
 				s.forget(id)
-				s.countSendError(sctx, err)
+				s.countErr(sctx, c.names, conn, err)
 				return reply{}, false
 			}
 			sent = nil
 		case <-sctx.Done():
 			s.forget(id)
-			if ctx.Err() == nil {
-				st.fail(ClassTimeout, "")
-			}
+			s.countErr(sctx, c.names, conn, sctx.Err())
 			return reply{}, false
 		case <-delay.C:
 			break wait
@@ -98,7 +100,7 @@ wait:
 	if !stateless(s.r.o.version) || s.r.target.URL == "" {
 		note := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"mcptape load --cancel-after"}}`, id)
 		if _, err := conn.Send(sctx, note, transport.SendOptions{}); err != nil {
-			s.countSendError(sctx, err)
+			s.countErr(sctx, nil, conn, err)
 		}
 	}
 	if s.r.target.URL != "" {
@@ -112,7 +114,7 @@ wait:
 	answered := false
 	select {
 	case rep := <-c.done:
-		answered, last = true, rep.at
+		answered, last = rep.err == nil, rep.at
 	case <-wait.C:
 	case <-ctx.Done():
 	}

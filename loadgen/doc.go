@@ -76,15 +76,44 @@
 //     setup the same way: its initialize, or its server/discover when that
 //     is the session's first request.
 //   - When the run is interrupted (its context ends), requests in flight
-//     are abandoned without being counted as errors, and the report says
-//     Interrupted.
-//   - The error ratio (for "errors<1%") is errors divided by requests sent
-//     plus sessions set up.
+//     are abandoned and counted as errors of kind ClassCancelled
+//     ("interrupted"), and the report says Interrupted.
+//   - Errors are counted by kind (ClassTransport, ClassStatus,
+//     ClassJSONRPC, ClassTool, ClassTimeout, ClassCancelled,
+//     ClassDropped, ClassProtocol, ClassExpired) and message, at most
+//     maxErrorKeys distinct ones (then "(other)"). Transport messages are
+//     stable words without addresses or process ids ("connection
+//     refused", "server exited (status 1)", "executable not found: x"),
+//     so that equal failures count as one line.
+//   - Every series counts its requests and errors (Series.Requests,
+//     Series.Errors): a series' error share is over its own requests.
+//     Session setup is a series of its own, not a request. The run's
+//     error ratio (for "errors<1%") is the requests' errors over the
+//     requests sent plus the open model's arrivals dropped.
+//   - A run where no session could be set up, or aborted because a stdio
+//     server exited (OnExitStop, the default), reports why in
+//     Report.Failure (the CLI exits 1). The requests in flight on a stdio
+//     server that exits fail at once with *ServerExitError: the session's
+//     reader sees the output end and fails them, rather than letting them
+//     wait for the timeout.
+//   - A closed-model loop whose request fails on transport or with an
+//     HTTP error status, or whose session cannot be set up again, backs
+//     off before its next attempt (BackoffMin doubling to BackoffMax,
+//     jitter in the upper half): a dead server costs a few attempts per
+//     second per loop, not a tight loop. The open model keeps its
+//     schedule. Report.Outage says how long the server was unreachable
+//     (from a transport failure, once some session was set up, to the
+//     next answer) and how many attempts failed meanwhile; a server still
+//     unreachable for DownAtEndFailure at the end fails the run. An HTTP
+//     answer that ends without answering its request (the server died
+//     mid-stream) fails the request at once (after answerGrace for the
+//     reader to hand over an answer it carried), unless the answer may
+//     still come on the session's GET stream.
 //   - The open model sends every arrival due within the duration, late if
 //     the generator itself fell behind (still measured from its intended
 //     time); the duration is judged by intended times, not by the clock.
-//   - Session setup may take DefaultSetupTimeout (or the request timeout if
-//     longer): over stdio it includes starting the server.
+//   - Session setup obeys the timeout (WithTimeout) like any request;
+//     over stdio it includes starting the server.
 //   - Over Streamable HTTP without a GET stream a session's reader
 //     goroutine runs only while requests are pending (every frame then
 //     answers a request), so idle sessions cost no goroutine; a JSON
@@ -101,5 +130,9 @@
 //     means only an answer crossing the cancellation can be seen.
 //   - A batch counts as K requests for WithRequests; a member not answered
 //     by the timeout is a timeout error. Over stdio, where a line has no
-//     answer of its own, a batch nothing answers is "dropped".
+//     answer of its own, a ping follows each batch: once it is answered
+//     and nothing of the batch came for BatchGrace, the batch is "no
+//     answer to batch" (its members ClassDropped errors) instead of
+//     waiting for the timeout; the ping is not counted. BatchReport.Verdict
+//     says whether batches were answered at all.
 package loadgen

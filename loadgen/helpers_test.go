@@ -13,6 +13,9 @@ import (
 // TestMain lets the test binary act as the reference server over stdio
 // when LOADGEN_STDIO_SERVER is set (for the stdio tests).
 func TestMain(m *testing.M) {
+	if mode := os.Getenv("LOADGEN_FAKE_SERVER"); mode != "" {
+		os.Exit(fakeStdioServer(mode, os.Stdin, os.Stdout))
+	}
 	if os.Getenv("LOADGEN_STDIO_SERVER") == "1" {
 		s, err := refserver.New()
 		if err != nil {

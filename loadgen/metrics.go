@@ -20,43 +20,39 @@ const (
 // its answer and notifications/initialized).
 const SetupSeries = "session setup"
 
-// Error classes, as counted in Report.Errors.
-const (
-	ClassConnect  = "connect"         // no HTTP answer, child not started, write failed
-	ClassStatus   = "http status"     // a non-2xx HTTP answer
-	ClassJSONRPC  = "jsonrpc error"   // a JSON-RPC error response
-	ClassTool     = "tool isError"    // a tools/call result with isError true
-	ClassTimeout  = "timeout"         // no answer within --timeout
-	ClassProtocol = "protocol"        // an answer breaking JSON-RPC or MCP rules
-	ClassExpired  = "session expired" // the server forgot the session: re-initialized
-)
-
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histSigFigs) }
 
 // stats collects the figures of a run. It is shared by every session and
 // guarded by one mutex: recording is a few hundred nanoseconds, far below
 // the cost of the exchange it measures.
 type stats struct {
-	mu      sync.Mutex
-	series  map[string]*hdrhistogram.Histogram
-	errors  map[errKey]int64
-	sent    int64 // requests sent (setup excluded)
-	done    int64 // requests answered
-	dropped int64 // open model: arrivals not sent (max in flight reached)
-	inflt   int64
-	setups  int64
-	prog    progressStats
-	cancel  cancelStats
-	batches map[string]int64 // batch outcomes
-	get     getStats         // WithGetStream
-	ilog    *intervalLog     // WithHlog
+	mu            sync.Mutex
+	series        map[string]*hdrhistogram.Histogram
+	errors        map[errKey]int64
+	counts        map[string]*seriesCounts // requests and errors per series
+	reqErrs       int64                    // errors of requests (setups excluded)
+	sent          int64                    // requests sent (setup excluded)
+	done          int64                    // requests answered
+	dropped       int64                    // open model: arrivals not sent (max in flight reached)
+	inflt         int64
+	setups        int64
+	prog          progressStats
+	cancel        cancelStats
+	batches       map[string]int64 // batch outcomes
+	get           getStats         // WithGetStream
+	ilog          *intervalLog     // WithHlog
+	exits         map[string]int64 // stdio servers that exited, by status
+	setupErrs     map[errKey]int64 // errors of session setups, for Report.Failure
+	outage        outage           // the server unreachable
+	lastTransport string           // the latest transport error, for Report.Failure
 }
 
 // errKey is one error class with its detail (status code, error code...).
 type errKey struct{ class, detail string }
 
 func newStats() *stats {
-	return &stats{series: make(map[string]*hdrhistogram.Histogram), errors: make(map[errKey]int64)}
+	return &stats{series: make(map[string]*hdrhistogram.Histogram), errors: make(map[errKey]int64),
+		counts: make(map[string]*seriesCounts), exits: make(map[string]int64), setupErrs: make(map[errKey]int64)}
 }
 
 // record adds one latency to each of the named series.
@@ -79,6 +75,7 @@ func (s *stats) answered(names []string, d time.Duration) {
 	s.inflt--
 	s.done++
 	s.recordLocked(names, v)
+	s.outage.upLocked(time.Now())
 	ilog := s.ilog
 	s.mu.Unlock()
 	if ilog != nil {
@@ -103,10 +100,33 @@ func (s *stats) recordLocked(names []string, v int64) {
 	}
 }
 
-// fail counts one error.
-func (s *stats) fail(class, detail string) {
+// setUp counts one session set up (an answer: the server is reachable).
+func (s *stats) setUp() {
 	s.mu.Lock()
-	s.errors[errKey{class, detail}]++
+	s.setups++
+	s.outage.upLocked(time.Now())
+	s.mu.Unlock()
+}
+
+// unsend takes back a request counted as sent in the named series: one
+// cut off at the run's bound, neither answered nor failed.
+func (s *stats) unsend(names []string) {
+	s.mu.Lock()
+	if isRequestSeries(names) {
+		s.sent--
+	}
+	for _, n := range names {
+		s.seriesCountsLocked(n).requests--
+	}
+	s.mu.Unlock()
+}
+
+// drop counts an open-model arrival dropped: a request error.
+func (s *stats) drop() {
+	s.mu.Lock()
+	s.dropped++
+	s.reqErrs++
+	s.failLocked(nil, ClassDropped, detailMaxInFlight)
 	s.mu.Unlock()
 }
 

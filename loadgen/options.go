@@ -18,10 +18,6 @@ const (
 	DefaultProtocolVersion = "2025-06-18"
 	// DefaultMaxInFlight bounds the requests in flight in the open model.
 	DefaultMaxInFlight = 10000
-	// DefaultSetupTimeout is the least time a session setup may take
-	// (longer with a longer WithTimeout): a stdio setup includes starting
-	// the server process.
-	DefaultSetupTimeout = 30 * time.Second
 	// DefaultSetupConcurrency is how many sessions the open model sets up
 	// at once before the clock starts.
 	DefaultSetupConcurrency = 64
@@ -89,6 +85,8 @@ type options struct {
 	hlogEvery   time.Duration
 	tick        time.Duration
 	onTick      func(Live)
+	onExit      string
+	insecure    bool
 }
 
 // WithSessions sets the number of sessions (default 1).
@@ -186,7 +184,8 @@ func WithRequests(n int64) Option {
 	}
 }
 
-// WithTimeout bounds the wait for each answer (default DefaultTimeout).
+// WithTimeout bounds the wait for each answer (default DefaultTimeout),
+// that of session setup included.
 func WithTimeout(d time.Duration) Option {
 	return func(o *options) error {
 		if d <= 0 {
@@ -256,6 +255,13 @@ func WithMaxConns(n int) Option {
 		o.maxConns = n
 		return nil
 	}
+}
+
+// WithInsecureTLS makes the run's HTTP client accept any certificate from
+// an https server (self-signed test servers). It does not apply with
+// WithHTTPClient.
+func WithInsecureTLS() Option {
+	return func(o *options) error { o.insecure = true; return nil }
 }
 
 // WithBatch sends the requests k at a time as JSON-RPC batches (one POST
@@ -337,7 +343,21 @@ func WithLive(interval time.Duration, f func(Live)) Option {
 }
 
 func newOptions(opts []Option) (*options, error) {
-	o := &options{sessions: 1, inflight: 1, timeout: DefaultTimeout, version: DefaultProtocolVersion, maxInflight: DefaultMaxInFlight}
+	o, err := parseOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	if o.duration == 0 && o.requests == 0 {
+		return nil, errors.New("loadgen: give a duration or a number of requests")
+	}
+	return o, nil
+}
+
+// parseOptions applies opts to the defaults and checks they go together;
+// a run without a duration or a request bound is for RunTape only.
+func parseOptions(opts []Option) (*options, error) {
+	o := &options{sessions: 1, inflight: 1, timeout: DefaultTimeout, version: DefaultProtocolVersion, maxInflight: DefaultMaxInFlight,
+		onExit: OnExitStop}
 	for _, opt := range opts {
 		if opt == nil {
 			return nil, errors.New("loadgen: nil option")
@@ -345,9 +365,6 @@ func newOptions(opts []Option) (*options, error) {
 		if err := opt(o); err != nil {
 			return nil, fmt.Errorf("loadgen: %w", err)
 		}
-	}
-	if o.duration == 0 && o.requests == 0 {
-		return nil, errors.New("loadgen: give a duration or a number of requests")
 	}
 	if o.batch > 1 && o.cancelRatio > 0 {
 		return nil, errors.New("loadgen: batches and cancellation cannot be combined")

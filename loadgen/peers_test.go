@@ -95,7 +95,8 @@ func TestRealPeers(t *testing.T) {
 
 // TestRealPeersBatchesAndCancel checks how real peers answer batches and
 // cancellations, as the report tells it: server-everything accepts batches
-// over HTTP and silently drops them over stdio (hung until timeout), the Go
+// over HTTP and silently drops them over stdio (seen by the ping after
+// each batch, within BatchGrace rather than the timeout), the Go
 // SDK everything-server rejects them with 400 from 2025-06-18; a cancelled
 // long-running operation of server-everything is never answered, over HTTP
 // (the generator closes the stream itself) and over stdio.
@@ -126,9 +127,12 @@ func TestRealPeersBatchesAndCancel(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
 			rep, err := Run(ctx, c.target(t, ctx), mustCalls(t, c.call), WithSessions(2), WithRequests(12), WithBatch(3),
-				WithTimeout(time.Second), WithNotice(func(string) {}))
+				WithTimeout(30*time.Second), WithNotice(func(string) {}))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if setup := rep.Find(SetupSeries); setup == nil || rep.Duration-setup.Max > 2*BatchGrace+10*time.Second {
+				t.Errorf("4 batches took %v: waited for the 30 s timeout", rep.Duration)
 			}
 			if rep.Batch == nil || outcome(rep.Batch, c.outcome) != 4 || len(rep.Batch.Outcomes) != 1 || rep.Batch.InSpec {
 				t.Fatalf("batch report %+v, want 4 %q", rep.Batch, c.outcome)

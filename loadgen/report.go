@@ -43,11 +43,29 @@ type Report struct {
 	Answered int64 `json:"answered"`
 	Dropped  int64 `json:"dropped"`
 	Setups   int64 `json:"setups"`
-	// ErrorTotal sums Errors.
-	ErrorTotal int64        `json:"error_total"`
-	Errors     []ErrorCount `json:"errors"`
-	// Interrupted reports that the run was stopped before its end.
+	// ErrorTotal sums Errors, by kind (Class: ClassTransport,
+	// ClassStatus...) and message (Detail). RequestErrors counts those of
+	// requests (session setups and unasked server frames excluded, open
+	// model arrivals dropped included): ErrorRatio divides it by the
+	// requests.
+	ErrorTotal    int64        `json:"error_total"`
+	RequestErrors int64        `json:"request_errors"`
+	Errors        []ErrorCount `json:"errors"`
+	// Interrupted reports that the run was stopped before its end (its
+	// context ended: Ctrl-C); the requests then in flight are counted as
+	// ClassCancelled errors.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Failure says why the run failed, "" when it did not: no session
+	// could be set up, a stdio server exited during the run under
+	// OnExitStop, or the server was unreachable at the end (for
+	// DownAtEndFailure at least).
+	Failure string `json:"failure,omitempty"`
+	// ServerExits counts the stdio servers that exited during the run, by
+	// exit status (Class: "status 1", "signal killed").
+	ServerExits []ErrorCount `json:"server_exits,omitempty"`
+	// Outage says for how long the server could not be reached, when it
+	// could not.
+	Outage *OutageReport `json:"outage,omitempty"`
 	// Series holds the latency series, sorted by name.
 	Series []Series `json:"series"`
 	// Progress is set when calls carried a progressToken.
@@ -73,18 +91,23 @@ type ErrorCount struct {
 }
 
 // Series is one latency series: a method, a tool, session setup, or a
-// progress series. Durations are in nanoseconds.
+// progress series. Durations are in nanoseconds. Count is the answers
+// measured; Requests the requests sent in the series (setups attempted
+// for session setup; 0 for series that are not requests, such as
+// progress intervals) and Errors those that failed, by any error kind.
 type Series struct {
-	Name  string        `json:"name"`
-	Count int64         `json:"count"`
-	Rate  float64       `json:"rate"` // per second over the report's duration
-	Mean  time.Duration `json:"mean_ns"`
-	Min   time.Duration `json:"min_ns"`
-	P50   time.Duration `json:"p50_ns"`
-	P90   time.Duration `json:"p90_ns"`
-	P99   time.Duration `json:"p99_ns"`
-	P999  time.Duration `json:"p99_9_ns"`
-	Max   time.Duration `json:"max_ns"`
+	Name     string        `json:"name"`
+	Count    int64         `json:"count"`
+	Requests int64         `json:"requests,omitempty"`
+	Errors   int64         `json:"errors,omitempty"`
+	Rate     float64       `json:"rate"` // per second over the report's duration
+	Mean     time.Duration `json:"mean_ns"`
+	Min      time.Duration `json:"min_ns"`
+	P50      time.Duration `json:"p50_ns"`
+	P90      time.Duration `json:"p90_ns"`
+	P99      time.Duration `json:"p99_ns"`
+	P999     time.Duration `json:"p99_9_ns"`
+	Max      time.Duration `json:"max_ns"`
 	// Histogram is the HdrHistogram V2 compressed encoding (base64).
 	Histogram string `json:"histogram"`
 
@@ -126,16 +149,15 @@ func (r *runner) report(end time.Time) *Report {
 	rep := &Report{Format: ReportFormat, Target: r.target.String(), Model: "closed", Protocol: r.o.version,
 		Sessions: r.o.sessions, Generators: 1, Started: r.start, Ended: end, Duration: end.Sub(r.start),
 		Requests: st.sent, Answered: st.done, Dropped: st.dropped, Setups: st.setups,
-		Errors: st.errorList(), Interrupted: r.work.Err() != nil}
+		Errors: st.errorList(), RequestErrors: st.reqErrs, Interrupted: r.work.Err() != nil,
+		Failure: r.failureLocked(end), ServerExits: st.exitList(), Outage: st.outage.report(end)}
 	if r.o.rate > 0 {
 		rep.Model, rep.Rate = "open", r.o.rate
 	}
 	for _, e := range rep.Errors {
 		rep.ErrorTotal += e.Count
 	}
-	for name, h := range st.series {
-		rep.Series = append(rep.Series, Series{Name: name, hist: h})
-	}
+	rep.Series = seriesOf(st.series, st.counts)
 	if r.o.progress {
 		p := st.prog
 		rep.Progress = &ProgressReport{CallsWithProgress: p.calls, Notifications: p.notifications,
@@ -226,7 +248,9 @@ func Merge(reports ...*Report) (*Report, error) {
 	}
 	out := &Report{Format: ReportFormat, Target: reports[0].Target, Model: reports[0].Model, Protocol: reports[0].Protocol}
 	hists := map[string]*hdrhistogram.Histogram{}
+	counts := map[string]*seriesCounts{}
 	errs := map[errKey]int64{}
+	exits := map[string]int64{}
 	var prog *ProgressReport
 	for i, r := range reports {
 		if r.Model != out.Model {
@@ -245,10 +269,18 @@ func Merge(reports ...*Report) (*Report, error) {
 		out.Answered += r.Answered
 		out.Dropped += r.Dropped
 		out.Setups += r.Setups
+		out.RequestErrors += r.RequestErrors
 		out.Interrupted = out.Interrupted || r.Interrupted
+		if out.Failure == "" && r.Failure != "" {
+			out.Failure = fmt.Sprintf("generator %d: %s", i+1, r.Failure)
+		}
 		for _, e := range r.Errors {
 			errs[errKey{e.Class, e.Detail}] += e.Count
 		}
+		for _, e := range r.ServerExits {
+			exits[e.Class] += e.Count
+		}
+		out.Outage = mergeOutage(out.Outage, r.Outage)
 		for j := range r.Series {
 			h, err := r.Series[j].Hist()
 			if err != nil {
@@ -258,6 +290,11 @@ func Merge(reports ...*Report) (*Report, error) {
 			if hists[name] == nil {
 				hists[name] = newHist()
 			}
+			if counts[name] == nil {
+				counts[name] = &seriesCounts{}
+			}
+			counts[name].requests += r.Series[j].Requests
+			counts[name].errors += r.Series[j].Errors
 			if dropped := hists[name].Merge(h); dropped != 0 {
 				return nil, fmt.Errorf("loadgen: merge: report %d: series %q: %d values out of range", i+1, name, dropped)
 			}
@@ -294,22 +331,55 @@ func Merge(reports ...*Report) (*Report, error) {
 	if out.Errors == nil {
 		out.Errors = []ErrorCount{}
 	}
-	for name, h := range hists {
-		out.Series = append(out.Series, Series{Name: name, hist: h})
+	for status, n := range exits {
+		out.ServerExits = append(out.ServerExits, ErrorCount{Class: status, Count: n})
 	}
+	sortErrors(out.ServerExits)
+	out.Series = seriesOf(hists, counts)
 	out.fill()
 	return out, nil
 }
 
-// ErrorRatio returns the errors per request sent (session setups count as
-// requests too), 0 when nothing was sent.
+// seriesOf returns the series of a report, unsorted: every histogram, and
+// every series with requests or errors but no answer measured (all its
+// requests failed) with an empty one.
+func seriesOf(hists map[string]*hdrhistogram.Histogram, counts map[string]*seriesCounts) []Series {
+	out := make([]Series, 0, len(hists))
+	for name, h := range hists {
+		s := Series{Name: name, hist: h}
+		if c := counts[name]; c != nil {
+			s.Requests, s.Errors = c.requests, c.errors
+		}
+		out = append(out, s)
+	}
+	for name, c := range counts {
+		if hists[name] == nil && (c.requests > 0 || c.errors > 0) {
+			out = append(out, Series{Name: name, Requests: c.requests, Errors: c.errors, hist: newHist()})
+		}
+	}
+	return out
+}
+
+// ErrorRatio returns the share of the requests that failed: RequestErrors
+// over the requests sent and the open model's arrivals dropped. When no
+// request was sent it is 1 if anything failed (no session could be set
+// up), else 0.
 func (rep *Report) ErrorRatio() float64 {
-	n := rep.Requests + rep.Setups
+	n := rep.Requests + rep.Dropped
 	if n == 0 {
 		if rep.ErrorTotal > 0 {
 			return 1
 		}
 		return 0
 	}
-	return float64(rep.ErrorTotal) / float64(n)
+	return min(float64(rep.RequestErrors)/float64(n), 1)
+}
+
+// ErrorRatio returns the share of the series' requests that failed, 0
+// when it has none.
+func (s *Series) ErrorRatio() float64 {
+	if s.Requests == 0 {
+		return 0
+	}
+	return min(float64(s.Errors)/float64(s.Requests), 1)
 }

@@ -20,11 +20,15 @@ func fakeReport(t *testing.T, start time.Time, dur time.Duration, vals map[strin
 			st.record([]string{name}, v)
 		}
 	}
-	for _, e := range errs {
-		st.errors[errKey{e.Class, e.Detail}] += e.Count
-	}
 	st.sent = int64(len(vals["tools/call"]))
 	st.done = st.sent
+	st.setups = 2
+	st.sentIn([]string{"tools/call"}, st.sent)
+	for _, e := range errs {
+		for range e.Count {
+			st.fail([]string{"tools/call"}, e.Class, e.Detail)
+		}
+	}
 	r := &runner{o: &options{version: "2025-06-18", sessions: 2}, target: Target{URL: "http://x/mcp"}, st: st, work: t.Context(), start: start}
 	return r.report(start.Add(dur))
 }
@@ -170,7 +174,7 @@ func TestTextReport(t *testing.T) {
 	if err := rep.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"tools/call echo", "p99.9", "http status 503", "2 errors"} {
+	for _, want := range []string{"tools/call echo", "p99.9", "http status: 503", "errors    2, by kind and message"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, b.String())
 		}

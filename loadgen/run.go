@@ -41,12 +41,19 @@ type runner struct {
 	quit   atomic.Bool     // set when no new request may start
 	claims atomic.Int64    // requests claimed (WithRequests)
 	start  time.Time
+	// planned is the requests the run plans (RunTape: those of the
+	// recordings, up to WithRequests), for Live.Planned; 0: o.requests.
+	planned int64
 
 	setupTmpls []*template // scenario setup steps
 
 	versionOnce sync.Once
 	version     string       // negotiated by the first session
 	cancelSeq   atomic.Int64 // calls considered for cancellation
+
+	failMu  sync.Mutex
+	failure string        // why the run was aborted (abort)
+	aborted chan struct{} // closed by abort; nil: never
 }
 
 // stopping reports whether the run is ending.
@@ -110,7 +117,7 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 		o.client = c
 	}
 	fs := frameSpec{progress: o.progress, version: o.version}
-	r := &runner{o: o, target: target, st: newStats(), work: ctx, picker: newPicker(calls, fs)}
+	r := &runner{o: o, target: target, st: newStats(), work: ctx, picker: newPicker(calls, fs), aborted: make(chan struct{})}
 	for i := range o.setup {
 		r.setupTmpls = append(r.setupTmpls, newTemplate(&o.setup[i], frameSpec{version: o.version}))
 	}
@@ -157,8 +164,11 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 
 // sharedClient makes the HTTP client every session of a run shares.
 func sharedClient(o *options) (*http.Client, error) {
-	c, err := transport.NewHTTPClient(max(transport.DefaultMaxConns, min(o.sessions*o.inflight, 4096)),
-		transport.WithMaxConnsPerHost(o.maxConns))
+	copts := []transport.ClientOption{transport.WithMaxConnsPerHost(o.maxConns)}
+	if o.insecure {
+		copts = append(copts, transport.WithInsecureTLS())
+	}
+	c, err := transport.NewHTTPClient(max(transport.DefaultMaxConns, min(o.sessions*o.inflight, 4096)), copts...)
 	if err != nil {
 		return nil, fmt.Errorf("loadgen: %w", err)
 	}
@@ -193,7 +203,11 @@ func (r *runner) live() func() {
 func (r *runner) liveNow() Live {
 	s := r.st.snap()
 	el := time.Since(r.start)
-	l := Live{Elapsed: el, Total: r.o.duration, Requests: s.Sent, Planned: r.o.requests,
+	planned := r.o.requests
+	if r.planned > 0 {
+		planned = r.planned
+	}
+	l := Live{Elapsed: el, Total: r.o.duration, Requests: s.Sent, Planned: planned,
 		Answered: s.Done, Errors: s.Errors, Dropped: s.Dropped, InFlight: s.InFlight, Sessions: s.Setups, P99: s.P99}
 	if el > 0 {
 		l.Rate = float64(s.Done) / el.Seconds()
@@ -245,9 +259,11 @@ func (r *runner) loop(s *session, seed uint64) {
 	ctx, cancel := r.loopContext()
 	defer cancel()
 	var buf []byte
+	var fails int64 // failures in a row calling for a back-off
 	for r.claim(time.Now()) {
 		var c *Call
-		buf, c = r.send(ctx, s, rng, time.Now(), buf)
+		var failed bool
+		buf, c, failed = r.send(ctx, s, rng, time.Now(), buf)
 		think := r.o.think
 		if c != nil && c.HasThink {
 			think = c.Think
@@ -255,11 +271,15 @@ func (r *runner) loop(s *session, seed uint64) {
 		if think > 0 && !r.sleep(think) {
 			return
 		}
-		if err := s.ensure(r.work); err != nil {
-			// a session that cannot be set up again waits before retrying
-			if !r.sleep(time.Second) {
-				return
-			}
+		// a server that cannot be reached, or a session that cannot be
+		// set up again, is tried again after a back-off
+		if !failed {
+			fails = 0
+			continue
+		}
+		fails++
+		if !r.sleep(backoff(fails)) {
+			return
 		}
 	}
 }
@@ -274,17 +294,20 @@ func (r *runner) loopContext() (context.Context, context.CancelFunc) {
 }
 
 // send sends one request, or one batch, on s, and returns the call sent
-// (nil for a batch). ctx ends with the run.
-func (r *runner) send(ctx context.Context, s *session, rng *rand.Rand, intended time.Time, buf []byte) ([]byte, *Call) {
+// (nil for a batch) and whether it failed in a way that calls for a
+// back-off. ctx ends with the run.
+func (r *runner) send(ctx context.Context, s *session, rng *rand.Rand, intended time.Time, buf []byte) ([]byte, *Call, bool) {
 	if r.o.batch > 1 {
 		ts := make([]*template, r.o.batch)
 		for i := range ts {
 			ts[i] = r.picker.pick(rng)
 		}
-		return s.doBatch(ctx, ts, intended, buf, rng), nil
+		buf, failed := s.doBatch(ctx, ts, intended, buf, rng)
+		return buf, nil, failed
 	}
 	t := r.picker.pick(rng)
-	return s.do(ctx, t, intended, buf, rng), t.call
+	buf, failed := s.do(ctx, t, intended, buf, rng)
+	return buf, t.call, failed
 }
 
 // frameBuf returns the buffer to build the next frame in: buf emptied
@@ -301,6 +324,10 @@ func (r *runner) frameBuf(buf []byte) []byte {
 // sleep waits d unless the run ends first; it reports whether the run
 // goes on.
 func (r *runner) sleep(d time.Duration) bool {
+	if r.o.duration > 0 && !r.start.IsZero() {
+		// no sleep past the end: claim refuses then
+		d = min(d, time.Until(r.start.Add(r.o.duration)))
+	}
 	if d <= 0 {
 		return !r.stopping()
 	}
@@ -310,6 +337,8 @@ func (r *runner) sleep(d time.Duration) bool {
 	case <-t.C:
 		return !r.stopping()
 	case <-r.work.Done():
+		return false
+	case <-r.aborted:
 		return false
 	}
 }
@@ -358,7 +387,7 @@ func (r *runner) open(sessions []*session) {
 		var buf []byte
 		a := first
 		for {
-			buf, _ = r.send(ctx, a.s, rng, a.when, buf)
+			buf, _, _ = r.send(ctx, a.s, rng, a.when, buf) // arrivals keep their schedule
 			var ok bool
 			if a, ok = <-work; !ok {
 				return
@@ -385,7 +414,7 @@ func (r *runner) open(sessions []*session) {
 			go worker(a)
 			continue
 		}
-		r.st.add(&r.st.dropped, 1)
+		r.st.drop()
 	}
 	close(work)
 	wg.Wait()

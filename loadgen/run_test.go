@@ -122,9 +122,10 @@ func TestDuration(t *testing.T) {
 }
 
 // TestInterrupt checks that cancelling the context ends the run with a
-// report of what was measured. The context is cancelled once three calls
-// were answered (seen through WithLive), not after a fixed time, so the
-// report has answers even when setting up is slow.
+// report of what was measured, the requests then in flight counted as
+// cancelled ("interrupted"), in their series. The context is cancelled
+// once three calls were answered (seen through WithLive), not after a
+// fixed time, so the report has answers even when setting up is slow.
 func TestInterrupt(t *testing.T) {
 	url := refHTTP(t, refserver.HTTPConfig{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -138,9 +139,14 @@ func TestInterrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// each session has at most one request in flight, abandoned uncounted
-	if !rep.Interrupted || rep.Answered < 3 || rep.ErrorTotal != 0 || rep.Requests-rep.Answered > 3 {
+	// each session has at most one request in flight: cancelled, counted
+	inflight := rep.Requests - rep.Answered
+	cancelled := errorDetail(rep, ClassCancelled, "interrupted")
+	if !rep.Interrupted || rep.Answered < 3 || inflight > 3 || cancelled != inflight || rep.ErrorTotal != cancelled {
 		t.Errorf("interrupted %v sent %d answered %d errors %v", rep.Interrupted, rep.Requests, rep.Answered, rep.Errors)
+	}
+	if s := rep.Find("tools/call sleep"); s == nil || s.Errors != cancelled || s.Requests != rep.Requests {
+		t.Errorf("series %+v: want the %d cancelled of %d requests", s, cancelled, rep.Requests)
 	}
 }
 
@@ -256,7 +262,7 @@ func TestLazySessionDrain(t *testing.T) {
 					rng := rand.New(rand.NewPCG(uint64(k), 1))
 					var buf []byte
 					for range 10 {
-						buf = s.do(context.Background(), r.picker.pick(rng), time.Now(), buf, rng)
+						buf, _ = s.do(context.Background(), r.picker.pick(rng), time.Now(), buf, rng)
 					}
 				}()
 			}

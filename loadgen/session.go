@@ -40,11 +40,15 @@ type session struct {
 	nextID atomic.Int64
 	iter   atomic.Int64   // requests made, for {{iteration}}
 	wg     sync.WaitGroup // the reader
+	// lossErr is why the session lost its last connection (the stdio
+	// server exited): requests still sent on it fail with it. Guarded by mu.
+	lossErr error
 }
 
 // call is one request waiting for its answer.
 type call struct {
 	done     chan reply // capacity 1
+	names    []string   // the series the request counts in
 	tmpl     *template
 	progress int64     // notifications/progress received
 	first    time.Time // first progress
@@ -57,6 +61,8 @@ type reply struct {
 	at    time.Time
 	info  jsonrpc.Info
 	frame []byte
+	id    int64 // the request's id
+	err   error // no answer: the connection was lost
 }
 
 func newSession(r *runner, no int) *session {
@@ -85,17 +91,19 @@ func (s *session) ensure(ctx context.Context) error {
 
 // setup dials the server (once) and runs the handshake, recording its
 // duration in SetupSeries.
+// setupNames are the series of a session setup.
+var setupNames = []string{SetupSeries}
+
 func (s *session) setup(ctx context.Context) error {
 	start := time.Now()
+	s.r.st.sentIn(setupNames, 1)
 	s.mu.Lock()
 	conn := s.conn
 	s.mu.Unlock()
 	if conn == nil {
 		c, err := s.r.dial(ctx)
 		if err != nil {
-			if ctx.Err() == nil {
-				s.r.st.fail(ClassConnect, "dial")
-			}
+			s.r.st.failErr(ctx, setupNames, err)
 			return err
 		}
 		conn = c
@@ -112,34 +120,39 @@ func (s *session) setup(ctx context.Context) error {
 	if stateless(s.r.o.version) {
 		// 2026-07-28: no handshake; server/discover is the setup measured
 		id := s.nextID.Add(1)
-		rep, err := s.roundTrip(ctx, conn, id, discoverFrame(id, s.r.o.version), nil, max(s.r.o.timeout, DefaultSetupTimeout))
+		rep, err := s.roundTrip(ctx, conn, id, discoverFrame(id, s.r.o.version), nil, s.r.o.timeout)
 		if err != nil {
 			return err
 		}
 		if rep.info.Kind == jsonrpc.KindError {
 			// a server without discovery still serves requests
-			s.r.st.fail(ClassJSONRPC, "server/discover "+strconv.FormatInt(rep.info.ErrorCode, 10))
+			s.r.st.fail(setupNames, ClassJSONRPC, "server/discover "+jsonrpcDetail(rep.info.ErrorCode, rep.frame))
 		}
-		s.r.st.record([]string{SetupSeries}, time.Since(start))
-		s.r.st.add(&s.r.st.setups, 1)
+		s.r.st.record(setupNames, time.Since(start))
+		s.r.st.setUp()
 		s.r.negotiated(s.r.o.version)
 	} else {
 		id := s.nextID.Add(1)
-		rep, err := s.roundTrip(ctx, conn, id, initializeFrame(id, s.r.o.version), nil, max(s.r.o.timeout, DefaultSetupTimeout))
+		rep, err := s.roundTrip(ctx, conn, id, initializeFrame(id, s.r.o.version), nil, s.r.o.timeout)
 		if err != nil {
 			return err
 		}
 		if rep.info.Kind == jsonrpc.KindError {
-			s.r.st.fail(ClassJSONRPC, "initialize "+strconv.FormatInt(rep.info.ErrorCode, 10))
-			return fmt.Errorf("initialize: error %d", rep.info.ErrorCode)
+			d := jsonrpcDetail(rep.info.ErrorCode, rep.frame)
+			s.r.st.fail(setupNames, ClassJSONRPC, "initialize "+d)
+			return fmt.Errorf("initialize: error %s", d)
 		}
 		s.r.negotiated(negotiatedVersion(rep.frame))
-		if _, err := conn.Send(ctx, initializedFrame, transport.SendOptions{}); err != nil {
-			s.countSendError(ctx, err)
+		sctx, cancel := context.WithTimeout(ctx, s.r.o.timeout)
+		_, err = conn.Send(sctx, initializedFrame, transport.SendOptions{})
+		if err != nil {
+			s.countErr(sctx, setupNames, conn, err)
+			cancel()
 			return fmt.Errorf("notifications/initialized: %w", err)
 		}
-		s.r.st.record([]string{SetupSeries}, time.Since(start))
-		s.r.st.add(&s.r.st.setups, 1)
+		cancel()
+		s.r.st.record(setupNames, time.Since(start))
+		s.r.st.setUp()
 	}
 	s.mu.Lock()
 	s.up = true
@@ -161,25 +174,28 @@ func (s *session) setupSteps(ctx context.Context, conn transport.Conn) {
 		id := s.nextID.Add(1)
 		buf = t.appendFrame(s.r.frameBuf(buf), id)
 		start := time.Now()
-		rep, err := s.roundTrip(ctx, conn, id, buf, &call{done: make(chan reply, 1), tmpl: t}, s.r.o.timeout)
+		names := t.call.Series()
+		stepNames := make([]string, len(names))
+		for i, n := range names {
+			stepNames[i] = "setup " + n
+		}
+		s.r.st.sentIn(stepNames, 1)
+		rep, err := s.roundTrip(ctx, conn, id, buf, &call{done: make(chan reply, 1), names: stepNames, tmpl: t}, s.r.o.timeout)
 		if err != nil {
 			continue
 		}
-		names := t.call.Series()
-		setupNames := make([]string, len(names))
-		for i, n := range names {
-			setupNames[i] = "setup " + n
-		}
-		s.r.st.record(setupNames, rep.at.Sub(start))
-		s.judge(t, &rep)
+		s.r.st.record(stepNames, rep.at.Sub(start))
+		s.judge(stepNames, t, &rep)
 	}
 }
 
 // roundTrip sends frame as request id and waits for its answer, within
-// timeout. Errors are counted.
+// timeout. Errors are counted in the series of c (session setup when c is
+// nil); a request in flight when the run is interrupted counts as
+// cancelled.
 func (s *session) roundTrip(ctx context.Context, conn transport.Conn, id int64, frame []byte, c *call, timeout time.Duration) (reply, error) {
 	if c == nil {
-		c = &call{done: make(chan reply, 1)}
+		c = &call{done: make(chan reply, 1), names: setupNames}
 	}
 	drain := s.registerOne(conn, c, id)
 	sctx, cancel := context.WithTimeout(ctx, timeout)
@@ -187,25 +203,75 @@ func (s *session) roundTrip(ctx context.Context, conn transport.Conn, id int64, 
 	if err != nil {
 		cancel()
 		s.forget(id)
-		s.countSendError(sctx, err)
-		return reply{}, err
+		return reply{}, s.countErr(sctx, c.names, conn, err)
 	}
 	if drain {
 		s.drain(conn)
 	}
+	var ended <-chan struct{} // the HTTP answer's end
+	if ex != nil && s.r.target.Command == nil {
+		ended = ex.Done()
+	}
+	for {
+		select {
+		case rep := <-c.done:
+			if rep.err != nil {
+				cancel()
+				return reply{}, s.countErr(sctx, c.names, conn, rep.err)
+			}
+			releaseAfter(ex, cancel)
+			return rep, nil
+		case <-ended:
+			ended = nil
+			if err := s.unanswered(sctx, ex, c); err != nil {
+				cancel()
+				s.forget(id)
+				return reply{}, s.countErr(sctx, c.names, conn, err)
+			}
+		case <-sctx.Done():
+			cancel()
+			s.forget(id)
+			return reply{}, s.countErr(sctx, c.names, conn, sctx.Err())
+		}
+	}
+}
+
+// answerGrace bounds the wait, once an HTTP answer has ended, for the
+// reader to hand over the answer it carried (queued before the end).
+const answerGrace = time.Second
+
+// errNoAnswer is why a request fails when its HTTP answer ended without
+// answering it (the server died mid-stream).
+var errNoAnswer = errors.New("the answer's stream ended without the answer")
+
+// unanswered is called when the HTTP answer ex to request c ended: it
+// returns the error to fail c with when ex ended without answering it,
+// nil when c is answered after all (the answer is put back on c.done) or
+// may still be, on the session's GET stream. ctx is the request's.
+func (s *session) unanswered(ctx context.Context, ex *transport.Exchange, c *call) error {
+	if s.r.o.getStream && ex.Err() == nil {
+		return nil
+	}
+	select {
+	case rep := <-c.done: // the usual case: a JSON answer, taken by drain
+		c.done <- rep // room for it: taken just now
+		return nil
+	default:
+	}
+	t := time.NewTimer(answerGrace)
+	defer t.Stop()
 	select {
 	case rep := <-c.done:
-		releaseAfter(ex, cancel)
-		return rep, nil
-	case <-sctx.Done():
-		cancel()
-		s.forget(id)
-		if ctx.Err() != nil {
-			return reply{}, ctx.Err()
-		}
-		s.r.st.fail(ClassTimeout, "")
-		return reply{}, sctx.Err()
+		c.done <- rep
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
 	}
+	if err := ex.Err(); err != nil {
+		return err
+	}
+	return errNoAnswer
 }
 
 // releaseAfter cancels the context of an answered exchange once its
@@ -234,9 +300,10 @@ func (s *session) register(conn transport.Conn, c *call, ids ...int64) {
 	s.mu.Unlock()
 }
 
-// startReaderLocked starts the reader unless one runs; s.mu is held.
+// startReaderLocked starts the reader unless one runs, or conn is no
+// longer the session's (lost: its requests fail on Send); s.mu is held.
 func (s *session) startReaderLocked(conn transport.Conn) {
-	if !s.reading {
+	if !s.reading && conn == s.conn {
 		s.reading = true
 		s.wg.Add(1)
 		go s.read(conn)
@@ -263,24 +330,39 @@ func (s *session) forget(id int64) {
 	s.mu.Unlock()
 }
 
-// countSendError counts why a Send failed; an expired session is marked
-// for a new setup. Failures caused by the end of the run are not counted.
-func (s *session) countSendError(ctx context.Context, err error) {
-	if errors.Is(err, transport.ErrSessionExpired) {
+// countErr counts why an exchange on conn of the named series failed
+// (ctx is its context) and returns the error, named: a send to the stdio
+// server of a session that exited fails with *ServerExitError. An expired
+// session is marked for a new setup; a transport failure makes the
+// run's loops back off (see backsOff).
+func (s *session) countErr(ctx context.Context, names []string, conn transport.Conn, err error) error {
+	switch {
+	case errors.Is(err, transport.ErrSessionExpired):
 		s.mu.Lock()
 		s.up = false
 		s.mu.Unlock()
+	case errors.Is(err, transport.ErrClosed):
+		s.mu.Lock()
+		if s.lossErr != nil {
+			err = s.lossErr
+		}
+		s.mu.Unlock()
+	default:
+		err = serverGone(conn, err)
 	}
-	countError(s.r, ctx, err)
+	class, detail := reason(ctx, err)
+	s.r.st.fail(names, class, detail)
+	return err
 }
 
 // do sends one request built from t and records its latency from
 // intended (the arrival time in the open model, the send time in the
-// closed one).
-func (s *session) do(ctx context.Context, t *template, intended time.Time, buf []byte, rng *rand.Rand) []byte {
+// closed one). It reports whether the request failed in a way that calls
+// for a back-off before the next (backsOff), a failed setup included.
+func (s *session) do(ctx context.Context, t *template, intended time.Time, buf []byte, rng *rand.Rand) ([]byte, bool) {
 	st := s.r.st
 	if err := s.ensure(ctx); err != nil {
-		return buf
+		return buf, ctx.Err() == nil
 	}
 	t = t.render(reqVars{session: s.no, iteration: s.iter.Add(1) - 1, rng: rng})
 	s.mu.Lock()
@@ -288,10 +370,14 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 	s.mu.Unlock()
 	id := s.nextID.Add(1)
 	buf = t.appendFrame(s.r.frameBuf(buf), id)
-	c := &call{done: make(chan reply, 1), tmpl: t}
+	names := t.call.Series()
+	c := &call{done: make(chan reply, 1), names: names, tmpl: t}
 	st.mu.Lock()
 	st.sent++
 	st.inflt++
+	for _, n := range names {
+		st.seriesCountsLocked(n).requests++
+	}
 	st.mu.Unlock()
 	var rep reply
 	var err error
@@ -305,15 +391,27 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 	}
 	if err != nil {
 		st.add(&st.inflt, -1)
-		return buf
+		return buf, backsOff(err)
 	}
-	names := t.call.Series()
 	st.answered(names, rep.at.Sub(intended))
-	s.judge(t, &rep)
+	s.judge(names, t, &rep)
 	if s.r.o.progress {
 		s.noteProgress(names[len(names)-1], c, intended)
 	}
-	return buf
+	return buf, false
+}
+
+// backsOff reports whether a request that failed with err calls for a
+// back-off before the next: the server could not be reached, or answered
+// with an HTTP error status (an expired session is set up again at once;
+// a timeout has waited already).
+func backsOff(err error) bool {
+	var se *transport.StatusError
+	if errors.As(err, &se) {
+		return !se.Expired
+	}
+	class, _ := reason(context.Background(), err)
+	return class == ClassTransport
 }
 
 // errCancelled marks a call cancelled before its answer.
@@ -322,16 +420,21 @@ var errCancelled = errors.New("cancelled")
 // asStatus reports whether err is (or wraps) a *transport.StatusError.
 func asStatus(err error, se **transport.StatusError) bool { return errors.As(err, se) }
 
-// judge counts the errors an answer carries.
-func (s *session) judge(t *template, rep *reply) {
-	st := s.r.st
+// judge counts the errors an answer carries, in the named series.
+func (s *session) judge(names []string, t *template, rep *reply) {
+	judgeAnswer(s.r.st, names, rep.info, rep.frame, t.call.Tool)
+}
+
+// judgeAnswer counts the error an answer carries, if any, in the named
+// series; tool is the tool called ("" for another method).
+func judgeAnswer(st *stats, names []string, info jsonrpc.Info, frame []byte, tool string) {
 	switch {
-	case rep.info.Violations != 0:
-		st.fail(ClassProtocol, rep.info.Violations.String())
-	case rep.info.Kind == jsonrpc.KindError:
-		st.fail(ClassJSONRPC, strconv.FormatInt(rep.info.ErrorCode, 10))
-	case t.call.Tool != "" && isToolError(rep.frame):
-		st.fail(ClassTool, t.call.Tool)
+	case info.Violations != 0:
+		st.fail(names, ClassProtocol, info.Violations.String())
+	case info.Kind == jsonrpc.KindError:
+		st.fail(names, ClassJSONRPC, jsonrpcDetail(info.ErrorCode, frame))
+	case tool != "" && isToolError(frame):
+		st.fail(names, ClassTool, tool)
 	}
 }
 
@@ -366,6 +469,7 @@ func (s *session) read(conn transport.Conn) {
 			s.mu.Lock()
 			s.reading = false
 			s.mu.Unlock()
+			s.lost(conn, err)
 			return
 		}
 		parts = s.take(conn, in, parts)
@@ -442,7 +546,7 @@ func (s *session) dispatch(conn transport.Conn, at time.Time, info jsonrpc.Info,
 		id, err := strconv.ParseInt(string(info.ID.Raw), 10, 64)
 		if err != nil {
 			if info.ID.Type != jsonrpc.IDAbsent && info.ID.Type != jsonrpc.IDNull {
-				s.r.st.fail(ClassProtocol, "answer with an id never sent")
+				s.r.st.fail(nil, ClassProtocol, "answer with an id never sent")
 			}
 			return
 		}
@@ -451,7 +555,7 @@ func (s *session) dispatch(conn transport.Conn, at time.Time, info jsonrpc.Info,
 		delete(s.pending, id)
 		s.mu.Unlock()
 		if c != nil {
-			c.done <- reply{at: at, info: info, frame: frame}
+			c.done <- reply{at: at, info: info, frame: frame, id: id} // room for it: one reply per call
 		}
 	case jsonrpc.KindNotification:
 		if info.Method == jsonrpc.MethodProgress {
@@ -460,7 +564,7 @@ func (s *session) dispatch(conn transport.Conn, at time.Time, info jsonrpc.Info,
 	case jsonrpc.KindRequest:
 		go s.answer(conn, info)
 	case jsonrpc.KindInvalid:
-		s.r.st.fail(ClassProtocol, "invalid frame")
+		s.r.st.fail(nil, ClassProtocol, "invalid frame")
 	}
 }
 

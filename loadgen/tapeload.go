@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,7 +23,14 @@ import (
 // to SetupSeries, and errors are counted by class as in Run. A request the
 // recording cancels (notifications/cancelled) is no longer measured, and
 // its answer, if any, is ignored. Of Run's options, WithTimeout,
-// WithHeader, WithMaxConns, WithHTTPClient, WithLive and WithHlog apply.
+// WithHeader, WithMaxConns, WithHTTPClient, WithInsecureTLS, WithLive,
+// WithHlog, WithDuration and WithRequests apply: the recording bounds the
+// run (each virtual session replays its recorded session once), and
+// WithDuration or WithRequests end it earlier, as in Run: no request
+// starts after the bound (the session then ends), the requests in flight
+// get their answers (up to the timeout), then the replay is stopped. A
+// stdio server that exits ends its replayed session (the requests in
+// flight fail with *ServerExitError, the exit is counted in ServerExits).
 func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n int, ropts []replay.Option, opts ...Option) (*Report, error) {
 	if err := target.check(); err != nil {
 		return nil, fmt.Errorf("loadgen: %w", err)
@@ -31,16 +38,16 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 	if len(sessions) == 0 || n < 1 {
 		return nil, errors.New("loadgen: tape load needs recorded sessions and at least one virtual session")
 	}
-	o, err := newOptions(append([]Option{WithRequests(1)}, opts...))
+	o, err := parseOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	// the recording bounds the run: the live figures show its requests
-	// (setups excluded, as in Report.Requests) as the planned count
-	o.sessions, o.duration = n, 0
-	o.requests = 0
+	o.sessions = n
+	// the live figures show the recording's requests (setups excluded, as
+	// in Report.Requests), up to WithRequests, as the planned count
+	var planned int64
 	for i := range n {
-		o.requests += plannedRequests(sessions[i%len(sessions)])
+		planned += plannedRequests(sessions[i%len(sessions)])
 	}
 	if o.client == nil && target.Command == nil {
 		c, err := sharedClient(o)
@@ -50,7 +57,13 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 		defer c.CloseIdleConnections()
 		o.client = c
 	}
-	r := &runner{o: o, target: target, st: newStats(), work: ctx}
+	r := &runner{o: o, target: target, st: newStats(), work: ctx, planned: planned}
+	if o.requests > 0 {
+		r.planned = min(planned, o.requests)
+	}
+	bctx, stop := context.WithCancel(ctx)
+	defer stop()
+	end := func() { r.endTape(stop) }
 	virtual := make([]*replay.Session, n)
 	for i := range virtual {
 		virtual[i] = sessions[i%len(sessions)]
@@ -68,42 +81,73 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 			c, err = transport.DialStdio(ctx, target.Command)
 		}
 		if err != nil {
-			r.st.fail(ClassConnect, "dial")
+			r.st.sentIn(setupNames, 1)
+			r.st.failErr(ctx, setupNames, err)
 			return nil, err
 		}
-		return &meteredConn{Conn: c, r: r, pending: map[string]sentReq{}}, nil
+		return &meteredConn{Conn: c, r: r, pending: map[string]sentReq{}, end: end}, nil
 	}
 	r.start = time.Now()
 	stopLive := r.live()
-	rr, err := replay.Run(ctx, virtual, dial, append(ropts, replay.WithConcurrency(n), replay.WithTimeout(o.timeout))...)
-	end := time.Now()
+	if o.duration > 0 {
+		t := time.AfterFunc(o.duration, end)
+		defer t.Stop()
+	}
+	rr, err := replay.Run(bctx, virtual, dial, append(ropts, replay.WithConcurrency(n), replay.WithTimeout(o.timeout))...)
+	ended := time.Now()
 	stopLive()
 	if err != nil {
 		return nil, fmt.Errorf("loadgen: %w", err)
 	}
-	rep := r.report(end)
+	rep := r.report(ended)
 	rep.Model, rep.Protocol = "replay", sessions[0].Version
+	bounded := r.quit.Load() && ctx.Err() == nil
 	for _, s := range rr.Sessions {
-		if s != nil && s.Error != "" {
+		if s != nil && s.Error != "" && !(bounded && endedByBound(s.Error)) {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("session %s: %s", s.Session, s.Error))
 		}
 	}
 	return rep, nil
 }
 
+// errRunEnded is the error of a request a tape-driven run no longer sends:
+// its duration or request bound was reached.
+var errRunEnded = errors.New("loadgen: the run's bound was reached")
+
+// endedByBound reports whether a replayed session's error is the end of
+// the run at its bound rather than a failure of its own.
+func endedByBound(msg string) bool {
+	return strings.Contains(msg, errRunEnded.Error()) || strings.Contains(msg, context.Canceled.Error())
+}
+
+// endTape ends a tape-driven run at its bound: no request starts any
+// more; once the requests in flight were answered (or the timeout
+// passed), stop ends the replay.
+func (r *runner) endTape(stop context.CancelFunc) {
+	if !r.quit.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		deadline := time.Now().Add(r.o.timeout)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for time.Now().Before(deadline) && r.work.Err() == nil {
+			if r.st.snap().InFlight <= 0 {
+				break
+			}
+			<-t.C
+		}
+		stop()
+	}()
+}
+
 // plannedRequests counts the requests a replay of s sends, its setup
-// excluded.
+// excluded (see isSetup).
 func plannedRequests(s *replay.Session) int64 {
-	var n int64
-	first := true
-	for _, st := range s.Steps {
-		if st.Kind != jsonrpc.KindRequest {
-			continue
-		}
-		if !isSetup(st.Method, first) {
-			n++
-		}
-		first = false
+	requests, initializes, first := s.Requests()
+	n := int64(requests - initializes)
+	if first == "server/discover" {
+		n--
 	}
 	return n
 }
@@ -133,6 +177,8 @@ type meteredConn struct {
 	mu      sync.Mutex
 	pending map[string]sentReq // live id key -> request
 	sentAny bool               // a request went out on the connection
+	lossErr error              // why the connection ended, if the server ended it
+	end     func()             // ends the run: its bound was reached
 }
 
 // Send notes every request of frame, then sends it.
@@ -141,6 +187,9 @@ func (m *meteredConn) Send(ctx context.Context, frame []byte, opt transport.Send
 	members := [][]byte{frame}
 	if info.Kind == jsonrpc.KindBatch {
 		members, _ = jsonrpc.Split(frame)
+	}
+	if err := m.claim(ctx, members, info); err != nil {
+		return nil, err
 	}
 	now := time.Now()
 	var keys []string
@@ -172,20 +221,25 @@ func (m *meteredConn) Send(ctx context.Context, frame []byte, opt transport.Send
 		m.mu.Lock()
 		m.pending[key] = sentReq{at: now, series: series, tool: mi.Method == "tools/call", probe: setup && mi.Method == "server/discover"}
 		m.mu.Unlock()
+		st := m.r.st
+		st.mu.Lock()
 		if !setup {
-			st := m.r.st
-			st.mu.Lock()
 			st.sent++
 			st.inflt++
-			st.mu.Unlock()
 		}
+		for _, n := range series {
+			st.seriesCountsLocked(n).requests++
+		}
+		st.mu.Unlock()
 	}
 	ex, err := m.Conn.Send(ctx, frame, opt)
 	if err != nil && len(keys) > 0 {
+		err = serverGone(m.Conn, err)
 		for _, k := range keys {
-			m.forget(k)
+			if req, ok := m.forget(k); ok {
+				m.r.st.failErr(ctx, req.series, err)
+			}
 		}
-		countError(m.r, ctx, err)
 	}
 	return ex, err
 }
@@ -194,6 +248,22 @@ func (m *meteredConn) Send(ctx context.Context, frame []byte, opt transport.Send
 func (m *meteredConn) Recv(ctx context.Context) (transport.Incoming, error) {
 	in, err := m.Conn.Recv(ctx)
 	if err != nil {
+		if !errors.Is(err, transport.ErrClosed) {
+			why := serverGone(m.Conn, err)
+			m.mu.Lock()
+			first := m.lossErr == nil
+			if first {
+				m.lossErr = why
+			}
+			m.mu.Unlock()
+			var xe *ServerExitError
+			if first && errors.As(why, &xe) {
+				st := m.r.st
+				st.mu.Lock()
+				st.exits[xe.Status]++
+				st.mu.Unlock()
+			}
+		}
 		return in, err
 	}
 	info := jsonrpc.Classify(in.Frame)
@@ -208,34 +278,27 @@ func (m *meteredConn) Recv(ctx context.Context) (transport.Incoming, error) {
 		return in, nil
 	}
 	st := m.r.st
-	st.record(req.series, in.Time.Sub(req.at))
 	if req.series[0] == SetupSeries {
+		st.record(req.series, in.Time.Sub(req.at))
 		// A leading server/discover refused is a client's probe before
 		// it falls back to initialize (the Go SDK's), which is then the
 		// session's setup: the refusal is measured but set nothing up.
 		if !req.probe || info.Kind != jsonrpc.KindError {
-			st.add(&st.setups, 1)
+			st.setUp()
 		}
 	} else {
-		st.mu.Lock()
-		st.done++
-		st.inflt--
-		st.mu.Unlock()
+		st.answered(req.series, in.Time.Sub(req.at))
 	}
-	switch {
-	case info.Violations != 0:
-		st.fail(ClassProtocol, info.Violations.String())
-	case info.Kind == jsonrpc.KindError:
-		st.fail(ClassJSONRPC, strconv.FormatInt(info.ErrorCode, 10))
-	case req.tool && isToolError(in.Frame):
-		tool := req.series[len(req.series)-1]
-		st.fail(ClassTool, tool[len("tools/call "):])
+	tool := ""
+	if req.tool {
+		tool = req.series[len(req.series)-1][len("tools/call "):]
 	}
+	judgeAnswer(st, req.series, info, in.Frame, tool)
 	return in, nil
 }
 
-// forget drops a pending request, no longer in flight.
-func (m *meteredConn) forget(key string) {
+// forget drops a pending request, no longer in flight, and returns it.
+func (m *meteredConn) forget(key string) (sentReq, bool) {
 	m.mu.Lock()
 	req, ok := m.pending[key]
 	delete(m.pending, key)
@@ -243,24 +306,32 @@ func (m *meteredConn) forget(key string) {
 	if ok && req.series[0] != SetupSeries {
 		m.r.st.add(&m.r.st.inflt, -1)
 	}
+	return req, ok
 }
 
-// Close counts the requests never answered, then closes.
+// Close counts the requests never answered (cancelled when the run was
+// interrupted, failed with the reason when the server ended the
+// connection, timeouts otherwise), then closes.
 func (m *meteredConn) Close() error {
 	m.mu.Lock()
-	n := len(m.pending)
-	var inflight int64
-	for _, req := range m.pending {
-		if req.series[0] != SetupSeries {
-			inflight++
-		}
-	}
+	pending := m.pending
 	m.pending = map[string]sentReq{}
+	lossErr := m.lossErr
 	m.mu.Unlock()
-	m.r.st.add(&m.r.st.inflt, -inflight)
-	if n > 0 && m.r.work.Err() == nil {
-		for range n {
-			m.r.st.fail(ClassTimeout, "never answered")
+	st := m.r.st
+	for _, req := range pending {
+		if req.series[0] != SetupSeries {
+			st.add(&st.inflt, -1)
+		}
+		switch {
+		case m.r.work.Err() == nil && m.r.quit.Load():
+			st.unsend(req.series) // cut off at the run's bound: not measured
+		case m.r.work.Err() != nil:
+			st.fail(req.series, ClassCancelled, detailInterrupted)
+		case lossErr != nil:
+			st.failErr(context.Background(), req.series, lossErr)
+		default:
+			st.fail(req.series, ClassTimeout, "never answered")
 		}
 	}
 	return m.Conn.Close()
@@ -277,19 +348,30 @@ func paramsName(frame []byte) string {
 	return p.Params.Name
 }
 
-// countError counts why a send failed, as session.countSendError does for
-// the sessions of Run.
-func countError(r *runner, ctx context.Context, err error) {
-	var se *transport.StatusError
-	switch {
-	case errors.Is(err, transport.ErrSessionExpired):
-		r.st.fail(ClassExpired, "")
-	case errors.As(err, &se):
-		r.st.fail(ClassStatus, strconv.Itoa(se.Status))
-	case r.work.Err() != nil:
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		r.st.fail(ClassTimeout, "")
-	default:
-		r.st.fail(ClassConnect, "")
+// claim counts the requests of a frame (members, info: its messages and
+// their kind) against the run's request bound, and refuses them with
+// errRunEnded once the run reached its bound (ending the run when this
+// frame reaches it). The refusal waits for the end of the run (ctx): the
+// session's requests in flight keep their connection until answered.
+// Other messages always go.
+func (m *meteredConn) claim(ctx context.Context, members [][]byte, info jsonrpc.Info) error {
+	var n int64
+	for _, f := range members {
+		mi := info
+		if len(members) > 1 || info.Kind == jsonrpc.KindBatch {
+			mi = jsonrpc.Classify(f)
+		}
+		if mi.Kind == jsonrpc.KindRequest && !(mi.Method == "initialize" || mi.Method == "server/discover") {
+			n++
+		}
 	}
+	if n == 0 {
+		return nil
+	}
+	if !m.r.stopping() && (m.r.o.requests == 0 || m.r.claims.Add(n) <= m.r.o.requests) {
+		return nil
+	}
+	m.end()
+	<-ctx.Done()
+	return errRunEnded
 }

@@ -2,11 +2,13 @@ package loadgen
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/refserver"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/tape"
@@ -16,17 +18,25 @@ import (
 // TestRunTape amplifies a recorded session (a Go SDK client talking to the
 // reference server over stdio: discovery, tool calls, progress, a tool
 // error, a JSON-RPC error, a cancelled call) into 4 virtual sessions at
-// full speed, and checks the metered counts.
+// full speed, and checks the metered counts: with the recorded session
+// held in memory, and streamed from the tape file by each virtual session.
 func TestRunTape(t *testing.T) {
-	r, err := tape.Open(filepath.Join("..", "testdata", "analysis", "gosdk-refserver.jsonl.zst"))
-	if err != nil {
-		t.Fatal(err)
+	path := filepath.Join("..", "testdata", "analysis", "gosdk-refserver.jsonl.zst")
+	for _, memory := range []int64{replay.DefaultMemory, 0} {
+		t.Run(fmt.Sprintf("memory %d", memory), func(t *testing.T) {
+			tp, err := replay.Open(path, memory)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tp.Sessions[0].Streamed() != (memory == 0) {
+				t.Fatalf("streamed %v with a budget of %d bytes", tp.Sessions[0].Streamed(), memory)
+			}
+			checkRunTape(t, tp.Sessions)
+		})
 	}
-	sessions, _, err := replay.Load(r)
-	r.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+}
+
+func checkRunTape(t *testing.T, sessions []*replay.Session) {
 	const n = 4
 	var mu sync.Mutex
 	var lives []Live
@@ -175,5 +185,126 @@ func TestTapeSetupFallback(t *testing.T) {
 				t.Errorf("setup series %v, want %d latencies", s, len(frames))
 			}
 		})
+	}
+}
+
+// TestRunTapePipelinedOverHTTP: a stdio tape whose client sent its whole
+// session before initialize was answered, amplified over Streamable HTTP:
+// every virtual session is initialized before its later messages go, so
+// no request meets "invalid during session initialization" (or a missing
+// session), run after run.
+func TestRunTapePipelinedOverHTTP(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pipelined.jsonl.zst")
+	w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "stdio"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range [][2]string{
+		{"c2s", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`},
+		{"c2s", `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{"c2s", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
+		{"c2s", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`},
+		{"s2c", `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`},
+		{"s2c", `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`},
+		{"s2c", `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hi"}]}}`},
+	} {
+		w.Write(&tape.Record{Type: tape.TypeMessage, Time: int64(i+1) * 1000, Session: "1", Dir: tape.Direction(m[0]), Frame: []byte(m[1])})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tp, err := replay.Open(path, replay.DefaultMemory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := Target{URL: refHTTP(t, refserver.HTTPConfig{})}
+	const n = 4
+	for run := range 10 {
+		rep, err := RunTape(context.Background(), target, tp.Sessions, n, []replay.Option{replay.WithMaxSpeed()}, WithTimeout(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Answered != 2*n || len(rep.Errors) != 0 || len(rep.Warnings) != 0 {
+			t.Fatalf("run %d: %d answered, errors %+v, warnings %v; want %d, none", run+1, rep.Answered, rep.Errors, rep.Warnings, 2*n)
+		}
+	}
+}
+
+// pingSession is a recorded session: initialize, then n pings every gap,
+// each answered.
+func pingSession(n int, gap time.Duration) *replay.Session {
+	answer := `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`
+	s := &replay.Session{ID: "pings", Version: "2025-06-18",
+		Server: []replay.ServerMsg{{Frame: []byte(answer), Kind: jsonrpc.KindResponse, IDKey: "0", Time: 1}}}
+	step := func(frame string, at int64) {
+		info := jsonrpc.Classify([]byte(frame))
+		var deps []int
+		if len(s.Steps) > 0 { // after the answer to initialize
+			deps = []int{0}
+		}
+		s.Steps = append(s.Steps, replay.Step{Frame: []byte(frame), Kind: info.Kind, Method: info.Method, IDKey: info.ID.Key(), Time: at, Answers: -1, Deps: deps})
+	}
+	step(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, 0)
+	step(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, 2)
+	for i := 1; i <= n; i++ {
+		at := 2 + int64(i)*int64(gap)
+		step(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i), at)
+		s.Server = append(s.Server, replay.ServerMsg{Frame: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"result":{}}`, i),
+			Kind: jsonrpc.KindResponse, IDKey: fmt.Sprint(i), Time: at + 1})
+	}
+	return s
+}
+
+// TestRunTapeBounds: tape-driven load obeys WithDuration and WithRequests
+// like every other workload (the recording alone would last 100 s), and
+// the requests cut off at the bound are neither errors nor warnings.
+func TestRunTapeBounds(t *testing.T) {
+	cases := []struct {
+		name  string
+		ropts []replay.Option
+		opts  []Option
+		check func(t *testing.T, rep *Report)
+	}{
+		{"duration", nil, []Option{WithDuration(500 * time.Millisecond)}, func(t *testing.T, rep *Report) {
+			if rep.Duration > 5*time.Second || rep.Requests < 2 || rep.Requests > 20 {
+				t.Errorf("%d requests in %v, want about 5 in 0.5 s", rep.Requests, rep.Duration)
+			}
+		}},
+		{"requests", []replay.Option{replay.WithMaxSpeed()}, []Option{WithRequests(7)}, func(t *testing.T, rep *Report) {
+			if rep.Requests != 7 {
+				t.Errorf("%d requests, want 7", rep.Requests)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := RunTape(context.Background(), stdioTarget(t), []*replay.Session{pingSession(1000, 100*time.Millisecond)}, 2, c.ropts,
+				append([]Option{WithTimeout(10 * time.Second)}, c.opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, rep)
+			if rep.Answered != rep.Requests || rep.ErrorTotal != 0 || len(rep.Warnings) != 0 || rep.Failure != "" || rep.Interrupted {
+				t.Errorf("answered %d of %d, errors %v, warnings %v, failure %q", rep.Answered, rep.Requests, rep.Errors, rep.Warnings, rep.Failure)
+			}
+		})
+	}
+}
+
+// TestRunTapeServerExit: a stdio server that exits during a tape-driven
+// run is counted with its status, and its unanswered requests fail with
+// it rather than as timeouts.
+func TestRunTapeServerExit(t *testing.T) {
+	rep, err := RunTape(context.Background(), fakeTarget(t, "exit-after:3"), []*replay.Session{pingSession(10, 0)}, 1,
+		[]replay.Option{replay.WithMaxSpeed()}, WithTimeout(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.ServerExits) != 1 || rep.ServerExits[0].Class != "status 3" || rep.ServerExits[0].Count != 1 {
+		t.Errorf("server exits %v, want one with status 3", rep.ServerExits)
+	}
+	failed := errorDetail(rep, ClassTransport, "server exited (status 3)")
+	if rep.Answered != 3 || failed == 0 || failed+rep.Answered != rep.Requests || rep.Duration > 30*time.Second {
+		t.Errorf("answered %d of %d in %v, errors %v", rep.Answered, rep.Requests, rep.Duration, rep.Errors)
 	}
 }

@@ -31,27 +31,37 @@ func (rep *Report) WriteText(w io.Writer) error {
 	if s := rep.Duration.Seconds(); s > 0 {
 		rate = float64(rep.Answered) / s
 	}
-	fmt.Fprintf(&b, "requests  %d sent, %d answered (%.1f/s), %d errors (%.2f%%), %d dropped, %d sessions set up\n\n",
-		rep.Requests, rep.Answered, rate, rep.ErrorTotal, 100*rep.ErrorRatio(), rep.Dropped, rep.Setups)
+	share := ""
+	if rep.Requests+rep.Dropped > 0 {
+		share = fmt.Sprintf(" (%.2f%%)", 100*rep.ErrorRatio())
+	}
+	fmt.Fprintf(&b, "requests  %d sent, %d answered (%.1f/s), %d failed%s, %d dropped, %d sessions set up\n",
+		rep.Requests, rep.Answered, rate, rep.RequestErrors, share, rep.Dropped, rep.Setups)
+	writeTrouble(&b, rep)
+	b.WriteString("\n")
 	width := len("series")
 	for _, s := range rep.Series {
 		width = max(width, len(s.Name))
 	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-*s\tcount\trate/s\tmean\tp50\tp90\tp99\tp99.9\tmax\t\n", width, "series")
+	fmt.Fprintf(tw, "%-*s\tcount\trate/s\terrors\tmean\tp50\tp90\tp99\tp99.9\tmax\t\n", width, "series")
 	for _, s := range rep.Series {
-		fmt.Fprintf(tw, "%-*s\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, s.Name, s.Count, s.Rate,
+		errs := "-"
+		if s.Requests > 0 {
+			errs = fmt.Sprintf("%d (%.1f%%)", s.Errors, 100*s.ErrorRatio())
+		}
+		if s.Count == 0 { // nothing measured: every request failed
+			fmt.Fprintf(tw, "%-*s\t0\t0.0\t%s\t-\t-\t-\t-\t-\t-\t\n", width, s.Name, errs)
+			continue
+		}
+		fmt.Fprintf(tw, "%-*s\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, s.Name, s.Count, s.Rate, errs,
 			dur3(s.Mean), dur3(s.P50), dur3(s.P90), dur3(s.P99), dur3(s.P999), dur3(s.Max))
 	}
 	_ = tw.Flush()
 	if len(rep.Errors) > 0 {
-		b.WriteString("\nerrors\n")
+		fmt.Fprintf(&b, "\nerrors    %d, by kind and message\n", rep.ErrorTotal)
 		for _, e := range rep.Errors {
-			name := e.Class
-			if e.Detail != "" {
-				name += " " + e.Detail
-			}
-			fmt.Fprintf(&b, "  %-40s %d\n", name, e.Count)
+			b.WriteString(errorLine(e) + "\n")
 		}
 	}
 	if p := rep.Progress; p != nil {
@@ -63,7 +73,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 		if !bt.InSpec {
 			spec = "has no batches"
 		}
-		fmt.Fprintf(&b, "\nbatches   of %d, negotiated %s (%s):", bt.Size, bt.Negotiated, spec)
+		fmt.Fprintf(&b, "\nbatches   of %d, negotiated %s (%s), %s:", bt.Size, bt.Negotiated, spec, bt.Verdict())
 		for _, o := range bt.Outcomes {
 			fmt.Fprintf(&b, " %d %s;", o.Count, o.Class)
 		}
@@ -87,12 +97,43 @@ func (rep *Report) WriteText(w io.Writer) error {
 	return nil
 }
 
+// writeTrouble writes the lines that say what went wrong with the server
+// or the run: the failure, the stdio servers that exited, the time the
+// server could not be reached.
+func writeTrouble(b *strings.Builder, rep *Report) {
+	if rep.Failure != "" {
+		fmt.Fprintf(b, "FAILED    %s\n", rep.Failure)
+	}
+	if len(rep.ServerExits) > 0 {
+		var n int64
+		var parts []string
+		for _, e := range rep.ServerExits {
+			n += e.Count
+			parts = append(parts, fmt.Sprintf("%d with %s", e.Count, e.Class))
+		}
+		fmt.Fprintf(b, "exits     %d stdio server(s) exited during the run: %s\n", n, strings.Join(parts, ", "))
+	}
+	if o := rep.Outage; o != nil {
+		share := ""
+		if rep.Duration > 0 {
+			share = fmt.Sprintf(" (%.0f%% of the run)", 100*min(o.Down.Seconds()/rep.Duration.Seconds(), 1))
+		}
+		end := ""
+		if o.DownAtEnd {
+			end = "; still unreachable at the end"
+		}
+		fmt.Fprintf(b, "outage    server unreachable %d time(s), %s in all%s, %d attempts failed meanwhile%s\n",
+			o.Periods, dur3(o.Down), share, o.Attempts, end)
+	}
+}
+
 // dur3 prints a duration with about 3 significant digits.
 func dur3(d time.Duration) string {
+	// the bounds are where 3 digits round up to the next unit
 	switch {
-	case d >= time.Second:
+	case d >= 999500*time.Microsecond:
 		return fmt.Sprintf("%.3gs", d.Seconds())
-	case d >= time.Millisecond:
+	case d >= 999500*time.Nanosecond:
 		return fmt.Sprintf("%.3gms", float64(d)/1e6)
 	case d >= time.Microsecond:
 		return fmt.Sprintf("%.3gµs", float64(d)/1e3)

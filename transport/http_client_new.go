@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -57,6 +58,9 @@ func NewHTTPClient(maxConns int, opts ...ClientOption) (*http.Client, error) {
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
 	}
+	if co.insecure {
+		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // asked for with --insecure
+	}
 	if co.netHTTP {
 		return &http.Client{Transport: tr}, nil
 	}
@@ -68,8 +72,9 @@ func NewHTTPClient(maxConns int, opts ...ClientOption) (*http.Client, error) {
 type ClientOption func(*clientOptions) error
 
 type clientOptions struct {
-	maxOpen int  // open connections per host, 0: no limit
-	netHTTP bool // net/http's Transport only
+	maxOpen  int  // open connections per host, 0: no limit
+	netHTTP  bool // net/http's Transport only
+	insecure bool // no verification of the server's certificate
 }
 
 // WithMaxConnsPerHost bounds the connections open to one host at a time
@@ -84,6 +89,15 @@ func WithMaxConnsPerHost(n int) ClientOption {
 			return fmt.Errorf("%d connections per host is negative", n)
 		}
 		o.maxOpen = n
+		return nil
+	}
+}
+
+// WithInsecureTLS makes the client accept any certificate from an https
+// server, for self-signed test servers ("--insecure").
+func WithInsecureTLS() ClientOption {
+	return func(o *clientOptions) error {
+		o.insecure = true
 		return nil
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"strings"
 
 	"github.com/spf13/pflag"
 )
@@ -61,4 +63,34 @@ func versionCmd() *command {
 			}
 		},
 	}
+}
+
+// insecureFlag declares --insecure on fs, the same for every command that
+// talks to an https server (record, replay, load); what says where it
+// applies ("HTTP mode: ").
+func insecureFlag(fs *pflag.FlagSet, p *bool, what string) {
+	fs.BoolVar(p, "insecure", false, what+"accept any certificate from an https server (self-signed test servers)")
+}
+
+// checkServerURL checks the URL given to flag for a live server: an
+// absolute http or https URL. ws and wss, MCP's WebSocket transport, are
+// named as such: this build does not speak it. Anything else is a usage
+// error (exit 2).
+func checkServerURL(flag, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return usageError("%s %q: %v", flag, raw, errors.Unwrap(err))
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+		if u.Host == "" {
+			return usageError("%s %q: no host (want http://HOST[:PORT]/PATH)", flag, raw)
+		}
+		return nil
+	case "ws", "wss":
+		return usageError("%s %q: WebSocket (%s://) is not supported by this build; give the server's Streamable HTTP endpoint (http:// or https://)", flag, raw, u.Scheme)
+	case "":
+		return usageError("%s %q: no scheme: want http://, https://, ws:// or wss://", flag, raw)
+	}
+	return usageError("%s %q: scheme %q: want http, https, ws or wss", flag, raw, u.Scheme)
 }

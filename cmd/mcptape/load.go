@@ -17,7 +17,6 @@ import (
 	"github.com/mcptape/mcptape/internal/privfile"
 	"github.com/mcptape/mcptape/loadgen"
 	"github.com/mcptape/mcptape/replay"
-	"github.com/mcptape/mcptape/tape"
 )
 
 // loadFlags are the flags of "mcptape load".
@@ -53,6 +52,8 @@ type loadFlags struct {
 	every       time.Duration
 	quiet       bool
 	cpuprofile  string
+	onExit      string
+	insecure    bool
 }
 
 func loadCmd() *command {
@@ -74,8 +75,19 @@ func loadCmd() *command {
   latency measured from the intended time (coordinated omission corrected);
   arrivals beyond --max-inflight are dropped and counted.
   Series: each method, each tool ("tools/call NAME") and "session setup".
-  The text report goes to stdout (to stderr with --json -).
-  Exit code: 0 done, 1 the run could not start, 2 bad usage, 3 a --threshold was broken.
+  The text report goes to stdout (to stderr with --json -). Errors are listed
+  by kind (transport, http status, jsonrpc error, tool isError, timeout,
+  cancelled, dropped, protocol, session expired) and message, with counts;
+  each series shows its errors over its own requests. A stdio server that
+  exits fails its requests in flight at once ("server exited (status N)");
+  --on-exit stop (default) then ends the run, --on-exit restart starts it
+  again. Sessions whose server cannot be reached back off (50 ms doubling
+  to 1 s, with jitter) and the report says how long the server was down.
+  Exit code: 0 done; 1 the run failed: no session could be set up, a stdio
+  server exited under --on-exit stop, or the server was still unreachable
+  after the run's last second (the report says why); 2 bad usage; 3 a
+  --threshold was broken; 130 interrupted (Ctrl-C: the partial report is
+  printed, the requests in flight counted as cancelled).
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f loadFlags
@@ -83,7 +95,7 @@ func loadCmd() *command {
 			fs.StringVar(&f.sse, "sse", "", "legacy HTTP+SSE stream URL of the server (…/sse)")
 			fs.StringArrayVar(&f.calls, "call", nil, "workload call `[W:]METHOD [TOOL] [JSON]` with optional weight W (repeatable)")
 			fs.StringVar(&f.scenario, "scenario", "", "workload from `FILE.json`: per-session setup steps, weighted steps, think times, templated arguments (see 'go doc loadgen.Scenario')")
-			fs.StringVar(&f.tape, "tape", "", "tape-driven load: every virtual session replays a recorded session of `TAPE` (ids rewritten)")
+			fs.StringVar(&f.tape, "tape", "", "tape-driven load: every virtual session replays a recorded session of `TAPE` once (ids rewritten); --duration and --requests end it earlier")
 			fs.StringVar(&f.session, "session", "", "with --tape: replay only the recorded session `ID` (default: all, in turn)")
 			fs.StringVar(&f.speed, "speed", "1", "with --tape: recorded spacing divided by `N`; max sends as soon as causality allows")
 			fs.IntVar(&f.sessions, "sessions", 1, "virtual sessions (each its own MCP session; over stdio its own child process)")
@@ -94,7 +106,7 @@ func loadCmd() *command {
 			fs.DurationVar(&f.ramp, "ramp", 0, "start sessions (closed) or grow the rate (open) linearly over `DUR`")
 			fs.DurationVar(&f.duration, "duration", 0, "stop starting requests after `DUR`")
 			fs.Int64Var(&f.requests, "requests", 0, "stop after `N` requests")
-			fs.DurationVar(&f.timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer")
+			fs.DurationVar(&f.timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer, session setup included")
 			fs.StringVar(&f.protocol, "protocol", loadgen.DefaultProtocolVersion, "protocol `VERSION` to ask for; 2026-07-28 is stateless (no handshake)")
 			fs.BoolVar(&f.progress, "progress", false, "attach a progressToken to every call and report the progress notifications")
 			fs.BoolVar(&f.getStream, "get-stream", false, "with --url: open each session's GET stream")
@@ -103,6 +115,8 @@ func loadCmd() *command {
 			fs.DurationVar(&f.cancelAfter, "cancel-after", 0, "cancel calls not answered after `DUR` (notifications/cancelled and/or closing the stream)")
 			fs.Float64Var(&f.cancelRatio, "cancel-ratio", 0, "share `F` of the calls to cancel (default 1 with --cancel-after)")
 			fs.StringArrayVar(&f.headers, "header", nil, "add `NAME: VALUE` to every HTTP request (repeatable)")
+			insecureFlag(fs, &f.insecure, "with --url or --sse: ")
+			fs.StringVar(&f.onExit, "on-exit", loadgen.OnExitStop, "with -- CMD: `POLICY` when a server exits during the run: stop (the run ends, exit 1) or restart")
 			fs.StringVar(&f.jsonOut, "json", "", "write the full report (histograms included) as JSON to `FILE` (- for stdout)")
 			fs.StringVar(&f.hgrm, "hgrm", "", "write one percentile distribution file per series (SERIES.hgrm, for the HdrHistogram plotter) into `DIR`")
 			fs.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (one histogram per series per interval) to `FILE`")
@@ -142,7 +156,14 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 	if n != 1 {
 		return target, nil, nil, nil, usageError("give exactly one of --url URL, --sse URL or -- CMD [ARGS...]")
 	}
-	if (len(f.calls) == 0) == (f.scenario == "") {
+	for _, u := range []struct{ flag, url string }{{"--url", f.url}, {"--sse", f.sse}} {
+		if u.url != "" {
+			if err := checkServerURL(u.flag, u.url); err != nil {
+				return target, nil, nil, nil, err
+			}
+		}
+	}
+	if f.tape == "" && (len(f.calls) == 0) == (f.scenario == "") {
 		return target, nil, nil, nil, usageError("give at least one --call, or a --scenario (not both)")
 	}
 	var calls []loadgen.Call
@@ -166,7 +187,7 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 		}
 		calls = append(calls, c)
 	}
-	if f.duration == 0 && f.requests == 0 {
+	if f.tape == "" && f.duration == 0 && f.requests == 0 {
 		return target, nil, nil, nil, usageError("give --duration DUR or --requests N")
 	}
 	opts := []loadgen.Option{loadgen.WithSessions(f.sessions), loadgen.WithTimeout(f.timeout),
@@ -213,6 +234,21 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 			return target, nil, nil, nil, usageError("--get-stream needs --url")
 		}
 		opts = append(opts, loadgen.WithGetStream())
+	}
+	if f.insecure {
+		if len(command) > 0 {
+			return target, nil, nil, nil, usageError("--insecure needs --url or --sse")
+		}
+		opts = append(opts, loadgen.WithInsecureTLS())
+	}
+	if f.onExit != loadgen.OnExitStop {
+		if len(command) == 0 {
+			return target, nil, nil, nil, usageError("--on-exit applies to a stdio server (-- CMD)")
+		}
+		if f.onExit != loadgen.OnExitRestart {
+			return target, nil, nil, nil, usageError("--on-exit %q: want stop or restart", f.onExit)
+		}
+		opts = append(opts, loadgen.WithOnExit(f.onExit))
 	}
 	if len(f.headers) > 0 {
 		if len(command) > 0 {
@@ -310,10 +346,10 @@ func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) err
 // runTapeLoad runs "mcptape load --tape": --sessions virtual sessions,
 // each replaying a recorded session, all at once.
 func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) error {
-	if len(f.calls) > 0 || f.scenario != "" || f.rate != "" || f.batch != 1 || f.cancelRatio != 0 || f.cancelAfter != 0 || f.progress || f.inflight != 1 || f.think != 0 {
-		return usageError("--tape replays the recorded requests: --call, --scenario, --rate, --batch, --cancel-*, --progress, --inflight and --think do not apply")
+	if len(f.calls) > 0 || f.scenario != "" || f.rate != "" || f.batch != 1 || f.cancelRatio != 0 || f.cancelAfter != 0 || f.progress || f.inflight != 1 || f.think != 0 ||
+		f.onExit != loadgen.OnExitStop {
+		return usageError("--tape replays the recorded requests: --call, --scenario, --rate, --batch, --cancel-*, --progress, --inflight, --think and --on-exit do not apply")
 	}
-	f.calls, f.requests = []string{"ping"}, 1 // to pass the checks of the other flags
 	target, _, opts, th, err := f.check(command)
 	if err != nil {
 		return err
@@ -328,15 +364,11 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 		}
 		ropts = append(ropts, replay.WithSpeed(sp))
 	}
-	r, err := tape.Open(f.tape)
+	t, err := replay.Open(f.tape, replay.DefaultMemory)
 	if err != nil {
 		return withCode(2, err)
 	}
-	sessions, _, err := replay.Load(r)
-	r.Close()
-	if err != nil {
-		return withCode(2, fmt.Errorf("%s: %w", f.tape, err))
-	}
+	sessions := t.Sessions
 	if f.session != "" {
 		s, err := replay.Pick(sessions, f.session)
 		if err != nil {
@@ -359,8 +391,9 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 }
 
 // emitReport writes the text report (to stdout, or stderr when the JSON
-// goes to stdout), the JSON report when asked, then checks the thresholds:
-// exit code 3 when one is broken.
+// goes to stdout), the JSON report when asked, then checks the thresholds
+// and returns the exit code: 130 when the run was interrupted, 1 when it
+// failed (Report.Failure), 3 when a threshold is broken.
 func emitReport(st *stdio, rep *loadgen.Report, jsonOut string, th []loadgen.Threshold) error {
 	text := st.out
 	if jsonOut == "-" {
@@ -380,14 +413,23 @@ func emitReport(st *stdio, rep *loadgen.Report, jsonOut string, th []loadgen.Thr
 			broken = append(broken, why)
 		}
 	}
-	if len(broken) > 0 {
-		for _, b := range broken {
-			fmt.Fprintf(st.err, "threshold %s\n", b)
-		}
+	for _, b := range broken {
+		fmt.Fprintf(st.err, "threshold %s\n", b)
+	}
+	switch {
+	case rep.Interrupted:
+		return withCode(exitInterrupted, errors.New("interrupted: the report is partial"))
+	case rep.Failure != "":
+		return withCode(1, errors.New(rep.Failure))
+	case len(broken) > 0:
 		return withCode(3, fmt.Errorf("%d of %d thresholds broken", len(broken), len(th)))
 	}
 	return nil
 }
+
+// exitInterrupted is the exit code of a run stopped by Ctrl-C (SIGINT) or
+// SIGTERM: 128 + SIGINT, as shells report it.
+const exitInterrupted = 130
 
 // writeReportJSON writes rep to path (mode 0600) or to out for "-".
 func writeReportJSON(out io.Writer, path string, rep *loadgen.Report) error {

@@ -9,9 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/vbauerster/cupwriter"
 	"github.com/vbauerster/mpb/v8"
@@ -41,17 +39,14 @@ func liveOptions(st *stdio, f *loadFlags, opts []loadgen.Option) ([]loadgen.Opti
 		loadgen.WithLive(200*time.Millisecond, bar.update)), bar, nil
 }
 
-// isTerminal reports whether w is a terminal: a file for which the
-// terminal attributes can be read (/dev/null is a character device, not a
-// terminal).
+// isTerminal reports whether w is a terminal, as the bar's own console
+// writer (cupwriter, which asks the operating system) sees it: /dev/null
+// is a character device, not a terminal.
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
+	if _, ok := w.(*os.File); !ok {
 		return false
 	}
-	var t syscall.Termios
-	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(syscall.TCGETS), uintptr(unsafe.Pointer(&t)))
-	return errno == 0
+	return cupwriter.New(w, false).IsTerminal()
 }
 
 // barScale is the bar's total: it counts the run in thousandths.

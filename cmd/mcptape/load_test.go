@@ -1,19 +1,20 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"io"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/vbauerster/mpb/v8"
 
@@ -273,65 +274,6 @@ func TestLiveBar(t *testing.T) {
 	}
 }
 
-// TestIsTerminal: a pseudo-terminal is a terminal; a pipe, a file,
-// /dev/null (a character device) and a buffer are not.
-func TestIsTerminal(t *testing.T) {
-	master, slave := openPTY(t)
-	defer master.Close()
-	defer slave.Close()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer null.Close()
-	file, err := os.Create(filepath.Join(t.TempDir(), "f"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	cases := []struct {
-		name string
-		w    io.Writer
-		want bool
-	}{{"pty", slave, true}, {"pipe", w, false}, {"/dev/null", null, false}, {"file", file, false}, {"builder", &strings.Builder{}, false}}
-	for _, c := range cases {
-		if got := isTerminal(c.w); got != c.want {
-			t.Errorf("%s: isTerminal %v, want %v", c.name, got, c.want)
-		}
-	}
-}
-
-// openPTY opens a pseudo-terminal pair (Linux /dev/ptmx).
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals: %v", err)
-	}
-	var unlock int32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
-		m.Close()
-		t.Fatalf("unlockpt: %v", e)
-	}
-	var n uint32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
-		m.Close()
-		t.Fatalf("ptsname: %v", e)
-	}
-	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		m.Close()
-		t.Fatal(err)
-	}
-	return m, s
-}
-
 func TestReportMergeUsage(t *testing.T) {
 	var out strings.Builder
 	st := &stdio{out: &out, err: &out}
@@ -340,5 +282,99 @@ func TestReportMergeUsage(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: %v", args, err)
 		}
+	}
+}
+
+// TestLoadExitCodes: a run where no session could be set up, or whose
+// stdio server exits, exits 1 saying why; a bad URL is a usage error.
+func TestLoadExitCodes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close()
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	defer notFound.Close()
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh to play a server that exits")
+	}
+	run := []string{"load", "--sessions", "2", "--duration", "2s", "--call", "tools/list", "-q"}
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"dead port", append(run, "--url", dead), 1, "no session could be set up: transport: connection refused"},
+		{"404", append(run, "--url", notFound.URL+"/mcp"), 1, "no session could be set up: http status: 404 Not Found: 404 page not found"},
+		{"missing binary", append(run, "--", "mcptape-no-such-server"), 1, "executable not found: mcptape-no-such-server"},
+		{"server exits", append(run, "--timeout", "1m", "--", sh, "-c", "read line; exit 5"), 1, "no session could be set up: transport: server exited (status 5)"},
+		{"ftp", append(run, "--url", "ftp://127.0.0.1/mcp"), 2, `scheme "ftp": want http, https, ws or wss`},
+		{"ws", append(run, "--url", "ws://127.0.0.1/mcp"), 2, "WebSocket (ws://) is not supported"},
+		{"no scheme", append(run, "--url", "127.0.0.1:8080/mcp"), 2, "--url"},
+		{"sse scheme", append(run, "--sse", "file:///sse"), 2, "--sse"},
+		{"insecure stdio", append(run, "--insecure", "--", "x"), 2, "--insecure needs --url or --sse"},
+		{"on-exit http", append(run, "--on-exit", "restart", "--url", dead), 2, "--on-exit applies to a stdio server"},
+		{"on-exit bad", append(run, "--on-exit", "ignore", "--", "x"), 2, `--on-exit "ignore"`},
+		{"replay ftp", []string{"replay", "x.jsonl.zst", "--url", "ftp://h/mcp"}, 2, "--url"},
+		{"replay insecure", []string{"replay", "x.jsonl.zst", "--insecure", "--", "x"}, 2, "--insecure need --url"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, nil, c.args...)
+			if code != c.code || !strings.Contains(stderr, c.stderr) {
+				t.Errorf("code %d stderr %q, want %d and %q", code, stderr, c.code, c.stderr)
+			}
+		})
+	}
+}
+
+// TestLoadInterrupted: Ctrl-C (the context ends) prints the partial
+// report, counts the requests in flight as cancelled and exits 130.
+func TestLoadInterrupted(t *testing.T) {
+	url := refURL(t, refserver.HTTPConfig{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(500*time.Millisecond, cancel)
+	var out, errb bytes.Buffer
+	code := run(ctx, &stdio{in: strings.NewReader(""), out: &out, err: &errb},
+		[]string{"load", "--url", url, "--sessions", "2", "--duration", "1h", "--call", `tools/call sleep {"ms":2000}`, "-q", "--json", "-"})
+	if code != 130 || !strings.Contains(errb.String(), "(interrupted)") || !strings.Contains(errb.String(), "interrupted: the report is partial") {
+		t.Fatalf("code %d stderr %s", code, errb.String())
+	}
+	rep, err := loadgen.ReadReport(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cancelled int64
+	for _, e := range rep.Errors {
+		if e.Class == loadgen.ClassCancelled && e.Detail == "interrupted" {
+			cancelled += e.Count
+		}
+	}
+	if !rep.Interrupted || rep.Requests == 0 || cancelled != rep.Requests-rep.Answered {
+		t.Errorf("interrupted %v, %d sent, %d answered, %d cancelled: want every request in flight cancelled", rep.Interrupted, rep.Requests, rep.Answered, cancelled)
+	}
+}
+
+// TestLoadInsecure: --insecure lets load talk to an https server with a
+// self-signed certificate; without it the run fails saying why.
+func TestLoadInsecure(t *testing.T) {
+	s, err := refserver.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewTLSServer(refserver.HTTPHandler(s, refserver.HTTPConfig{JSONResponse: true}))
+	defer ts.Close()
+	args := []string{"load", "--url", ts.URL + refserver.Path, "--requests", "5", "--call", "ping", "-q"}
+	code, _, stderr := runCLI(t, nil, args...)
+	if code != 1 || !strings.Contains(stderr, "TLS certificate not trusted") {
+		t.Errorf("without --insecure: code %d stderr %q", code, stderr)
+	}
+	code, stdout, stderr := runCLI(t, nil, append(args, "--insecure")...)
+	if code != 0 || !strings.Contains(stdout, "5 sent, 5 answered") {
+		t.Errorf("with --insecure: code %d stdout %s stderr %q", code, stdout, stderr)
 	}
 }

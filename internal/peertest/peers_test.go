@@ -299,3 +299,19 @@ func TestGoEverythingServerHTTP(t *testing.T) {
 		}
 	})
 }
+
+// TestConformanceSuitePinned checks that the conformance suite installed is
+// the pinned one and runs on the pinned Node 22.
+func TestConformanceSuitePinned(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t, 60*time.Second)
+	p := Conformance(t)
+	out, err := Command(ctx, []string{p.Node, "--version"}, nil).Output()
+	if err != nil || !strings.HasPrefix(string(out), "v22.23.5") {
+		t.Errorf("%s --version: %q, %v; want v22.23.5", p.Node, out, err)
+	}
+	out, err = p.Command(ctx, "", "--version").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != ConformanceVersion {
+		t.Errorf("conformance --version: %q, %v; want %s", out, err, ConformanceVersion)
+	}
+}

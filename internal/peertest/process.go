@@ -52,18 +52,6 @@ func Command(ctx context.Context, argv []string, env []string) *exec.Cmd {
 	return cmd
 }
 
-// signalGroup sends sig to the process group led by cmd's process.
-func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
-	if cmd.Process == nil {
-		return nil
-	}
-	err := syscall.Kill(-cmd.Process.Pid, sig)
-	if errors.Is(err, syscall.ESRCH) {
-		return os.ErrProcessDone
-	}
-	return err
-}
-
 // Process is a peer started by StartHTTP or StartStdio (or the Start
 // helpers built on them). It runs in its own process group, which Stop
 // kills entirely.

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -301,13 +300,13 @@ func TestStopKillsProcessGroup(t *testing.T) {
 		t.Fatalf("no grandchild pid: %v\n%s", err, p.Output())
 	}
 	grandchild, err := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil || !alive(grandchild) {
+	if err != nil || !Alive(grandchild) {
 		p.Stop()
 		t.Fatalf("grandchild %q not running", line)
 	}
 	p.Stop()
 	deadline := time.Now().Add(5 * time.Second)
-	for alive(grandchild) {
+	for Alive(grandchild) {
 		if time.Now().After(deadline) {
 			t.Fatalf("grandchild %d survived Stop", grandchild)
 		}
@@ -327,18 +326,6 @@ func TestCommandContextKillsGroup(t *testing.T) {
 	if err := Command(ctx, nil, nil).Run(); err == nil {
 		t.Fatal("empty command ran")
 	}
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return syscall.Kill(pid, 0) == nil && runtime.GOOS != "linux"
-	}
-	// Field 3 (after "pid (comm)") is the state.
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
 }
 
 func TestReadyAddr(t *testing.T) {

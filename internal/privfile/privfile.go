@@ -27,3 +27,10 @@ func Create(path string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// CreateNew creates the file at path, open for writing, with mode 0600;
+// it fails with an error wrapping fs.ErrExist when the path exists, so
+// that nothing is overwritten (the check and the creation are one step).
+func CreateNew(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, Mode)
+}

@@ -1,3 +1,5 @@
+//go:build linux && !mcptape_portable
+
 package rawio
 
 import (

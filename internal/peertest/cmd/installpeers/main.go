@@ -1,7 +1,9 @@
 // Command installpeers installs every real MCP peer that mcptape's
 // end-to-end tests use (npm ci of testdata/peers, go build of
-// testdata/gopeers) into the peer cache, so that CI sees install errors
-// before the tests start, and prints where it put them.
+// testdata/gopeers, npm ci of testdata/conformance: the official
+// conformance suite and its Node 22, on linux/amd64 only) into the peer
+// cache, so that CI sees install errors before the tests start, and prints
+// where it put them.
 //
 //	go run ./internal/peertest/cmd/installpeers [-v] [-cache DIR]
 //
@@ -80,5 +82,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "  everything-server: %s\n", gp.EverythingServer)
 	fmt.Fprintf(stdout, "  everything-client: %s\n", gp.EverythingClient)
 	fmt.Fprintf(stdout, "  mcpgoserver:       %s\n", gp.MCPGoServer)
+
+	start = time.Now()
+	conf, err := in.Conformance(ctx)
+	switch {
+	case errors.Is(err, peertest.ErrConformanceUnsupported):
+		fmt.Fprintf(stdout, "conformance suite: skipped: %v\n", err)
+	case err != nil:
+		return err
+	default:
+		fmt.Fprintf(stdout, "conformance suite (%.1fs): %s\n", time.Since(start).Seconds(), conf.Dir)
+		fmt.Fprintf(stdout, "  run:               %s\n", strings.Join(conf.Suite, " "))
+	}
 	return nil
 }

@@ -1,0 +1,433 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/refserver"
+	"github.com/mcptape/mcptape/jsonrpc"
+)
+
+// TestStdioServerExit: a stdio server that exits mid-run fails the
+// requests in flight at once with its exit status, and under the default
+// policy ends the run (Failure), under OnExitRestart is started again.
+// The timeout is long: waiting for it would fail the time bound.
+func TestStdioServerExit(t *testing.T) {
+	const why = "server exited (status 3)"
+	cases := []struct {
+		name    string
+		opts    []Option
+		restart bool
+	}{
+		{"stop", nil, false},
+		{"restart", []Option{WithOnExit(OnExitRestart)}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			rep, err := Run(context.Background(), fakeTarget(t, "exit-after:5"), mustCalls(t, "tools/list"),
+				append([]Option{WithInFlight(4), WithDuration(2 * time.Second), WithTimeout(time.Minute)}, c.opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(start); took > 20*time.Second {
+				t.Fatalf("run took %v: requests in flight waited for the timeout", took)
+			}
+			failed := errorDetail(rep, ClassTransport, why)
+			if failed < 1 || failed > 4*rep.Setups || rep.RequestErrors != failed || rep.Answered+failed != rep.Requests {
+				t.Errorf("sent %d answered %d errors %v: want the requests in flight failed with %q", rep.Requests, rep.Answered, rep.Errors, why)
+			}
+			exits := int64(0)
+			for _, e := range rep.ServerExits {
+				if e.Class != "status 3" {
+					t.Errorf("server exits %v, want status 3", rep.ServerExits)
+				}
+				exits += e.Count
+			}
+			if c.restart {
+				if rep.Failure != "" || rep.Setups < 2 || exits < rep.Setups-1 || rep.Duration < 2*time.Second {
+					t.Errorf("failure %q setups %d exits %d in %v: want restarts until the end", rep.Failure, rep.Setups, exits, rep.Duration)
+				}
+				return
+			}
+			if !strings.Contains(rep.Failure, "status 3") || rep.Setups != 1 || exits != 1 || rep.Answered != 5 || rep.Duration > 10*time.Second {
+				t.Errorf("failure %q setups %d exits %d answered %d in %v: want the run stopped after 5 answers", rep.Failure, rep.Setups, exits, rep.Answered, rep.Duration)
+			}
+			var b strings.Builder
+			if err := rep.WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"FAILED", "transport: " + why, "exited during the run: 1 with status 3"} {
+				if !strings.Contains(b.String(), want) {
+					t.Errorf("text report lacks %q:\n%s", want, b.String())
+				}
+			}
+		})
+	}
+}
+
+// TestSetupTimeout: session setup obeys WithTimeout (a server that never
+// answers initialize), and no session set up is the run's failure.
+func TestSetupTimeout(t *testing.T) {
+	start := time.Now()
+	rep, err := Run(context.Background(), fakeTarget(t, "mute-init"), mustCalls(t, "ping"),
+		WithSessions(2), WithRequests(5), WithTimeout(300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("setup took %v with a 300ms timeout", took)
+	}
+	s := rep.Find(SetupSeries)
+	if rep.Setups != 0 || s == nil || s.Requests != 2 || s.Errors != 2 || errorCount(rep, ClassTimeout) != 2 ||
+		rep.Failure != "no session could be set up: timeout" {
+		t.Errorf("setups %d series %+v errors %v failure %q", rep.Setups, s, rep.Errors, rep.Failure)
+	}
+}
+
+// TestNoSessionFailure: when no session can be set up the report says
+// why: nothing listening, an HTTP error status with the first line of its
+// body, a missing executable.
+func TestNoSessionFailure(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close()
+	notFound := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no MCP endpoint here\nsecond line", http.StatusNotFound)
+	}))
+	defer notFound.Close()
+	cases := []struct {
+		name   string
+		target Target
+		want   string
+	}{
+		{"dead port", Target{URL: dead}, "no session could be set up: transport: connection refused"},
+		{"404", Target{URL: notFound.URL + "/nope"}, "no session could be set up: http status: 404 Not Found: no MCP endpoint here"},
+		{"missing binary", Target{Command: []string{"/nonexistent/mcp-server"}}, "no session could be set up: transport: "},
+		{"not in PATH", Target{Command: []string{"mcptape-no-such-server"}}, "no session could be set up: transport: executable not found: mcptape-no-such-server"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := Run(context.Background(), c.target, mustCalls(t, "ping"), WithSessions(2), WithDuration(time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(rep.Failure, c.want) || rep.Setups != 0 {
+				t.Errorf("failure %q, want %q", rep.Failure, c.want)
+			}
+			if s := rep.Find(SetupSeries); s == nil || s.Requests != 2 || s.Errors != 2 {
+				t.Errorf("setup series %+v, want 2 of 2 failed", s)
+			}
+		})
+	}
+}
+
+// fakeHTTP is a minimal Streamable HTTP MCP server (JSON answers, no
+// session id): initialize succeeds, tools/call of "broken" answers
+// isError, method "boom" a JSON-RPC error, method "down" HTTP 503.
+func fakeHTTP(t *testing.T) string {
+	t.Helper()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		info := jsonrpc.Classify(body)
+		if info.Kind != jsonrpc.KindRequest {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		var frame string
+		switch {
+		case info.Method == "initialize":
+			frame = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}`
+		case info.Method == "cut":
+			// an event stream that ends without the answer (the server died)
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			return
+		case info.Method == "down":
+			http.Error(w, "maintenance", http.StatusServiceUnavailable)
+			return
+		case info.Method == "boom":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"bad params\nmore"}}`, info.ID.Raw)
+			return
+		case info.Method == "tools/call" && strings.Contains(string(body), `"broken"`):
+			frame = `{"content":[{"type":"text","text":"no"}],"isError":true}`
+		default:
+			frame = `{}`
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, info.ID.Raw, frame)
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL + "/mcp"
+}
+
+// TestErrorReasons: errors are listed by kind and message, a series'
+// error share is over its own requests (all failed: 100 %, not diluted
+// by the setups), and session setup is a series of its own.
+func TestErrorReasons(t *testing.T) {
+	cases := []struct {
+		call, series, class, detail string
+	}{
+		{"boom", "boom", ClassJSONRPC, "-32602 bad params"},
+		{"tools/call broken", "tools/call broken", ClassTool, "broken"},
+		{"down", "down", ClassStatus, "503 Service Unavailable: maintenance"},
+	}
+	for _, c := range cases {
+		t.Run(c.call, func(t *testing.T) {
+			rep, err := Run(context.Background(), Target{URL: fakeHTTP(t)}, mustCalls(t, c.call), WithRequests(20))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := errorDetail(rep, c.class, c.detail); got != 20 || rep.ErrorTotal != 20 || rep.RequestErrors != 20 {
+				t.Fatalf("errors %v, want 20 %s: %s", rep.Errors, c.class, c.detail)
+			}
+			s := rep.Find(c.series)
+			if s == nil || s.Requests != 20 || s.Errors != 20 || s.ErrorRatio() != 1 || rep.ErrorRatio() != 1 {
+				t.Errorf("series %+v, run ratio %v: want 20 of 20 failed, 100%%", s, rep.ErrorRatio())
+			}
+			if setup := rep.Find(SetupSeries); setup == nil || setup.Requests != 1 || setup.Errors != 0 || setup.Count != 1 {
+				t.Errorf("setup series %+v", setup)
+			}
+			var b strings.Builder
+			if err := rep.WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"20 failed (100.00%)", "20 (100.0%)", c.class + ": " + c.detail} {
+				if !strings.Contains(b.String(), want) {
+					t.Errorf("text report lacks %q:\n%s", want, b.String())
+				}
+			}
+			back := jsonRoundTrip(t, rep)
+			if bs := back.Find(c.series); bs == nil || bs.Errors != 20 || bs.Requests != 20 || back.RequestErrors != 20 {
+				t.Errorf("JSON report series %+v", bs)
+			}
+			merged, err := Merge(rep, back)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ms := merged.Find(c.series); ms == nil || ms.Errors != 40 || ms.Requests != 40 || merged.ErrorRatio() != 1 {
+				t.Errorf("merged series %+v ratio %v", ms, merged.ErrorRatio())
+			}
+		})
+	}
+}
+
+// TestErrorKeysBounded: a server putting a new message in every error
+// cannot grow the error list without bound.
+func TestErrorKeysBounded(t *testing.T) {
+	st := newStats()
+	for i := range 3 * maxErrorKeys {
+		st.fail(nil, ClassJSONRPC, fmt.Sprint(i))
+	}
+	if len(st.errors) != maxErrorKeys+1 || st.errors[errKey{ClassJSONRPC, detailOther}] != 2*maxErrorKeys {
+		t.Errorf("%d error keys, %d other", len(st.errors), st.errors[errKey{ClassJSONRPC, detailOther}])
+	}
+}
+
+// flappingServer serves the reference server on addr, down from down for
+// downFor, then up again on the same address (a new server: the sessions
+// must be set up again); never again when downFor is negative.
+func flappingServer(t *testing.T, down, downFor time.Duration) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	serve := func(ln net.Listener) *httptest.Server {
+		s, err := refserver.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewUnstartedServer(refserver.HTTPHandler(s, refserver.HTTPConfig{JSONResponse: true}))
+		ts.Listener.Close()
+		ts.Listener = ln
+		ts.Start()
+		return ts
+	}
+	first := serve(ln)
+	done := make(chan struct{})
+	var second *httptest.Server
+	go func() {
+		defer close(done)
+		time.Sleep(down)
+		first.CloseClientConnections()
+		first.Close()
+		if downFor < 0 {
+			return
+		}
+		time.Sleep(downFor)
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		second = serve(ln)
+	}()
+	t.Cleanup(func() {
+		<-done
+		if second != nil {
+			second.Close()
+		}
+	})
+	return "http://" + addr + refserver.Path
+}
+
+// TestServerDownBacksOff: an HTTP server down for a second mid-run is
+// tried again with a capped exponential back-off, not in a tight loop,
+// and the report says how long it was down and how many attempts failed.
+func TestServerDownBacksOff(t *testing.T) {
+	const downFor = time.Second
+	url := flappingServer(t, 300*time.Millisecond, downFor)
+	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, "ping"), WithSessions(2), WithDuration(2500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := rep.Outage
+	if o == nil {
+		t.Fatalf("no outage in the report; errors %v", rep.Errors)
+	}
+	transportErrs := errorCount(rep, ClassTransport)
+	// Back-off from 50 ms doubling to 1 s: about 5 attempts per session in
+	// a second, 2 sessions; a tight loop makes thousands.
+	if transportErrs < 2 || transportErrs > 40 || o.Attempts != transportErrs {
+		t.Errorf("%d transport errors, %d attempts while down: want a few, backed off (errors %v)", transportErrs, o.Attempts, rep.Errors)
+	}
+	// One outage; a keep-alive connection to the old server, found dead
+	// just after the new one came up, may open a second short one.
+	if o.Periods < 1 || o.Periods > 2 || o.DownAtEnd || o.Down < downFor/2 || o.Down > downFor+2*BackoffMax {
+		t.Errorf("outage %+v, want about %v, over by the end", o, downFor)
+	}
+	if rep.Failure != "" || rep.Answered == 0 || rep.Setups < 3 {
+		t.Errorf("failure %q answered %d setups %d: want the sessions set up again after the outage", rep.Failure, rep.Answered, rep.Setups)
+	}
+}
+
+// TestServerDownAtEnd: a server that dies and stays down fails the run.
+func TestServerDownAtEnd(t *testing.T) {
+	url := flappingServer(t, 300*time.Millisecond, -1)
+	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, "ping"), WithSessions(2), WithDuration(2500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := rep.Outage; o == nil || !o.DownAtEnd || !strings.HasPrefix(rep.Failure, "the server was unreachable for the last ") {
+		t.Errorf("outage %+v failure %q", rep.Outage, rep.Failure)
+	}
+}
+
+func TestBackoffBounds(t *testing.T) {
+	for n := int64(1); n < 100; n++ {
+		want := min(BackoffMin<<min(n-1, 20), BackoffMax)
+		for range 20 {
+			if d := backoff(n); d < want/2 || d > want {
+				t.Fatalf("backoff(%d) = %v, want within [%v, %v]", n, d, want/2, want)
+			}
+		}
+	}
+}
+
+// TestReportJSONFailure: the failure, exits and outage are in the JSON
+// report.
+func TestReportJSONFailure(t *testing.T) {
+	rep := &Report{Format: ReportFormat, Failure: "no session could be set up: transport: connection refused",
+		ServerExits: []ErrorCount{{Class: "status 1", Count: 2}}, Outage: &OutageReport{Periods: 1, Down: time.Second, Attempts: 3}}
+	var b strings.Builder
+	if err := rep.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(b.String()), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"failure", "server_exits", "outage"} {
+		if m[k] == nil {
+			t.Errorf("JSON report lacks %q: %s", k, b.String())
+		}
+	}
+}
+
+// TestStdioBatchesDropped: a stdio server that silently ignores batches
+// (and answers the ping after each) costs BatchGrace per batch, not the
+// timeout; each batch is reported "no answer to batch" and the report
+// says no batch was answered at all.
+func TestStdioBatchesDropped(t *testing.T) {
+	start := time.Now()
+	rep, err := Run(context.Background(), fakeTarget(t, "drop-batches"), mustCalls(t, "tools/list"),
+		WithRequests(9), WithBatch(3), WithTimeout(time.Minute), WithNotice(func(string) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 3*BatchGrace+10*time.Second {
+		t.Errorf("3 dropped batches took %v", took)
+	}
+	if rep.Batch == nil || outcome(rep.Batch, BatchDropped) != 3 || len(rep.Batch.Outcomes) != 1 || rep.Batch.Verdict() != "no batch answered at all" {
+		t.Fatalf("batch report %+v", rep.Batch)
+	}
+	if n := errorDetail(rep, ClassDropped, detailNoBatch); n != 9 || rep.ErrorTotal != 9 || rep.Answered != 0 {
+		t.Errorf("errors %v answered %d, want 9 members %q", rep.Errors, rep.Answered, detailNoBatch)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"no batch answered at all", "3 no answer to batch"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestBatchVerdict(t *testing.T) {
+	cases := []struct {
+		outcomes []ErrorCount
+		want     string
+	}{
+		{nil, "no batch sent"},
+		{[]ErrorCount{{Class: BatchAccepted, Count: 3}}, "every batch answered"},
+		{[]ErrorCount{{Class: BatchDropped, Count: 3}, {Class: BatchHung, Count: 1}}, "no batch answered at all"},
+		{[]ErrorCount{{Class: BatchAccepted, Count: 1}, {Class: BatchPartial, Count: 1}, {Class: BatchDropped, Count: 2}}, "1 of 4 batches answered in full"},
+	}
+	for _, c := range cases {
+		if got := (&BatchReport{Outcomes: c.outcomes}).Verdict(); got != c.want {
+			t.Errorf("%v: %q, want %q", c.outcomes, got, c.want)
+		}
+	}
+}
+
+// TestStreamEndsUnanswered: an HTTP answer stream that ends without the
+// answer fails its request at once, not at the timeout.
+func TestStreamEndsUnanswered(t *testing.T) {
+	start := time.Now()
+	rep, err := Run(context.Background(), Target{URL: fakeHTTP(t)}, mustCalls(t, "cut"), WithRequests(3), WithTimeout(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 3*answerGrace+10*time.Second {
+		t.Errorf("3 unanswered requests took %v", took)
+	}
+	if n := errorDetail(rep, ClassTransport, errNoAnswer.Error()); n != 3 || rep.ErrorTotal != 3 {
+		t.Errorf("errors %v, want 3 %q", rep.Errors, errNoAnswer)
+	}
+}
+
+func TestDur3(t *testing.T) {
+	for d, want := range map[time.Duration]string{999600 * time.Microsecond: "1s", 999 * time.Millisecond: "999ms",
+		999600 * time.Nanosecond: "1ms", 1500 * time.Nanosecond: "1.5µs", 999: "999ns"} {
+		if got := dur3(d); got != want {
+			t.Errorf("dur3(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

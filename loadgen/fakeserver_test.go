@@ -1,0 +1,58 @@
+package loadgen
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+)
+
+// fakeTarget starts the test binary as a fake stdio MCP server in mode
+// (see fakeStdioServer).
+func fakeTarget(t *testing.T, mode string) Target {
+	t.Helper()
+	t.Setenv("LOADGEN_FAKE_SERVER", mode)
+	return Target{Command: []string{os.Args[0]}}
+}
+
+// fakeStdioServer is a minimal stdio MCP server misbehaving on purpose,
+// run by the test binary; it returns its exit status. Modes:
+//
+//	exit-after:N    answers initialize and N requests, then exits with
+//	                status 3 on the next request, unanswered
+//	mute-init       reads everything and answers nothing
+//	drop-batches    answers requests and pings, silently ignores batches
+func fakeStdioServer(mode string, in io.Reader, out io.Writer) int {
+	name, arg, _ := strings.Cut(mode, ":")
+	limit, _ := strconv.Atoi(arg)
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	w := bufio.NewWriter(out)
+	answered := 0
+	for sc.Scan() {
+		line := sc.Bytes()
+		info := jsonrpc.Classify(line)
+		if name == "mute-init" || info.Kind != jsonrpc.KindRequest {
+			continue // batches, notifications
+		}
+		switch {
+		case info.Method == "initialize":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}}`+"\n", info.ID.Raw)
+		case name == "exit-after" && answered >= limit:
+			w.Flush()
+			return 3
+		default:
+			answered++
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", info.ID.Raw)
+		}
+		if err := w.Flush(); err != nil {
+			return 4
+		}
+	}
+	return 0
+}
