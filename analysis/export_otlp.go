@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -324,12 +325,7 @@ func (x *otlpExporter) finish() {
 		x.end(req, x.last)
 	}
 	for _, ops := range []map[string]*otlpReq{x.tasks, mrtrByKey(x.mrtr)} {
-		keys := make([]string, 0, len(ops))
-		for k := range ops {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(ops)) {
 			op := ops[k]
 			if op.terminal != 0 { // a task that ended, its result never fetched
 				x.end(op, op.terminal)

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -127,7 +128,7 @@ func WriteJUnit(w io.Writer, r *Result) error {
 		s.Errors++
 	}
 	for _, c := range r.Cases {
-		s := suite(or(c.Tape, "(all tapes)"))
+		s := suite(cmp.Or(c.Tape, "(all tapes)"))
 		name := c.Name
 		if c.Session != "" {
 			name += " [" + c.Session + "]"
@@ -164,11 +165,4 @@ func WriteJUnit(w io.Writer, r *Result) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
-}
-
-func or(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
 }

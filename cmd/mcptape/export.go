@@ -3,12 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/analysis"
-	"github.com/mcptape/mcptape/internal/privfile"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -65,24 +64,11 @@ func runExport(ctx context.Context, st *stdio, path, out string, f analysis.Expo
 		return withCode(2, err)
 	}
 	defer r.Close()
-	w := st.out
-	var file *os.File
-	if out != "-" {
-		file, err = privfile.Create(out)
-		if err != nil {
-			return withCode(2, err)
-		}
-		w = file
-	}
-	stats, err := analysis.ExportTape(ctx, r, w, f)
-	if file != nil {
-		if cerr := file.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(out)
-		}
-	}
+	var stats analysis.ExportStats
+	err = writeOutput(st, out, func(w io.Writer) (err error) {
+		stats, err = analysis.ExportTape(ctx, r, w, f)
+		return err
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return withCode(130, ctx.Err())
