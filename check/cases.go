@@ -27,7 +27,11 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 	for i := range rep.Sessions {
 		s := &rep.Sessions[i]
 		refused, refusedD := refusedIn(rep, s.ID)
-		signal(s.ID, SignalError, s.Errors+refused, plural(s.Errors, "error response")+", "+plural(refused, "request")+" refused", refusedD)
+		msg := plural(s.Errors, "error response")
+		if refused > 0 {
+			msg += ", " + plural(refused, "request") + " refused with an HTTP error"
+		}
+		signal(s.ID, SignalError, s.Errors+refused, msg, refusedD)
 		signal(s.ID, SignalToolError, s.ToolErrors, plural(s.ToolErrors, "tool call")+" returned isError", nil)
 		v, vd := violationsIn(rep, s.ID)
 		signal(s.ID, SignalViolation, s.Violations, plural(s.Violations, "protocol violation")+": "+strings.Join(v, ", "), vd)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/tape"
 )
 
 // fixture is a tape of testdata/analysis: recorded from real peers
@@ -263,5 +265,45 @@ func TestWriteText(t *testing.T) {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, buf.String())
 		}
+	}
+}
+
+// TestRefusedIsAnError: a request refused with HTTP 403 fires the error
+// signal of its session; a 401 (the start of OAuth) does not.
+func TestRefusedIsAnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl.zst")
+	w, err := tape.Create(path, tape.Header{Version: "test", Transport: "http"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC).UnixNano()
+	for x, status := range map[uint64]string{1: "403", 2: "401"} {
+		sess := fmt.Sprintf("conn-%d", x)
+		for _, rec := range []*tape.Record{
+			{Type: tape.TypeMessage, Time: at, Session: sess, Dir: tape.ClientToServer, Exchange: x,
+				Frame: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)},
+			{Type: tape.TypeEvent, Time: at + 1, Session: sess, Exchange: x, Event: tape.EventHTTP,
+				Data: []byte(`{"phase":"end","method":"POST","path":"/mcp","status":` + status + `,"closed_by":"server"}`)},
+		} {
+			if err := w.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), []string{path}, WithFailOn(SignalError, SignalUnanswered))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	for _, c := range res.Cases {
+		if c.Failed() {
+			failed = append(failed, c.Name+" "+c.Session)
+		}
+	}
+	if !slices.Equal(failed, []string{"error conn-1"}) {
+		t.Errorf("failed %q, want the 403's session only", failed)
 	}
 }
