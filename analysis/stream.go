@@ -68,7 +68,15 @@
 //     whose requests carry a 2026-07-28 _meta version has no handshake.
 //   - missing-session-header: once any response in the tape set
 //     Mcp-Session-Id, every later HTTP request without one is reported,
-//     except an exchange whose response assigns one (an initialize).
+//     except an exchange whose response assigns one and an initialize
+//     (which carries none even when the server refuses it).
+//   - A request whose HTTP exchange the server ends with a 4xx or 5xx
+//     status and no JSON-RPC answer was answered by that status
+//     (Report.Refused), not left unanswered; an error whose id is null,
+//     on an exchange with exactly one request in flight, answers it.
+//   - Sessionless HTTP (no Mcp-Session-Id) is recorded one session per
+//     connection; its handshake is checked per client, known by its
+//     User-Agent (see deferHandshake).
 //   - Names (methods, tools, error messages) are counted up to
 //     DefaultMaxDistinct distinct values, then under "(other)"; sessions
 //     are listed up to DefaultMaxSessions, then only counted.
