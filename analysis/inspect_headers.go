@@ -92,7 +92,7 @@ func (in *Inspector) checkMcpHeaders(it *Item, headers map[string]json.RawMessag
 		got, ok := decodedHeader(headers, header)
 		switch {
 		case !ok:
-			in.violation(RuleMcpHeaderMissing, it, s, "%s missing for %s %s", header, r.method, clip(body, 60))
+			in.violation(RuleMcpHeaderMissing, it, s, "%s missing (the body says %q)", header, clip(body, 60))
 		case got != body:
 			in.violation(RuleMcpHeaderMismatch, it, s, "%s %q, body %q", header, clip(got, 60), clip(body, 60))
 		}
