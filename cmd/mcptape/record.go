@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/capture"
+	"github.com/mcptape/mcptape/internal/proc"
 	"github.com/mcptape/mcptape/tape"
 	"github.com/mcptape/mcptape/transport"
 )
@@ -191,7 +192,7 @@ func runRecord(ctx context.Context, st *stdio, f *recordFlags, fs *pflag.FlagSet
 			if closeErr != nil {
 				logf("closing tape: %v", closeErr)
 			}
-			return withCode(127, runErr)
+			return withCode(proc.ExitCannotStart, runErr)
 		}
 		return errors.Join(runErr, closeErr)
 	}
