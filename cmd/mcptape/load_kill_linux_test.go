@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/peertest"
 )
 
 // TestLoadKilledLeavesNoServer kills "mcptape load -- CMD" with SIGKILL
@@ -98,14 +100,9 @@ func marked(mark string) []int {
 			continue
 		}
 		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !bytes.Contains(append(append([]byte{0}, env...), 0), []byte("\x00"+mark+"\x00")) {
-			continue
+		if err == nil && bytes.Contains(append([]byte{0}, env...), []byte("\x00"+mark+"\x00")) && peertest.Alive(pid) {
+			pids = append(pids, pid)
 		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if i := bytes.LastIndexByte(stat, ')'); err != nil || i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' {
-			continue
-		}
-		pids = append(pids, pid)
 	}
 	return pids
 }
