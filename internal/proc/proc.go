@@ -76,19 +76,21 @@ func (c *Child) Signal(sig syscall.Signal) error {
 		return nil
 	default:
 	}
+	// Held across the signal: Status, once the child is gone, must see
+	// the termination that stood in for sig.
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	emulated, err := c.sys.signal(c.Pid(), sig)
 	if emulated {
-		c.mu.Lock()
 		c.killedBy = sig
-		c.mu.Unlock()
 	}
 	return err
 }
 
 // Stop stops the child by the policy of this package: it closes stdin and
 // waits up to grace for the child to exit (when stdin is not nil), sends
-// SIGTERM to its group, waits again, sends SIGKILL and waits again. Once the child has
-// exited, the rest of its group is killed. Stop returns an error only when
+// SIGTERM to its group, waits again, sends SIGKILL and waits again. Once
+// the child has exited, the rest of its group is killed. Stop returns an error only when
 // the child could not be stopped; how it exited is given by Status.
 func (c *Child) Stop(stdin io.Closer, grace time.Duration) error {
 	plan := []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL}
