@@ -55,6 +55,8 @@ func recordCmd() *command {
 
   stdout carries only the server's bytes; mcptape's own messages go to stderr.
   Exit code: the server's (128+N when it died of signal N), 127 when it cannot start.
+  The server dies with mcptape: SIGTERM from the kernel on Linux, a job object on
+  Windows; on macOS and FreeBSD it sees its stdin end.
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f recordFlags
