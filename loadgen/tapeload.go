@@ -142,18 +142,12 @@ func (r *runner) endTape(stop context.CancelFunc) {
 }
 
 // plannedRequests counts the requests a replay of s sends, its setup
-// excluded.
+// excluded (see isSetup).
 func plannedRequests(s *replay.Session) int64 {
-	var n int64
-	first := true
-	for _, st := range s.Steps {
-		if st.Kind != jsonrpc.KindRequest {
-			continue
-		}
-		if !isSetup(st.Method, first) {
-			n++
-		}
-		first = false
+	requests, initializes, first := s.Requests()
+	n := int64(requests - initializes)
+	if first == "server/discover" {
+		n--
 	}
 	return n
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/refserver"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/tape"
@@ -17,17 +18,25 @@ import (
 // TestRunTape amplifies a recorded session (a Go SDK client talking to the
 // reference server over stdio: discovery, tool calls, progress, a tool
 // error, a JSON-RPC error, a cancelled call) into 4 virtual sessions at
-// full speed, and checks the metered counts.
+// full speed, and checks the metered counts: with the recorded session
+// held in memory, and streamed from the tape file by each virtual session.
 func TestRunTape(t *testing.T) {
-	r, err := tape.Open(filepath.Join("..", "testdata", "analysis", "gosdk-refserver.jsonl.zst"))
-	if err != nil {
-		t.Fatal(err)
+	path := filepath.Join("..", "testdata", "analysis", "gosdk-refserver.jsonl.zst")
+	for _, memory := range []int64{replay.DefaultMemory, 0} {
+		t.Run(fmt.Sprintf("memory %d", memory), func(t *testing.T) {
+			tp, err := replay.Open(path, memory)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tp.Sessions[0].Streamed() != (memory == 0) {
+				t.Fatalf("streamed %v with a budget of %d bytes", tp.Sessions[0].Streamed(), memory)
+			}
+			checkRunTape(t, tp.Sessions)
+		})
 	}
-	sessions, _, err := replay.Load(r)
-	r.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+}
+
+func checkRunTape(t *testing.T, sessions []*replay.Session) {
 	const n = 4
 	var mu sync.Mutex
 	var lives []Live
@@ -176,6 +185,48 @@ func TestTapeSetupFallback(t *testing.T) {
 				t.Errorf("setup series %v, want %d latencies", s, len(frames))
 			}
 		})
+	}
+}
+
+// TestRunTapePipelinedOverHTTP: a stdio tape whose client sent its whole
+// session before initialize was answered, amplified over Streamable HTTP:
+// every virtual session is initialized before its later messages go, so
+// no request meets "invalid during session initialization" (or a missing
+// session), run after run.
+func TestRunTapePipelinedOverHTTP(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pipelined.jsonl.zst")
+	w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "stdio"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range [][2]string{
+		{"c2s", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`},
+		{"c2s", `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{"c2s", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
+		{"c2s", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`},
+		{"s2c", `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`},
+		{"s2c", `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`},
+		{"s2c", `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hi"}]}}`},
+	} {
+		w.Write(&tape.Record{Type: tape.TypeMessage, Time: int64(i+1) * 1000, Session: "1", Dir: tape.Direction(m[0]), Frame: []byte(m[1])})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tp, err := replay.Open(path, replay.DefaultMemory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := Target{URL: refHTTP(t, refserver.HTTPConfig{})}
+	const n = 4
+	for run := range 10 {
+		rep, err := RunTape(context.Background(), target, tp.Sessions, n, []replay.Option{replay.WithMaxSpeed()}, WithTimeout(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Answered != 2*n || len(rep.Errors) != 0 || len(rep.Warnings) != 0 {
+			t.Fatalf("run %d: %d answered, errors %+v, warnings %v; want %d, none", run+1, rep.Answered, rep.Errors, rep.Warnings, 2*n)
+		}
 	}
 }
 

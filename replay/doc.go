@@ -8,7 +8,17 @@
 // members) and the server-to-client messages they are compared with. Each
 // step names its causal dependencies: the last server message (a response
 // or a server request) that had arrived before it was sent and, for the
-// client's answer to a server request, that request.
+// client's answer to a server request, that request. Records are taken in
+// time order within a window (one second, or 4,096 records), as package
+// analysis does.
+//
+// [Open] does the same for a tape file, but keeps the sessions in memory
+// only when the tape is small ([DefaultMemory]); otherwise it keeps their
+// metadata, and each replay of a session reads its records again from the
+// file as it goes, at most a thousand steps ahead of what it sends. A
+// runner forgets a request a thousand steps after its answer was
+// compared: the memory of a replay is bounded by the sessions replayed at
+// once and what they have in flight, not by the tape.
 //
 // [Run] replays sessions, each over its own connection made by a
 // [DialFunc]. Per session, one goroutine sends the steps in order: a step
@@ -27,8 +37,18 @@
 // own goroutine, because Send returns only with the response headers, which
 // some servers hold back until the answer is ready while the recorded
 // client went on (a cancel waits up to a few milliseconds for the POST it
-// cancels, then closes that POST's stream once sent). Over stdio frames are
-// written in order by the sending goroutine.
+// cancels, then closes that POST's stream once sent). The exceptions keep
+// the server's view in the recorded order, whatever the recorded client's
+// transport: initialize is sent synchronously (nothing goes before its
+// answer brings the session id), and so are notifications and responses,
+// each acknowledged (202) before any message recorded after it is sent. A
+// stdio client may pipeline its whole session; over HTTP those messages
+// would otherwise race. Over stdio frames are written in order by the
+// sending goroutine.
+//
+// A live initialize answered with an error, where the recording's
+// succeeded, fails the session with that error (every later step would
+// only fail for that reason).
 //
 // # Rewriting
 //
@@ -68,6 +88,8 @@
 // counts of [DefaultIgnoreNotifications] are reported but never fail the
 // verdict. Batches are replayed as their members, one by one. The [Report]
 // says per session how many answers matched, differed, are missing or
-// extra, with a readable diff for each difference; [Report.ExitCode] turns
+// extra, with a readable diff for each difference (in a session the tape's
+// damage cut, [Session.Cut], live messages that belong after the cut are
+// counted in a note instead); [Report.ExitCode] turns
 // it into 0 (all matched), 1 (something differed) or 2 (a replay failed).
 package replay

@@ -22,8 +22,9 @@ type fakeConn struct {
 	once   sync.Once
 	done   chan struct{}
 
-	mu   sync.Mutex
-	sent []string
+	mu     sync.Mutex
+	sent   []string
+	forget bool // do not keep sent (long replays)
 }
 
 func newFakeConn(handle func([]byte) []string) *fakeConn {
@@ -32,7 +33,9 @@ func newFakeConn(handle func([]byte) []string) *fakeConn {
 
 func (c *fakeConn) Send(_ context.Context, frame []byte, _ transport.SendOptions) (*transport.Exchange, error) {
 	c.mu.Lock()
-	c.sent = append(c.sent, string(frame))
+	if !c.forget {
+		c.sent = append(c.sent, string(frame))
+	}
 	c.mu.Unlock()
 	for _, out := range c.handle(frame) {
 		select {
@@ -58,6 +61,27 @@ func (c *fakeConn) Recv(ctx context.Context) (transport.Incoming, error) {
 func (c *fakeConn) Close() error {
 	c.once.Do(func() { close(c.done) })
 	return nil
+}
+
+// initAnswer is a fake server's answer to initialize with live id id.
+func initAnswer(id string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`
+}
+
+// mcpServer is a fake server's handler: it answers initialize with
+// initAnswer and every other request with call, and nothing else.
+func mcpServer(call func(frame []byte, info *jsonrpc.Info, id string) []string) func([]byte) []string {
+	return func(frame []byte) []string {
+		info := jsonrpc.Classify(frame)
+		id := string(info.ID.Raw)
+		switch {
+		case info.Kind != jsonrpc.KindRequest:
+			return nil
+		case info.Method == "initialize":
+			return []string{initAnswer(id)}
+		}
+		return call(frame, &info, id)
+	}
 }
 
 // opaqueServer answers like a server whose task ids and request states
@@ -102,6 +126,12 @@ func opaqueServer(run string) func([]byte) []string {
 // writeTape writes a one-session tape of (dir, frame) pairs.
 func writeTape(t *testing.T, msgs [][2]string) []*Session {
 	t.Helper()
+	return loadBytes(t, tapeBytes(t, msgs))
+}
+
+// tapeBytes returns a one-session tape of (dir, frame) pairs.
+func tapeBytes(t *testing.T, msgs [][2]string) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	w := newTapeBuffer(t, &buf)
 	for i, m := range msgs {
@@ -110,7 +140,13 @@ func writeTape(t *testing.T, msgs [][2]string) []*Session {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := tape.NewReader(&buf)
+	return buf.Bytes()
+}
+
+// loadBytes loads the sessions of a tape held in data.
+func loadBytes(t *testing.T, data []byte) []*Session {
+	t.Helper()
+	r, err := tape.NewReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}

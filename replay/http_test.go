@@ -3,9 +3,12 @@ package replay
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,5 +172,61 @@ func TestReplay2026(t *testing.T) {
 				t.Fatalf("exit %d, matched %d:\n%s", rep.ExitCode(), matched, text.String())
 			}
 		})
+	}
+}
+
+// pipelinedLines is a client that writes its whole session at once, without
+// waiting for initialize's answer: over stdio the server reads it in order.
+const pipelinedLines = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"r1","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/list"}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"again"}}}
+{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"a":40,"b":2}}}
+`
+
+// recordPipelined records lines sent all at once to the helper reference
+// server on stdio, and returns the tape's path.
+func recordPipelined(t *testing.T, lines string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "pipelined.jsonl.zst")
+	w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "stdio", Target: "refserver"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = capture.RunStdio(ctx, capture.StdioOptions{
+		Command: refServerArgv(), Env: append(os.Environ(), helperEnv+"=1"), Stdin: strings.NewReader(lines), Stdout: io.Discard, Tape: w,
+	})
+	if err != nil {
+		t.Fatalf("RunStdio: %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestReplayPipelinedStdioOverHTTP replays, 50 times, a stdio tape whose
+// client sent everything before initialize was answered, over Streamable
+// HTTP: initialize must be answered (the session id known) and the
+// notification acknowledged before what follows is sent, or the server
+// sees tools/list before notifications/initialized, or without a session.
+func TestReplayPipelinedStdioOverHTTP(t *testing.T) {
+	sessions := loadTape(t, recordPipelined(t, pipelinedLines))
+	if len(sessions) != 1 || len(sessions[0].Steps) != 5 {
+		t.Fatalf("%d sessions; want 1 of 5 steps", len(sessions))
+	}
+	dial := httpDial(refHTTP(t, refserver.HTTPConfig{}))
+	for i := range 50 {
+		rep, err := Run(context.Background(), sessions, dial, WithMaxSpeed(), WithTimeout(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sr := rep.Sessions[0]; rep.ExitCode() != 0 || sr.Matched != 4 {
+			var text bytes.Buffer
+			rep.WriteText(&text)
+			t.Fatalf("run %d: exit %d, matched %d; want 0, 4:\n%s", i+1, rep.ExitCode(), sr.Matched, text.String())
+		}
 	}
 }

@@ -183,55 +183,6 @@ func describeInputKeys(recLeft, liveLeft []string) string {
 	return strings.Join(parts, "; ")
 }
 
-// retryLinks returns, per Steps index of an MRTR retry (a request carrying
-// params.inputResponses), the Server index of the recorded input_required
-// answer it answers: the one whose requestState it echoes, else the
-// latest one recorded before it to a request of the same method and name.
-func retryLinks(s *Session, reqStep map[string]int) map[int]int {
-	type prompt struct {
-		srv                 int
-		method, name, state string
-	}
-	var prompts []prompt
-	for i, m := range s.Server {
-		if !bytes.Contains(m.Frame, inputRequestsMarker) {
-			continue
-		}
-		if _, ok := inputRequestKeys(m.Frame); !ok {
-			continue
-		}
-		p := prompt{srv: i, state: stringAt(m.Frame, "result", "requestState")}
-		if j, ok := reqStep[m.IDKey]; ok {
-			p.method, p.name = s.Steps[j].Method, s.Steps[j].Name
-		}
-		prompts = append(prompts, p)
-	}
-	links := map[int]int{}
-	if len(prompts) == 0 {
-		return links
-	}
-	for i, st := range s.Steps {
-		if !bytes.Contains(st.Frame, inputResponsesMarker) {
-			continue
-		}
-		state := stringAt(st.Frame, "params", "requestState")
-		best := -1
-		for _, p := range prompts {
-			if state != "" && p.state == state {
-				best = p.srv
-				break
-			}
-			if p.method == st.Method && p.name == st.Name && s.Server[p.srv].Time <= st.Time {
-				best = p.srv
-			}
-		}
-		if best >= 0 {
-			links[i] = best
-		}
-	}
-	return links
-}
-
 // stringAt returns the string at the object path of a JSON frame ("" when
 // absent or not a string).
 func stringAt(frame []byte, path ...string) string {

@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -50,14 +51,25 @@ func (r *runner) receive(ctx context.Context) {
 	}
 }
 
-// connError describes the end of the connection by the server.
+// connError describes the end of the connection by the server, naming the
+// first step whose answer was still awaited. mu is held.
 func (r *runner) connError(err error) error {
-	if sc, ok := r.conn.(interface{ ExitErr() error }); ok && errors.Is(err, transport.ErrServerClosed) {
-		if ee := sc.ExitErr(); ee != nil {
-			return fmt.Errorf("the server closed the connection (%v)", ee)
+	waiting := ""
+	for _, g := range r.pendingServer(jsonrpc.KindResponse) {
+		key := r.srv[g].IDKey
+		if d, ok := r.reqStep[key]; ok && !r.cancelled[key] {
+			if _, sent := r.sentAt[key]; sent {
+				waiting = fmt.Sprintf(" before answering step %d (%s)", d.i+1, describeRequest(d.method, d.name, key))
+				break
+			}
 		}
 	}
-	return fmt.Errorf("receiving: %w", err)
+	if sc, ok := r.conn.(interface{ ExitErr() error }); ok && errors.Is(err, transport.ErrServerClosed) {
+		if ee := sc.ExitErr(); ee != nil {
+			return fmt.Errorf("the server closed the connection (%v)%s", ee, waiting)
+		}
+	}
+	return fmt.Errorf("receiving%s: %w", waiting, err)
 }
 
 // take handles one live message.
@@ -71,9 +83,9 @@ func (r *runner) take(ctx context.Context, frame []byte, info *jsonrpc.Info, exc
 		r.takeRequest(ctx, frame, info, exchange)
 	case jsonrpc.KindNotification:
 		if info.ProgressToken.Type != jsonrpc.IDAbsent {
-			owner := r.s.tokenOwner[r.tokens.rec[info.ProgressToken.Key()]]
-			if r.s.cancelled[owner] || r.cancelled[owner] {
-				return // progress of a cancelled request depends on timing
+			if owner := r.tokenOwner[r.tokens.rec[info.ProgressToken.Key()]]; owner != "" {
+				r.liveProgress[[2]string{owner, info.Method}]++ // judged at the end
+				return
 			}
 		}
 		r.liveNotif[info.Method]++
@@ -95,26 +107,77 @@ func (r *runner) takeResponse(frame []byte, info *jsonrpc.Info) {
 		return
 	}
 	idx, ok := r.respIdx[recKey]
-	if !ok || r.arrived[idx] {
+	if !ok {
 		if r.cancelled[recKey] {
 			return // a response crossing the cancel is allowed
 		}
-		r.rep.Extra++
-		r.rep.Problems = append(r.rep.Problems, Problem{Kind: "extra", What: "response to " + r.requestDesc(recKey) + " (none in the recording)"})
+		if !r.loaded { // its twin may not be admitted yet
+			r.early[recKey] = append(r.early[recKey], bytes.Clone(frame))
+			return
+		}
+		r.unexpectedResponse(recKey)
 		return
 	}
-	r.arrived[idx] = true
-	r.arrivedAt[idx] = time.Now()
-	live := append([]byte(nil), frame...)
-	r.learn(idx, live)
-	r.pairs = append(r.pairs, pair{srv: idx, live: r.learnInputKeys(idx, live)})
+	r.pairResponse(recKey, idx, frame, info)
+}
+
+// unexpectedResponse counts a live response to recKey without a recorded
+// twin: extra, or after the cut of a cut session. mu is held.
+func (r *runner) unexpectedResponse(recKey string) {
+	if r.s.Cut {
+		r.cutMessages++ // its recorded answer was after the cut
+		return
+	}
+	r.rep.Extra++
+	r.rep.Problems = append(r.rep.Problems, Problem{Kind: "extra", What: "response to " + r.requestDesc(recKey) + " (none in the recording)"})
+}
+
+// pairResponse takes the live response frame to the recorded request
+// recKey, whose recorded response is Server[idx], and compares them (at
+// the end when the recording cancels the request). mu is held.
+func (r *runner) pairResponse(recKey string, idx int, frame []byte, info *jsonrpc.Info) {
+	m := r.srv[idx]
+	delete(r.respIdx, recKey)
+	m.arrived, m.arrivedAt = true, time.Now()
+	r.maxArrivedResp = max(r.maxArrivedResp, idx)
 	r.notify()
+	if err := r.initializeFailed(recKey, m, info, frame); err != nil {
+		r.fail(err)
+		return
+	}
+	live := append([]byte(nil), frame...)
+	r.learn(m, live)
+	p := pair{srv: idx, rec: m.Frame, recKey: recKey, live: r.learnInputKeys(idx, m, live)}
+	if r.recCancelled[recKey] {
+		r.pairs = append(r.pairs, p) // whether it is compared depends on the cancel
+	} else {
+		r.compare(p)
+	}
+	r.retire(idx, recKey, string(r.ids.live[recKey]))
+}
+
+// initializeFailed returns why the session cannot go on when frame, the
+// live answer to the recorded request recKey, is an error answering an
+// initialize the recording saw succeed: every later step would fail for
+// that one reason. mu is held.
+func (r *runner) initializeFailed(recKey string, m *srvState, info *jsonrpc.Info, frame []byte) error {
+	d, ok := r.reqStep[recKey]
+	if !ok || d.method != "initialize" || info.Kind != jsonrpc.KindError || m.Kind == jsonrpc.KindError {
+		return nil
+	}
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(frame, &e) // a frame classified as an error
+	return fmt.Errorf("step %d (%s) failed: the server answered error %d: %s", d.i+1, describeRequest(d.method, d.name, recKey), info.ErrorCode, preview([]byte(e.Error.Message)))
 }
 
 // learn maps the opaque values of a recorded response to those of its live
 // twin, when the recorded response holds any. mu is held.
-func (r *runner) learn(idx int, live []byte) {
-	rec := r.s.Server[idx].Frame
+func (r *runner) learn(m *srvState, live []byte) {
+	rec := m.Frame
 	if !containsAny(rec, opaqueMarkers) {
 		return
 	}
@@ -129,8 +192,8 @@ func (r *runner) learn(idx int, live []byte) {
 // its inputRequests keys to those of the live twin, for the retry, and
 // reports keys left without a counterpart. It returns the live frame to
 // compare: with the live keys put back to the recorded ones. mu is held.
-func (r *runner) learnInputKeys(idx int, live []byte) []byte {
-	recKeys, ok := inputRequestKeys(r.s.Server[idx].Frame)
+func (r *runner) learnInputKeys(idx int, m *srvState, live []byte) []byte {
+	recKeys, ok := inputRequestKeys(m.Frame)
 	if !ok {
 		return live
 	}
@@ -141,7 +204,7 @@ func (r *runner) learnInputKeys(idx int, live []byte) []byte {
 	names, recLeft, liveLeft := mapInputKeys(recKeys, liveKeys)
 	r.inputNames[idx] = names
 	if what := describeInputKeys(recLeft, liveLeft); what != "" {
-		r.rep.Problems = append(r.rep.Problems, Problem{Kind: "input", What: "answer to " + r.requestDesc(r.s.Server[idx].IDKey) + ": " + what})
+		r.rep.Problems = append(r.rep.Problems, Problem{Kind: "input", What: "answer to " + r.requestDesc(m.IDKey) + ": " + what})
 	}
 	cmp, _, err := renameKeys(live, []string{"result", "inputRequests"}, invert(names))
 	if err != nil { // not reached: inputRequestKeys decoded it
@@ -156,34 +219,32 @@ func (r *runner) takeRequest(ctx context.Context, frame []byte, info *jsonrpc.In
 	// Match by order within the related request when both the recording
 	// and the live exchange tell it, else by order in the session: the
 	// first recorded request of the method whose twin has not arrived.
-	cands := r.sessTwins[info.Method]
-	if exchange != 0 && r.s.hasRelated {
-		if related, ok := r.exchReq[exchange]; ok {
-			cands = r.twins[[2]string{related, info.Method}]
-		}
-	}
 	idx := -1
-	for _, c := range cands {
-		if !r.arrived[c] {
-			idx = c
-			break
-		}
+	if related, ok := r.exchReq[exchange]; ok && exchange != 0 && r.s.hasRelated {
+		k := [2]string{related, info.Method}
+		idx, r.twins[k] = r.firstPending(r.twins[k])
+	} else {
+		idx, r.sessTwins[info.Method] = r.firstPending(r.sessTwins[info.Method])
 	}
 	liveID := append([]byte(nil), info.ID.Raw...)
 	if idx >= 0 {
-		r.arrived[idx] = true
-		r.arrivedAt[idx] = time.Now()
-		r.liveSrvID[idx] = liveID
+		m := r.srv[idx]
+		m.arrived, m.arrivedAt, m.liveID = true, time.Now(), liveID
 		r.rep.ServerRequests++
 		r.notify()
-		if r.s.Server[idx].Answer >= 0 {
+		if m.Answer >= 0 {
 			return // the sender answers it at the recorded place
 		}
+		r.retire(idx, "", "")
 	}
 	answer, what := fallbackAnswer(info.Method, liveID)
-	r.rep.Extra++
-	r.rep.Problems = append(r.rep.Problems, Problem{Kind: "fallback",
-		What: fmt.Sprintf("server request %s (live id %s) has no recorded answer; answered %s", info.Method, liveID, what)})
+	if idx < 0 && r.s.Cut {
+		r.cutMessages++ // its recorded twin, if any, was after the cut
+	} else {
+		r.rep.Extra++
+		r.rep.Problems = append(r.rep.Problems, Problem{Kind: "fallback",
+			What: fmt.Sprintf("server request %s (live id %s) has no recorded answer; answered %s", info.Method, liveID, what)})
+	}
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
@@ -198,11 +259,29 @@ func (r *runner) takeRequest(ctx context.Context, frame []byte, info *jsonrpc.In
 	}()
 }
 
+// afterCut reports whether, in a session the tape's damage cut, the
+// recorded request with id key owner has no recorded answer: what the
+// server sent for it is after the cut. mu is held.
+func (r *runner) afterCut(owner string) bool {
+	return r.s.Cut && owner != "" && !r.recAnswered[owner]
+}
+
+// firstPending returns the first server request of list whose twin has
+// not arrived (-1 if none), and the list without those before it, which
+// have. mu is held.
+func (r *runner) firstPending(list []int) (int, []int) {
+	for i, c := range list {
+		if m := r.srv[c]; m != nil && !m.arrived {
+			return c, list[i:]
+		}
+	}
+	return -1, nil
+}
+
 // requestDesc names a recorded request by its id key. mu is held.
 func (r *runner) requestDesc(recKey string) string {
-	if i, ok := r.reqStep[recKey]; ok {
-		st := &r.s.Steps[i]
-		return describeRequest(st.Method, st.Name, recKey)
+	if d, ok := r.reqStep[recKey]; ok {
+		return describeRequest(d.method, d.name, recKey)
 	}
 	return "request " + recKey
 }

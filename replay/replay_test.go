@@ -7,12 +7,16 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcptape/mcptape/internal/refserver"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 	"github.com/mcptape/mcptape/transport"
@@ -142,7 +146,7 @@ func TestReplayBrokenServers(t *testing.T) {
 	tests := []struct {
 		name, script, want string
 	}{
-		{"dies", `read line; exit 3`, "the server closed the connection (exit status 3)"},
+		{"dies", `read line; exit 3`, "the server closed the connection (exit status 3) before answering step 1 (initialize, recorded id 1)"},
 		{"hangs", `cat >/dev/null`, "no answer to initialize, recorded id 1 within 300ms"},
 		{"garbage", `read line; echo 'this is not json'; cat >/dev/null`, `not JSON: "this is not json"`},
 		{"not-jsonrpc", `read line; echo '{"hello":1}'; cat >/dev/null`, `not a JSON-RPC message`},
@@ -239,5 +243,106 @@ func checkReplayTapeCancel(t *testing.T, data []byte, marker string, answers int
 	}
 	if cancels != 1 || answered != answers {
 		t.Errorf("replay tape has %d cancels and %d answers, want 1 and %d", cancels, answered, answers)
+	}
+}
+
+// TestReplayFailedInitialize: when the live initialize fails, the report
+// names step 1 (initialize) and why, and no later step counts as sent.
+func TestReplayFailedInitialize(t *testing.T) {
+	sessions := writeTape(t, [][2]string{
+		{"c2s", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`},
+		{"c2s", `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{"c2s", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
+		{"s2c", `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`},
+		{"s2c", `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`},
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close()
+	refusing := func(ctx context.Context, _ *Session) (transport.Conn, error) {
+		return newFakeConn(func(frame []byte) []string {
+			if info := jsonrpc.Classify(frame); info.Method == "initialize" {
+				return []string{`{"jsonrpc":"2.0","id":` + string(info.ID.Raw) + `,"error":{"code":-32602,"message":"Unsupported protocol version"}}`}
+			}
+			return nil
+		}), nil
+	}
+	tests := []struct {
+		name string
+		dial DialFunc
+		sent int // -1: not checked (a stdio client sends on without waiting)
+		want string
+	}{
+		{"connection refused", httpDial(refused), 0, "sending step 1 (initialize, recorded id 1): "},
+		{"404", httpDial(strings.TrimSuffix(refHTTP(t, refserver.HTTPConfig{}), "/mcp") + "/nope"), 0, "sending step 1 (initialize, recorded id 1): "},
+		{"error answer", refusing, -1, `step 1 (initialize, recorded id 1) failed: the server answered error -32602: "Unsupported protocol version"`},
+	}
+	reasons := map[string]string{"connection refused": "connection refused", "404": "404"}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Run(context.Background(), sessions, tc.dial, WithMaxSpeed(), WithTimeout(5*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sr := rep.Sessions[0]
+			if rep.ExitCode() != 2 || !strings.Contains(sr.Error, tc.want) || !strings.Contains(sr.Error, reasons[tc.name]) || (tc.sent >= 0 && sr.Sent != tc.sent) {
+				t.Errorf("exit %d, sent %d, error %q; want 2, %d, %q", rep.ExitCode(), sr.Sent, sr.Error, tc.sent, tc.want)
+			}
+		})
+	}
+}
+
+// TestReplayCutTape: a tape cut while the session ran (no close event, a
+// damaged tail) lacks the answers to its last requests; their live answers
+// and progress are after the cut, not extra, so the verdict is the same on
+// every run.
+func TestReplayCutTape(t *testing.T) {
+	data := tapeBytes(t, [][2]string{
+		{"c2s", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`},
+		{"s2c", initAnswer("1")},
+		{"c2s", `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{"c2s", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}`},
+		{"s2c", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}`},
+		{"c2s", `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`},
+	})
+	whole := loadBytes(t, data)
+	// A frame cut after its magic number: the recorder was killed.
+	cutData := append(bytes.Clone(data), 0x28, 0xb5, 0x2f, 0xfd, 0x04)
+	cutPath := filepath.Join(t.TempDir(), "cut.jsonl.zst")
+	if err := os.WriteFile(cutPath, cutData, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inMemory, streamed := loadBytes(t, cutData), openStreamed(t, cutPath)
+	if whole[0].Cut || !inMemory[0].Cut || !streamed[0].Cut {
+		t.Fatalf("Cut: whole tape %v, cut tape %v (streamed %v); want false, true, true", whole[0].Cut, inMemory[0].Cut, streamed[0].Cut)
+	}
+	dial := func(ctx context.Context, _ *Session) (transport.Conn, error) {
+		return newFakeConn(mcpServer(func(_ []byte, info *jsonrpc.Info, id string) []string {
+			if info.ProgressToken.Type != jsonrpc.IDAbsent {
+				tok := string(info.ProgressToken.Raw)
+				return []string{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + tok + `,"progress":1}}`,
+					`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + tok + `,"progress":2}}`,
+					`{"jsonrpc":"2.0","id":` + id + `,"result":{}}`}
+			}
+			return []string{`{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[]}}`}
+		})), nil
+	}
+	for i := range 30 {
+		cut := inMemory
+		if i%2 == 1 {
+			cut = streamed
+		}
+		rep, err := Run(context.Background(), cut, dial, WithMaxSpeed(), WithTimeout(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sr := rep.Sessions[0]; rep.ExitCode() != 0 || sr.Matched != 1 || sr.Extra != 0 {
+			var text bytes.Buffer
+			rep.WriteText(&text)
+			t.Fatalf("run %d: exit %d; want 0, 1 matched, nothing extra:\n%s", i+1, rep.ExitCode(), text.String())
+		}
 	}
 }

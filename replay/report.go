@@ -60,6 +60,8 @@ type Difference struct {
 	// Diffs are the differing values (ids, _meta, timestamps and the other
 	// volatile paths left out).
 	Diffs []jsondiff.Difference `json:"diffs"`
+
+	srv int // Server index of the recorded response, for the order
 }
 
 // NotificationCount is how many notifications of one method the recorded
@@ -112,64 +114,95 @@ func (r *Report) ExitCode() int {
 	return code
 }
 
-// finishReport compares the paired responses and counts what is missing.
-// It runs after the receiver stopped, so it needs no lock.
+// compare compares a live response with its recorded twin and counts the
+// verdict. mu is held, or the receiver stopped.
+func (r *runner) compare(p pair) {
+	rep := r.rep
+	diffs, err := r.cmp.Compare(p.rec, restoreRecorded(p.live, r.ids, r.tokens))
+	if err != nil { // not reached: both frames were classified as JSON-RPC
+		r.addNote(fmt.Sprintf("comparing the answer to %s: %v", r.requestDesc(p.recKey), err))
+		return
+	}
+	if len(diffs) == 0 {
+		rep.Matched++
+		return
+	}
+	rep.Differed++
+	d := Difference{Request: r.requestDesc(p.recKey), Diffs: diffs, srv: p.srv}
+	if sd, ok := r.reqStep[p.recKey]; ok {
+		d.Method, d.Name = sd.method, sd.name
+	}
+	rep.Differences = append(rep.Differences, d)
+}
+
+// finishReport compares the responses kept for the end and counts what is
+// missing. It runs after the receiver and the loader stopped, so it needs
+// no lock.
 func (r *runner) finishReport() {
 	rep := r.rep
 	sort.Slice(r.pairs, func(i, j int) bool { return r.pairs[i].srv < r.pairs[j].srv })
 	for _, p := range r.pairs {
-		m := &r.s.Server[p.srv]
-		if r.cancelled[m.IDKey] {
+		if r.cancelled[p.recKey] {
 			// Whether a cancelled request is answered, and how, depends
 			// on timing: it is not compared.
-			r.note(fmt.Sprintf("the answer to %s, which was cancelled, is not compared", r.requestDesc(m.IDKey)))
+			r.addNote(fmt.Sprintf("the answer to %s, which was cancelled, is not compared", r.requestDesc(p.recKey)))
 			continue
 		}
-		diffs, err := r.cmp.Compare(m.Frame, restoreRecorded(p.live, r.ids, r.tokens))
-		if err != nil { // not reached: both frames were classified as JSON-RPC
-			r.note(fmt.Sprintf("comparing the answer to %s: %v", r.requestDesc(m.IDKey), err))
-			continue
-		}
-		if len(diffs) == 0 {
-			rep.Matched++
-			continue
-		}
-		rep.Differed++
-		d := Difference{Request: r.requestDesc(m.IDKey), Diffs: diffs}
-		if i, ok := r.reqStep[m.IDKey]; ok {
-			d.Method, d.Name = r.s.Steps[i].Method, r.s.Steps[i].Name
-		}
-		rep.Differences = append(rep.Differences, d)
+		r.compare(p)
 	}
-	recNotif := map[string]int{}
-	for i, m := range r.s.Server {
-		switch m.Kind {
-		case jsonrpc.KindNotification:
-			if tok := jsonrpc.Classify(m.Frame).ProgressToken; tok.Type != jsonrpc.IDAbsent && r.s.cancelled[r.s.tokenOwner[tok.Key()]] {
-				continue // progress of a cancelled request depends on timing
-			}
-			recNotif[m.Method]++
-		case jsonrpc.KindResponse, jsonrpc.KindError:
-			if !r.arrived[i] && !r.cancelled[m.IDKey] {
-				rep.Missing++
-				rep.Problems = append(rep.Problems, Problem{Kind: "missing", What: "response to " + r.requestDesc(m.IDKey)})
-			}
-		case jsonrpc.KindRequest:
-			if !r.arrived[i] {
-				rep.Missing++
-				rep.Problems = append(rep.Problems, Problem{Kind: "missing", What: fmt.Sprintf("server request %s (recorded id %s)", m.Method, m.IDKey)})
+	sort.SliceStable(rep.Differences, func(i, j int) bool { return rep.Differences[i].srv < rep.Differences[j].srv })
+	early := make([]string, 0, len(r.early))
+	for recKey := range r.early {
+		early = append(early, recKey)
+	}
+	sort.Strings(early)
+	for _, recKey := range early { // no twin was admitted after all
+		for range r.early[recKey] {
+			if !r.cancelled[recKey] {
+				r.unexpectedResponse(recKey)
 			}
 		}
+	}
+	for _, g := range r.pendingServer(jsonrpc.KindResponse) {
+		if m := r.srv[g]; !r.cancelled[m.IDKey] {
+			rep.Missing++
+			rep.Problems = append(rep.Problems, Problem{Kind: "missing", What: "response to " + r.requestDesc(m.IDKey)})
+		}
+	}
+	for _, g := range r.pendingServer(jsonrpc.KindRequest) {
+		m := r.srv[g]
+		rep.Missing++
+		rep.Problems = append(rep.Problems, Problem{Kind: "missing", What: fmt.Sprintf("server request %s (recorded id %s)", m.Method, m.IDKey)})
+	}
+	// The progress of a cancelled request depends on timing; of a request
+	// answered after the cut, on the cut.
+	recNotif, liveNotif := r.recNotif, r.liveNotif
+	for k, n := range r.recProgress {
+		if !r.recCancelled[k[0]] && !r.afterCut(k[0]) {
+			recNotif[k[1]] += n
+		}
+	}
+	for k, n := range r.liveProgress {
+		switch {
+		case r.recCancelled[k[0]] || r.cancelled[k[0]]:
+		case r.afterCut(k[0]):
+			r.cutMessages += n
+		default:
+			liveNotif[k[1]] += n
+		}
+	}
+	if r.cutMessages > 0 {
+		r.addNote(fmt.Sprintf("the tape was cut during this session: %d live messages (answers, server requests, progress) belong after the cut and are not compared", r.cutMessages))
 	}
 	methods := map[string]bool{}
 	for m := range recNotif {
 		methods[m] = true
 	}
-	for m := range r.liveNotif {
+	for m := range liveNotif {
 		methods[m] = true
 	}
 	for m := range methods {
-		rep.Notifications = append(rep.Notifications, NotificationCount{Method: m, Recorded: recNotif[m], Live: r.liveNotif[m], Ignored: r.o.ignoreNotif[m]})
+		rep.Notifications = append(rep.Notifications, NotificationCount{Method: m, Recorded: recNotif[m], Live: liveNotif[m], Ignored: r.o.ignoreNotif[m]})
 	}
 	sort.Slice(rep.Notifications, func(i, j int) bool { return rep.Notifications[i].Method < rep.Notifications[j].Method })
 }

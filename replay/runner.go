@@ -33,30 +33,53 @@ type runner struct {
 	ids, tokens *idMap
 	opaque      map[string]string         // recorded opaque value -> live
 	subs        map[string][]byte         // recorded subscriptions/listen id key -> live raw id
-	retryOf     map[int]int               // Steps index of an MRTR retry -> Server index of the input_required answer
 	inputNames  map[int]map[string]string // Server index of an input_required answer -> recorded key -> live key
 
-	arrived   []bool      // per Server index: its live equivalent arrived
-	arrivedAt []time.Time // when
-	liveSrvID [][]byte    // per Server index of a server request: the live id
+	// What the loader admitted (window.go): the steps waiting for the
+	// sender, and the server responses and requests still of use.
+	queue        fifo[queued]
+	nSteps       int               // steps admitted
+	nServer      int               // server messages admitted
+	loaded       bool              // every step was admitted
+	sendIdx      int               // index of the step the sender took last
+	srv          map[int]*srvState // by Server index
+	retiring     []retiring
+	prompts      []prompt
+	tokenOwner   map[string]string // the session's: progress token key -> recorded request id key
+	recCancelled map[string]bool   // the session's: recorded id keys the recording cancels
+	recAnswered  map[string]bool   // in a cut session: recorded id keys with a recorded answer
 
-	respIdx   map[string]int                 // recorded request id key -> Server index of its response
-	reqStep   map[string]int                 // recorded request id key -> Steps index
-	sentAt    map[string]time.Time           // recorded request id key -> live send time
-	cancelled map[string]bool                // recorded request id keys cancelled live
-	exchReq   map[uint64]string              // live HTTP exchange -> recorded request id key
-	exchanges map[string]*transport.Exchange // recorded request id key -> its exchange
-	launched  map[string]chan struct{}       // recorded request id key -> closed when its async Send returned
-	twins     map[[2]string][]int            // (related, method) -> Server indexes of server requests
-	sessTwins map[string][]int               // method -> Server indexes of server requests
-	liveNotif map[string]int                 // live notifications per method
-	pairs     []pair                         // recorded/live response pairs, compared at the end
+	maxArrivedResp int                            // largest Server index of an arrived response, -1
+	respIdx        map[string]int                 // recorded request id key -> Server index of its response, until it arrives
+	early          map[string][][]byte            // recorded request id key -> live answers come before their twin was admitted
+	reqStep        map[string]stepDesc            // recorded request id key -> its step
+	sentAt         map[string]time.Time           // recorded request id key -> live send time
+	cancelled      map[string]bool                // recorded request id keys cancelled live
+	exchReq        map[uint64]string              // live HTTP exchange -> recorded request id key
+	exchanges      map[string]*transport.Exchange // recorded request id key -> its exchange
+	launched       map[string]chan struct{}       // recorded request id key -> closed when its async Send returned
+	twins          map[[2]string][]int            // (related, method) -> Server indexes of server requests
+	sessTwins      map[string][]int               // method -> Server indexes of server requests
+	recNotif       map[string]int                 // recorded notifications per method
+	liveNotif      map[string]int                 // live notifications per method
+	recProgress    map[[2]string]int              // (recorded request id key, method) -> its recorded progress notifications
+	liveProgress   map[[2]string]int              // the same, live
+	pairs          []pair                         // responses to requests the recording cancels, compared at the end
+	cutMessages    int                            // live messages not expected: after the cut of a cut session
+}
+
+// stepDesc names an admitted request step.
+type stepDesc struct {
+	i            int
+	method, name string
 }
 
 // pair is a recorded response and its live twin.
 type pair struct {
-	srv  int // Server index of the recorded response
-	live []byte
+	srv    int // Server index of the recorded response
+	rec    []byte
+	recKey string // recorded id key of the request
+	live   []byte
 }
 
 func newRunner(s *Session, o *options, cmp *jsondiff.Comparer) *runner {
@@ -64,29 +87,17 @@ func newRunner(s *Session, o *options, cmp *jsondiff.Comparer) *runner {
 		s: s, o: o, cmp: cmp, changed: make(chan struct{}),
 		ids: newIDMap("mcptape-"), tokens: newIDMap("mcptape-progress-"), opaque: map[string]string{},
 		subs: map[string][]byte{}, inputNames: map[int]map[string]string{},
-		arrived: make([]bool, len(s.Server)), arrivedAt: make([]time.Time, len(s.Server)), liveSrvID: make([][]byte, len(s.Server)),
-		respIdx: map[string]int{}, reqStep: map[string]int{}, sentAt: map[string]time.Time{}, cancelled: map[string]bool{},
+		srv: map[int]*srvState{}, tokenOwner: s.tokenOwner, recCancelled: s.cancelled, recAnswered: map[string]bool{},
+		maxArrivedResp: -1, respIdx: map[string]int{}, early: map[string][][]byte{}, reqStep: map[string]stepDesc{},
+		sentAt: map[string]time.Time{}, cancelled: map[string]bool{},
 		exchReq: map[uint64]string{}, exchanges: map[string]*transport.Exchange{}, launched: map[string]chan struct{}{},
 		twins: map[[2]string][]int{}, sessTwins: map[string][]int{},
-		liveNotif: map[string]int{},
-		rep:       &SessionReport{Session: s.ID, Steps: len(s.Steps)},
+		recNotif: map[string]int{}, liveNotif: map[string]int{}, recProgress: map[[2]string]int{}, liveProgress: map[[2]string]int{},
+		rep: &SessionReport{Session: s.ID, Steps: s.StepCount()},
 	}
-	for i, m := range s.Server {
-		switch m.Kind {
-		case jsonrpc.KindResponse, jsonrpc.KindError:
-			r.respIdx[m.IDKey] = i
-		case jsonrpc.KindRequest:
-			k := [2]string{m.Related, m.Method}
-			r.twins[k] = append(r.twins[k], i)
-			r.sessTwins[m.Method] = append(r.sessTwins[m.Method], i)
-		}
+	if r.tokenOwner == nil { // streamed: its loader fills its own
+		r.tokenOwner, r.recCancelled = map[string]string{}, map[string]bool{}
 	}
-	for i, st := range s.Steps {
-		if st.Kind == jsonrpc.KindRequest {
-			r.reqStep[st.IDKey] = i
-		}
-	}
-	r.retryOf = retryLinks(s, r.reqStep)
 	return r
 }
 
@@ -108,7 +119,16 @@ func (r *runner) fail(err error) {
 func (r *runner) run(ctx context.Context) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
-	recvDone := make(chan struct{})
+	recvDone, loadDone := make(chan struct{}), make(chan struct{})
+	if r.s.Streamed() {
+		go func() {
+			defer close(loadDone)
+			r.stream(ctx)
+		}()
+	} else {
+		r.admitAll()
+		close(loadDone)
+	}
 	go func() {
 		defer close(recvDone)
 		r.receive(ctx)
@@ -126,6 +146,7 @@ func (r *runner) run(ctx context.Context) {
 	closeErr := r.conn.Close()
 	cancel()
 	<-recvDone
+	<-loadDone
 	r.bg.Wait()
 	if err == nil && closeErr != nil && !errors.Is(closeErr, transport.ErrClosed) {
 		r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("closing the connection: %v", closeErr))
@@ -140,18 +161,28 @@ func (r *runner) run(ctx context.Context) {
 // send sends every step in order, each once its dependencies have arrived.
 func (r *runner) send(ctx context.Context) error {
 	var prevLive time.Time
-	for i := range r.s.Steps {
-		st := &r.s.Steps[i]
-		ok, err := r.awaitDeps(ctx, st)
+	prevTime := int64(-1) // recorded time of the previous step
+	for {
+		i, step, ok, err := r.nextStep(ctx)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			continue
+			return nil
 		}
-		if err := r.pace(ctx, i, prevLive); err != nil {
+		st := &step
+		ok, err = r.awaitDeps(ctx, st)
+		if err != nil {
 			return err
 		}
+		if !ok {
+			prevTime = st.Time
+			continue
+		}
+		if err := r.pace(ctx, st, prevTime, prevLive); err != nil {
+			return err
+		}
+		prevTime = st.Time
 		frame, skip, err := r.rewrite(i, st)
 		if err != nil {
 			return fmt.Errorf("step %d (%s): %w", i+1, describeStep(st), err)
@@ -162,8 +193,7 @@ func (r *runner) send(ctx context.Context) error {
 		}
 		r.record(tape.ClientToServer, frame, time.Now(), nil)
 		prevLive = time.Now()
-		r.rep.Sent++
-		if st.Kind == jsonrpc.KindRequest && r.async {
+		if st.Kind == jsonrpc.KindRequest && r.async && st.Method != "initialize" {
 			r.sendAsync(ctx, i, st, frame)
 			continue
 		}
@@ -176,24 +206,28 @@ func (r *runner) send(ctx context.Context) error {
 			r.mu.Unlock()
 			r.awaitLaunched(ctx, target)
 		}
+		// Over HTTP this returns once the POST is answered: a
+		// notification or response is acknowledged, initialize answered
+		// (its session id known), before anything recorded after it goes.
 		ex, err := r.conn.Send(ctx, frame, transport.SendOptions{})
 		if err != nil {
 			return fmt.Errorf("sending step %d (%s): %w", i+1, describeStep(st), err)
 		}
 		r.afterSend(st, ex, prevLive)
 	}
-	return nil
 }
 
 // sendAsync sends a request on its own goroutine: over HTTP, Send returns
 // only once the response headers arrived, which some servers delay until
 // the answer is ready, while the client went on sending (a cancel, other
-// requests).
+// requests). initialize is not sent this way: its answer carries the
+// session id every later message needs.
 func (r *runner) sendAsync(ctx context.Context, i int, st *Step, frame []byte) {
 	done := make(chan struct{})
 	r.mu.Lock()
 	r.sentAt[st.IDKey] = time.Now()
 	r.launched[st.IDKey] = done
+	r.rep.Sent++ // taken back if the POST fails: its answer may come only as the replay ends
 	r.mu.Unlock()
 	r.bg.Add(1)
 	go func() {
@@ -204,6 +238,7 @@ func (r *runner) sendAsync(ctx context.Context, i int, st *Step, frame []byte) {
 		defer r.mu.Unlock()
 		if err != nil {
 			if !r.closing && ctx.Err() == nil {
+				r.rep.Sent--
 				r.fail(fmt.Errorf("sending step %d (%s): %w", i+1, describeStep(st), err))
 			}
 			return
@@ -244,6 +279,7 @@ func (r *runner) awaitLaunched(ctx context.Context, key string) {
 func (r *runner) afterSend(st *Step, ex *transport.Exchange, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.rep.Sent++
 	switch st.Kind {
 	case jsonrpc.KindRequest:
 		r.sentAt[st.IDKey] = now
@@ -267,20 +303,19 @@ func (r *runner) afterSend(st *Step, ex *transport.Exchange, now time.Time) {
 // pace waits until the step's recorded spacing, scaled by the speed, has
 // elapsed since the live equivalents of its dependencies arrived and since
 // the previous step was sent.
-func (r *runner) pace(ctx context.Context, i int, prevLive time.Time) error {
+func (r *runner) pace(ctx context.Context, st *Step, prevTime int64, prevLive time.Time) error {
 	if r.o.speed == 0 {
 		return nil
 	}
-	st := &r.s.Steps[i]
 	scale := func(ns int64) time.Duration { return time.Duration(float64(max(ns, 0)) / r.o.speed) }
 	var at time.Time
-	if i > 0 && !prevLive.IsZero() {
-		at = prevLive.Add(scale(st.Time - r.s.Steps[i-1].Time))
+	if prevTime >= 0 && !prevLive.IsZero() {
+		at = prevLive.Add(scale(st.Time - prevTime))
 	}
 	r.mu.Lock()
 	for _, d := range st.Deps {
-		if r.arrived[d] {
-			if t := r.arrivedAt[d].Add(scale(st.Time - r.s.Server[d].Time)); t.After(at) {
+		if m := r.srv[d]; m != nil && m.arrived {
+			if t := m.arrivedAt.Add(scale(st.Time - m.Time)); t.After(at) {
 				at = t
 			}
 		}
@@ -333,16 +368,17 @@ func (r *runner) rewrite(i int, st *Step) (frame []byte, skip string, err error)
 		if st.Answers < 0 {
 			return nil, "it answers no recorded server request", nil
 		}
-		live := r.liveSrvID[st.Answers]
-		if live == nil {
+		m := r.srv[st.Answers]
+		if m == nil || m.liveID == nil {
 			return nil, "the server did not send the request it answers", nil
 		}
-		frame, err = jsonrpc.AppendRewrite(nil, frame, jsonrpc.TargetID, live)
+		frame, err = jsonrpc.AppendRewrite(nil, frame, jsonrpc.TargetID, m.liveID)
+		r.retire(st.Answers, "", "")
 	}
 	if err != nil {
 		return nil, "", err
 	}
-	if srv, ok := r.retryOf[i]; ok {
+	if srv, ok := r.retryLink(st); ok {
 		if frame, _, err = renameKeys(frame, []string{"params", "inputResponses"}, r.inputNames[srv]); err != nil {
 			return nil, "", fmt.Errorf("renaming inputResponses keys: %w", err)
 		}
@@ -388,6 +424,11 @@ const maxNotes = 50
 func (r *runner) note(s string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.addNote(s)
+}
+
+// addNote adds a remark to the report. mu is held.
+func (r *runner) addNote(s string) {
 	if len(r.rep.Notes) < maxNotes {
 		r.rep.Notes = append(r.rep.Notes, s)
 	}

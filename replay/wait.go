@@ -28,7 +28,6 @@ func (r *runner) awaitDeps(ctx context.Context, st *Step) (bool, error) {
 // awaitOne waits for the live equivalent of Server[d]. It reports false when
 // it will not come and the wait is abandoned without failing the session.
 func (r *runner) awaitOne(ctx context.Context, d int) (bool, error) {
-	m := &r.s.Server[d]
 	start := time.Now()
 	for {
 		r.mu.Lock()
@@ -37,7 +36,8 @@ func (r *runner) awaitOne(ctx context.Context, d int) (bool, error) {
 			r.mu.Unlock()
 			return false, err
 		}
-		if r.arrived[d] {
+		m := r.srv[d]
+		if m == nil || m.arrived { // retired ones arrived
 			r.mu.Unlock()
 			return true, nil
 		}
@@ -57,15 +57,20 @@ func (r *runner) awaitOne(ctx context.Context, d int) (bool, error) {
 			}
 			deadline = sent.Add(r.o.timeout)
 		}
+
+		kind, key := m.Kind, m.IDKey
 		ch := r.changed
 		r.mu.Unlock()
 
 		wait := time.Until(deadline)
 		if wait <= 0 {
-			if m.Kind == jsonrpc.KindRequest {
+			if kind == jsonrpc.KindRequest {
 				return false, nil
 			}
-			return false, r.timeoutError(m.IDKey)
+			r.mu.Lock()
+			err := r.timeoutError(key)
+			r.mu.Unlock()
+			return false, err
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -82,34 +87,21 @@ func (r *runner) awaitOne(ctx context.Context, d int) (bool, error) {
 // laterAnswerArrived reports whether the live twin of a response recorded
 // after Server[d] has arrived: the server request d, recorded before that
 // response, is then not coming. mu must be held.
-func (r *runner) laterAnswerArrived(d int) bool {
-	for i := d + 1; i < len(r.s.Server); i++ {
-		k := r.s.Server[i].Kind
-		if (k == jsonrpc.KindResponse || k == jsonrpc.KindError) && r.arrived[i] {
-			return true
-		}
-	}
-	return false
-}
+func (r *runner) laterAnswerArrived(d int) bool { return r.maxArrivedResp > d }
 
 // timeoutError says which request was not answered in time.
 func (r *runner) timeoutError(recKey string) error {
-	desc := "request " + recKey
-	if i, ok := r.reqStep[recKey]; ok {
-		st := &r.s.Steps[i]
-		desc = describeRequest(st.Method, st.Name, recKey)
-	}
-	return fmt.Errorf("no answer to %s within %v", desc, r.o.timeout)
+	return fmt.Errorf("no answer to %s within %v", r.requestDesc(recKey), r.o.timeout)
 }
 
 // awaitAnswers waits, once every step was sent, for the live answers of
 // the requests that were answered in the recording.
 func (r *runner) awaitAnswers(ctx context.Context) error {
-	for i, m := range r.s.Server {
-		if m.Kind != jsonrpc.KindResponse && m.Kind != jsonrpc.KindError {
-			continue
-		}
-		if _, err := r.awaitOne(ctx, i); err != nil {
+	r.mu.Lock()
+	pending := r.pendingServer(jsonrpc.KindResponse)
+	r.mu.Unlock()
+	for _, g := range pending {
+		if _, err := r.awaitOne(ctx, g); err != nil {
 			return err
 		}
 	}

@@ -18,6 +18,7 @@ step "record over HTTP: curl -> mcptape record --upstream -> mcptape serve --htt
 # A background job opens its log only once it runs: remove the last run's
 # logs first, or wait_for could read an old address from them.
 rm -f "$OUT/serve-http.log" "$OUT/record-http.log"
+rm -f "$OUT/http.jsonl.zst" # record -o does not overwrite the last run's tape
 "$MCPTAPE" serve --http 127.0.0.1:0 2> "$OUT/serve-http.log" & SRV=$!
 "$MCPTAPE" record --upstream "$(wait_for 'http://[^ ]*/mcp' "$OUT/serve-http.log")" \
   --listen 127.0.0.1:0 -o "$OUT/http.jsonl.zst" 2> "$OUT/record-http.log" & REC=$!

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 )
 
 // This file walks the structure of zstd frames (RFC 8878, section 3.1)
@@ -177,11 +178,15 @@ func readN(br *bufio.Reader, dst []byte, n int) ([]byte, error) {
 }
 
 // grow makes room for n more bytes after len(b).
-func grow(b []byte, n int) []byte {
+func grow(b []byte, n int) []byte { return growCapped(b, n, math.MaxInt) }
+
+// growCapped is grow with a new capacity of at most limit bytes (or
+// len(b)+n, when that is more).
+func growCapped(b []byte, n, limit int) []byte {
 	if cap(b)-len(b) >= n {
 		return b
 	}
-	nb := make([]byte, len(b), max(2*cap(b), len(b)+n))
+	nb := make([]byte, len(b), max(min(2*cap(b), limit), len(b)+n))
 	copy(nb, b)
 	return nb
 }

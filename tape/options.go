@@ -28,6 +28,7 @@ type options struct {
 	maxQueued     int
 	level         zstd.EncoderLevel
 	now           func() time.Time
+	exclusive     bool
 }
 
 func defaultOptions() options {
@@ -100,6 +101,17 @@ func WithClock(now func() time.Time) Option {
 			return fmt.Errorf("clock: must not be nil")
 		}
 		o.now = now
+		return nil
+	}
+}
+
+// WithExclusive makes Create refuse a path that already exists, with an
+// error wrapping fs.ErrExist, instead of truncating it: a tape is not
+// overwritten by mistake. The check and the creation are one step (O_EXCL).
+// NewWriter ignores it.
+func WithExclusive() Option {
+	return func(o *options) error {
+		o.exclusive = true
 		return nil
 	}
 }

@@ -85,6 +85,7 @@ type Reader struct {
 	done   bool
 
 	scanned int64 // bytes searched for '\n' so far; tests check it stays linear
+	bufPeak int   // largest capacity of buf so far; tests check the record limit bounds it
 }
 
 // errReader remembers the first error of its reader other than io.EOF.
@@ -271,7 +272,15 @@ func (r *Reader) line() ([]byte, error) {
 			r.stop(fmt.Errorf("line %d: longer than %d bytes", r.lines+1, r.o.maxRecord))
 			continue
 		}
+		// A line that cannot become a record is refused before more of
+		// it is decompressed: a crafted frame of a gigabyte without a
+		// newline would otherwise be held up to the record limit.
+		if r.scan > 0 && !recordStart(r.buf[r.pos:]) {
+			r.stop(fmt.Errorf("line %d: invalid record: starts with %s, not a JSON object", r.lines+1, quotePrefix(r.buf[r.pos:])))
+			continue
+		}
 		err := r.fill()
+		r.bufPeak = max(r.bufPeak, cap(r.buf))
 		if err == io.EOF {
 			r.done = true
 			if rest := r.buf[r.pos:]; len(rest) > 0 { // a last line without '\n'
@@ -288,6 +297,30 @@ func (r *Reader) line() ([]byte, error) {
 			r.stop(err)
 		}
 	}
+}
+
+// recordStart reports whether b, the start of a line, can still become a
+// record: white space only, or a JSON object's '{' followed by white space,
+// a key's '"' or '}'.
+func recordStart(b []byte) bool {
+	i := skipWS(b, 0)
+	if i == len(b) {
+		return true
+	}
+	if b[i] != '{' {
+		return false
+	}
+	i = skipWS(b, i+1)
+	return i == len(b) || b[i] == '"' || b[i] == '}'
+}
+
+// quotePrefix quotes the first bytes of b for an error message.
+func quotePrefix(b []byte) string {
+	const n = 16
+	if len(b) > n {
+		return fmt.Sprintf("%q...", b[:n])
+	}
+	return fmt.Sprintf("%q", b)
 }
 
 // parseLine parses one line; blank lines are skipped (ok false) and an
@@ -382,9 +415,14 @@ func (r *Reader) startStream() error {
 	return r.fillStream()
 }
 
-// fillStream appends one chunk of the decompressed stream to r.buf.
+// streamChunk is how many decompressed bytes fillStream asks for at once.
+const streamChunk = 256 << 10
+
+// fillStream appends one chunk of the decompressed stream to r.buf, which
+// never grows past the record limit plus one chunk: line refuses a longer
+// line before the next fill.
 func (r *Reader) fillStream() error {
-	r.buf = grow(r.buf, 256<<10)
+	r.buf = growCapped(r.buf, streamChunk, r.o.maxRecord+streamChunk)
 	n, err := r.stream.Read(r.buf[len(r.buf):cap(r.buf)])
 	r.buf = r.buf[:len(r.buf)+n]
 	switch {

@@ -387,3 +387,68 @@ func TestReaderScansLinearly(t *testing.T) {
 		})
 	}
 }
+
+// bombTape is a tape's header frame followed by one zstd frame (no content
+// size: it is decoded as a stream) of prefix and n bytes of 'A', with no
+// newline: a few KB that decompress to far more than the record limit.
+func bombTape(t *testing.T, prefix string, n int) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	w, err := NewWriter(&out, testHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr := bytes.Clone(out.Bytes()) // the header frame, written by NewWriter
+	w.Close()
+	out.Reset()
+	out.Write(hdr)
+	enc, err := zstd.NewWriter(&out, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc.Write([]byte(prefix))
+	chunk := bytes.Repeat([]byte("A"), 1<<20)
+	for n > 0 {
+		k := min(n, len(chunk))
+		enc.Write(chunk[:k])
+		n -= k
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// TestReaderLongLineBounded: a line longer than the record limit ends
+// reading with a warning, and the reader never holds more than the limit
+// plus one chunk of it; a line that cannot be a record (no '{') is refused
+// after its first chunk.
+func TestReaderLongLineBounded(t *testing.T) {
+	const limit = 2<<20 + 1 // just over a capacity that doubling reaches
+	tests := []struct {
+		name, prefix string
+		want         string // in the warning
+		maxPeak      int    // largest buffer allowed
+	}{
+		{"not an object", "", `invalid record: starts with "AAAAAAAAAAAAAAAA"..., not a JSON object`, 2 * streamChunk},
+		{"object too long", `{"type":"message","frame":"`, "longer than 2097153 bytes", limit + streamChunk},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := NewReader(bytes.NewReader(bombTape(t, tt.prefix, 16<<20)), WithMaxRecord(limit))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if _, err := r.Next(); err != io.EOF {
+				t.Fatalf("Next: %v, want io.EOF", err)
+			}
+			if w := r.Warning(); w == nil || !strings.Contains(w.Error(), "line 2: "+tt.want) {
+				t.Fatalf("warning %v, want %q", w, tt.want)
+			}
+			if r.bufPeak > tt.maxPeak {
+				t.Fatalf("buffer grew to %d bytes, want at most %d", r.bufPeak, tt.maxPeak)
+			}
+		})
+	}
+}

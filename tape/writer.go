@@ -84,14 +84,19 @@ type Writer struct {
 	st      Stats
 }
 
-// Create creates (or truncates) the tape file at path with mode 0600 and
-// writes the header, synchronously, as the first frame; see NewWriter.
+// Create creates (or truncates, unless WithExclusive) the tape file at path
+// with mode 0600 and writes the header, synchronously, as the first frame;
+// see NewWriter.
 func Create(path string, h Header, opts ...Option) (*Writer, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	f, err := privfile.Create(path) // 0600 even if it existed with another mode
+	create := privfile.Create // 0600 even if it existed with another mode
+	if o.exclusive {
+		create = privfile.CreateNew
+	}
+	f, err := create(path)
 	if err != nil {
 		return nil, fmt.Errorf("tape: create: %w", err)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/mcptape/mcptape/internal/privfile"
 	"github.com/mcptape/mcptape/loadgen"
 	"github.com/mcptape/mcptape/replay"
-	"github.com/mcptape/mcptape/tape"
 	"github.com/mcptape/mcptape/transport"
 )
 
@@ -372,15 +371,11 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 		}
 		ropts = append(ropts, replay.WithSpeed(sp))
 	}
-	r, err := tape.Open(f.tape)
+	t, err := replay.Open(f.tape, replay.DefaultMemory)
 	if err != nil {
 		return withCode(2, err)
 	}
-	sessions, _, err := replay.Load(r)
-	r.Close()
-	if err != nil {
-		return withCode(2, fmt.Errorf("%s: %w", f.tape, err))
-	}
+	sessions := t.Sessions
 	if f.session != "" {
 		s, err := replay.Pick(sessions, f.session)
 		if err != nil {

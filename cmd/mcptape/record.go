@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -35,14 +36,15 @@ type recordFlags struct {
 	maxFrame int
 	level    int
 	verbose  bool
+	force    bool
 }
 
 func recordCmd() *command {
 	return &command{
 		name:    "record",
 		summary: "Record an MCP server's traffic to a tape (stdio: run it; HTTP: proxy it)",
-		usage: "record [-o FILE] [--flush DUR] [--level N] [--env K=V ...] [--cwd DIR] [--grace DUR] [-v] -- CMD [ARGS...]\n" +
-			"  mcptape record --upstream URL [--listen ADDR] [-o FILE] [--flush DUR] [--level N] [-v]",
+		usage: "record [-o FILE [--force]] [--flush DUR] [--level N] [--env K=V ...] [--cwd DIR] [--grace DUR] [-v] -- CMD [ARGS...]\n" +
+			"  mcptape record --upstream URL [--listen ADDR] [-o FILE [--force]] [--flush DUR] [--level N] [-v]",
 		examples: `  mcptape record -o t.jsonl.zst -- npx -y @modelcontextprotocol/server-everything stdio
   mcptape record --env API_KEY=$KEY -- node server.js     # tape under ~/.local/state/mcptape/tapes
   mcptape record -o t.jsonl.zst -- mcptape serve          # the built-in reference server
@@ -54,15 +56,18 @@ func recordCmd() *command {
     "command": "mcptape", "args": ["record", "-o", "/path/t.jsonl.zst", "--", "npx", "-y", "some-server"]
 
   stdout carries only the server's bytes; mcptape's own messages go to stderr.
-  Exit code: the server's (128+N when it died of signal N), 127 when it cannot start.
+  An existing -o file is never overwritten unless --force is given.
+  Exit code: the server's (128+N when it died of signal N), 127 when it cannot start,
+  2 for a usage error or an -o file that already exists.
   The server dies with mcptape: SIGTERM from the kernel on Linux, a job object on
   Windows; on macOS and FreeBSD it sees its stdin end.
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f recordFlags
 			fs.SetInterspersed(false) // the command's own flags are not ours, "--" or not
-			fs.StringVarP(&f.output, "output", "o", "", "tape file to write (default: a new file under $XDG_STATE_HOME/mcptape/tapes)")
+			fs.StringVarP(&f.output, "output", "o", "", "tape file to write, which must not exist (default: a new file under $XDG_STATE_HOME/mcptape/tapes)")
 			fs.StringVar(&f.name, "name", "", "with no -o, name the tape `NAME`-TIME-PID.jsonl.zst in the state directory (as 'mcptape wrap' does)")
+			fs.BoolVar(&f.force, "force", false, "overwrite the -o file when it exists (without it, an existing file is refused with exit code 2)")
 			fs.DurationVar(&f.flush, "flush", tape.DefaultFlushInterval, "how often the tape is flushed to disk; a crash loses at most this much")
 			fs.StringArrayVar(&f.env, "env", nil, "set an environment variable `K=V` for the server (repeatable); secret-looking values are redacted in the tape")
 			fs.StringVar(&f.cwd, "cwd", "", "working `DIR`ectory of the server")
@@ -89,7 +94,7 @@ func recordCmd() *command {
 						}
 					}
 					return runRecordHTTP(ctx, st, h, httpRecordConfig{
-						Output: f.output, Flush: f.flush, Level: f.level, MaxBody: f.maxFrame << 20, Verbose: f.verbose,
+						Output: f.output, Force: f.force, Flush: f.flush, Level: f.level, MaxBody: f.maxFrame << 20, Verbose: f.verbose,
 						Header: recordHeader(&f, fs, args, time.Now()),
 					})
 				}
@@ -149,7 +154,7 @@ func runRecord(ctx context.Context, st *stdio, f *recordFlags, fs *pflag.FlagSet
 		logf("recording to %s", path)
 	}
 	hdr := recordHeader(f, fs, args, start)
-	w, err := tape.Create(path, hdr, tape.WithFlushInterval(f.flush), tape.WithLevel(f.level))
+	w, err := createTape(path, f.force, hdr, tape.WithFlushInterval(f.flush), tape.WithLevel(f.level))
 	if err != nil {
 		return err
 	}
@@ -268,6 +273,20 @@ func defaultTapePath(getenv func(string) string, start time.Time, pid int) (stri
 	}
 	name := start.UTC().Format("20060102T150405.000000Z") + "-" + strconv.Itoa(pid) + ".jsonl.zst"
 	return filepath.Join(dir, name), nil
+}
+
+// createTape creates the tape of a recording. Unless force is set, an
+// existing file is refused (exit code 2) rather than overwritten: it is
+// most likely an earlier recording.
+func createTape(path string, force bool, h tape.Header, opts ...tape.Option) (*tape.Writer, error) {
+	if !force {
+		opts = append(opts, tape.WithExclusive())
+	}
+	w, err := tape.Create(path, h, opts...)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, withCode(2, fmt.Errorf("%s already exists: refusing to overwrite it (give --force to replace it, or another -o)", path))
+	}
+	return w, err
 }
 
 // lockedWriter serialises writes, so that mcptape's own lines and the

@@ -79,6 +79,7 @@ func (h *httpFlags) httpMode(fs *pflag.FlagSet, args []string) (bool, error) {
 // record".
 type httpRecordConfig struct {
 	Output  string        // -o; "" picks defaultTapePath
+	Force   bool          // --force: overwrite an existing -o file
 	Flush   time.Duration // --flush
 	Level   int           // --level (zstd); 0: tape.DefaultLevel
 	MaxBody int           // bytes recorded of one body or event (--max-frame-mib << 20); 0: the default
@@ -147,7 +148,7 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	if err != nil {
 		return err // "listen tcp 127.0.0.1:8931: bind: address already in use"
 	}
-	w, err := tape.Create(path, httpHeader(c.Header, h, ln.Addr().String(), start), tape.WithFlushInterval(c.Flush), tape.WithLevel(cmp.Or(c.Level, tape.DefaultLevel)))
+	w, err := createTape(path, c.Force, httpHeader(c.Header, h, ln.Addr().String(), start), tape.WithFlushInterval(c.Flush), tape.WithLevel(cmp.Or(c.Level, tape.DefaultLevel)))
 	if err != nil {
 		ln.Close()
 		return err

@@ -240,6 +240,65 @@ func TestRecordTapeCannotBeCreated(t *testing.T) {
 	}
 }
 
+// TestRecordRefusesExistingTape: record -o onto an existing file, in both
+// modes, exits 2 with one line naming the file and leaves the file as it
+// was, without starting the server; --force overwrites it.
+func TestRecordRefusesExistingTape(t *testing.T) {
+	t.Setenv(recordHelperEnv, "1")
+	tests := []struct {
+		name  string
+		args  func(tp string) []string
+		force bool
+	}{
+		{"stdio", func(tp string) []string {
+			return slices.Concat([]string{"record", "-o", tp, "--env", "RECORD_HELPER_EXIT=0", "--"}, helperArgv())
+		}, false},
+		{"http", func(tp string) []string {
+			return []string{"record", "--upstream", "http://127.0.0.1:1/mcp", "--listen", "127.0.0.1:0", "-o", tp}
+		}, false},
+		{"stdio forced", func(tp string) []string {
+			return slices.Concat([]string{"record", "-o", tp, "--force", "--env", "RECORD_HELPER_EXIT=0", "--"}, helperArgv())
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			marker := filepath.Join(dir, "started")
+			t.Setenv("RECORD_HELPER_MARKER", marker)
+			tp := filepath.Join(dir, "t.jsonl.zst")
+			const old = "an earlier recording"
+			if err := os.WriteFile(tp, []byte(old), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			// A proxy that does not refuse runs until the context ends.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var errb bytes.Buffer
+			code := run(ctx, &stdio{in: strings.NewReader(""), out: io.Discard, err: &errb}, tt.args(tp))
+			stderr := errb.String()
+			got, err := os.ReadFile(tp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.force {
+				if code != 0 || string(got) == old {
+					t.Fatalf("--force: exit %d, stderr %q, file kept: %v; want 0 and a new tape", code, stderr, string(got) == old)
+				}
+				return
+			}
+			if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tp+" already exists") || !strings.Contains(stderr, "--force") {
+				t.Fatalf("exit %d, stderr %q: want 2 and one line naming the file and --force", code, stderr)
+			}
+			if string(got) != old {
+				t.Fatalf("the existing file was changed to %d bytes", len(got))
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Fatal("the server was started although the tape was refused")
+			}
+		})
+	}
+}
+
 func TestRecordCannotStart(t *testing.T) {
 	tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
 	code, stdout, stderr := runMcptape(t, "", "record", "-o", tp, "--", "/nonexistent/server", "arg")

@@ -53,8 +53,15 @@ func replayCmd() *command {
   from the recording. Responses are compared with the recorded ones (ids,
   _meta, session and task ids and timestamps ignored); notifications by count
   per method (notifications/message never fails the verdict).
+  Over HTTP, initialize is answered and each notification or response
+  acknowledged before anything recorded after it is sent (a stdio client may
+  have pipelined them). A cut tape replays up to the cut: answers the server
+  gives to requests whose recorded answers were cut off are noted, not
+  counted. A big tape is read again from the file as it is replayed, so
+  memory does not grow with it.
   Exit code: 0 every answer matched, 1 some differed (or are missing/extra),
-  2 the replay failed (bad tape, unknown session, server died, hung or sent garbage).
+  2 the replay failed (bad tape, unknown session, server died, hung or sent
+  garbage; the error names the step and why).
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f replayFlags
@@ -195,24 +202,20 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, path string, comm
 }
 
 // loadReplayTape reads the sessions of the tape at path, warning on stderr
-// about a damaged tail or skipped frames.
+// about a damaged tail or skipped frames. A big tape's sessions are
+// streamed from the file as they are replayed (replay.Open).
 func loadReplayTape(st *stdio, path string) ([]*replay.Session, error) {
-	r, err := tape.Open(path)
+	t, err := replay.Open(path, replay.DefaultMemory)
+	if t != nil && t.Warning != nil {
+		fmt.Fprintf(st.err, "mcptape replay: warning: %v\n", t.Warning)
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	sessions, skipped, err := replay.Load(r)
-	if w := r.Warning(); w != nil {
-		fmt.Fprintf(st.err, "mcptape replay: warning: %v\n", w)
+	if t.Skipped > 0 {
+		fmt.Fprintf(st.err, "mcptape replay: warning: %d recorded frames are not JSON-RPC messages and are not replayed\n", t.Skipped)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if skipped > 0 {
-		fmt.Fprintf(st.err, "mcptape replay: warning: %d recorded frames are not JSON-RPC messages and are not replayed\n", skipped)
-	}
-	return sessions, nil
+	return t.Sessions, nil
 }
 
 // dialer returns how to connect to the live server, its description for

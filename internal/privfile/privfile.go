@@ -29,3 +29,20 @@ func Create(path string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// CreateNew creates the file at path, open for writing, private to its
+// owner as Create makes it; it fails with an error wrapping fs.ErrExist
+// when the path exists, so that nothing is overwritten (the check and the
+// creation are one step).
+func CreateNew(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, Mode)
+	if err != nil {
+		return nil, err
+	}
+	if err := restrict(f); err != nil {
+		f.Close()
+		os.Remove(path) // ours: it did not exist
+		return nil, fmt.Errorf("make %s private: %w", path, err)
+	}
+	return f, nil
+}

@@ -1,6 +1,7 @@
 package privfile
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -10,8 +11,15 @@ import (
 // TestCreateWindows: the file's access list is protected and has one
 // entry, for the current user. (Compiled here, run only on Windows.)
 func TestCreateWindows(t *testing.T) {
+	for name, create := range map[string]func(string) (*os.File, error){"Create": Create, "CreateNew": CreateNew} {
+		t.Run(name, func(t *testing.T) { checkPrivate(t, create) })
+	}
+}
+
+// checkPrivate creates a file with create and checks its access list.
+func checkPrivate(t *testing.T, create func(string) (*os.File, error)) {
 	path := filepath.Join(t.TempDir(), "tape")
-	f, err := Create(path)
+	f, err := create(path)
 	if err != nil {
 		t.Fatal(err)
 	}

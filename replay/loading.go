@@ -1,0 +1,274 @@
+package replay
+
+import (
+	"time"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/tape"
+)
+
+// sink receives a session's steps and server messages as they are built,
+// in order: a Session keeps them (Load), a runner replays them as they
+// come (a streamed session), an index only counts them. Indexes are the
+// positions in Session.Steps and Session.Server.
+type sink interface {
+	addStep(st Step)
+	addServer(m ServerMsg)
+	// setAnswer sets Server[srv].Answer to step.
+	setAnswer(srv, step int)
+}
+
+// The time ordering of a session's records: a record is built once a
+// record reorderSpan newer was read, or reorderMax records are waiting, or
+// the session's records end (what analysis.Scanner does for the whole
+// tape).
+const (
+	reorderSpan = int64(time.Second)
+	reorderMax  = 4096
+)
+
+// maxExchanges bounds how many HTTP exchanges a loading remembers the
+// first client request of (to relate the server's requests to it): the
+// oldest are forgotten first.
+const maxExchanges = 1 << 16
+
+// loading builds one session's steps and server messages from its message
+// records, handing each to out. A capture proxy records the two directions
+// from two goroutines, so records are not always in time order in the
+// tape, and an answer can even be stamped just before the message it
+// answers: records are built in time order (see reorderSpan), and such an
+// answer (a server response whose request comes later, a client response
+// whose server request comes later) is built right after the message it
+// answers.
+type loading struct {
+	s   *Session // its metadata, cancels and progress tokens are filled in
+	out sink
+
+	nSteps, nServer int
+	lastDep         int // last server response or request, -1
+	lastDepKind     jsonrpc.Kind
+	lastDepKey      string
+	serverReq       map[string]int    // recorded server request id key -> index, until answered
+	exchReq         map[uint64]string // HTTP exchange -> first client request id key on it
+	exchOrder       []uint64          // exchReq's keys, oldest first
+	ordinal         map[[2]string]int
+	sessOrd         map[string]int
+
+	buf   fifo[entry]        // read, not built yet, in time order
+	later map[string]int     // requests in buf by dirKey
+	held  map[string][]entry // answers waiting for the request they answer (dirKey)
+}
+
+func newLoading(s *Session, out sink) *loading {
+	return &loading{
+		s: s, out: out, lastDep: -1, serverReq: map[string]int{},
+		exchReq: map[uint64]string{}, ordinal: map[[2]string]int{}, sessOrd: map[string]int{},
+		later: map[string]int{}, held: map[string][]entry{},
+	}
+}
+
+// entry is one message of a session as read from the tape.
+type entry struct {
+	time     int64
+	dir      tape.Direction
+	exchange uint64
+	stream   string
+	frame    []byte
+	info     jsonrpc.Info
+}
+
+// add takes one message record (whose slices it keeps) and returns how
+// many frames it skipped; it builds what the time ordering lets go.
+func (l *loading) add(rec *tape.Record) int {
+	if l.s.Start == 0 {
+		l.s.Start = rec.Time
+	}
+	members := [][]byte{rec.Frame}
+	if info := jsonrpc.Classify(rec.Frame); info.Kind == jsonrpc.KindBatch {
+		members, _ = jsonrpc.Split(rec.Frame)
+	}
+	skipped := 0
+	for _, m := range members {
+		info := jsonrpc.Classify(m)
+		if info.Kind == jsonrpc.KindInvalid || info.Kind == jsonrpc.KindBatch {
+			skipped++
+			continue
+		}
+		l.insert(entry{time: rec.Time, dir: rec.Dir, exchange: rec.Exchange, stream: rec.Stream, frame: m, info: info})
+	}
+	for n := l.buf.len(); n > 0 && (n > reorderMax || l.buf.peek(n-1).time-l.buf.peek(0).time > reorderSpan); n-- {
+		l.pop()
+	}
+	return skipped
+}
+
+// insert puts e in buf after every entry of the same or an earlier time.
+func (l *loading) insert(e entry) {
+	if e.info.Kind == jsonrpc.KindRequest {
+		l.later[dirKey(e.dir, e.info.ID)]++
+	}
+	l.buf.push(e)
+	for i := l.buf.len() - 1; i > 0 && l.buf.peek(i-1).time > e.time; i-- {
+		a, b := l.buf.peek(i-1), l.buf.peek(i)
+		*a, *b = *b, *a
+	}
+}
+
+// finish builds every entry still waiting.
+func (l *loading) finish() {
+	for l.buf.len() > 0 {
+		l.pop()
+	}
+}
+
+// pop builds the oldest waiting entry, or holds it when it answers a
+// request still waiting.
+func (l *loading) pop() {
+	e := l.buf.pop()
+	switch e.info.Kind {
+	case jsonrpc.KindRequest:
+		k := dirKey(e.dir, e.info.ID)
+		if l.later[k]--; l.later[k] <= 0 {
+			delete(l.later, k)
+		}
+		l.build(e)
+		for _, h := range l.held[k] {
+			l.build(h)
+		}
+		delete(l.held, k)
+	case jsonrpc.KindResponse, jsonrpc.KindError:
+		// The request it answers went the other way.
+		other := tape.ClientToServer
+		if e.dir == tape.ClientToServer {
+			other = tape.ServerToClient
+		}
+		if k := dirKey(other, e.info.ID); l.later[k] > 0 {
+			l.held[k] = append(l.held[k], e)
+			return
+		}
+		l.build(e)
+	default:
+		l.build(e)
+	}
+}
+
+// dirKey names an id in the id space of one direction.
+func dirKey(d tape.Direction, id jsonrpc.ID) string { return string(d) + " " + id.Key() }
+
+// build adds one entry to the session.
+func (l *loading) build(e entry) {
+	if e.dir == tape.ServerToClient {
+		l.addServer(&e)
+	} else {
+		l.addClient(&e)
+	}
+}
+
+func (l *loading) addClient(e *entry) {
+	info := &e.info
+	st := Step{Frame: e.frame, Kind: info.Kind, Method: info.Method, IDKey: info.ID.Key(), Time: e.time, Answers: -1}
+	if l.lastDep >= 0 {
+		st.Deps = append(st.Deps, l.lastDep)
+	}
+	switch info.Kind {
+	case jsonrpc.KindRequest:
+		st.Name = paramsName(e.frame)
+		if e.exchange != 0 {
+			l.noteExchange(e.exchange, st.IDKey)
+		}
+		if l.s.Version == "" {
+			l.s.Version = requestVersion(e.frame, info.Method)
+		}
+		if info.ProgressToken.Type != jsonrpc.IDAbsent {
+			l.s.tokenOwner[info.ProgressToken.Key()] = st.IDKey
+		}
+		l.s.requests++
+		if info.Method == "initialize" {
+			l.s.initializes++
+		}
+		if l.s.requests == 1 {
+			l.s.firstRequest = info.Method
+		}
+	case jsonrpc.KindNotification:
+		if info.CancelTarget.Type != jsonrpc.IDAbsent {
+			target := info.CancelTarget.Key()
+			l.s.cancelled[target] = true
+			// The answer to the cancelled request may be stamped before
+			// the cancel (an HTTP proxy records a POST when it is
+			// answered), but it cannot be waited for: it may only come
+			// because of the cancel.
+			if len(st.Deps) > 0 && (l.lastDepKind == jsonrpc.KindResponse || l.lastDepKind == jsonrpc.KindError) && l.lastDepKey == target {
+				st.Deps = nil
+			}
+		}
+	case jsonrpc.KindResponse, jsonrpc.KindError:
+		if i, ok := l.serverReq[st.IDKey]; ok {
+			// An answer depends on the server request it answers only:
+			// what the server sent after it (the answer to the request
+			// that asked, stamped early) may be waiting for this answer.
+			st.Answers = i
+			st.Deps = []int{i}
+			l.out.setAnswer(i, l.nSteps)
+			delete(l.serverReq, st.IDKey)
+		}
+	}
+	l.s.stepCount++
+	l.nSteps++
+	l.out.addStep(st)
+}
+
+// noteExchange remembers the first client request of an HTTP exchange.
+func (l *loading) noteExchange(ex uint64, key string) {
+	if _, ok := l.exchReq[ex]; ok {
+		return
+	}
+	if len(l.exchOrder) >= maxExchanges {
+		delete(l.exchReq, l.exchOrder[0])
+		l.exchOrder = l.exchOrder[1:]
+	}
+	l.exchReq[ex] = key
+	l.exchOrder = append(l.exchOrder, ex)
+}
+
+func (l *loading) addServer(e *entry) {
+	info := &e.info
+	m := ServerMsg{Frame: e.frame, Kind: info.Kind, Method: info.Method, IDKey: info.ID.Key(), Time: e.time, Answer: -1}
+	if e.stream == "get" {
+		l.s.GetStream = true
+	}
+	idx := l.nServer
+	l.nServer++
+	if info.Kind == jsonrpc.KindNotification {
+		l.out.addServer(m)
+		return
+	}
+	l.lastDep, l.lastDepKind, l.lastDepKey = idx, info.Kind, m.IDKey
+	if info.Kind == jsonrpc.KindRequest {
+		if e.exchange != 0 {
+			m.Related = l.exchReq[e.exchange]
+		}
+		if m.Related != "" {
+			l.s.hasRelated = true
+		}
+		k := [2]string{m.Related, m.Method}
+		m.Ordinal = l.ordinal[k]
+		l.ordinal[k]++
+		m.SessionOrdinal = l.sessOrd[m.Method]
+		l.sessOrd[m.Method]++
+		l.serverReq[m.IDKey] = idx
+	}
+	l.out.addServer(m)
+}
+
+// discard is the sink of an index: it keeps nothing.
+type discard struct{}
+
+func (discard) addStep(Step)        {}
+func (discard) addServer(ServerMsg) {}
+func (discard) setAnswer(int, int)  {}
+
+// addStep, addServer and setAnswer make a Session the sink that keeps
+// everything (Load).
+func (s *Session) addStep(st Step)         { s.Steps = append(s.Steps, st) }
+func (s *Session) addServer(m ServerMsg)   { s.Server = append(s.Server, m) }
+func (s *Session) setAnswer(srv, step int) { s.Server[srv].Answer = step }
