@@ -87,6 +87,8 @@ func commands() []*command {
 		diffCmd(),
 		exportCmd(),
 		reportCmd(),
+		checkCmd(),
+		baselineCmd(),
 		wrapCmd(),
 		unwrapCmd(),
 		completionCmd(),
