@@ -103,22 +103,32 @@ func (c *counter) String() string {
 
 // TestMockGoSDKClient records the scenario against the reference server,
 // then runs it against the mock of that tape: the client sees the same.
-func TestMockGoSDKClient(t *testing.T) {
+func TestMockGoSDKClient(t *testing.T) { forVersions(t, testMockGoSDKClient) }
+
+// forVersions runs test with clients of protocol 2026-07-28 (the SDK's
+// default) and 2025-11-25.
+func forVersions(t *testing.T, test func(t *testing.T)) {
 	for _, v := range []string{"", "2025-11-25"} {
 		t.Run("version="+v, func(t *testing.T) {
 			clientVersion = v
 			defer func() { clientVersion = "" }()
-			testMockGoSDKClient(t)
+			test(t)
 		})
 	}
 }
 
-func testMockGoSDKClient(t *testing.T) {
-	var recProgress counter
-	var recorded []string
-	path := recordRefWith(t, &recProgress, func(ctx context.Context, cs *mcp.ClientSession) {
-		recorded = scenario(t, ctx, cs, &recProgress)
+// recordScenario records the scenario against the reference server and
+// returns the tape's path and what the client saw.
+func recordScenario(t *testing.T) (path string, seen []string) {
+	var progress counter
+	path = recordRefWith(t, &progress, func(ctx context.Context, cs *mcp.ClientSession) {
+		seen = scenario(t, ctx, cs, &progress)
 	})
+	return path, seen
+}
+
+func testMockGoSDKClient(t *testing.T) {
+	path, recorded := recordScenario(t)
 	m, err := New([]*replay.Session{loadSession(t, path)}, WithMaxSpeed())
 	if err != nil {
 		t.Fatal(err)
@@ -147,11 +157,7 @@ func TestMockGoSDKClientHTTP(t *testing.T) {
 		t.Run("recorded="+tt.rec+",live="+tt.live, func(t *testing.T) {
 			clientVersion = tt.rec
 			defer func() { clientVersion = "" }()
-			var recProgress counter
-			var recorded []string
-			path := recordRefWith(t, &recProgress, func(ctx context.Context, cs *mcp.ClientSession) {
-				recorded = scenario(t, ctx, cs, &recProgress)
-			})
+			path, recorded := recordScenario(t)
 			m, err := New([]*replay.Session{loadSession(t, path)}, WithMaxSpeed())
 			if err != nil {
 				t.Fatal(err)
@@ -179,21 +185,10 @@ func TestMockGoSDKClientHTTP(t *testing.T) {
 
 // TestReplayAgainstMock replays a recorded session against the mock of
 // the same tape, over every transport: every answer matches.
-func TestReplayAgainstMock(t *testing.T) {
-	for _, v := range []string{"", "2025-11-25"} {
-		t.Run("version="+v, func(t *testing.T) {
-			clientVersion = v
-			defer func() { clientVersion = "" }()
-			testReplayAgainstMock(t)
-		})
-	}
-}
+func TestReplayAgainstMock(t *testing.T) { forVersions(t, testReplayAgainstMock) }
 
 func testReplayAgainstMock(t *testing.T) {
-	var progress counter
-	path := recordRefWith(t, &progress, func(ctx context.Context, cs *mcp.ClientSession) {
-		scenario(t, ctx, cs, &progress)
-	})
+	path, _ := recordScenario(t)
 	sessions := []*replay.Session{loadSession(t, path)}
 	mrtr := 0
 	for _, m := range sessions[0].Server {
