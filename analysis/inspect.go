@@ -30,6 +30,7 @@ type options struct {
 	maxDistinct int
 	maxListed   int
 	recent      int
+	onOp        func(*Operation) // WithOperations
 }
 
 func defaultOptions() options {
@@ -132,6 +133,7 @@ type Inspector struct {
 	pf            [paramCount]span  // params fields of the current request
 	rf            [resultCount]span // result fields of the current response
 	free          []*request        // recycled requests
+	op            Operation         // the one handed to WithOperations' function
 }
 
 // request is what the Inspector keeps about a request in flight.
@@ -151,6 +153,8 @@ type request struct {
 	op            *operation
 	wantsTask     bool
 	taskPollingOf *operation
+	bytes         int64 // of the request frame
+	firstProgress int64 // time of the first progress notification, 0 for none
 }
 
 // operation is a logical operation spanning several requests: MRTR rounds
@@ -166,6 +170,13 @@ type operation struct {
 	task     string   // task: its key in Inspector.tasks
 	req      *request // task: the request that created it (its progress token lives on)
 	sess     *sessionState
+
+	seq           int64 // MRTR: the first round's request record number, and
+	id            rawID // its id
+	polls         int64 // task: requests about it
+	reqBytes      int64 // bytes of the requests and responses of the rounds done
+	respBytes     int64
+	firstProgress int64 // time of the first progress notification, 0 for none
 }
 
 type opKey struct {

@@ -15,27 +15,34 @@ import (
 func exportCmd() *command {
 	return &command{
 		name:    "export",
-		summary: "Export a tape as HAR 1.2 (HTTP tapes) or NDJSON of messages",
-		usage:   "export TAPE --format har|ndjson [-o FILE]",
+		summary: "Export a tape as HAR 1.2 (HTTP tapes), NDJSON of messages, or a requests table",
+		usage:   "export TAPE --format har|ndjson [-o FILE]\n       export TAPE... --format requests [-o FILE.ndjson|.csv|.parquet]",
 		examples: `  mcptape export run.jsonl.zst --format har -o run.har     # open in a browser's network panel
   mcptape export run.jsonl.zst --format ndjson | jq 'select(.kind=="response") | .latency_ns'
   zstdcat run.jsonl.zst | zstd | mcptape export - --format ndjson
+  mcptape export tapes/*.jsonl.zst --format requests -o requests.parquet   # for DuckDB & co
 
   HAR has one entry per HTTP exchange with the request and response bodies (event
   streams as their SSE text) and timings; it needs a tape recorded over HTTP.
   NDJSON has one object per message (as 'mcptape show --format ndjson', events
-  left out). Output files are created with mode 0600: tapes hold other people's
+  left out). The requests table has one row per logical operation of any number
+  of tapes, paired as 'mcptape inspect' pairs them: NDJSON, or CSV or Parquet
+  when -o ends in .csv or .parquet (columns: docs/requests-format.md; queries:
+  docs/sql.md). Output files are created with mode 0600: tapes hold other people's
   data. Exit code: 0, or 2 on error.
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
-			format := fs.String("format", "", "output `FORMAT`: har or ndjson (required)")
+			format := fs.String("format", "", "output `FORMAT`: har, ndjson or requests (required)")
 			out := fs.StringP("output", "o", "-", "write to `FILE` (mode 0600) instead of stdout")
 			return func(ctx context.Context, st *stdio, args []string) error {
+				if *format == "requests" {
+					return runExportRequests(ctx, st, args, *out)
+				}
 				if len(args) != 1 {
 					return usageError("want one tape, got %d arguments (usage: mcptape export TAPE --format har|ndjson [-o FILE])", len(args))
 				}
 				if *format == "" {
-					return usageError("--format is required: har or ndjson")
+					return usageError("--format is required: har, ndjson or requests")
 				}
 				f, err := analysis.ParseExportFormat(*format)
 				if err != nil {
