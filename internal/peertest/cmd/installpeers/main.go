@@ -94,5 +94,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "conformance suite (%.1fs): %s\n", time.Since(start).Seconds(), conf.Dir)
 		fmt.Fprintf(stdout, "  run:               %s\n", strings.Join(conf.Suite, " "))
 	}
+
+	start = time.Now()
+	duck, err := in.DuckDB(ctx)
+	switch {
+	case errors.Is(err, peertest.ErrDuckDBUnsupported):
+		fmt.Fprintf(stdout, "duckdb: skipped: %v\n", err)
+	case err != nil:
+		return err
+	default:
+		fmt.Fprintf(stdout, "duckdb %s (%.1fs): %s\n", peertest.DuckDBVersion, time.Since(start).Seconds(), duck.Dir)
+	}
 	return nil
 }
