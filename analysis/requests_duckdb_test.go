@@ -225,7 +225,7 @@ func TestDuckDBQueries(t *testing.T) {
 	tapeA := filepath.Join(fleet, "tapes", "a.jsonl.zst")
 	tapeB := filepath.Join(fleet, "tapes", "b.jsonl.zst")
 	tapeC := filepath.Join(fleet, "tapes", "c.jsonl.zst") // the day before
-	recordRefserver(t, ctx, bin, tapeA)                    // MRTR, progress, both errors, a cancel
+	recordRefserver(t, ctx, bin, tapeA)                   // MRTR, progress, both errors, a cancel
 	goClient(t, ctx, bin, tapeB, "2025-06-18", []string{bin, "serve"}, func(ctx context.Context, cs *mcp.ClientSession, progress <-chan string) {
 		for i := range 3 {
 			call(t, ctx, cs, "echo", map[string]any{"message": strconv.Itoa(i)}, nil)
