@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/mcptape/mcptape/analysis"
 	"github.com/mcptape/mcptape/internal/privfile"
@@ -16,6 +17,9 @@ import (
 func runExportRequests(ctx context.Context, st *stdio, paths []string, out string) error {
 	if len(paths) == 0 {
 		return usageError("want at least one tape (usage: mcptape export TAPE... --format requests [-o FILE])")
+	}
+	if os.Getenv("GOGC") == "" { // as inspect: a GOGC the user set wins
+		defer debug.SetGCPercent(debug.SetGCPercent(analysis.RecommendedGCPercent))
 	}
 	f := analysis.RequestsFormatFor(out)
 	if out == "-" {
