@@ -43,15 +43,7 @@ func BenchmarkExportRequests(b *testing.B) {
 		{name: "ndjson", pass: export(RequestsNDJSON)},
 		{name: "parquet", pass: export(RequestsParquet)},
 	}
-	for r := 0; b.Loop(); r++ {
-		for k := range paths {
-			p := paths[(k+r)%len(paths)]
-			start := time.Now()
-			cpu := p.pass(b)
-			p.wall = append(p.wall, time.Since(start))
-			p.cpu = append(p.cpu, cpu)
-		}
-	}
+	runRounds(b, paths)
 	sec := map[string]float64{}
 	for _, p := range paths {
 		sec[p.name] = medianDuration(p.wall).Seconds()

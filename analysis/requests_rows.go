@@ -158,34 +158,34 @@ func (c *csvRows) close() error {
 	return c.w.Error()
 }
 
-// parquetRow is a row as parquet-go writes it; its tags name the columns
-// of requestColumns. Optional strings are null when empty; optional
-// numbers are pointers.
+// parquetRow is a row as parquet-go writes it (and as the NDJSON reads
+// back with encoding/json); its tags name the columns of requestColumns.
+// Optional strings are null when empty; optional numbers are pointers.
 type parquetRow struct {
-	SchemaVersion   int32  `parquet:"schema_version"`
-	Tape            string `parquet:"tape,dict"`
-	Session         string `parquet:"session,dict"`
-	Transport       string `parquet:"transport,dict"`
-	ProtocolVersion string `parquet:"protocol_version,optional,dict"`
-	ClientName      string `parquet:"client_name,optional,dict"`
-	ClientVersion   string `parquet:"client_version,optional,dict"`
-	Direction       string `parquet:"direction,dict"`
-	Method          string `parquet:"method,dict"`
-	Tool            string `parquet:"tool,optional,dict"`
-	Target          string `parquet:"target,optional"`
-	ID              string `parquet:"id,optional"`
-	Seq             int64  `parquet:"seq"`
-	StartNS         int64  `parquet:"start_ns"`
-	LatencyNS       *int64 `parquet:"latency_ns,optional"`
-	FirstProgressNS *int64 `parquet:"first_progress_ns,optional"`
-	Outcome         string `parquet:"outcome,dict"`
-	ErrorCode       *int64 `parquet:"error_code,optional"`
-	Cancelled       bool   `parquet:"cancelled"`
-	RequestBytes    int64  `parquet:"request_bytes"`
-	ResponseBytes   int64  `parquet:"response_bytes"`
-	MRTRRounds      int64  `parquet:"mrtr_rounds"`
-	Task            bool   `parquet:"task"`
-	TaskPolls       int64  `parquet:"task_polls"`
+	SchemaVersion   int32  `parquet:"schema_version" json:"schema_version"`
+	Tape            string `parquet:"tape,dict" json:"tape"`
+	Session         string `parquet:"session,dict" json:"session"`
+	Transport       string `parquet:"transport,dict" json:"transport"`
+	ProtocolVersion string `parquet:"protocol_version,optional,dict" json:"protocol_version"`
+	ClientName      string `parquet:"client_name,optional,dict" json:"client_name"`
+	ClientVersion   string `parquet:"client_version,optional,dict" json:"client_version"`
+	Direction       string `parquet:"direction,dict" json:"direction"`
+	Method          string `parquet:"method,dict" json:"method"`
+	Tool            string `parquet:"tool,optional,dict" json:"tool"`
+	Target          string `parquet:"target,optional" json:"target"`
+	ID              string `parquet:"id,optional" json:"id"`
+	Seq             int64  `parquet:"seq" json:"seq"`
+	StartNS         int64  `parquet:"start_ns" json:"start_ns"`
+	LatencyNS       *int64 `parquet:"latency_ns,optional" json:"latency_ns"`
+	FirstProgressNS *int64 `parquet:"first_progress_ns,optional" json:"first_progress_ns"`
+	Outcome         string `parquet:"outcome,dict" json:"outcome"`
+	ErrorCode       *int64 `parquet:"error_code,optional" json:"error_code"`
+	Cancelled       bool   `parquet:"cancelled" json:"cancelled"`
+	RequestBytes    int64  `parquet:"request_bytes" json:"request_bytes"`
+	ResponseBytes   int64  `parquet:"response_bytes" json:"response_bytes"`
+	MRTRRounds      int64  `parquet:"mrtr_rounds" json:"mrtr_rounds"`
+	Task            bool   `parquet:"task" json:"task"`
+	TaskPolls       int64  `parquet:"task_polls" json:"task_polls"`
 }
 
 // parquetBatch is how many rows are handed to the Parquet writer at once.

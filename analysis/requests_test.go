@@ -6,28 +6,16 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
 )
 
-// exportedRow is the part of a requests row the tests check.
-type exportedRow struct {
-	SchemaVersion int     `json:"schema_version"`
-	Tape          string  `json:"tape"`
-	Direction     string  `json:"direction"`
-	Method        string  `json:"method"`
-	Tool          *string `json:"tool"`
-	LatencyNS     *int64  `json:"latency_ns"`
-	Outcome       string  `json:"outcome"`
-	ErrorCode     *int64  `json:"error_code"`
-	MRTRRounds    int64   `json:"mrtr_rounds"`
-	Task          bool    `json:"task"`
-}
 
 // checkRowsMatchReport checks that the rows of one tape add up to what
 // Inspect reports of it.
-func checkRowsMatchReport(t *testing.T, rows []exportedRow, rep *Report) {
+func checkRowsMatchReport(t *testing.T, rows []parquetRow, rep *Report) {
 	t.Helper()
 	answered := map[[2]string]int64{}
 	tools := map[string]int64{}
@@ -40,8 +28,8 @@ func checkRowsMatchReport(t *testing.T, rows []exportedRow, rep *Report) {
 		outcomes[r.Outcome]++
 		if r.LatencyNS != nil {
 			answered[[2]string{r.Direction, r.Method}]++
-			if r.Method == mToolsCall && r.Tool != nil {
-				tools[*r.Tool]++
+			if r.Method == mToolsCall && r.Tool != "" {
+				tools[r.Tool]++
 			}
 			if r.MRTRRounds > 0 {
 				mrtrOps++
@@ -108,10 +96,10 @@ func TestExportRequestsMatchesInspect(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var rows []exportedRow
+			var rows []parquetRow
 			dec := json.NewDecoder(&nd)
 			for dec.More() {
-				var r exportedRow
+				var r parquetRow
 				if err := dec.Decode(&r); err != nil {
 					t.Fatal(err)
 				}
@@ -143,7 +131,7 @@ func TestExportRequestsMatchesInspect(t *testing.T) {
 				t.Fatalf("parquet: %d rows, want %d", len(prows), len(rows))
 			}
 			for i, p := range prows {
-				if p.Method != rows[i].Method || p.Outcome != rows[i].Outcome || (p.LatencyNS == nil) != (rows[i].LatencyNS == nil) {
+				if !reflect.DeepEqual(p, rows[i]) {
 					t.Errorf("parquet row %d %+v, ndjson %+v", i, p, rows[i])
 				}
 			}

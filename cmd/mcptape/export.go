@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/analysis"
-	"github.com/mcptape/mcptape/internal/privfile"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -68,29 +66,16 @@ func runExport(ctx context.Context, st *stdio, path, out string, f analysis.Expo
 		return withCode(2, err)
 	}
 	defer r.Close()
-	w := st.out
-	var file *os.File
-	if out != "-" {
-		file, err = privfile.Create(out)
-		if err != nil {
-			return withCode(2, err)
-		}
-		w = file
-	}
-	stats, err := analysis.ExportTape(ctx, r, w, f)
-	if file != nil {
-		if cerr := file.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(out)
-		}
-	}
+	o, err := openOutput(st.out, out)
 	if err != nil {
-		if ctx.Err() != nil {
-			return withCode(130, ctx.Err())
-		}
-		return withCode(2, fmt.Errorf("%s: %w", path, err))
+		return err
+	}
+	stats, err := analysis.ExportTape(ctx, r, o.W, f)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", path, err)
+	}
+	if err := o.finish(ctx, err); err != nil {
+		return err
 	}
 	if stats.Warning != nil {
 		fmt.Fprintf(st.err, "mcptape export: warning: %v\n", stats.Warning)

@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 
 	"github.com/mcptape/mcptape/analysis"
-	"github.com/mcptape/mcptape/internal/privfile"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -25,18 +24,13 @@ func runExportRequests(ctx context.Context, st *stdio, paths []string, out strin
 	if out == "-" {
 		f = analysis.RequestsNDJSON
 	}
-	w := st.out
-	var file *os.File
-	if out != "-" {
-		var err error
-		if file, err = privfile.Create(out); err != nil {
-			return withCode(2, err)
-		}
-		w = file
-	}
-	rw, err := analysis.NewRequestsWriter(w, f)
+	o, err := openOutput(st.out, out)
 	if err != nil {
-		return withCode(2, err)
+		return err
+	}
+	rw, err := analysis.NewRequestsWriter(o.W, f)
+	if err != nil {
+		return o.finish(ctx, err)
 	}
 	stdinUsed := false
 	for _, path := range paths {
@@ -48,19 +42,8 @@ func runExportRequests(ctx context.Context, st *stdio, paths []string, out strin
 	if err == nil {
 		err = cerr
 	}
-	if file != nil {
-		if cerr := file.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(out)
-		}
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return withCode(130, ctx.Err())
-		}
-		return withCode(2, err)
+	if err := o.finish(ctx, err); err != nil {
+		return err
 	}
 	for _, w := range stats.Warnings {
 		fmt.Fprintf(st.err, "mcptape export: warning: %v\n", w)

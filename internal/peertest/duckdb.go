@@ -82,10 +82,18 @@ var duckdbOnce = sync.OnceValues(func() (*DuckDBPeers, error) {
 // skips the test, saying why; any other install error fails the test.
 func DuckDB(t testing.TB) *DuckDBPeers {
 	t.Helper()
-	if ok, why := DuckDBPlatform(); !ok {
+	return platformPeer(t, DuckDBPlatform, duckdbOnce)
+}
+
+// platformPeer returns what install gives, skipping the test, saying why,
+// when platform says the peer does not run here, and failing it when the
+// install fails.
+func platformPeer[T any](t testing.TB, platform func() (bool, string), install func() (T, error)) T {
+	t.Helper()
+	if ok, why := platform(); !ok {
 		t.Skip(why)
 	}
-	p, err := duckdbOnce()
+	p, err := install()
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
