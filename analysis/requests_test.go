@@ -12,7 +12,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-
 // checkRowsMatchReport checks that the rows of one tape add up to what
 // Inspect reports of it.
 func checkRowsMatchReport(t *testing.T, rows []parquetRow, rep *Report) {
