@@ -155,6 +155,7 @@ type request struct {
 	taskPollingOf *operation
 	bytes         int64 // of the request frame
 	firstProgress int64 // time of the first progress notification, 0 for none
+	firstChunk    int64 // HTTP: time of the first message the server sent on its exchange, 0 for none
 }
 
 // operation is a logical operation spanning several requests: MRTR rounds
@@ -177,6 +178,7 @@ type operation struct {
 	reqBytes      int64 // bytes of the requests and responses of the rounds done
 	respBytes     int64
 	firstProgress int64 // time of the first progress notification, 0 for none
+	firstChunk    int64 // HTTP: time of the first message on the first round's exchange
 }
 
 type opKey struct {
@@ -262,6 +264,9 @@ func (in *Inspector) Add(it *Item) {
 		return
 	}
 	s := in.session(rec.Session, rec.Time)
+	if rec.Exchange != 0 && in.o.onOp != nil && rec.Dir == tape.ServerToClient {
+		in.firstChunk(rec)
+	}
 	if it.Info.Kind == jsonrpc.KindBatch {
 		in.batch(it, s)
 		return

@@ -407,6 +407,9 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 		if op.firstProgress == 0 {
 			op.firstProgress = req.firstProgress
 		}
+		if op.firstChunk == 0 {
+			op.firstChunk = req.firstChunk
+		}
 		in.mrtr[opKey{rec.Session, req.dir, method, req.name}] = op
 		return false // the operation goes on with a retry
 	}

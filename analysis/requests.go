@@ -43,6 +43,7 @@ type Operation struct {
 	StartNS         int64  // the (first) request's time, ns since the Unix epoch
 	LatencyNS       int64  // start to final answer; valid when Answered
 	FirstProgressNS int64  // start to the first progress notification; -1 for none
+	FirstChunkNS    int64  // HTTP: start to the first message the server sent on the request's exchange; -1 for none
 	Answered        bool
 	Outcome         string // one of the Outcome constants
 	ErrorCode       int64  // the JSON-RPC error code when Outcome is OutcomeError
@@ -78,7 +79,7 @@ func (in *Inspector) emitOp(req *request, op *operation, outcome string, end, re
 	o := &in.op
 	s := req.sess
 	*o = Operation{Session: s.id, ProtocolVersion: s.version, Client: s.client, Dir: req.dir, Method: req.method,
-		Name: req.name, ID: req.id.String(), Seq: req.seq, StartNS: req.time, FirstProgressNS: -1,
+		Name: req.name, ID: req.id.String(), Seq: req.seq, StartNS: req.time, FirstProgressNS: -1, FirstChunkNS: -1,
 		Outcome: outcome, Cancelled: req.cancelled != 0, RequestBytes: req.bytes, ResponseBytes: resp}
 	if outcome == OutcomeError {
 		o.ErrorCode = code
@@ -95,12 +96,14 @@ func (in *Inspector) emitOp(req *request, op *operation, outcome string, end, re
 		if op.task != "" {
 			o.Task, o.Rounds = true, 0
 		}
-		if op.firstProgress != 0 {
-			o.FirstProgressNS = op.firstProgress - op.start
-		}
+		o.FirstProgressNS = since(op.firstProgress, op.start)
+		o.FirstChunkNS = since(op.firstChunk, op.start)
 	}
-	if req.firstProgress != 0 && o.FirstProgressNS < 0 {
-		o.FirstProgressNS = req.firstProgress - o.StartNS
+	if o.FirstProgressNS < 0 {
+		o.FirstProgressNS = since(req.firstProgress, o.StartNS)
+	}
+	if o.FirstChunkNS < 0 {
+		o.FirstChunkNS = since(req.firstChunk, o.StartNS)
 	}
 	if end != 0 {
 		o.Answered, o.LatencyNS = true, max(end-o.StartNS, 0)
@@ -133,5 +136,24 @@ func (in *Inspector) emitAbandoned() {
 	for _, op := range ops {
 		req := &request{sess: op.sess, dir: op.dir, method: op.method, name: op.name, time: op.start}
 		in.emitOp(req, op, OutcomeAbandoned, 0, 0, 0)
+	}
+}
+
+// since returns t - start, or -1 when t is 0 (none).
+func since(t, start int64) int64 {
+	if t == 0 {
+		return -1
+	}
+	return max(t-start, 0)
+}
+
+// firstChunk notes, for the requests still in flight on the HTTP exchange
+// of rec (a message from the server), the time of the first message the
+// server sent on it.
+func (in *Inspector) firstChunk(rec *tape.Record) {
+	for _, e := range in.exchanges[rec.Exchange] {
+		if req, ok := in.inflight.Lookup(e.session, tape.ClientToServer, e.id); ok && req.firstChunk == 0 {
+			req.firstChunk = rec.Time
+		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 // docs/requests-format.md).
 var requestColumns = []string{
 	"schema_version", "tape", "session", "transport", "protocol_version", "client_name", "client_version",
-	"direction", "method", "tool", "target", "id", "seq", "start_ns", "latency_ns", "first_progress_ns",
+	"direction", "method", "tool", "target", "id", "seq", "start_ns", "latency_ns", "first_progress_ns", "first_chunk_ns",
 	"outcome", "error_code", "cancelled", "request_bytes", "response_bytes", "mrtr_rounds", "task", "task_polls",
 }
 
@@ -74,6 +74,8 @@ func (n *ndjsonRows) write(r *requestRow) error {
 	b = appendNullInt(b, o.LatencyNS, o.Answered)
 	b = append(b, `,"first_progress_ns":`...)
 	b = appendNullInt(b, o.FirstProgressNS, o.FirstProgressNS >= 0)
+	b = append(b, `,"first_chunk_ns":`...)
+	b = appendNullInt(b, o.FirstChunkNS, o.FirstChunkNS >= 0)
 	b = append(b, `,"outcome":"`...)
 	b = append(b, o.Outcome...)
 	b = append(b, `","error_code":`...)
@@ -142,7 +144,7 @@ func (c *csvRows) write(r *requestRow) error {
 	rec := append(c.rec[:0], strconv.Itoa(RequestsSchemaVersion), r.tape, o.Session, r.transport, o.ProtocolVersion,
 		cname, cver, string(o.Dir), o.Method, r.tool(), r.target(), o.ID,
 		num(o.Seq, true), num(o.StartNS, true), num(o.LatencyNS, o.Answered), num(o.FirstProgressNS, o.FirstProgressNS >= 0),
-		o.Outcome, num(o.ErrorCode, o.Outcome == OutcomeError), strconv.FormatBool(o.Cancelled),
+		num(o.FirstChunkNS, o.FirstChunkNS >= 0), o.Outcome, num(o.ErrorCode, o.Outcome == OutcomeError), strconv.FormatBool(o.Cancelled),
 		num(o.RequestBytes, true), num(o.ResponseBytes, true), num(o.Rounds, true), strconv.FormatBool(o.Task), num(o.Polls, true))
 	return c.w.Write(rec)
 }
@@ -178,6 +180,7 @@ type parquetRow struct {
 	StartNS         int64  `parquet:"start_ns" json:"start_ns"`
 	LatencyNS       *int64 `parquet:"latency_ns,optional" json:"latency_ns"`
 	FirstProgressNS *int64 `parquet:"first_progress_ns,optional" json:"first_progress_ns"`
+	FirstChunkNS    *int64 `parquet:"first_chunk_ns,optional" json:"first_chunk_ns"`
 	Outcome         string `parquet:"outcome,dict" json:"outcome"`
 	ErrorCode       *int64 `parquet:"error_code,optional" json:"error_code"`
 	Cancelled       bool   `parquet:"cancelled" json:"cancelled"`
@@ -195,14 +198,14 @@ const parquetBatch = 1024
 type parquetRows struct {
 	w    *parquet.GenericWriter[parquetRow]
 	rows []parquetRow
-	nums [][3]int64 // what the optional numbers of rows point at
+	nums [][4]int64 // what the optional numbers of rows point at
 }
 
 func newParquetRows(w io.Writer) *parquetRows {
 	return &parquetRows{
 		w:    parquet.NewGenericWriter[parquetRow](w, parquet.Compression(&parquet.Zstd)),
 		rows: make([]parquetRow, 0, parquetBatch),
-		nums: make([][3]int64, parquetBatch),
+		nums: make([][4]int64, parquetBatch),
 	}
 }
 
@@ -222,7 +225,7 @@ func (p *parquetRows) write(r *requestRow) error {
 		Transport: r.transport, ProtocolVersion: o.ProtocolVersion, ClientName: cname, ClientVersion: cver,
 		Direction: string(o.Dir), Method: o.Method, Tool: r.tool(), Target: r.target(), ID: o.ID, Seq: o.Seq,
 		StartNS: o.StartNS, LatencyNS: opt(0, o.LatencyNS, o.Answered), FirstProgressNS: opt(1, o.FirstProgressNS, o.FirstProgressNS >= 0),
-		Outcome: o.Outcome, ErrorCode: opt(2, o.ErrorCode, o.Outcome == OutcomeError), Cancelled: o.Cancelled,
+		FirstChunkNS: opt(3, o.FirstChunkNS, o.FirstChunkNS >= 0), Outcome: o.Outcome, ErrorCode: opt(2, o.ErrorCode, o.Outcome == OutcomeError), Cancelled: o.Cancelled,
 		RequestBytes: o.RequestBytes, ResponseBytes: o.ResponseBytes, MRTRRounds: o.Rounds, Task: o.Task, TaskPolls: o.Polls})
 	if len(p.rows) == parquetBatch {
 		return p.flush()

@@ -108,6 +108,16 @@ func TestExportRequestsMatchesInspect(t *testing.T) {
 				t.Errorf("stats %+v, %d rows decoded, inspect %d messages", st, len(rows), rep.Tape.Messages)
 			}
 			checkRowsMatchReport(t, rows, rep)
+			for _, r := range rows {
+				// The first chunk is the first message back on the request's
+				// HTTP exchange: at the latest its answer; none over stdio.
+				http := r.Transport == "http" && r.Direction == "c2s" && r.LatencyNS != nil && r.MRTRRounds == 0 && !r.Task
+				switch {
+				case r.Transport == "stdio" && r.FirstChunkNS != nil,
+					http && (r.FirstChunkNS == nil || *r.FirstChunkNS > *r.LatencyNS):
+					t.Errorf("row %+v: first chunk %v", r, r.FirstChunkNS)
+				}
+			}
 
 			if _, err := ExportRequests(ctx, []string{path}, &cs, RequestsCSV); err != nil {
 				t.Fatal(err)
