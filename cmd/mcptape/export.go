@@ -14,7 +14,7 @@ func exportCmd() *command {
 	return &command{
 		name:    "export",
 		summary: "Export a tape as HAR 1.2 (HTTP tapes), NDJSON of messages, or a requests table",
-		usage:   "export TAPE --format har|ndjson [-o FILE]\n       export TAPE... --format requests [-o FILE.ndjson|.csv|.parquet]",
+		usage:   "export TAPE --format har|ndjson [-o FILE]\n  mcptape export TAPE... --format requests [-o FILE.ndjson|.csv|.parquet]",
 		examples: `  mcptape export run.jsonl.zst --format har -o run.har     # open in a browser's network panel
   mcptape export run.jsonl.zst --format ndjson | jq 'select(.kind=="response") | .latency_ns'
   zstdcat run.jsonl.zst | zstd | mcptape export - --format ndjson

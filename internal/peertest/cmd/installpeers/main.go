@@ -1,7 +1,8 @@
 // Command installpeers installs every real MCP peer that mcptape's
 // end-to-end tests use (npm ci of testdata/peers, go build of
 // testdata/gopeers, npm ci of testdata/conformance: the official
-// conformance suite and its Node 22, on linux/amd64 only) into the peer
+// conformance suite and its Node 22, on linux/amd64 only; npm ci of
+// testdata/duckdb: DuckDB for the docs/sql.md test) into the peer
 // cache, so that CI sees install errors before the tests start, and prints
 // where it put them.
 //
