@@ -125,10 +125,15 @@ type Inspector struct {
 	firstProgress latencyHist
 	mrtrLat       latencyHist
 	taskLat       latencyHist
-	unanswered    []RequestRef             // requests superseded by an id reuse
-	httpSessions  bool                     // a server assigned an Mcp-Session-Id
-	exchanges     map[uint64][]exchangeReq // HTTP exchanges open, with their client requests
-	cuts          map[cutKey]struct{}      // messages announced as recorded cut, not yet seen
+	unanswered    []RequestRef                // requests superseded by an id reuse
+	httpSessions  bool                        // a server assigned an Mcp-Session-Id
+	exchanges     map[uint64][]exchangeReq    // HTTP exchanges open, with their client requests
+	cuts          map[cutKey]struct{}         // messages announced as recorded cut, not yet seen
+	waits         map[uint64]*handshakeWait   // sessionless exchanges waiting for their client's name
+	clients       map[string]*clientHandshake // sessionless clients, by User-Agent
+	toolHeaders   map[string][]paramBinding   // x-mcp-header bindings by tool name, from tools/list
+	live          io.Writer                   // following a tape: problems are written here as they happen
+	liveErr       error                       // the first write error on live
 	buf           []byte
 	pf            [paramCount]span  // params fields of the current request
 	rf            [resultCount]span // result fields of the current response
@@ -218,21 +223,24 @@ func NewInspector(h *tape.Header, opts ...Option) (*Inspector, error) {
 		}
 	}
 	in := &Inspector{
-		o:         o,
-		sessions:  map[string]*sessionState{},
-		inflight:  NewPairer[*request](),
-		tokens:    map[string]*request{},
-		recent:    newRecentSet(o.recent),
-		mrtr:      map[opKey]*operation{},
-		tasks:     map[string]*operation{},
-		names:     map[string]string{},
-		methods:   map[methodKey]*methodStat{},
-		tools:     map[string]*toolStat{},
-		errs:      map[errKey]*ErrorCount{},
-		viol:      newViolations(o.maxExamples),
-		free:      make([]*request, 0, 256),
-		exchanges: map[uint64][]exchangeReq{},
-		cuts:      map[cutKey]struct{}{},
+		o:           o,
+		sessions:    map[string]*sessionState{},
+		inflight:    NewPairer[*request](),
+		tokens:      map[string]*request{},
+		recent:      newRecentSet(o.recent),
+		mrtr:        map[opKey]*operation{},
+		tasks:       map[string]*operation{},
+		names:       map[string]string{},
+		methods:     map[methodKey]*methodStat{},
+		tools:       map[string]*toolStat{},
+		errs:        map[errKey]*ErrorCount{},
+		viol:        newViolations(o.maxExamples),
+		free:        make([]*request, 0, 256),
+		exchanges:   map[uint64][]exchangeReq{},
+		cuts:        map[cutKey]struct{}{},
+		waits:       map[uint64]*handshakeWait{},
+		clients:     map[string]*clientHandshake{},
+		toolHeaders: map[string][]paramBinding{},
 	}
 	if h != nil {
 		in.rep.Tape = TapeInfo{Format: h.Format, Tool: h.Tool, Version: h.Version, Transport: h.Transport, Target: h.Target}
@@ -310,6 +318,13 @@ func (in *Inspector) batch(it *Item, s *sessionState) {
 // violation counts a violation of rule by the message it.
 func (in *Inspector) violation(rule string, it *Item, s *sessionState, format string, a ...any) {
 	s.violations++
+	if in.live != nil {
+		d := describeItem(it)
+		if format != "" {
+			d += ": " + fmt.Sprintf(format, a...)
+		}
+		in.flag(it, rule, d)
+	}
 	in.viol.add(rule, func() Example {
 		d := describeItem(it)
 		if format != "" {
@@ -468,4 +483,12 @@ func (r *rawID) String() string {
 		return r.long
 	}
 	return string(r.short[:r.n])
+}
+
+// flag writes a problem as it happens, when following a tape.
+func (in *Inspector) flag(it *Item, what, detail string) {
+	if in.live == nil || in.liveErr != nil {
+		return
+	}
+	_, in.liveErr = fmt.Fprintf(in.live, "!! %s [%s] %s: %s\n", offset(it.Rec.Time-in.origin), clip(it.Rec.Session, 12), what, clip(detail, 160))
 }

@@ -23,6 +23,7 @@ const (
 	OutcomeUnanswered = "unanswered" // never answered, or its id reused before an answer
 	OutcomeAbandoned  = "abandoned"  // MRTR: input_required, never retried
 	OutcomeUnfinished = "unfinished" // a task that never reached a terminal status
+	OutcomeRefused    = "refused"    // HTTP: the server ended the exchange with an error status, no JSON-RPC answer
 )
 
 // Operation is one logical operation of a tape as Inspect pairs it: a

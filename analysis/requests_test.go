@@ -67,6 +67,7 @@ func checkRowsMatchReport(t *testing.T, rows []parquetRow, rep *Report) {
 		{"cancelled", outcomes[OutcomeCancelled], rep.Unanswered.Cancelled},
 		{"abandoned", outcomes[OutcomeAbandoned], rep.Operations.MRTR.Abandoned},
 		{"unfinished", outcomes[OutcomeUnfinished], rep.Operations.Tasks.Unfinished},
+		{"refused", outcomes[OutcomeRefused], rep.Refused.Count},
 		{"tool errors", toolErrs, wantToolErrs},
 		{"MRTR operations", mrtrOps, rep.Operations.MRTR.Operations},
 	} {
@@ -77,6 +78,25 @@ func checkRowsMatchReport(t *testing.T, rows []parquetRow, rep *Report) {
 	if rep.Operations.MRTR.Abandoned == 0 && rounds != rep.Operations.MRTR.Rounds {
 		t.Errorf("MRTR rounds: %d, inspect %d", rounds, rep.Operations.MRTR.Rounds)
 	}
+}
+
+// checkExport exports the requests of the tape at path and checks them
+// against rep, Inspect's report of the tape.
+func checkExport(t *testing.T, ctx context.Context, path string, rep *Report) {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := ExportRequests(ctx, []string{path}, &buf, RequestsNDJSON); err != nil {
+		t.Fatal(err)
+	}
+	var rows []parquetRow
+	for dec := json.NewDecoder(&buf); dec.More(); {
+		var r parquetRow
+		if err := dec.Decode(&r); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r)
+	}
+	checkRowsMatchReport(t, rows, rep)
 }
 
 // TestExportRequestsMatchesInspect exports the fixture tapes' requests in

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mcptape/mcptape/jsonrpc"
 )
@@ -27,6 +30,8 @@ func fakeTarget(t *testing.T, mode string) Target {
 //	                status 3 on the next request, unanswered
 //	mute-init       reads everything and answers nothing
 //	drop-batches    answers requests and pings, silently ignores batches
+//	linger          answers requests; at the end of stdin ignores SIGTERM
+//	                and runs on until killed
 func fakeStdioServer(mode string, in io.Reader, out io.Writer) int {
 	name, arg, _ := strings.Cut(mode, ":")
 	limit, _ := strconv.Atoi(arg)
@@ -53,6 +58,10 @@ func fakeStdioServer(mode string, in io.Reader, out io.Writer) int {
 		if err := w.Flush(); err != nil {
 			return 4
 		}
+	}
+	if name == "linger" {
+		signal.Ignore(syscall.SIGTERM)
+		time.Sleep(time.Hour)
 	}
 	return 0
 }

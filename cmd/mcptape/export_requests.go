@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 
@@ -24,26 +26,27 @@ func runExportRequests(ctx context.Context, st *stdio, paths []string, out strin
 	if out == "-" {
 		f = analysis.RequestsNDJSON
 	}
-	o, err := openOutput(st.out, out)
-	if err != nil {
-		return err
-	}
-	rw, err := analysis.NewRequestsWriter(o.W, f)
-	if err != nil {
-		return o.finish(ctx, err)
-	}
-	stdinUsed := false
-	for _, path := range paths {
-		if err = addRequestsTape(ctx, st, rw, path, &stdinUsed); err != nil {
-			break
+	var stats analysis.RequestsStats
+	err := writeOutput(st, out, func(w io.Writer) error {
+		rw, err := analysis.NewRequestsWriter(w, f)
+		if err != nil {
+			return err
 		}
-	}
-	stats, cerr := rw.Close()
-	if err == nil {
-		err = cerr
-	}
-	if err := o.finish(ctx, err); err != nil {
-		return err
+		stdinUsed := false
+		for _, path := range paths {
+			if err = addRequestsTape(ctx, st, rw, path, &stdinUsed); err != nil {
+				break
+			}
+		}
+		var cerr error
+		stats, cerr = rw.Close()
+		return errors.Join(err, cerr)
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return withCode(130, ctx.Err())
+		}
+		return withCode(2, err)
 	}
 	for _, w := range stats.Warnings {
 		fmt.Fprintf(st.err, "mcptape export: warning: %v\n", w)

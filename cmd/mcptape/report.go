@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/spf13/pflag"
@@ -54,13 +55,16 @@ func reportCmd() *command {
 // runReport writes the HTML report of the tape at path to out (or stdout
 // for "-"). A failed report leaves no file behind.
 func runReport(ctx context.Context, st *stdio, path, out string, opts ...analysis.HTMLOption) error {
-	o, err := openOutput(st.out, out)
+	var rep *analysis.Report
+	err := writeOutput(st, out, func(w io.Writer) (err error) {
+		rep, err = analysis.WriteHTMLReport(ctx, path, w, opts...)
+		return err
+	})
 	if err != nil {
-		return err
-	}
-	rep, err := analysis.WriteHTMLReport(ctx, path, o.W, opts...)
-	if err := o.finish(ctx, err); err != nil {
-		return err
+		if ctx.Err() != nil {
+			return withCode(130, ctx.Err())
+		}
+		return withCode(2, err)
 	}
 	if rep.Tape.Warning != "" {
 		fmt.Fprintf(st.err, "mcptape report: warning: %s\n", rep.Tape.Warning)
