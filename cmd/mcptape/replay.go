@@ -27,6 +27,7 @@ type replayFlags struct {
 	speed       string
 	timeout     time.Duration
 	output      string
+	force       bool
 	format      string
 	ignore      []string
 	headers     []string
@@ -37,7 +38,7 @@ func replayCmd() *command {
 	return &command{
 		name:    "replay",
 		summary: "Re-send recorded sessions to a live server, ids rewritten, and compare its answers",
-		usage:   "replay TAPE [--session ID | --all] [--concurrency N] (--url URL | -- CMD [ARGS...]) [--speed 1|N|max] [--timeout DUR] [-o NEW_TAPE] [--format text|json]",
+		usage:   "replay TAPE [--session ID | --all] [--concurrency N] (--url URL | -- CMD [ARGS...]) [--speed 1|N|max] [--timeout DUR] [-o NEW_TAPE [--force]] [--format text|json]",
 		examples: `  mcptape replay bug.jsonl.zst -- ./my-server                     # over stdio
   mcptape replay bug.jsonl.zst --url http://127.0.0.1:8080/mcp     # over Streamable HTTP
   mcptape replay bug.jsonl.zst --url http://127.0.0.1:3001/sse --sse   # over legacy HTTP+SSE
@@ -72,7 +73,8 @@ func replayCmd() *command {
 			fs.BoolVar(&f.sse, "sse", false, "with --url: the URL is the /sse stream of a legacy HTTP+SSE (2024-11-05) server")
 			fs.StringVar(&f.speed, "speed", "1", "recorded spacing divided by `N`; max sends as soon as causality allows")
 			fs.DurationVar(&f.timeout, "timeout", replay.DefaultTimeout, "longest wait for the live answer to one request")
-			fs.StringVarP(&f.output, "output", "o", "", "record the replay to `NEW_TAPE` (for mcptape diff / inspect)")
+			fs.StringVarP(&f.output, "output", "o", "", "record the replay to `NEW_TAPE`, which must not exist (for mcptape diff / inspect)")
+			fs.BoolVar(&f.force, "force", false, "overwrite the -o file when it exists (without it, an existing file is refused with exit code 2)")
 			fs.StringVar(&f.format, "format", "text", "report `FORMAT`: text or json")
 			fs.StringArrayVar(&f.ignore, "ignore", nil, "leave `PATH` out of the comparison, or a notification method out of the counts (repeatable)")
 			fs.StringArrayVar(&f.headers, "header", nil, "with --url: add `NAME: VALUE` to every HTTP request (repeatable)")
@@ -155,7 +157,7 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, path string, comm
 		return withCode(2, err)
 	}
 	if f.output != "" {
-		w, err := tape.Create(f.output, tape.Header{
+		w, err := createTape(f.output, f.force, tape.Header{
 			Format: tape.FormatVersion, Tool: "mcptape", Version: version, Time: time.Now().UnixNano(),
 			Transport: kind, Target: target, Argv: capture.RedactArgs(os.Args),
 		})
