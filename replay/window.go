@@ -62,6 +62,7 @@ type prompt struct {
 func (r *runner) addStep(st Step) {
 	i := r.nSteps
 	r.nSteps++
+	r.lastStepTime = st.Time
 	if st.Kind == jsonrpc.KindRequest {
 		r.reqStep[st.IDKey] = stepDesc{i: i, method: st.Method, name: st.Name}
 	}
@@ -73,6 +74,7 @@ func (r *runner) addStep(st Step) {
 func (r *runner) addServer(m ServerMsg) {
 	g := r.nServer
 	r.nServer++
+	r.lastSrvTime = m.Time
 	switch m.Kind {
 	case jsonrpc.KindNotification:
 		r.countNotification(r.recNotif, r.recProgress, m.Method, jsonrpc.Classify(m.Frame).ProgressToken, r.tokenOwner)
@@ -270,11 +272,14 @@ func (r *runner) prune(step int) {
 		if t.srv >= 0 {
 			delete(r.srv, t.srv)
 		}
-		if t.recKey == "" || string(r.ids.live[t.recKey]) != t.live {
-			continue // the recorded id was used again since
+		if t.recKey == "" {
+			continue
 		}
-		delete(r.ids.live, t.recKey)
-		delete(r.ids.rec, t.live)
+		if base := baseKey(t.recKey); len(r.openUses[base]) == 0 && string(r.ids.live[base]) == t.live {
+			// Not in use again since.
+			delete(r.ids.live, base)
+			delete(r.ids.rec, t.live)
+		}
 		delete(r.reqStep, t.recKey)
 		delete(r.sentAt, t.recKey)
 		delete(r.launched, t.recKey)

@@ -84,6 +84,7 @@ func TestReplayUsageErrors(t *testing.T) {
 		{[]string{"replay", tp, "--speed", "fast", "--", "srv"}, `--speed "fast"`},
 		{[]string{"replay", tp, "--speed", "-1", "--", "srv"}, "speed -1 must be a positive number"},
 		{[]string{"replay", tp, "--timeout", "0s", "--", "srv"}, "timeout 0s must be positive"},
+		{[]string{"replay", tp, "--settle", "-1s", "--", "srv"}, "settle -1s must not be negative"},
 		{[]string{"replay", tp, "--format", "xml", "--", "srv"}, `--format "xml"`},
 		{[]string{"replay", tp, "--ignore", "a..b", "--", "srv"}, "a..b"},
 		{[]string{"replay", tp, "-o", "-", "--", "srv"}, "-o -"},
