@@ -106,11 +106,12 @@ type Inspector struct {
 	order     []*sessionState
 	folded    int
 
-	inflight *Pairer[*request]
-	tokens   map[string]*request // progress tokens in flight, by tokenKey
-	recent   *recentSet          // tokens of requests answered lately
-	mrtr     map[opKey]*operation
-	tasks    map[string]*operation // by session + "\x00" + task id
+	inflight    *Pairer[*request]
+	tokens      map[string]*request // progress tokens in flight, by tokenKey
+	recent      *recentSet          // tokens of requests answered lately
+	answeredIDs *recentSet          // ids of requests answered lately, by tokenKey
+	mrtr        map[opKey]*operation
+	tasks       map[string]*operation // by session + "\x00" + task id
 
 	names      map[string]string // interned method and tool names
 	hotNames   hot[string, string]
@@ -205,21 +206,22 @@ func NewInspector(h *tape.Header, opts ...Option) (*Inspector, error) {
 		}
 	}
 	in := &Inspector{
-		o:         o,
-		sessions:  map[string]*sessionState{},
-		inflight:  NewPairer[*request](),
-		tokens:    map[string]*request{},
-		recent:    newRecentSet(o.recent),
-		mrtr:      map[opKey]*operation{},
-		tasks:     map[string]*operation{},
-		names:     map[string]string{},
-		methods:   map[methodKey]*methodStat{},
-		tools:     map[string]*toolStat{},
-		errs:      map[errKey]*ErrorCount{},
-		viol:      newViolations(o.maxExamples),
-		free:      make([]*request, 0, 256),
-		exchanges: map[uint64][]exchangeReq{},
-		cuts:      map[cutKey]struct{}{},
+		o:           o,
+		sessions:    map[string]*sessionState{},
+		inflight:    NewPairer[*request](),
+		tokens:      map[string]*request{},
+		recent:      newRecentSet(o.recent),
+		answeredIDs: newRecentSet(o.recent),
+		mrtr:        map[opKey]*operation{},
+		tasks:       map[string]*operation{},
+		names:       map[string]string{},
+		methods:     map[methodKey]*methodStat{},
+		tools:       map[string]*toolStat{},
+		errs:        map[errKey]*ErrorCount{},
+		viol:        newViolations(o.maxExamples),
+		free:        make([]*request, 0, 256),
+		exchanges:   map[uint64][]exchangeReq{},
+		cuts:        map[cutKey]struct{}{},
 	}
 	if h != nil {
 		in.rep.Tape = TapeInfo{Format: h.Format, Tool: h.Tool, Version: h.Version, Transport: h.Transport, Target: h.Target}
