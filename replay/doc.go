@@ -104,7 +104,14 @@
 // are reported but never fail the verdict. Once the last client message
 // is sent, the server messages recorded after it (a notification after
 // the last answer) are waited for until they arrive, or for their
-// recorded gap plus [WithSettle]'s margin. A live server request is
+// recorded gap plus [WithSettle]'s margin. Where the recorded client
+// closed the HTTP response stream of a request still unanswered (the
+// 2026-07-28 way to cancel: an "http" event closed_by "client"), a step
+// ([Step.Closes]) closes the live stream at the same point: once as many
+// server messages came on it as the recording holds from it, whatever the
+// speed (the recorded time would let a faster server send more); what
+// comes on it later is dropped, so only what was recorded before the
+// close is compared. A live server request is
 // answered where the recorded client answered its twin, and only then:
 // one without a recorded twin gets the fallback, and counts as extra. The [Report]
 // says per session how many answers matched, differed, are missing or

@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"bytes"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -71,6 +73,11 @@ type loading struct {
 	lastUse     map[string]string // id key -> key of its last use
 	done        fifo[doneID]      // ids whose every use was answered
 	unaddressed int               // server responses without a usable id built
+
+	// HTTP response streams the client may close: request use key ->
+	// its exchange, until answered; server messages per exchange.
+	streams   map[string]uint64
+	streamMsg map[uint64]int
 }
 
 // doneID is an id whose uses were all answered when step number at was
@@ -91,6 +98,7 @@ func newLoading(s *Session, out sink) *loading {
 		exchReq: map[uint64]string{}, ordinal: map[[2]string]int{}, sessOrd: map[string]int{},
 		later: map[string]int{}, open: map[string]int{}, held: map[string][]entry{},
 		reqUses: map[string]int{}, resUses: map[string]int{}, lastUse: map[string]string{},
+		streams: map[string]uint64{}, streamMsg: map[uint64]int{},
 	}
 }
 
@@ -102,8 +110,9 @@ type entry struct {
 	stream   string
 	frame    []byte
 	info     jsonrpc.Info
-	batch    int // for a member of a client batch: its batch number (from 1)
-	batchLen int // and the batch's size
+	batch    int  // for a member of a client batch: its batch number (from 1)
+	batchLen int  // and the batch's size
+	closes   bool // the client closed the HTTP exchange's response stream
 }
 
 // add takes one message record (whose slices it keeps) and returns how
@@ -143,6 +152,41 @@ func (l *loading) add(rec *tape.Record) int {
 		l.pop()
 	}
 	return skipped
+}
+
+// closedByClient marks the payload of an "http" event that ends an
+// exchange the client closed.
+var closedByClient = []byte(`"closed_by":"client"`)
+
+// addEvent takes an event record: the end of an HTTP exchange whose
+// response stream the client closed becomes a step that closes it.
+func (l *loading) addEvent(rec *tape.Record) {
+	if rec.Event != tape.EventHTTP || rec.Exchange == 0 || !bytes.Contains(rec.Data, closedByClient) {
+		return
+	}
+	var d struct {
+		Phase    string `json:"phase"`
+		ClosedBy string `json:"closed_by"`
+	}
+	if json.Unmarshal(rec.Data, &d) != nil || d.Phase != "end" || d.ClosedBy != "client" {
+		return
+	}
+	l.insert(entry{time: rec.Time, dir: tape.ClientToServer, exchange: rec.Exchange, closes: true})
+}
+
+// addClose builds the step closing the stream of exchange e, when a
+// request on it is still unanswered.
+func (l *loading) addClose(e *entry) {
+	n, open := l.streamMsg[e.exchange]
+	delete(l.streamMsg, e.exchange)
+	key := l.exchReq[e.exchange]
+	if ex, ok := l.streams[key]; !open || key == "" || !ok || ex != e.exchange {
+		return
+	}
+	delete(l.streams, key)
+	l.s.stepCount++
+	l.nSteps++
+	l.out.addStep(Step{Kind: jsonrpc.KindInvalid, Time: e.time, Answers: -1, Closes: key, CloseAfter: n})
 }
 
 // insert puts e in buf after every entry of the same or an earlier time.
@@ -237,6 +281,10 @@ func dirKey(d tape.Direction, id jsonrpc.ID) string { return string(d) + " " + i
 
 // build adds one entry to the session.
 func (l *loading) build(e entry) {
+	if e.closes {
+		l.addClose(&e)
+		return
+	}
 	if e.dir == tape.ServerToClient {
 		l.addServer(&e)
 	} else {
@@ -260,6 +308,10 @@ func (l *loading) addClient(e *entry) {
 		st.Name = paramsName(e.frame)
 		if e.exchange != 0 {
 			l.noteExchange(e.exchange, st.IDKey)
+			if l.exchReq[e.exchange] == st.IDKey {
+				l.streams[st.IDKey] = e.exchange
+				l.streamMsg[e.exchange] += 0
+			}
 		}
 		if l.s.Version == "" {
 			l.s.Version = requestVersion(e.frame, info.Method)
@@ -327,6 +379,9 @@ func (l *loading) addServer(e *entry) {
 	idx := l.nServer
 	l.nServer++
 	m.After = l.nSteps
+	if n, ok := l.streamMsg[e.exchange]; ok && e.exchange != 0 {
+		l.streamMsg[e.exchange] = n + 1
+	}
 	if info.Kind == jsonrpc.KindResponse || info.Kind == jsonrpc.KindError {
 		if t := info.ID.Type; t == jsonrpc.IDNull || t == jsonrpc.IDAbsent {
 			l.unaddressed++
@@ -335,6 +390,10 @@ func (l *loading) addServer(e *entry) {
 			k := m.IDKey
 			l.resUses[k]++
 			m.IDKey = useKey(k, l.resUses[k])
+			if ex, ok := l.streams[m.IDKey]; ok { // answered: not closed early
+				delete(l.streams, m.IDKey)
+				delete(l.streamMsg, ex)
+			}
 			if l.resUses[k] >= l.reqUses[k] {
 				l.done.push(doneID{at: l.nSteps, key: k})
 			}

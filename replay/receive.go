@@ -77,6 +77,9 @@ func (r *runner) connError(err error) error {
 func (r *runner) take(ctx context.Context, frame []byte, info *jsonrpc.Info, exchange uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if exchange != 0 && r.onClosedStream(exchange) {
+		return // after the point where the recorded client closed the stream: not in the recording
+	}
 	switch info.Kind {
 	case jsonrpc.KindResponse, jsonrpc.KindError:
 		r.takeResponse(frame, info)

@@ -68,6 +68,9 @@ type runner struct {
 	pairs          []pair                         // responses to requests the recording cancels, compared at the end
 	cutMessages    int                            // live messages not expected: after the cut of a cut session
 
+	exchMsgs     map[uint64]int      // live HTTP exchange -> server messages that came on it
+	closeAt      map[string]int      // recorded request id key -> messages on its stream after which to close it (Step.Closes)
+	closed       map[string]bool     // recorded request id keys whose stream the replay closed
 	openUses     map[string][]string // recorded request id key -> keys of its uses sent and not answered, oldest first
 	unaddressed  int                 // live responses with a null or absent id
 	lastSentIdx  int                 // index of the last step sent, -1
@@ -103,6 +106,7 @@ func newRunner(s *Session, o *options, cmp *jsondiff.Comparer) *runner {
 		recNotif: map[string]int{}, liveNotif: map[string]int{}, recProgress: map[[2]string]int{}, liveProgress: map[[2]string]int{},
 		rep:      &SessionReport{Session: s.ID, Steps: s.StepCount()},
 		openUses: map[string][]string{}, lastSentIdx: -1,
+		exchMsgs: map[uint64]int{}, closeAt: map[string]int{}, closed: map[string]bool{},
 	}
 	if r.tokenOwner == nil { // streamed: its loader fills its own
 		r.tokenOwner, r.recCancelled = map[string]string{}, map[string]bool{}

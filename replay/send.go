@@ -28,6 +28,12 @@ func (r *runner) send(ctx context.Context) error {
 		}
 		var frames [][]byte
 		var sent []queued
+		if st := &group[0].st; st.Closes != "" {
+			if err := r.closeStream(ctx, st); err != nil {
+				return err
+			}
+			continue
+		}
 		for k := range group {
 			q := &group[k]
 			st := &q.st
@@ -276,4 +282,87 @@ func (r *runner) cancelTarget(st *Step) string {
 		return uses[len(uses)-1]
 	}
 	return base
+}
+
+// closeStream closes the HTTP response stream of the request st.Closes
+// names, as the recorded client did: once st.CloseAfter live server
+// messages came on it (what the recording holds from that stream; later
+// ones are dropped), or the timeout passed. Over stdio there is no stream
+// to close.
+func (r *runner) closeStream(ctx context.Context, st *Step) error {
+	key := st.Closes
+	r.awaitLaunched(ctx, key)
+	r.mu.Lock()
+	r.rep.Sent++
+	ex := r.exchanges[key]
+	if ex == nil {
+		r.addNote(fmt.Sprintf("the recorded client closed the stream of %s: no live stream to close", r.requestDesc(key)))
+		r.mu.Unlock()
+		return nil
+	}
+	r.closeAt[key] = st.CloseAfter
+	if r.exchMsgs[ex.ID] >= st.CloseAfter {
+		r.closeNow(key, ex)
+	}
+	r.mu.Unlock()
+	deadline := time.Now().Add(r.o.timeout)
+	for {
+		r.mu.Lock()
+		if r.failure != nil {
+			err := r.failure
+			r.mu.Unlock()
+			return err
+		}
+		if r.closed[key] || !time.Now().Before(deadline) {
+			r.closeNow(key, ex)
+			r.mu.Unlock()
+			return nil
+		}
+		ch := r.changed
+		r.mu.Unlock()
+		t := time.NewTimer(time.Until(deadline))
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("stopped: %w", ctx.Err())
+		}
+		t.Stop()
+	}
+}
+
+// closeNow closes the live stream ex of the recorded request key. mu is
+// held.
+func (r *runner) closeNow(key string, ex *transport.Exchange) {
+	if !r.closed[key] {
+		r.closed[key] = true
+		delete(r.closeAt, key)
+		ex.CloseStream()
+		r.notify()
+	}
+}
+
+// onClosedStream counts a live message that came on the HTTP exchange and
+// reports whether to drop it: it came after the point where the replay
+// closes (or closed) that stream, as the recorded client did. mu is held.
+func (r *runner) onClosedStream(exchange uint64) bool {
+	key, mapped := r.exchReq[exchange]
+	if mapped && r.closed[key] {
+		return true
+	}
+	r.exchMsgs[exchange]++
+	if !mapped {
+		return false
+	}
+	n, ok := r.closeAt[key]
+	switch {
+	case !ok || r.exchMsgs[exchange] < n:
+		return false
+	case r.exchMsgs[exchange] == n:
+		r.closeNow(key, r.exchanges[key])
+		return false
+	}
+	r.closeNow(key, r.exchanges[key])
+	return true
 }

@@ -103,6 +103,13 @@ type Step struct {
 	// the members of a batch are consecutive steps, sent as one batch
 	// unless WithUnbatch.
 	Batch, BatchLen int
+	// Closes is set (and Frame nil) for a step that sends nothing but
+	// closes the HTTP response stream of the recorded request with this
+	// id key, still unanswered, as the recorded client did (the
+	// 2026-07-28 way to cancel): once CloseAfter server messages came on
+	// that stream, as recorded before the close.
+	Closes     string
+	CloseAfter int
 	// Time is when it was recorded (Unix ns).
 	Time int64
 	// Deps are indexes into Session.Server of the messages whose live
@@ -218,6 +225,11 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 		}
 		if rec.Type == tape.TypeEvent && rec.Event == tape.EventClose {
 			closed[rec.Session] = true
+		}
+		if rec.Type == tape.TypeEvent && rec.Event == tape.EventHTTP {
+			if l := byID[rec.Session]; l != nil {
+				l.addEvent(rec)
+			}
 		}
 		if rec.Type != tape.TypeMessage {
 			continue

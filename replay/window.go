@@ -189,11 +189,16 @@ func (r *runner) readSession(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if rec.Type != tape.TypeMessage || rec.Session != r.s.ID {
+		if rec.Session != r.s.ID {
 			continue
 		}
 		r.mu.Lock()
-		l.add(rec)
+		switch rec.Type {
+		case tape.TypeMessage:
+			l.add(rec)
+		case tape.TypeEvent:
+			l.addEvent(rec)
+		}
 		r.mu.Unlock()
 	}
 }
@@ -285,6 +290,7 @@ func (r *runner) prune(step int) {
 		delete(r.launched, t.recKey)
 		if ex := r.exchanges[t.recKey]; ex != nil {
 			delete(r.exchReq, ex.ID)
+			delete(r.exchMsgs, ex.ID)
 			delete(r.exchanges, t.recKey)
 		}
 	}

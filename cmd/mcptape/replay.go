@@ -69,7 +69,10 @@ func replayCmd() *command {
   id used again with its n-th use; notifications by count per method
   (notifications/message never fails the verdict). After the last client
   message, the server messages recorded after it are waited for until they
-  arrive, or for their recorded gap plus --settle.
+  arrive, or for their recorded gap plus --settle. Where the recorded HTTP
+  client closed a request's response stream (the 2026-07-28 cancel), the
+  live stream is closed after as many server messages as were recorded on
+  it, and only those are compared.
   Over HTTP, initialize is answered and each notification or response
   acknowledged before anything recorded after it is sent (a stdio client may
   have pipelined them). A cut tape replays up to the cut: answers the server
