@@ -302,6 +302,9 @@ func (r *runner) requestDesc(recKey string) string {
 	if strings.HasPrefix(recKey, "#") {
 		return "a frame (answer " + recKey + " without an id)"
 	}
+	if base := baseKey(recKey); base != recKey {
+		return fmt.Sprintf("request %s (use %s)", base, recKey[len(base)+1:])
+	}
 	return "request " + recKey
 }
 
