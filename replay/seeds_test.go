@@ -6,12 +6,10 @@ import (
 	"context"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mcptape/mcptape/capture"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 	"github.com/mcptape/mcptape/transport"
@@ -107,33 +105,17 @@ func seedDial(scenario string) DialFunc {
 // server through the stdio capture proxy, and returns the tape's path.
 func recordSeed(t *testing.T, scenario string, client []seedSend) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "seed.jsonl.zst")
-	w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "stdio", Target: "seed server"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c2sR, c2sW := io.Pipe()
-	s2cR, s2cW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		_, err := capture.RunStdio(ctx, capture.StdioOptions{
-			Command: seedArgv(), Env: append(os.Environ(), seedEnv+"="+scenario),
-			Stdin: c2sR, Stdout: s2cW, Tape: w, CloseStdout: true,
-		})
-		done <- err
-	}()
+	toServer, fromServer, finish := stdioProxy(t, seedArgv(), seedEnv+"="+scenario)
 	lines := make(chan string, 100)
 	go func() {
-		sc := bufio.NewScanner(s2cR)
+		sc := bufio.NewScanner(fromServer)
 		for sc.Scan() {
 			lines <- sc.Text()
 		}
 		close(lines)
 	}()
 	for _, s := range client {
-		if _, err := io.WriteString(c2sW, s.line+"\n"); err != nil {
+		if _, err := io.WriteString(toServer, s.line+"\n"); err != nil {
 			t.Fatal(err)
 		}
 		for range s.wait {
@@ -146,14 +128,7 @@ func recordSeed(t *testing.T, scenario string, client []seedSend) string {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(100 * time.Millisecond) // what the server sends last
-	c2sW.Close()
-	if err := <-done; err != nil {
-		t.Fatalf("RunStdio: %v", err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return finish()
 }
 
 // TestReplaySeedScenarios records each seed scenario and replays it

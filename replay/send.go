@@ -305,31 +305,13 @@ func (r *runner) closeStream(ctx context.Context, st *Step) error {
 		r.closeNow(key, ex)
 	}
 	r.mu.Unlock()
-	deadline := time.Now().Add(r.o.timeout)
-	for {
-		r.mu.Lock()
-		if r.failure != nil {
-			err := r.failure
-			r.mu.Unlock()
-			return err
-		}
-		if r.closed[key] || !time.Now().Before(deadline) {
-			r.closeNow(key, ex)
-			r.mu.Unlock()
-			return nil
-		}
-		ch := r.changed
-		r.mu.Unlock()
-		t := time.NewTimer(time.Until(deadline))
-		select {
-		case <-ch:
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("stopped: %w", ctx.Err())
-		}
-		t.Stop()
+	if _, err := r.waitUntil(ctx, time.Now().Add(r.o.timeout), func() bool { return r.closed[key] }); err != nil {
+		return err
 	}
+	r.mu.Lock()
+	r.closeNow(key, ex) // on time out
+	r.mu.Unlock()
+	return nil
 }
 
 // closeNow closes the live stream ex of the recorded request key. mu is

@@ -6,18 +6,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/mcptape/mcptape/capture"
 	"github.com/mcptape/mcptape/jsonrpc"
-	"github.com/mcptape/mcptape/tape"
 )
 
 // reportServer is a Streamable HTTP server whose tools/call export_report
@@ -104,25 +100,8 @@ func TestReplayClosesStreamWhereRecorded(t *testing.T) {
 	defer up.Close()
 	endpoint := up.URL + "/mcp"
 
-	path := filepath.Join(t.TempDir(), "close.jsonl.zst")
-	w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "http", Target: endpoint})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := capture.NewHTTPProxy(endpoint, w, capture.WithShutdownGrace(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	pctx, stop := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- p.Serve(pctx, ln) }()
-	proxied := "http://" + ln.Addr().String() + "/mcp"
+	base, finish := httpProxy(t, endpoint)
+	proxied := base + "/mcp"
 	c := &http.Client{Timeout: 10 * time.Second}
 	for _, f := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
@@ -144,13 +123,7 @@ func TestReplayClosesStreamWhereRecorded(t *testing.T) {
 	resp = post(t, c, proxied, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	stop()
-	if err := <-served; err != nil {
-		t.Fatalf("proxy: %v", err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := finish()
 	srv.mu.Lock()
 	recorded := append([]int(nil), srv.closed...)
 	srv.closed = nil

@@ -129,27 +129,34 @@ func (r *runner) awaitLast(ctx context.Context) error {
 	if gap <= 0 || from.IsZero() {
 		return nil
 	}
-	t := time.NewTimer(time.Until(from.Add(gap + r.o.settle)))
+	_, err := r.waitUntil(ctx, from.Add(gap+r.o.settle), r.lastArrived)
+	return err // on time out, what is missing is reported
+}
+
+// waitUntil waits until cond (called with mu held) holds, the session
+// failed (its error), ctx ended, or deadline passed (false).
+func (r *runner) waitUntil(ctx context.Context, deadline time.Time, cond func() bool) (bool, error) {
+	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	for {
 		r.mu.Lock()
 		if r.failure != nil {
 			err := r.failure
 			r.mu.Unlock()
-			return err
+			return false, err
 		}
-		if r.lastArrived() {
+		if cond() {
 			r.mu.Unlock()
-			return nil
+			return true, nil
 		}
 		ch := r.changed
 		r.mu.Unlock()
 		select {
 		case <-ch:
 		case <-t.C:
-			return nil // what is missing is reported
+			return false, nil
 		case <-ctx.Done():
-			return fmt.Errorf("stopped: %w", ctx.Err())
+			return false, fmt.Errorf("stopped: %w", ctx.Err())
 		}
 	}
 }
