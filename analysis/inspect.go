@@ -125,10 +125,15 @@ type Inspector struct {
 	firstProgress latencyHist
 	mrtrLat       latencyHist
 	taskLat       latencyHist
-	unanswered    []RequestRef             // requests superseded by an id reuse
-	httpSessions  bool                     // a server assigned an Mcp-Session-Id
-	exchanges     map[uint64][]exchangeReq // HTTP exchanges open, with their client requests
-	cuts          map[cutKey]struct{}      // messages announced as recorded cut, not yet seen
+	unanswered    []RequestRef                // requests superseded by an id reuse
+	httpSessions  bool                        // a server assigned an Mcp-Session-Id
+	exchanges     map[uint64][]exchangeReq    // HTTP exchanges open, with their client requests
+	cuts          map[cutKey]struct{}         // messages announced as recorded cut, not yet seen
+	waits         map[uint64]*handshakeWait   // sessionless exchanges waiting for their client's name
+	clients       map[string]*clientHandshake // sessionless clients, by User-Agent
+	toolHeaders   map[string][]paramBinding   // x-mcp-header bindings by tool name, from tools/list
+	live          io.Writer                   // following a tape: problems are written here as they happen
+	liveErr       error                       // the first write error on live
 	buf           []byte
 	pf            [paramCount]span  // params fields of the current request
 	rf            [resultCount]span // result fields of the current response
@@ -222,6 +227,9 @@ func NewInspector(h *tape.Header, opts ...Option) (*Inspector, error) {
 		free:        make([]*request, 0, 256),
 		exchanges:   map[uint64][]exchangeReq{},
 		cuts:        map[cutKey]struct{}{},
+		waits:       map[uint64]*handshakeWait{},
+		clients:     map[string]*clientHandshake{},
+		toolHeaders: map[string][]paramBinding{},
 	}
 	if h != nil {
 		in.rep.Tape = TapeInfo{Format: h.Format, Tool: h.Tool, Version: h.Version, Transport: h.Transport, Target: h.Target}
@@ -296,6 +304,13 @@ func (in *Inspector) batch(it *Item, s *sessionState) {
 // violation counts a violation of rule by the message it.
 func (in *Inspector) violation(rule string, it *Item, s *sessionState, format string, a ...any) {
 	s.violations++
+	if in.live != nil {
+		d := describeItem(it)
+		if format != "" {
+			d += ": " + fmt.Sprintf(format, a...)
+		}
+		in.flag(it, rule, d)
+	}
 	in.viol.add(rule, func() Example {
 		d := describeItem(it)
 		if format != "" {
@@ -454,4 +469,12 @@ func (r *rawID) String() string {
 		return r.long
 	}
 	return string(r.short[:r.n])
+}
+
+// flag writes a problem as it happens, when following a tape.
+func (in *Inspector) flag(it *Item, what, detail string) {
+	if in.live == nil || in.liveErr != nil {
+		return
+	}
+	_, in.liveErr = fmt.Fprintf(in.live, "!! %s [%s] %s: %s\n", offset(it.Rec.Time-in.origin), clip(it.Rec.Session, 12), what, clip(detail, 160))
 }

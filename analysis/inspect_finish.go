@@ -30,6 +30,7 @@ func (in *Inspector) Finish(warning error) *Report {
 		t.Warning = warning.Error()
 	}
 	in.finishPending()
+	in.finishHandshakes()
 	rep.Sessions = make([]SessionReport, 0, len(in.order))
 	for _, s := range in.order {
 		rep.Sessions = append(rep.Sessions, s.report())
@@ -104,7 +105,8 @@ func (s *sessionState) report() SessionReport {
 	r := SessionReport{ID: s.id, FirstNS: s.first, LastNS: s.last, DurationNS: s.last - s.first,
 		Client: s.client, Server: s.server, ProtocolVersion: s.version, RequestedVersion: s.requested,
 		Messages: s.messages, ByKind: map[string]int64{}, ByDir: map[string]int64{},
-		Exit: s.exit, ClosedBy: s.closedBy, Violations: s.violations, Unanswered: s.unanswered, Errors: s.errors}
+		Exit: s.exit, ClosedBy: s.closedBy, Violations: s.violations, Unanswered: s.unanswered, Errors: s.errors,
+		ToolErrors: s.toolErrors, Cancelled: s.cancelled, MaxLatencyNS: s.maxLatency, Slowest: s.slowest}
 	for k, n := range s.byKind {
 		if n > 0 {
 			r.ByKind[jsonrpc.Kind(k).String()] = n
@@ -193,6 +195,19 @@ func (in *Inspector) problems(rep *Report) []Problem {
 	}
 	if nTool > 0 {
 		add(SeverityWarning, "tool-error", nTool, d, "%s returned isError", plural(nTool, "tool call"))
+	}
+	if r := rep.Refused; r.Count > r.Unauthorized {
+		d = nil
+		for _, ref := range r.Requests {
+			if ref.Status != 401 && len(d) < problemDetails {
+				d = append(d, fmt.Sprintf("%s: HTTP %d", describeRef(ref), ref.Status))
+			}
+		}
+		n := r.Count - r.Unauthorized
+		add(SeverityWarning, "http-refused", n, d, "%s refused with an HTTP error status", plural(n, "request"))
+	}
+	if n := rep.Refused.Unauthorized; n > 0 { // the start of an OAuth flow
+		add(SeverityInfo, "http-unauthorized", n, nil, "%s answered 401 (authorization required)", plural(n, "request"))
 	}
 	if c := rep.Cancellations; c.AnsweredAnyway > 0 {
 		d = nil

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -15,6 +16,7 @@ const (
 	mDiscover    = "server/discover"
 	mPing        = "ping"
 	mToolsCall   = "tools/call"
+	mToolsList   = "tools/list"
 	mPromptsGet  = "prompts/get"
 	mResRead     = "resources/read"
 	mTasksGet    = "tasks/get"
@@ -126,7 +128,7 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 	if !Pairable(info.ID) {
 		return // a null or malformed id: counted as a violation, cannot be answered
 	}
-	in.noteExchange(it)
+	in.noteExchange(it, req.name)
 	var prev *request
 	var reused bool
 	if fs := it.fields; fs != nil && fs.idInt {
@@ -162,6 +164,9 @@ func (in *Inspector) lifecycle(it *Item, s *sessionState, method string, f []spa
 	switch method {
 	case mInitialize:
 		s.initSent = true
+		if s.sessionless && it.Rec.Exchange != 0 {
+			in.deferHandshake(it, s, true)
+		}
 		if v, ok := stringValue(f[pProtocolVersion].of(frame)); ok {
 			s.requested = v
 		}
@@ -170,6 +175,10 @@ func (in *Inspector) lifecycle(it *Item, s *sessionState, method string, f []spa
 		}
 	case mPing, mDiscover:
 	default:
+		if s.sessionless && it.Rec.Exchange != 0 && !s.modern {
+			in.deferHandshake(it, s, false)
+			return
+		}
 		if !s.initSent && !s.modern && !s.flaggedEarly {
 			s.flaggedEarly = true
 			in.violation(RuleBeforeInitialize, it, s, "before initialize (reported once per session)")
@@ -324,6 +333,7 @@ func (in *Inspector) cancel(it *Item, s *sessionState) {
 	if req.cancelled == 0 { // a second cancel of the same request adds nothing
 		req.cancelled = it.Rec.Time
 		in.rep.Cancellations.Count++
+		req.sess.cancelled++
 	}
 	if req.method == mInitialize {
 		in.violation(RuleInitializeCancelled, it, s, "initialize is never cancelled")
@@ -346,6 +356,8 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 		if !ok {
 			in.violation(RuleResponseUnknownID, it, s, "no such request in flight")
 		}
+	} else if isErr && info.ID.Type == jsonrpc.IDNull {
+		req, ok = in.nullIDAnswer(it)
 	}
 	method := ""
 	if ok {
@@ -355,6 +367,10 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 	if isErr {
 		s.errors++
 		in.countError(frame, info, method)
+		if in.live != nil {
+			msg, _ := lookupString(frame, "error", "message")
+			in.flag(it, "error-response", fmt.Sprintf("%d %s (%s)", info.ErrorCode, msg, or(method, "unpaired")))
+		}
 	}
 	if !ok {
 		return
@@ -379,6 +395,9 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 		if len(in.rep.Cancellations.Answered) < in.o.maxListed {
 			in.rep.Cancellations.Answered = append(in.rep.Cancellations.Answered, in.ref(req))
 		}
+	}
+	if method == mToolsList && !isErr {
+		in.learnToolHeaders(frame)
 	}
 	var f []span
 	if !isErr && (mrtrMethod(method) || method == mInitialize || method == mDiscover || req.wantsTask || req.taskPollingOf != nil) {
@@ -423,6 +442,9 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 	}
 	toolResult := method == mToolsCall || (method == mTasksResult && req.taskPollingOf != nil && req.taskPollingOf.method == mToolsCall)
 	toolErr := f != nil && toolResult && string(f[rIsError].of(frame)) == "true"
+	if toolErr && in.live != nil {
+		in.flag(it, "tool-error", req.name+" returned isError")
+	}
 	if op := req.taskPollingOf; op != nil && method == mTasksResult {
 		in.endTask(op, rec.Time, isErr, toolErr)
 	}
@@ -435,7 +457,22 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 		in.mrtrLat.record(rec.Time - start)
 	}
 	in.sample(req.dir, method, req.name, rec.Time-start, isErr, toolErr)
+	req.sess.outcome(req.dir, method, req.name, rec.Time-start, toolErr)
 	return false
+}
+
+// outcome counts an answered operation of the session: its tool error and
+// latency.
+func (s *sessionState) outcome(dir tape.Direction, method, name string, ns int64, toolErr bool) {
+	if toolErr {
+		s.toolErrors++
+	}
+	if dir == tape.ClientToServer && ns > s.maxLatency {
+		s.maxLatency, s.slowest = ns, method
+		if method == mToolsCall {
+			s.slowest = method + " " + name
+		}
+	}
 }
 
 // sample records the latency and outcome of one operation.
@@ -485,6 +522,7 @@ func (in *Inspector) endTask(op *operation, end int64, isErr, toolErr bool) {
 	in.rep.Operations.Tasks.Completed++
 	in.taskLat.record(end - op.start)
 	in.sample(op.dir, op.method, op.name, end-op.start, isErr, toolErr)
+	op.sess.outcome(op.dir, op.method, op.name, end-op.start, toolErr)
 }
 
 // handshake learns the server and the negotiated version from the result

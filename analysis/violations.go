@@ -74,6 +74,8 @@ var streamRules = []Rule{
 	{RuleInitializeCancelled, SeverityError, "initialize request cancelled"},
 	{RuleBeforeInitialize, SeverityError, "client request other than ping before initialize"},
 	{RuleMissingSessionHeader, SeverityError, "HTTP request without Mcp-Session-Id after the server assigned one"},
+	{RuleMcpHeaderMissing, SeverityError, "2026-07-28 request without the Mcp-Method, Mcp-Name or Mcp-Param-* header it needs"},
+	{RuleMcpHeaderMismatch, SeverityError, "2026-07-28 Mcp-Method, Mcp-Name or Mcp-Param-* header that disagrees with the body"},
 }
 
 // frameRuleText describes the per-frame rules of jsonrpc.Classify.

@@ -141,6 +141,19 @@ var ruleCases = []struct {
 			evt(1*ms, tape.EventHTTP, `{"method":"POST","path":"/mcp","status":400,"request_headers":{"Content-Type":"application/json"}}`)},
 		[]step{evt(0, tape.EventHTTP, `{"method":"POST","path":"/mcp","status":200,"request_headers":{},"response_headers":{"Mcp-Session-Id":["abc"]}}`),
 			evt(1*ms, tape.EventHTTP, `{"method":"POST","path":"/mcp","status":200,"request_headers":{"mcp-session-id":"abc"}}`)}},
+	{RuleMcpHeaderMissing, modernPost(`"Mcp-Protocol-Version":["2026-07-28"]`), modernPost(`"Mcp-Protocol-Version":["2026-07-28"],"Mcp-Method":["tools/list"]`)},
+	{RuleMcpHeaderMismatch, modernPost(`"Mcp-Protocol-Version":["2026-07-28"],"Mcp-Method":["ping"]`),
+		modernPost(`"Mcp-Protocol-Version":["2026-07-28"],"Mcp-Method":["tools/list"]`)},
+}
+
+// modernPost is a 2026-07-28 tools/list POST with the given request
+// headers (JSON members).
+func modernPost(headers string) []step {
+	return []step{
+		onExchange(1, c2s(0, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)),
+		onExchange(1, evt(1*ms, tape.EventHTTP, `{"phase":"response","method":"POST","path":"/mcp","status":200,"request_headers":{`+headers+`}}`)),
+		onExchange(1, s2c(2*ms, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`)),
+	}
 }
 
 // TestEveryRuleIsReported breaks each rule on its own and checks that the

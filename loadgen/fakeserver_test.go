@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mcptape/mcptape/jsonrpc"
 )
@@ -29,6 +32,8 @@ func fakeTarget(t *testing.T, mode string) Target {
 //	drop-batches    answers requests and pings, silently ignores batches
 //	batch-only      answers a batch with a batch, and every request sent
 //	                alone but initialize with error -32600
+//	linger          answers requests; at the end of stdin ignores SIGTERM
+//	                and runs on until killed
 func fakeStdioServer(mode string, in io.Reader, out io.Writer) int {
 	name, arg, _ := strings.Cut(mode, ":")
 	limit, _ := strconv.Atoi(arg)
@@ -71,6 +76,10 @@ func fakeStdioServer(mode string, in io.Reader, out io.Writer) int {
 		if err := w.Flush(); err != nil {
 			return 4
 		}
+	}
+	if name == "linger" {
+		signal.Ignore(syscall.SIGTERM)
+		time.Sleep(time.Hour)
 	}
 	return 0
 }

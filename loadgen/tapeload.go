@@ -79,7 +79,7 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 		case target.SSE != "":
 			c, err = transport.DialLegacySSE(ctx, target.SSE, topts...)
 		default:
-			c, err = transport.DialStdio(ctx, target.Command)
+			c, err = transport.DialStdio(ctx, target.Command, topts...)
 		}
 		if err != nil {
 			r.st.sentIn(setupNames, 1)

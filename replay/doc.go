@@ -14,8 +14,8 @@
 // step names its causal dependencies: the last server message (a response
 // or a server request) that had arrived before it was sent and, for the
 // client's answer to a server request, that request. Records are taken in
-// time order within a window (one second, or 4,096 records), as package
-// analysis does.
+// time order through a tape.TimeOrder (within tape.ReorderWindow or
+// tape.ReorderMax records), as package analysis does.
 //
 // [Open] does the same for a tape file, but keeps the sessions in memory
 // only when the tape is small ([DefaultMemory]); otherwise it keeps their

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
@@ -22,17 +21,6 @@ type sink interface {
 	setAnswer(srv, step int)
 }
 
-const forgetLag = 2 * (maxAhead + pruneLag)
-
-// The time ordering of a session's records: a record is built once a
-// record reorderSpan newer was read, or reorderMax records are waiting, or
-// the session's records end (what analysis.Scanner does for the whole
-// tape).
-const (
-	reorderSpan = int64(time.Second)
-	reorderMax  = 4096
-)
-
 // maxExchanges bounds how many HTTP exchanges a loading remembers the
 // first client request of (to relate the server's requests to it): the
 // oldest are forgotten first.
@@ -42,7 +30,8 @@ const maxExchanges = 1 << 16
 // records, handing each to out. A capture proxy records the two directions
 // from two goroutines, so records are not always in time order in the
 // tape, and an answer can even be stamped just before the message it
-// answers: records are built in time order (see reorderSpan), and such an
+// answers: records are built in time order (a tape.TimeOrder, as
+// analysis.Scanner does for the whole tape), and such an
 // answer (a server response whose request comes later, a client response
 // whose server request comes later) is built right after the message it
 // answers.
@@ -60,10 +49,10 @@ type loading struct {
 	ordinal         map[[2]string]int
 	sessOrd         map[string]int
 
-	buf   fifo[entry]        // read, not built yet, in time order
-	later map[string]int     // requests in buf by dirKey
-	open  map[string]int     // requests built and not yet answered, by dirKey
-	held  map[string][]entry // answers waiting for the request they answer (dirKey)
+	buf   tape.TimeOrder[entry] // read, not built yet, in time order
+	later map[string]int        // requests in buf by dirKey
+	open  map[string]int        // requests built and not yet answered, by dirKey
+	held  map[string][]entry    // answers waiting for the request they answer (dirKey)
 
 	batches int // client batches built
 	// The uses of each client request id (see useKey), forgotten
@@ -91,6 +80,7 @@ type doneID struct {
 // request id's uses are forgotten: by then a runner has forgotten them too
 // (it is at most maxAhead steps behind and forgets pruneLag steps after),
 // and a later use counts as a first one.
+const forgetLag = 2 * (maxAhead + pruneLag)
 
 func newLoading(s *Session, out sink) *loading {
 	return &loading{
@@ -148,7 +138,7 @@ func (l *loading) add(rec *tape.Record) int {
 		}
 		l.insert(e)
 	}
-	for n := l.buf.len(); n > 0 && (n > reorderMax || l.buf.peek(n-1).time-l.buf.peek(0).time > reorderSpan); n-- {
+	for l.buf.Ready(false) {
 		l.pop()
 	}
 	return skipped
@@ -194,16 +184,12 @@ func (l *loading) insert(e entry) {
 	if e.info.Kind == jsonrpc.KindRequest {
 		l.later[dirKey(e.dir, e.info.ID)]++
 	}
-	l.buf.push(e)
-	for i := l.buf.len() - 1; i > 0 && l.buf.peek(i-1).time > e.time; i-- {
-		a, b := l.buf.peek(i-1), l.buf.peek(i)
-		*a, *b = *b, *a
-	}
+	l.buf.Push(e.time, e)
 }
 
 // finish builds every entry still waiting.
 func (l *loading) finish() {
-	for l.buf.len() > 0 {
+	for l.buf.Ready(true) {
 		l.pop()
 	}
 }
@@ -211,7 +197,7 @@ func (l *loading) finish() {
 // pop builds the oldest waiting entry, or holds it when it answers a
 // request still waiting.
 func (l *loading) pop() {
-	e := l.buf.pop()
+	e := l.buf.Pop()
 	switch e.info.Kind {
 	case jsonrpc.KindRequest:
 		k := dirKey(e.dir, e.info.ID)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make demo: the main job of mcptape on the embedded reference server.
 #  1. record: a scripted MCP client talks to `mcptape serve` through `mcptape record`;
-#  2. inspect/show: the tape is read back offline.
+#  2. inspect/show/check: the tape is read back offline, and checked as a CI gate.
 set -euo pipefail
 MCPTAPE=${1:-bin/mcptape}
 OUT=demo-out
@@ -45,6 +45,19 @@ step "2. inspect the tape offline: sessions, latency per method and tool, errors
 
 step "3. show the timeline"
 "$MCPTAPE" show "$TAPE"
+
+step "3a. check the tape as a CI gate would: the default signals pass (exit 0)"
+"$MCPTAPE" check "$TAPE" --expect-tool echo --threshold 'tools/call echo:p99<2s'
+"$MCPTAPE" baseline "$TAPE" -o "$OUT/surface.json"
+
+step "3a'. a contract the session breaks: a tool it never called, one it must not call, a latency budget (exit 1)"
+set +e
+"$MCPTAPE" check "$TAPE" --fail-on error,violation,unanswered --expect-tool search --forbid-tool fail \
+  --threshold 'tools/call sleep:p99<100ms' --format junit -o "$OUT/check.xml"
+echo "check exit code: $? (1 = the contract is broken; JUnit in $OUT/check.xml)" >&2
+"$MCPTAPE" check "$TAPE" --fail-on error,violation,unanswered --expect-tool search --forbid-tool fail \
+  --threshold 'tools/call sleep:p99<100ms'
+set -e
 
 step "3b. record over HTTP too (reverse proxy)"
 bash "$(dirname "$0")/demo-http.sh" "$MCPTAPE" "$OUT"

@@ -86,6 +86,8 @@ func commands() []*command {
 		diffCmd(),
 		exportCmd(),
 		reportCmd(),
+		checkCmd(),
+		baselineCmd(),
 		wrapCmd(),
 		unwrapCmd(),
 		completionCmd(),

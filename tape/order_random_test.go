@@ -1,4 +1,4 @@
-package analysis
+package tape
 
 import (
 	"math/rand/v2"
@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// TestRecQueueOrder: whatever the lateness of records and however pushes
+// TestTimeOrderRandom: whatever the lateness of records and however pushes
 // and pops interleave, records leave the queue sorted by time, then in the
 // order they came (the first pushed of those of the lowest time), through
 // ring wraps and growth.
-func TestRecQueueOrder(t *testing.T) {
+func TestTimeOrderRandom(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		late      int // one record in late is up to spread earlier than the last
@@ -29,9 +29,12 @@ func TestRecQueueOrder(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(tc.n)))
-			var q recQueue
-			slots := make([]slot, tc.n)
-			var held []seqRec // what the queue holds, in push order
+			var q TimeOrder[int]
+			type pushed struct {
+				time int64
+				i    int
+			}
+			var held []pushed // what the queue holds, in push order
 			var now int64 = 1 << 40
 			check := func() { // the first record pushed of those of the lowest time
 				k := 0
@@ -40,8 +43,8 @@ func TestRecQueueOrder(t *testing.T) {
 						k = j
 					}
 				}
-				if got := q.pop(); got != held[k].sl {
-					t.Fatalf("popped record %d, want %d (time %d)", got.item.Seq, held[k].sl.item.Seq, held[k].time)
+				if got := q.Pop(); got != held[k].i {
+					t.Fatalf("popped value %d, want %d (time %d)", got, held[k].i, held[k].time)
 				}
 				held = slices.Delete(held, k, k+1)
 			}
@@ -53,18 +56,16 @@ func TestRecQueueOrder(t *testing.T) {
 				if tc.late > 0 && r.IntN(tc.late) == 0 {
 					tm -= r.Int64N(tc.spread + 1)
 				}
-				sl := &slots[i]
-				sl.item.Seq = int64(i)
-				held = append(held, seqRec{tm, sl})
-				q.push(seqRec{tm, sl})
-				if q.len() != len(held) {
-					t.Fatalf("len %d, want %d", q.len(), len(held))
+				held = append(held, pushed{tm, i})
+				q.Push(tm, i)
+				if q.Len() != len(held) {
+					t.Fatalf("len %d, want %d", q.Len(), len(held))
 				}
-				if q.len() > tc.hold {
+				if q.Len() > tc.hold {
 					check()
 				}
 			}
-			for q.len() > 0 {
+			for q.Len() > 0 {
 				check()
 			}
 		})
