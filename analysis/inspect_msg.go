@@ -143,6 +143,8 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 		in.superseded(prev)
 		in.emitOp(prev, prev.op, OutcomeUnanswered, 0, 0, 0)
 		in.recycle(prev)
+	} else if in.buf = tokenKey(in.buf[:0], rec.Session, rec.Dir, info.ID); in.answeredIDs.has(string(in.buf)) {
+		in.violation(RuleIDReusedAfter, it, s, "id %s was answered before", clip(info.ID.String(), 20))
 	}
 }
 
@@ -318,6 +320,9 @@ func (in *Inspector) progress(it *Item, s *sessionState) {
 
 // cancel handles notifications/cancelled.
 func (in *Inspector) cancel(it *Item, s *sessionState) {
+	if it.Rec.Exchange != 0 && s.version == "2026-07-28" {
+		in.violation(RuleCancelled2026HTTP, it, s, "close the request's stream instead")
+	}
 	target := it.Info.CancelTarget
 	if !Pairable(target) {
 		return
@@ -373,6 +378,8 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 	if !ok {
 		return
 	}
+	in.buf = tokenKey(in.buf[:0], rec.Session, req.dir, info.ID)
+	in.answeredIDs.add(string(in.buf))
 	// A task keeps its progress token until it ends; anything else is
 	// done with it now.
 	if keepToken := in.answered(it, s, req); !keepToken {

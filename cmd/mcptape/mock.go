@@ -139,7 +139,7 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 		kind, target = "sse", f.sse
 	}
 	if f.output != "" {
-		w, closeTape, err := createOutputTape(st, "mock", f.output, kind, target)
+		w, closeTape, err := createOutputTape(st, "mock", f.output, false, kind, target)
 		if err != nil {
 			return withCode(2, err)
 		}
