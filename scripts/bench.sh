@@ -27,8 +27,11 @@ run ./capture 'RecordRSS' -benchtime 1x
 run ./capture 'HTTPProxy' -benchtime 3000x
 run ./capture 'SamplingThroughput' -benchtime 3000x
 run ./analysis '^BenchmarkInspect$' -benchtime 9x
+run ./analysis '^BenchmarkExportRequests$' -benchtime 5x
 run ./analysis 'InspectMemory10M' -benchtime 1x -timeout 30m
 run ./replay 'ReplayMaxSpeed' -benchtime 1x
+run ./mock 'MockVsServe' -benchtime 3000x
+run ./mock 'MockIndexMemory' -benchtime 1x
 run ./loadgen 'Generator' -benchtime 2s
 echo "== scripts/bench-load.sh (mcptape load vs vegeta and wrk)" | tee -a "$OUT"
 bash scripts/bench-load.sh bin/mcptape 2>&1 | tee -a "$OUT"

@@ -51,6 +51,7 @@ func TestLoadUsage(t *testing.T) {
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--header", "nocolon"}, "--header"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--sessions", "0"}, "sessions"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "stray"}, "unexpected argument"},
+		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--grace", "0s"}, "--grace 0s: must be positive"},
 	}
 	for _, c := range cases {
 		code, _, stderr := runCLI(t, nil, c.args...)

@@ -3,22 +3,22 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/analysis"
-	"github.com/mcptape/mcptape/internal/privfile"
 )
 
 func reportCmd() *command {
 	return &command{
 		name:    "report",
 		summary: "Write a self-contained HTML report of a tape (charts, errors, violations)",
-		usage:   "report TAPE -o report.html\n  mcptape report merge A.json B.json... [--json OUT] [--threshold T]... [--hgrm DIR]",
+		usage:   "report TAPE... -o report.html\n  mcptape report merge A.json B.json... [--json OUT] [--threshold T]... [--hgrm DIR]",
 		examples: `  mcptape report run.jsonl.zst -o report.html     # open report.html in any browser, offline
   mcptape report run.jsonl.zst -o - > report.html
+  mcptape report pod-a/ pod-b/ -o all.html         # several tapes as one, sessions kept apart by proxy
   mcptape report merge gen-0.json gen-1.json gen-2.json --json all.json   # merge load reports exactly
 
   The report holds the sessions, a timeline of requests per session, latency
@@ -53,32 +53,19 @@ func reportCmd() *command {
 	}
 }
 
-// runReport writes the HTML report of the tape at path to out (or stdout
-// for "-"). A failed report leaves no file behind.
+// runReport writes the HTML report of the tapes of args, read as one, to
+// out (or stdout for "-"). A failed report leaves no file behind.
 func runReport(ctx context.Context, st *stdio, args []string, out string, opts ...analysis.HTMLOption) error {
 	r, _, err := openTapes(st, args) // tapes.go: several are joined, sessions kept apart by proxy
 	if err != nil {
 		return withCode(2, err)
 	}
 	defer r.Close()
-	w := st.out
-	var file *os.File
-	if out != "-" {
-		file, err = privfile.Create(out)
-		if err != nil {
-			return withCode(2, err)
-		}
-		w = file
-	}
-	rep, err := analysis.WriteHTMLReportTape(ctx, r, w, opts...)
-	if file != nil {
-		if cerr := file.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(out)
-		}
-	}
+	var rep *analysis.Report
+	err = writeOutput(st, out, func(w io.Writer) (err error) {
+		rep, err = analysis.WriteHTMLReportTape(ctx, r, w, opts...)
+		return err
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return withCode(130, ctx.Err())
