@@ -207,11 +207,11 @@ func withHeadTimeout(d time.Duration) HTTPOption {
 // HTTPStats counts what an HTTPProxy did.
 type HTTPStats struct {
 	Exchanges      int64 // HTTP requests handled
-	ClientMessages int64 // messages client to server (recorded, or left out by a filter)
-	ServerMessages int64 // messages server to client (recorded, or left out by a filter)
+	ClientMessages int64 // messages client to server: recorded, or left out by a method filter (those of sessions out of the sample are not even parsed, unless an observer counts them)
+	ServerMessages int64 // messages server to client, counted alike
 	UpstreamErrors int64 // exchanges that got no upstream response (502) or broke mid-stream
 	RecordErrors   int64 // records the tape refused
-	Unrecorded     int64 // records left out by WithSample or WithMethodFilter (forwarded all the same)
+	Unrecorded     int64 // records built and left out by WithSample or WithMethodFilter (forwarded all the same; an exchange known at once to be out of the sample builds none)
 	Cut            int64 // messages recorded cut (forwarded whole)
 	OpenSessions   int64 // sessions open in the tape now
 	OpenStreams    int64 // event streams and bodies of unknown length being forwarded now

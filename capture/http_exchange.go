@@ -62,6 +62,7 @@ type exchange struct {
 	holdResp     bool          // response holds the "response" event back for releaseResponse
 	sentAt       time.Time     // when the bytes being recorded went out, if not now (see keptChunks)
 	dispatched   time.Time     // when the request went to the upstream (only with an observer)
+	unsampled    bool          // the session is out of the sample: nothing of the exchange is recorded (http_filter.go)
 	legacy       bool          // a GET event stream whose session comes from its endpoint event
 	held         []tape.Record // records of a legacy stream written before its session was known
 	batch        int
@@ -139,6 +140,7 @@ func streamName(m string) string {
 // exchange is shared) and opens the session in the tape if it is new.
 func (x *exchange) setSession(id, kind, how string) {
 	x.session, x.kind, x.sessionKnown = id, kind, true
+	x.unsampled = x.p.filter != nil && !x.p.filter.sessionSampled(id)
 	x.p.sessions.open(x.p, id, kind, how, x)
 }
 
@@ -168,6 +170,9 @@ var recordPool = sync.Pool{New: func() any { return new(tape.Record) }}
 
 // note writes an event of this exchange; data is marshalled to JSON.
 func (x *exchange) note(t time.Time, name string, data any) {
+	if x.unsampled {
+		return
+	}
 	raw := marshalData(data)
 	x.record(tape.Record{Type: tape.TypeEvent, Time: t.UnixNano(), Event: name, Data: raw, Stream: x.stream})
 }
@@ -177,6 +182,9 @@ func (x *exchange) note(t time.Time, name string, data any) {
 // The tape writer takes the encoding as valid JSON (tape.Record.DataValid):
 // FuzzHTTPEventJSON holds appendJSON to encoding/json's output.
 func (x *exchange) httpEvent(t time.Time, ev *HTTPEvent) {
+	if x.unsampled {
+		return
+	}
 	bp := eventBuffers.Get().(*[]byte)
 	*bp = ev.appendJSON((*bp)[:0])
 	x.record(tape.Record{Type: tape.TypeEvent, Time: t.UnixNano(), Event: tape.EventHTTP, Data: *bp, DataValid: true, Stream: x.stream})
@@ -251,7 +259,7 @@ func (x *exchange) requestBytes(b []byte, eof bool, end time.Time) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.reqSize += int64(len(b))
-	if room := x.p.o.maxBody - len(x.reqBuf); room > 0 {
+	if room := x.p.o.maxBody - len(x.reqBuf); room > 0 && !x.parseless() {
 		x.reqBuf = append(x.reqBuf, b[:min(room, len(b))]...)
 	}
 	if eof && !x.reqDone {
@@ -349,6 +357,11 @@ func (x *exchange) response(resp *http.Response, at time.Time) {
 	}
 	x.mu.Unlock()
 
+	x.upBody = upstreamBody{rc: resp.Body, x: x}
+	resp.Body = &x.upBody
+	if x.parseless() {
+		return // forwarded only: no decoding, no framing, no copy
+	}
 	maxEvent := x.p.o.maxBody
 	if enc := headerValue(resp.Header, "Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
 		sink, hold := x.decodedBody, x.p.decode.body()
@@ -367,8 +380,6 @@ func (x *exchange) response(resp *http.Response, at time.Time) {
 		x.framer, _ = transport.NewSSEFramer(x.onEvent, transport.WithoutRaw(), transport.WithMaxEvent(maxEvent)) // valid options
 	}
 	x.sinkOn = true
-	x.upBody = upstreamBody{rc: resp.Body, x: x}
-	resp.Body = &x.upBody
 	if x.legacy && x.decoder == nil && resp.ContentLength < 0 {
 		resp.Body = &endpointRewriter{rc: resp.Body, x: x}
 	}
@@ -401,6 +412,9 @@ func streamingResponse(resp *http.Response) (sse, streaming bool) {
 // writeResponseEvent records the "response" event (x.mu held).
 func (x *exchange) writeResponseEvent() {
 	x.respPending = false
+	if x.unsampled { // spare the headers' redaction
+		return
+	}
 	x.httpEvent(x.respAt, &HTTPEvent{
 		Phase: "response", Method: x.method, Path: x.path, Host: x.host, Conn: x.conn.id,
 		Status: x.status, ContentType: x.ctype,

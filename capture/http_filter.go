@@ -184,3 +184,10 @@ func anyMatch(res []*regexp.Regexp, s string) bool {
 	}
 	return false
 }
+
+// parseless reports whether nothing of the exchange's messages is needed:
+// its session is out of the sample and no observer counts messages. Its
+// bodies are then forwarded without being copied, decoded or framed.
+func (x *exchange) parseless() bool {
+	return x.unsampled && x.p.o.obs == nil
+}
