@@ -87,6 +87,8 @@ type options struct {
 	onTick      func(Live)
 	onExit      string
 	insecure    bool
+	stages      []Stage
+	stageFrom   float64 // target before the first stage
 }
 
 // WithSessions sets the number of sessions (default 1).
@@ -365,6 +367,9 @@ func parseOptions(opts []Option) (*options, error) {
 		if err := opt(o); err != nil {
 			return nil, fmt.Errorf("loadgen: %w", err)
 		}
+	}
+	if err := o.applyStages(); err != nil {
+		return nil, fmt.Errorf("loadgen: %w", err)
 	}
 	if o.batch > 1 && o.cancelRatio > 0 {
 		return nil, errors.New("loadgen: batches and cancellation cannot be combined")

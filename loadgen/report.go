@@ -77,6 +77,8 @@ type Report struct {
 	// GetStream is set when sessions opened their Streamable HTTP GET
 	// stream: how many did, and the server messages it carried.
 	GetStream *GetStreamReport `json:"get_stream,omitempty"`
+	// Stages gives each stage of WithStages its own figures, in order.
+	Stages []StageReport `json:"stages,omitempty"`
 	// Warnings says what went wrong besides the load (an interval log
 	// that could not be written).
 	Warnings []string `json:"warnings,omitempty"`

@@ -18,6 +18,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 	if rep.Model == "open" {
 		model += fmt.Sprintf(", %g arrivals/s", rep.Rate)
 	}
+	if n := len(rep.Stages); n > 0 {
+		model += fmt.Sprintf(" at the peak, in %d stages", n)
+	}
 	if rep.Generators > 1 {
 		model += fmt.Sprintf(", %d generators merged", rep.Generators)
 	}
@@ -58,6 +61,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 			dur3(s.Mean), dur3(s.P50), dur3(s.P90), dur3(s.P99), dur3(s.P999), dur3(s.Max))
 	}
 	_ = tw.Flush()
+	writeStages(&b, rep)
 	if len(rep.Errors) > 0 {
 		fmt.Fprintf(&b, "\nerrors    %d, by kind and message\n", rep.ErrorTotal)
 		for _, e := range rep.Errors {

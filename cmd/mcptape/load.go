@@ -49,6 +49,7 @@ type loadFlags struct {
 	hlog        string
 	hlogEvery   time.Duration
 	thresholds  []string
+	stages      []string
 	every       time.Duration
 	quiet       bool
 	cpuprofile  string
@@ -65,6 +66,8 @@ func loadCmd() *command {
   mcptape load --url https://staging/mcp --rate 2000/s --duration 5m --call 'tools/call search {"q":"x"}' --json run.json
   mcptape load --sessions 100 --inflight 8 --requests 100000 --call '3:tools/call echo {"message":"hi"}' --call tools/list -- mcptape serve
   mcptape load --url http://127.0.0.1:8080/mcp --protocol 2026-07-28 --rate 500/s --duration 1m --call ping --threshold 'ping:p99<50ms' --threshold 'errors<1%'
+  mcptape load --url http://127.0.0.1:8080/mcp --stage 30s:100/s --stage 1m:100/s --stage 30s:0/s --call ping   # ramp, hold, ramp down
+  mcptape load --url http://127.0.0.1:8080/mcp --stage 30s:50 --stage 1m:50 --call ping   # closed model: 0 to 50 sessions
   mcptape load --url http://127.0.0.1:8080/mcp --scenario agent.json --sessions 200 --duration 2m
   mcptape load --tape run.jsonl.zst --sessions 50 --speed max -- ./my-server   # amplified replay
   mcptape report merge gen-0.json gen-1.json gen-2.json --json all.json
@@ -74,6 +77,12 @@ func loadCmd() *command {
   (--rate): arrivals at fixed intended times spread over the sessions,
   latency measured from the intended time (coordinated omission corrected);
   arrivals beyond --max-inflight are dropped and counted.
+  --stage DUR:TARGET (repeatable) shapes the load: each stage moves the
+  target linearly from the previous one (0 before the first) over DUR; the
+  run lasts the stages. Rate targets (100/s) are the open model, session
+  targets (50) the closed model, where session i works while the target
+  is above i. The reports give each stage its own figures (requests
+  counted in the stage's time) beside the whole run.
   Series: each method, each tool ("tools/call NAME") and "session setup".
   The text report goes to stdout (to stderr with --json -). Errors are listed
   by kind (transport, http status, jsonrpc error, tool isError, timeout,
@@ -104,6 +113,7 @@ func loadCmd() *command {
 			fs.StringVar(&f.rate, "rate", "", "open model: arrivals per second, `R/s` (also R/m)")
 			fs.IntVar(&f.maxInflight, "max-inflight", loadgen.DefaultMaxInFlight, "open model: most requests in flight; later arrivals are dropped and counted")
 			fs.DurationVar(&f.ramp, "ramp", 0, "start sessions (closed) or grow the rate (open) linearly over `DUR`")
+			fs.StringArrayVar(&f.stages, "stage", nil, "shape the load: `DUR:TARGET`, sessions (closed model, 1m:50) or a rate (open model, 30s:100/s), ramping linearly from the previous target (0 before the first); repeatable, run in order")
 			fs.DurationVar(&f.duration, "duration", 0, "stop starting requests after `DUR`")
 			fs.Int64Var(&f.requests, "requests", 0, "stop after `N` requests")
 			fs.DurationVar(&f.timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer, session setup included")
@@ -187,11 +197,21 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 		}
 		calls = append(calls, c)
 	}
-	if f.tape == "" && f.duration == 0 && f.requests == 0 {
-		return target, nil, nil, nil, usageError("give --duration DUR or --requests N")
+	stages, err := f.parseStages()
+	if err != nil {
+		return target, nil, nil, nil, err
+	}
+	if f.tape == "" && f.duration == 0 && f.requests == 0 && len(stages) == 0 {
+		return target, nil, nil, nil, usageError("give --duration DUR, --requests N or --stage DUR:TARGET")
 	}
 	opts := []loadgen.Option{loadgen.WithSessions(f.sessions), loadgen.WithTimeout(f.timeout),
 		loadgen.WithProtocolVersion(f.protocol), loadgen.WithRamp(f.ramp), loadgen.WithMaxConns(f.maxConns)}
+	if len(stages) > 0 {
+		opts = append(opts, loadgen.WithStages(stages))
+		if stages[0].Rate {
+			opts = append(opts, loadgen.WithMaxInFlight(f.maxInflight))
+		}
+	}
 	if f.duration != 0 {
 		opts = append(opts, loadgen.WithDuration(f.duration))
 	}
@@ -199,7 +219,7 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 		opts = append(opts, loadgen.WithRequests(f.requests))
 	}
 	if f.rate != "" {
-		r, err := parseRate(f.rate)
+		r, err := loadgen.ParseRate(f.rate)
 		if err != nil {
 			return target, nil, nil, nil, usageError("--rate: %v", err)
 		}
@@ -207,7 +227,7 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 		if f.inflight != 1 || f.think != 0 {
 			return target, nil, nil, nil, usageError("--inflight and --think belong to the closed model, not to --rate")
 		}
-	} else {
+	} else if len(stages) == 0 || !stages[0].Rate {
 		think := f.think
 		if scenario != nil && think == 0 {
 			think = scenario.Think
@@ -271,24 +291,34 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 	return target, calls, opts, th, nil
 }
 
-// parseRate parses "R", "R/s" or "R/m" into arrivals per second.
-func parseRate(s string) (float64, error) {
-	num, unit, _ := strings.Cut(strings.TrimSpace(s), "/")
-	div := 1.0
-	switch unit {
-	case "", "s":
-	case "m":
-		div = 60
-	case "h":
-		div = 3600
-	default:
-		return 0, fmt.Errorf("%q: unit must be /s, /m or /h", s)
+// parseStages parses the --stage flags and checks the flags they leave
+// out: the stages set the duration, the ramps and the rate (open model) or
+// the sessions (closed model).
+func (f *loadFlags) parseStages() ([]loadgen.Stage, error) {
+	if len(f.stages) == 0 {
+		return nil, nil
 	}
-	r, err := strconv.ParseFloat(num, 64)
-	if err != nil || !(r > 0) {
-		return 0, fmt.Errorf("%q is not a positive rate such as 2000/s", s)
+	if f.tape != "" || f.duration != 0 || f.ramp != 0 || f.rate != "" {
+		return nil, usageError("--stage sets the duration, ramps and load: no --tape, --duration, --ramp or --rate besides")
 	}
-	return r / div, nil
+	var out []loadgen.Stage
+	for _, spec := range f.stages {
+		s, err := loadgen.ParseStage(spec)
+		if err != nil {
+			return nil, usageError("--stage: %v", err)
+		}
+		if len(out) > 0 && s.Rate != out[0].Rate {
+			return nil, usageError("--stage %s: stages are all rates (open model) or all sessions (closed model)", spec)
+		}
+		out = append(out, s)
+	}
+	if !out[0].Rate && f.sessions != 1 {
+		return nil, usageError("--stage with session targets sets the sessions: no --sessions besides")
+	}
+	if out[0].Rate && (f.inflight != 1 || f.think != 0) {
+		return nil, usageError("--inflight and --think belong to the closed model, not to rate stages")
+	}
+	return out, nil
 }
 
 func parseThresholds(specs []string) ([]loadgen.Threshold, error) {

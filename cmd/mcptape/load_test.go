@@ -43,7 +43,7 @@ func TestLoadUsage(t *testing.T) {
 		{[]string{"load", "--url", url, "--requests", "1"}, "at least one --call"},
 		{[]string{"load", "--url", url, "--requests", "1", "--scenario", "/nonexistent.json"}, "--scenario"},
 		{[]string{"load", "--url", url, "--requests", "1", "--scenario", "x.json", "--call", "ping"}, "not both"},
-		{[]string{"load", "--url", url, "--call", "ping"}, "--duration DUR or --requests N"},
+		{[]string{"load", "--url", url, "--call", "ping"}, "--duration DUR, --requests N"},
 		{[]string{"load", "--url", url, "--call", "tools/call", "--requests", "1"}, "tool name"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--rate", "fast"}, "--rate"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--rate", "10/s", "--inflight", "2"}, "closed model"},
@@ -51,6 +51,13 @@ func TestLoadUsage(t *testing.T) {
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--header", "nocolon"}, "--header"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--sessions", "0"}, "sessions"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "stray"}, "unexpected argument"},
+		{[]string{"load", "--url", url, "--call", "ping", "--stage", "30s"}, "DUR:TARGET"},
+		{[]string{"load", "--url", url, "--call", "ping", "--stage", "0s:10/s"}, "positive duration"},
+		{[]string{"load", "--url", url, "--call", "ping", "--stage", "1s:ten"}, "neither a number"},
+		{[]string{"load", "--url", url, "--call", "ping", "--stage", "1s:10/s", "--stage", "1s:5"}, "all rates"},
+		{[]string{"load", "--url", url, "--call", "ping", "--stage", "1s:10/s", "--duration", "1s"}, "no --tape, --duration"},
+		{[]string{"load", "--url", url, "--call", "ping", "--stage", "1s:10", "--sessions", "3"}, "no --sessions"},
+		{[]string{"load", "--url", url, "--call", "ping", "--stage", "1s:0/s"}, "every target is 0"},
 	}
 	for _, c := range cases {
 		code, _, stderr := runCLI(t, nil, c.args...)
