@@ -79,6 +79,9 @@ type Report struct {
 	GetStream *GetStreamReport `json:"get_stream,omitempty"`
 	// Stages gives each stage of WithStages its own figures, in order.
 	Stages []StageReport `json:"stages,omitempty"`
+	// Capacity is the result of a capacity search (FindMax), whose steps
+	// are the Stages.
+	Capacity *CapacityReport `json:"capacity,omitempty"`
 	// Warnings says what went wrong besides the load (an interval log
 	// that could not be written).
 	Warnings []string `json:"warnings,omitempty"`

@@ -54,3 +54,33 @@ func stageLoad(st StageReport) string {
 	}
 	return num(st.From) + "→" + num(st.Target) + unit
 }
+
+// writeCapacity writes the result of a capacity search and its steps.
+func writeCapacity(b *strings.Builder, c *CapacityReport) {
+	b.WriteString("\n")
+	switch {
+	case !c.Found:
+		fmt.Fprintf(b, "capacity  NOT FOUND: even the first step broke a threshold\n")
+	case c.Upper > 0:
+		fmt.Fprintf(b, "capacity  %.4g/s held every threshold; %.4g/s broke one (bracket %.1f%%)\n", c.Rate, c.Upper, 100*c.Bracket)
+	default:
+		fmt.Fprintf(b, "capacity  %.4g/s held every threshold, the highest rate tried\n", c.Rate)
+	}
+	conf := c.Confidence
+	if c.Why != "" {
+		conf += ": " + c.Why
+	}
+	fmt.Fprintf(b, "confidence %s\n", conf)
+	fmt.Fprintf(b, "search    %s; steps of %s after %s of warm-up, from %g/s, up to %g/s\n",
+		strings.Join(c.Thresholds, ", "), c.Config.Step, c.Config.Warmup, c.Config.Start, c.Config.MaxRate)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "step\trate/s\tseries\trequests\tp50\tp99\terrors\tverdict\t\n")
+	for i, s := range c.Steps {
+		verdict := "held"
+		if !s.Held {
+			verdict = "broke: " + strings.Join(s.Broken, "; ")
+		}
+		fmt.Fprintf(tw, "%d\t%.4g\t%s\t%d\t%s\t%s\t%.2f%%\t%s\t\n", i+1, s.Rate, s.Series, s.Requests, dur3(s.P50), dur3(s.P99), 100*s.Errors, verdict)
+	}
+	_ = tw.Flush()
+}

@@ -61,7 +61,11 @@ func (rep *Report) WriteText(w io.Writer) error {
 			dur3(s.Mean), dur3(s.P50), dur3(s.P90), dur3(s.P99), dur3(s.P999), dur3(s.Max))
 	}
 	_ = tw.Flush()
-	writeStages(&b, rep)
+	if rep.Capacity != nil {
+		writeCapacity(&b, rep.Capacity)
+	} else {
+		writeStages(&b, rep)
+	}
 	if len(rep.Errors) > 0 {
 		fmt.Fprintf(&b, "\nerrors    %d, by kind and message\n", rep.ErrorTotal)
 		for _, e := range rep.Errors {

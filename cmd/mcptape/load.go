@@ -50,6 +50,7 @@ type loadFlags struct {
 	hlogEvery   time.Duration
 	thresholds  []string
 	stages      []string
+	findMax     findMaxFlags
 	every       time.Duration
 	quiet       bool
 	cpuprofile  string
@@ -68,6 +69,7 @@ func loadCmd() *command {
   mcptape load --url http://127.0.0.1:8080/mcp --protocol 2026-07-28 --rate 500/s --duration 1m --call ping --threshold 'ping:p99<50ms' --threshold 'errors<1%'
   mcptape load --url http://127.0.0.1:8080/mcp --stage 30s:100/s --stage 1m:100/s --stage 30s:0/s --call ping   # ramp, hold, ramp down
   mcptape load --url http://127.0.0.1:8080/mcp --stage 30s:50 --stage 1m:50 --call ping   # closed model: 0 to 50 sessions
+  mcptape load --url http://127.0.0.1:8080/mcp --find-max --threshold 'tools/call:p99<100ms' --threshold 'errors<1%' --call 'tools/call search {"q":"x"}'
   mcptape load --url http://127.0.0.1:8080/mcp --scenario agent.json --sessions 200 --duration 2m
   mcptape load --tape run.jsonl.zst --sessions 50 --speed max -- ./my-server   # amplified replay
   mcptape report merge gen-0.json gen-1.json gen-2.json --json all.json
@@ -83,6 +85,14 @@ func loadCmd() *command {
   targets (50) the closed model, where session i works while the target
   is above i. The reports give each stage its own figures (requests
   counted in the stage's time) beside the whole run.
+  --find-max searches the capacity: the highest open-model rate at which
+  every --threshold holds. It steps the rate up from --rate (default 10/s),
+  doubling, until a threshold breaks or --max-rate held, then bisects until
+  the bracket is within --find-precision. Each step runs --warmup
+  (discarded) then --step-duration (measured). The result (highest rate
+  held, lowest that broke, confidence) and the table of steps go to the
+  text and JSON reports; exit 0 when a rate held, 3 when even the first
+  step broke.
   Series: each method, each tool ("tools/call NAME") and "session setup".
   The text report goes to stdout (to stderr with --json -). Errors are listed
   by kind (transport, http status, jsonrpc error, tool isError, timeout,
@@ -114,6 +124,7 @@ func loadCmd() *command {
 			fs.IntVar(&f.maxInflight, "max-inflight", loadgen.DefaultMaxInFlight, "open model: most requests in flight; later arrivals are dropped and counted")
 			fs.DurationVar(&f.ramp, "ramp", 0, "start sessions (closed) or grow the rate (open) linearly over `DUR`")
 			fs.StringArrayVar(&f.stages, "stage", nil, "shape the load: `DUR:TARGET`, sessions (closed model, 1m:50) or a rate (open model, 30s:100/s), ramping linearly from the previous target (0 before the first); repeatable, run in order")
+			f.findMax.register(fs)
 			fs.DurationVar(&f.duration, "duration", 0, "stop starting requests after `DUR`")
 			fs.Int64Var(&f.requests, "requests", 0, "stop after `N` requests")
 			fs.DurationVar(&f.timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer, session setup included")
@@ -143,6 +154,9 @@ func loadCmd() *command {
 				}
 				if len(args) > 0 {
 					return usageError("unexpected argument %q (a server command goes after --)", args[0])
+				}
+				if f.findMax.on {
+					return runFindMax(ctx, st, &f, command)
 				}
 				if f.tape != "" {
 					return runTapeLoad(ctx, st, &f, command)
@@ -197,11 +211,14 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 		}
 		calls = append(calls, c)
 	}
+	if !f.findMax.on && f.findMax.maxRate != "" {
+		return target, nil, nil, nil, usageError("--max-rate needs --find-max")
+	}
 	stages, err := f.parseStages()
 	if err != nil {
 		return target, nil, nil, nil, err
 	}
-	if f.tape == "" && f.duration == 0 && f.requests == 0 && len(stages) == 0 {
+	if f.tape == "" && f.duration == 0 && f.requests == 0 && len(stages) == 0 && !f.findMax.on {
 		return target, nil, nil, nil, usageError("give --duration DUR, --requests N or --stage DUR:TARGET")
 	}
 	opts := []loadgen.Option{loadgen.WithSessions(f.sessions), loadgen.WithTimeout(f.timeout),
@@ -218,7 +235,9 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 	if f.requests != 0 {
 		opts = append(opts, loadgen.WithRequests(f.requests))
 	}
-	if f.rate != "" {
+	if f.findMax.on { // the steps set the rate
+		opts = append(opts, loadgen.WithMaxInFlight(f.maxInflight))
+	} else if f.rate != "" {
 		r, err := loadgen.ParseRate(f.rate)
 		if err != nil {
 			return target, nil, nil, nil, usageError("--rate: %v", err)

@@ -385,3 +385,51 @@ func TestLoadInsecure(t *testing.T) {
 		t.Errorf("with --insecure: code %d stdout %s stderr %q", code, stdout, stderr)
 	}
 }
+
+// TestLoadFindMax runs --find-max against reference servers of known
+// capacity: one the first step already overloads (exit 3), one whose
+// capacity (2 slots of 50 ms: 40/s) is found, with the steps in the JSON.
+func TestLoadFindMax(t *testing.T) {
+	limited := func(k int) string {
+		s, err := refserver.New(refserver.WithMaxConcurrency(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(refserver.HTTPHandler(s, refserver.HTTPConfig{}))
+		t.Cleanup(ts.Close)
+		return ts.URL + refserver.Path
+	}
+	common := []string{"load", "--find-max", "--call", `tools/call sleep {"ms":50}`, "--threshold", "tools/call sleep:p90<150ms",
+		"--threshold", "errors<1%", "--sessions", "2", "-q"}
+	code, stdout, stderr := runCLI(t, nil, append(common, "--url", limited(1), "--rate", "80/s", "--step-duration", "1s", "--warmup", "0s")...)
+	if code != 3 || !strings.Contains(stdout, "NOT FOUND") || !strings.Contains(stderr, "not even 80/s") {
+		t.Errorf("overloaded: code %d\n%s\n%s", code, stdout, stderr)
+	}
+	out := filepath.Join(t.TempDir(), "cap.json")
+	code, stdout, stderr = runCLI(t, nil, append(common, "--url", limited(2), "--rate", "20/s", "--max-rate", "100/s",
+		"--step-duration", "2s", "--warmup", "1s", "--json", out)...)
+	if code != 0 {
+		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+	}
+	fh, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	rep, err := loadgen.ReadReport(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rep.Capacity; c == nil || c.Rate < 34 || c.Rate > 46 || len(c.Steps) != len(rep.Stages) {
+		t.Errorf("capacity %+v, want about 40/s\n%s", c, stdout)
+	}
+	for _, bad := range [][]string{
+		{"load", "--url", "http://127.0.0.1:1/mcp", "--find-max", "--call", "ping"},
+		{"load", "--url", "http://127.0.0.1:1/mcp", "--find-max", "--call", "ping", "--threshold", "errors<1%", "--duration", "1s"},
+		{"load", "--url", "http://127.0.0.1:1/mcp", "--call", "ping", "--duration", "1s", "--max-rate", "10/s"},
+	} {
+		if code, _, stderr := runCLI(t, nil, bad...); code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%q: code %d, stderr %q", bad, code, stderr)
+		}
+	}
+}
