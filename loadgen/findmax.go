@@ -264,6 +264,13 @@ func capacityReport(runs []*Report, stages []StageReport, cr *CapacityReport, lo
 	for i := range stages {
 		stages[i].Offset = stages[i].Figures.Started.Sub(rep.Started)
 	}
+	for _, r := range runs { // the steps' intervals, one after the other
+		shift := r.Started.Sub(rep.Started)
+		for _, in := range r.Intervals {
+			in.Offset += shift
+			rep.Intervals = append(rep.Intervals, in)
+		}
+	}
 	rep.Stages = stages
 	cr.Found, cr.Rate, cr.Upper = lo > 0, lo, hi
 	if lo > 0 && hi > 0 {

@@ -89,6 +89,7 @@ type options struct {
 	insecure    bool
 	stages      []Stage
 	stageFrom   float64 // target before the first stage
+	interval    time.Duration
 }
 
 // WithSessions sets the number of sessions (default 1).
@@ -359,7 +360,7 @@ func newOptions(opts []Option) (*options, error) {
 // a run without a duration or a request bound is for RunTape only.
 func parseOptions(opts []Option) (*options, error) {
 	o := &options{sessions: 1, inflight: 1, timeout: DefaultTimeout, version: DefaultProtocolVersion, maxInflight: DefaultMaxInFlight,
-		onExit: OnExitStop}
+		onExit: OnExitStop, interval: DefaultInterval}
 	for _, opt := range opts {
 		if opt == nil {
 			return nil, errors.New("loadgen: nil option")
@@ -378,6 +379,14 @@ func parseOptions(opts []Option) (*options, error) {
 		return nil, errors.New("loadgen: in flight per session and think time belong to the closed model, not to a rate")
 	}
 	return o, nil
+}
+
+// model names the run's model: "open" with a rate, else "closed".
+func (o *options) model() string {
+	if o.rate > 0 {
+		return "open"
+	}
+	return "closed"
 }
 
 // transportOptions returns the options of one connection.

@@ -141,6 +141,10 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 	if len(o.stages) > 0 {
 		mk = startMarker(r.st, r.start, o.stageOffsets())
 	}
+	var iv *intervals
+	if o.interval > 0 {
+		iv = startIntervals(r.st, r.start, o.interval, o.model())
+	}
 	stopLive := r.live()
 	if o.rate > 0 {
 		r.open(sessions)
@@ -152,6 +156,10 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 	if mk != nil {
 		marks = mk.stop(r.st)
 	}
+	var ivs []Interval
+	if iv != nil {
+		ivs = iv.stop(r.st, o.model())
+	}
 	stopLive()
 	var wg sync.WaitGroup
 	for _, s := range sessions {
@@ -161,6 +169,7 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 	wg.Wait()
 	rep := r.report(end)
 	rep.Stages = o.stageReports(marks, rep.Model)
+	rep.Intervals = ivs
 	if ilogDone != nil {
 		close(ilogDone)
 		ilogWG.Wait()

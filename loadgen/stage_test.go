@@ -123,3 +123,50 @@ func TestStagesClosed(t *testing.T) {
 		t.Errorf("%d sessions set up before their stage", rep.Stages[0].Figures.Setups)
 	}
 }
+
+// TestIntervals checks the intervals a report records: they tile the
+// run, their counts add up to the run's, their series have percentiles
+// and histograms, and they survive a JSON round trip.
+func TestIntervals(t *testing.T) {
+	url := refHTTP(t, refserver.HTTPConfig{})
+	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, `tools/call echo {"message":"x"}`),
+		WithRate(100), WithDuration(time.Second), WithIntervals(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rep.Intervals); n < 4 || n > 7 {
+		t.Fatalf("%d intervals of 200ms in a 1s run", n)
+	}
+	var sent, answered int64
+	var next time.Duration
+	for i, in := range rep.Intervals {
+		sent += in.Requests
+		answered += in.Answered
+		if d := in.Offset - next; d < -time.Millisecond || d > time.Millisecond {
+			t.Errorf("interval %d starts at %v, the previous ended at %v", i, in.Offset, next)
+		}
+		next = in.Offset + in.Duration
+		for _, s := range in.Series {
+			if s.Count > 0 && (s.P50 <= 0 || s.P99 < s.P50 || s.Max < s.P99 || s.Histogram == "") {
+				t.Errorf("interval %d series %s: %+v", i, s.Name, s)
+			}
+		}
+	}
+	if sent != rep.Requests || answered != rep.Answered {
+		t.Errorf("intervals hold %d sent %d answered, the run %d %d", sent, answered, rep.Requests, rep.Answered)
+	}
+	var buf strings.Builder
+	if err := rep.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadReport(strings.NewReader(buf.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Intervals) != len(rep.Intervals) || back.Intervals[1].Series[0].P99 != rep.Intervals[1].Series[0].P99 {
+		t.Errorf("intervals after a round trip: %+v", back.Intervals)
+	}
+	if _, err := Run(context.Background(), Target{URL: url}, mustCalls(t, "ping"), WithDuration(time.Second), WithIntervals(time.Millisecond)); err == nil {
+		t.Error("an interval of 1ms accepted")
+	}
+}

@@ -141,7 +141,7 @@ func loadCmd() *command {
 			fs.StringVar(&f.jsonOut, "json", "", "write the full report (histograms included) as JSON to `FILE` (- for stdout)")
 			fs.StringVar(&f.hgrm, "hgrm", "", "write one percentile distribution file per series (SERIES.hgrm, for the HdrHistogram plotter) into `DIR`")
 			fs.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (one histogram per series per interval) to `FILE`")
-			fs.DurationVar(&f.hlogEvery, "hlog-interval", time.Second, "interval of --hlog")
+			fs.DurationVar(&f.hlogEvery, "hlog-interval", loadgen.DefaultInterval, "interval of --hlog and of the intervals the JSON report records (charts over time in 'mcptape report RUN.json')")
 			fs.StringArrayVar(&f.thresholds, "threshold", nil, "fail with exit code 3 unless `T` holds: 'SERIES:p99<50ms', 'errors<1%' (repeatable)")
 			fs.DurationVar(&f.every, "every", 2*time.Second, "live progress line interval on stderr")
 			fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress")
@@ -221,7 +221,10 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 	if f.tape == "" && f.duration == 0 && f.requests == 0 && len(stages) == 0 && !f.findMax.on {
 		return target, nil, nil, nil, usageError("give --duration DUR, --requests N or --stage DUR:TARGET")
 	}
-	opts := []loadgen.Option{loadgen.WithSessions(f.sessions), loadgen.WithTimeout(f.timeout),
+	if f.hlogEvery < 10*time.Millisecond {
+		return target, nil, nil, nil, usageError("--hlog-interval %v: want at least 10ms", f.hlogEvery)
+	}
+	opts := []loadgen.Option{loadgen.WithSessions(f.sessions), loadgen.WithTimeout(f.timeout), loadgen.WithIntervals(f.hlogEvery),
 		loadgen.WithProtocolVersion(f.protocol), loadgen.WithRamp(f.ramp), loadgen.WithMaxConns(f.maxConns)}
 	if len(stages) > 0 {
 		opts = append(opts, loadgen.WithStages(stages))
