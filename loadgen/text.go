@@ -135,6 +135,10 @@ func writeTrouble(b *strings.Builder, rep *Report) {
 	}
 }
 
+// FormatLatency writes a latency with about 3 significant digits in the
+// unit that suits it: "870ns", "12.3µs", "4.56ms", "1.23s".
+func FormatLatency(d time.Duration) string { return dur3(d) }
+
 // dur3 prints a duration with about 3 significant digits.
 func dur3(d time.Duration) string {
 	// the bounds are where 3 digits round up to the next unit

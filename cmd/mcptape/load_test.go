@@ -433,3 +433,36 @@ func TestLoadFindMax(t *testing.T) {
 		}
 	}
 }
+
+// TestReportLoadRuns draws load runs' JSON reports with "mcptape report":
+// one run, two compared; a tape among runs is refused.
+func TestReportLoadRuns(t *testing.T) {
+	url := refURL(t, refserver.HTTPConfig{})
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	for _, out := range []string{a, b} {
+		if code, stdout, stderr := runCLI(t, nil, "load", "--url", url, "-q", "--stage", "300ms:50/s", "--stage", "300ms:0/s",
+			"--hlog-interval", "100ms", "--call", "ping", "--json", out); code != 0 {
+			t.Fatalf("load: %d\n%s\n%s", code, stdout, stderr)
+		}
+	}
+	page := filepath.Join(dir, "load.html")
+	if code, _, stderr := runCLI(t, nil, "report", a, "-o", page); code != 0 {
+		t.Fatalf("report: %d %s", code, stderr)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil || !strings.Contains(string(html), `id="throughput"`) || !strings.Contains(string(html), "stage 2: 50→0/s") {
+		t.Fatalf("page: %v\n%.500s", err, html)
+	}
+	code, stdout, stderr := runCLI(t, nil, "report", a, b, "-o", "-")
+	if code != 0 || !strings.Contains(stdout, "Changes against a.json") {
+		t.Errorf("compare: %d %s %.300s", code, stderr, stdout)
+	}
+	tape := filepath.Join(dir, "not-a-run.jsonl")
+	if err := os.WriteFile(tape, []byte(`{"type":"header"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, nil, "report", a, tape, "-o", page); code != 2 || !strings.Contains(stderr, "not a load report") {
+		t.Errorf("run and tape: %d %s", code, stderr)
+	}
+}
