@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -87,4 +88,47 @@ func mustCallsB(b *testing.B, specs ...string) []Call {
 		out = append(out, c)
 	}
 	return out
+}
+
+// resultsConc is the concurrency of BenchmarkResults.
+const resultsConc = 64
+
+// BenchmarkResults compares the generator's throughput (closed model,
+// resultsConc sessions, against the reference server in the same process)
+// with and without WithResults writing every request's line to a file.
+// The b.N requests are run in rounds alternating without and with, so
+// that a machine whose load drifts weighs on both alike; it reports
+// "with/without-rate", the ratio of the throughputs (target: at least
+// 0.95).
+func BenchmarkResults(b *testing.B) {
+	s, err := refserver.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: refserver.HTTPHandler(s, refserver.HTTPConfig{Stateless: true, JSONResponse: true})}
+	ln, url := listen(b)
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	calls := mustCallsB(b, `tools/call echo {"message":"hi"}`)
+	f, err := os.CreateTemp(b.TempDir(), "results-*.ndjson")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	const rounds = 4
+	per := max(int64(b.N)/(2*rounds), 1)
+	var took [2]time.Duration
+	b.ResetTimer()
+	for r := 0; r < rounds; r++ {
+		for i, extra := range [][]Option{nil, {WithResults(f, ResultsNDJSON)}} {
+			opts := append([]Option{WithSessions(resultsConc), WithRequests(per)}, extra...)
+			start := time.Now()
+			rep, err := Run(context.Background(), Target{URL: url}, calls, opts...)
+			if err != nil || rep.Answered != per || len(rep.Warnings) > 0 {
+				b.Fatalf("%v %+v %v", err, rep.Errors, rep.Warnings)
+			}
+			took[i] += time.Since(start)
+		}
+	}
+	b.ReportMetric(float64(took[0])/float64(took[1]), "with/without-rate")
 }

@@ -90,6 +90,7 @@ type options struct {
 	stages      []Stage
 	stageFrom   float64 // target before the first stage
 	interval    time.Duration
+	results     *resultsWriter
 }
 
 // WithSessions sets the number of sessions (default 1).
@@ -371,6 +372,9 @@ func parseOptions(opts []Option) (*options, error) {
 	}
 	if err := o.applyStages(); err != nil {
 		return nil, fmt.Errorf("loadgen: %w", err)
+	}
+	if o.results != nil && o.batch > 1 {
+		return nil, errors.New("loadgen: results lines are not written for batches")
 	}
 	if o.batch > 1 && o.cancelRatio > 0 {
 		return nil, errors.New("loadgen: batches and cancellation cannot be combined")

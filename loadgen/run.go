@@ -170,6 +170,11 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 	rep := r.report(end)
 	rep.Stages = o.stageReports(marks, rep.Model)
 	rep.Intervals = ivs
+	if o.results != nil {
+		if err := o.results.flush(); err != nil {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("results: %v", err))
+		}
+	}
 	if ilogDone != nil {
 		close(ilogDone)
 		ilogWG.Wait()

@@ -50,6 +50,7 @@ type loadFlags struct {
 	hlogEvery   time.Duration
 	thresholds  []string
 	stages      []string
+	results     string
 	findMax     findMaxFlags
 	every       time.Duration
 	quiet       bool
@@ -139,6 +140,7 @@ func loadCmd() *command {
 			insecureFlag(fs, &f.insecure, "with --url or --sse: ")
 			fs.StringVar(&f.onExit, "on-exit", loadgen.OnExitStop, "with -- CMD: `POLICY` when a server exits during the run: stop (the run ends, exit 1) or restart")
 			fs.StringVar(&f.jsonOut, "json", "", "write the full report (histograms included) as JSON to `FILE` (- for stdout)")
+			fs.StringVar(&f.results, "results", "", "write one line per request to `FILE`: intended and send times, latency, series, outcome, error kind; CSV for .csv, NDJSON for .ndjson/.jsonl")
 			fs.StringVar(&f.hgrm, "hgrm", "", "write one percentile distribution file per series (SERIES.hgrm, for the HdrHistogram plotter) into `DIR`")
 			fs.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (one histogram per series per interval) to `FILE`")
 			fs.DurationVar(&f.hlogEvery, "hlog-interval", loadgen.DefaultInterval, "interval of --hlog and of the intervals the JSON report records (charts over time in 'mcptape report RUN.json')")
@@ -375,6 +377,21 @@ func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) err
 		}
 		opts = append(opts, loadgen.WithHlog(fh, f.hlogEvery))
 	}
+	if f.results != "" {
+		format, err := loadgen.ResultsFormat(f.results)
+		if err != nil {
+			return usageError("--results: %v", err)
+		}
+		if f.batch != 1 {
+			return usageError("--results writes single requests, not --batch")
+		}
+		fh, err := privfile.Create(f.results)
+		if err != nil {
+			return withCode(2, fmt.Errorf("--results: %w", err))
+		}
+		defer fh.Close()
+		opts = append(opts, loadgen.WithResults(fh, format))
+	}
 	stopProfile, err := startCPUProfile(f.cpuprofile)
 	if err != nil {
 		return err
@@ -399,8 +416,8 @@ func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) err
 // each replaying a recorded session, all at once.
 func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) error {
 	if len(f.calls) > 0 || f.scenario != "" || f.rate != "" || f.batch != 1 || f.cancelRatio != 0 || f.cancelAfter != 0 || f.progress || f.inflight != 1 || f.think != 0 ||
-		f.onExit != loadgen.OnExitStop {
-		return usageError("--tape replays the recorded requests: --call, --scenario, --rate, --batch, --cancel-*, --progress, --inflight, --think and --on-exit do not apply")
+		f.onExit != loadgen.OnExitStop || f.results != "" {
+		return usageError("--tape replays the recorded requests: --call, --scenario, --rate, --batch, --cancel-*, --progress, --inflight, --think, --on-exit and --results do not apply")
 	}
 	target, _, opts, th, err := f.check(command)
 	if err != nil {

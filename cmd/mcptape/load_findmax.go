@@ -31,8 +31,8 @@ func (f *findMaxFlags) register(fs *pflag.FlagSet) {
 func runFindMax(ctx context.Context, st *stdio, f *loadFlags, command []string) error {
 	fm := &f.findMax
 	switch {
-	case f.tape != "" || len(f.stages) > 0 || f.duration != 0 || f.requests != 0 || f.ramp != 0:
-		return usageError("--find-max sets the rate and duration of its steps: no --tape, --stage, --duration, --requests or --ramp")
+	case f.tape != "" || len(f.stages) > 0 || f.duration != 0 || f.requests != 0 || f.ramp != 0 || f.results != "" || f.hlog != "":
+		return usageError("--find-max sets the rate and duration of its steps: no --tape, --stage, --duration, --requests, --ramp, --results or --hlog")
 	case len(f.thresholds) == 0:
 		return usageError("--find-max needs at least one --threshold, such as 'tools/call:p99<100ms'")
 	case fm.step <= 0 || fm.warmup < 0:

@@ -466,3 +466,28 @@ func TestReportLoadRuns(t *testing.T) {
 		t.Errorf("run and tape: %d %s", code, stderr)
 	}
 }
+
+// TestLoadResults writes --results as CSV: a header and one line per
+// request, in a 0600 file; an unknown extension is bad usage.
+func TestLoadResults(t *testing.T) {
+	url := refURL(t, refserver.HTTPConfig{})
+	out := filepath.Join(t.TempDir(), "res.csv")
+	code, stdout, stderr := runCLI(t, nil, "load", "--url", url, "-q", "--requests", "25", "--call", "ping", "--results", out)
+	if code != 0 {
+		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 26 || lines[0] != loadgen.ResultsCSVHeader || !strings.HasSuffix(lines[1], ",ping,ok,") {
+		t.Errorf("%d lines: %q", len(lines), lines[:min(3, len(lines))])
+	}
+	if fi, _ := os.Stat(out); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode())
+	}
+	if code, _, stderr := runCLI(t, nil, "load", "--url", url, "-q", "--requests", "1", "--call", "ping", "--results", "r.txt"); code != 2 || !strings.Contains(stderr, ".csv") {
+		t.Errorf("r.txt: %d %s", code, stderr)
+	}
+}
