@@ -491,3 +491,30 @@ func TestLoadResults(t *testing.T) {
 		t.Errorf("r.txt: %d %s", code, stderr)
 	}
 }
+
+// TestScenarioExample runs the documented agent-session scenario against
+// the reference server, and checks that "mcptape help scenario" shows it
+// as the file holds it.
+func TestScenarioExample(t *testing.T) {
+	const example = "../../docs/examples/agent-session.json"
+	url := refURL(t, refserver.HTTPConfig{})
+	code, stdout, stderr := runCLI(t, nil, "load", "--url", url, "-q", "--scenario", example, "--sessions", "4", "--duration", "1500ms")
+	if code != 0 {
+		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"setup tools/list", "setup prompts/list", "tools/call echo", "resources/read", " 0 failed"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, help, _ := runCLI(t, nil, "help", "scenario")
+	data, err := os.ReadFile(example)
+	if code != 0 || err != nil {
+		t.Fatalf("help: %d, %v", code, err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if !strings.Contains(help, strings.TrimSpace(l)) {
+			t.Errorf("help scenario lacks the example's line %q", l)
+		}
+	}
+}
