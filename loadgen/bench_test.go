@@ -26,14 +26,7 @@ const benchConc = 16
 // sub-benchmarks together; above 1 is the generator's overhead). See
 // scripts/bench-load.sh for the comparison with vegeta and wrk.
 func BenchmarkGenerator(b *testing.B) {
-	s, err := refserver.New()
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := &http.Server{Handler: refserver.HTTPHandler(s, refserver.HTTPConfig{Stateless: true, JSONResponse: true})}
-	ln, url := listen(b)
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	url := benchServer(b)
 	calls := mustCallsB(b, `tools/call echo {"message":"hi"}`)
 	var per [2]float64
 	b.Run("ours", func(b *testing.B) {
@@ -78,6 +71,20 @@ func BenchmarkGenerator(b *testing.B) {
 	})
 }
 
+// benchServer serves the reference server (stateless, JSON answers) on
+// loopback until the benchmark ends and returns its URL.
+func benchServer(b *testing.B) string {
+	s, err := refserver.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: refserver.HTTPHandler(s, refserver.HTTPConfig{Stateless: true, JSONResponse: true})}
+	ln, url := listen(b)
+	go func() { _ = srv.Serve(ln) }()
+	b.Cleanup(func() { srv.Close() })
+	return url
+}
+
 func mustCallsB(b *testing.B, specs ...string) []Call {
 	var out []Call
 	for _, s := range specs {
@@ -101,14 +108,7 @@ const resultsConc = 64
 // "with/without-rate", the ratio of the throughputs (target: at least
 // 0.95).
 func BenchmarkResults(b *testing.B) {
-	s, err := refserver.New()
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := &http.Server{Handler: refserver.HTTPHandler(s, refserver.HTTPConfig{Stateless: true, JSONResponse: true})}
-	ln, url := listen(b)
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	url := benchServer(b)
 	calls := mustCallsB(b, `tools/call echo {"message":"hi"}`)
 	f, err := os.CreateTemp(b.TempDir(), "results-*.ndjson")
 	if err != nil {

@@ -3,7 +3,6 @@ package loadgen
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -15,13 +14,7 @@ import (
 // at once; with sleep at ms its capacity is k/(ms/1000) calls/s.
 func limitedServer(t *testing.T, k int) string {
 	t.Helper()
-	s, err := refserver.New(refserver.WithMaxConcurrency(k))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(refserver.HTTPHandler(s, refserver.HTTPConfig{}))
-	t.Cleanup(ts.Close)
-	return ts.URL + refserver.Path
+	return refHTTP(t, refserver.HTTPConfig{}, refserver.WithMaxConcurrency(k))
 }
 
 // TestFindMaxGroundTruth searches the capacity of servers whose capacity

@@ -22,9 +22,9 @@ import (
 	"github.com/mcptape/mcptape/loadgen"
 )
 
-func refURL(t *testing.T, cfg refserver.HTTPConfig) string {
+func refURL(t *testing.T, cfg refserver.HTTPConfig, opts ...refserver.Option) string {
 	t.Helper()
-	s, err := refserver.New()
+	s, err := refserver.New(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,15 +390,7 @@ func TestLoadInsecure(t *testing.T) {
 // capacity: one the first step already overloads (exit 3), one whose
 // capacity (2 slots of 50 ms: 40/s) is found, with the steps in the JSON.
 func TestLoadFindMax(t *testing.T) {
-	limited := func(k int) string {
-		s, err := refserver.New(refserver.WithMaxConcurrency(k))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts := httptest.NewServer(refserver.HTTPHandler(s, refserver.HTTPConfig{}))
-		t.Cleanup(ts.Close)
-		return ts.URL + refserver.Path
-	}
+	limited := func(k int) string { return refURL(t, refserver.HTTPConfig{}, refserver.WithMaxConcurrency(k)) }
 	common := []string{"load", "--find-max", "--call", `tools/call sleep {"ms":50}`, "--threshold", "tools/call sleep:p90<150ms",
 		"--threshold", "errors<1%", "--sessions", "2", "-q"}
 	code, stdout, stderr := runCLI(t, nil, append(common, "--url", limited(1), "--rate", "80/s", "--step-duration", "1s", "--warmup", "0s")...)
