@@ -63,6 +63,17 @@ type intervals struct {
 	wg    sync.WaitGroup
 }
 
+// recordIntervals starts recording the intervals of the run (from
+// r.start) when WithIntervals asks for them; the returned function stops
+// and returns them.
+func (r *runner) recordIntervals() func() []Interval {
+	if r.o.interval <= 0 {
+		return func() []Interval { return nil }
+	}
+	iv := startIntervals(r.st, r.start, r.o.interval, r.o.model())
+	return func() []Interval { return iv.stop(r.st, r.o.model()) }
+}
+
 // startIntervals records the intervals of the run st measures from start.
 func startIntervals(st *stats, start time.Time, every time.Duration, model string) *intervals {
 	iv := &intervals{start: start, prev: st.mark(), done: make(chan struct{})}

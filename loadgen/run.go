@@ -141,10 +141,7 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 	if len(o.stages) > 0 {
 		mk = startMarker(r.st, r.start, o.stageOffsets())
 	}
-	var iv *intervals
-	if o.interval > 0 {
-		iv = startIntervals(r.st, r.start, o.interval, o.model())
-	}
+	stopIntervals := r.recordIntervals()
 	stopLive := r.live()
 	if o.rate > 0 {
 		r.open(sessions)
@@ -156,10 +153,7 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 	if mk != nil {
 		marks = mk.stop(r.st)
 	}
-	var ivs []Interval
-	if iv != nil {
-		ivs = iv.stop(r.st, o.model())
-	}
+	ivs := stopIntervals()
 	stopLive()
 	var wg sync.WaitGroup
 	for _, s := range sessions {
