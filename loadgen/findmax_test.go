@@ -23,11 +23,13 @@ func limitedServer(t *testing.T, k int) string {
 // 200ms for it); above it the queue grows over the 3 s of a step (warm-up
 // included) by (rate/capacity - 1) × 3 s of waiting, which breaks the
 // budget from about 1.08 × capacity. A p90 rather than a p99 keeps a few
-// hiccups of a loaded machine from breaking a step of 40 to 160 requests;
+// hiccups of a loaded machine from breaking a step of 16 to 130 requests;
 // sleeps of 100 ms and more keep the server's own overhead per call (a few
 // ms on a loaded machine) small beside them.
 func TestFindMaxGroundTruth(t *testing.T) {
-	cases := []struct{ k, ms int }{{10, 200}, {8, 100}} // 50/s and 80/s
+	// low rates (20/s, 30/s): the generator and the server share this
+	// process and, under -race on a loaded machine, its CPU is scarce
+	cases := []struct{ k, ms int }{{4, 200}, {3, 100}}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("k%d-ms%d", c.k, c.ms), func(t *testing.T) {
 			t.Parallel()
@@ -37,7 +39,7 @@ func TestFindMaxGroundTruth(t *testing.T) {
 				t.Fatal(err)
 			}
 			errs, _ := ParseThreshold("errors<1%")
-			cfg := FindMaxConfig{Thresholds: []Threshold{th, errs}, Start: 20, MaxRate: 1000, Step: 2 * time.Second, Warmup: time.Second}
+			cfg := FindMaxConfig{Thresholds: []Threshold{th, errs}, Start: 8, MaxRate: 1000, Step: 2 * time.Second, Warmup: time.Second}
 			rep, err := FindMax(context.Background(), Target{URL: limitedServer(t, c.k)},
 				mustCalls(t, fmt.Sprintf(`tools/call sleep {"ms":%d}`, c.ms)), cfg, WithSessions(4))
 			if err != nil {
@@ -53,10 +55,11 @@ func TestFindMaxGroundTruth(t *testing.T) {
 				t.Errorf("steps %d stages %d upper %g\n%s", len(cr.Steps), len(rep.Stages), cr.Upper, b.String())
 			}
 			// the warm-up is not measured: each step counts the requests
-			// sent in its 2 s, not in 3 s
+			// sent in its 2 s, not in 3 s (a mark taken late on a loaded
+			// machine shortens the window a little)
 			for i, st := range rep.Stages {
 				sent, want := float64(st.Figures.Requests), st.Target*2
-				if st.Figures.Duration < 2*time.Second || sent < 0.9*want-2 || sent > 1.1*want+2 {
+				if st.Figures.Duration < 1500*time.Millisecond || sent < 0.75*want-2 || sent > 1.1*want+2 {
 					t.Errorf("step %d at %g/s: %v sent over %v, want about %g", i+1, st.Target, sent, st.Figures.Duration, want)
 				}
 			}
