@@ -17,7 +17,7 @@ export MCPTAPE_PEERS_DIR ?= $(CURDIR)/.cache/peers
 # The other systems every package must build and vet for ('make cross').
 CROSS_TARGETS := darwin/arm64 darwin/amd64 windows/amd64 freebsd/amd64 linux/arm64
 # Tests run with the portable fallback paths forced ('make test-portable'):
-# transport and internal/rawio whole, and of capture and loadgen the tests
+# transport, internal/rawio and internal/http1 whole, and of capture and loadgen the tests
 # that go through the stdio pipes, the HTTP proxy and client connections
 # (their end-to-end tests run the mcptape binary, built without the tag).
 PORTABLE_RUN := ^(TestSetRawPortable|TestRunStdio|TestRecorder|TestProgress|TestHTTPLean|TestHTTPPassThrough|TestHTTPStreams|TestHTTPUpstream|TestCancelHTTP|TestCancelStdio|TestGetStream|TestSessionExpiry|TestExactCounts|TestBatches)
@@ -34,7 +34,7 @@ build:
 demo: build
 	@bash scripts/demo.sh $(MCPTAPE)
 
-## peers: install the pinned real MCP peers (npm and Go) and the conformance suite
+## peers: install the pinned real MCP peers (npm and Go), the conformance suite and DuckDB
 ## (Linux x86-64 only) used by end-to-end tests.
 peers:
 	$(GO) run ./internal/peertest/cmd/installpeers
@@ -65,7 +65,7 @@ cross:
 ## (no raw pipe I/O, no /proc, no parent-death signal), forced on Linux by
 ## the mcptape_portable build tag.
 test-portable:
-	$(GO) test -race -timeout $(TEST_TIMEOUT) -tags mcptape_portable ./transport/ ./internal/rawio/
+	$(GO) test -race -timeout $(TEST_TIMEOUT) -tags mcptape_portable ./transport/ ./internal/rawio/ ./internal/http1/
 	$(GO) test -race -timeout $(TEST_TIMEOUT) -tags mcptape_portable -run '$(PORTABLE_RUN)' ./capture/ ./loadgen/
 
 ## dist: release binaries for six targets in dist/ (static, stripped,

@@ -21,6 +21,9 @@ const (
 	// ExportHAR is an HTTP Archive 1.2 document with one entry per HTTP
 	// exchange, for HTTP tapes: it opens in a browser's network panel.
 	ExportHAR ExportFormat = "har"
+	// ExportOTLP is an OTLP/JSON trace document: one span per request and
+	// response pair, logical operations as parents (see export_otlp.go).
+	ExportOTLP ExportFormat = "otlp"
 )
 
 // ErrNoHTTP is returned (wrapped) when a HAR export is asked of a tape
@@ -31,7 +34,7 @@ var ErrNoHTTP = errors.New("tape holds no HTTP exchanges")
 type ExportStats struct {
 	Records  int64 // records read
 	Messages int64 // messages written (ndjson) or carried in entries (har)
-	Entries  int64 // HAR entries written
+	Entries  int64 // HAR entries or OTLP spans written
 	// Warning is the tape's damage warning (a *tape.TailError), if any.
 	Warning error
 }
@@ -39,10 +42,10 @@ type ExportStats struct {
 // ParseExportFormat checks a format name given on a command line.
 func ParseExportFormat(s string) (ExportFormat, error) {
 	switch f := ExportFormat(s); f {
-	case ExportNDJSON, ExportHAR:
+	case ExportNDJSON, ExportHAR, ExportOTLP:
 		return f, nil
 	}
-	return "", fmt.Errorf("format %q: want har or ndjson", s)
+	return "", fmt.Errorf("format %q: want har, ndjson or otlp", s)
 }
 
 // Export writes the tape at path to w in format f. It streams: memory
@@ -76,9 +79,12 @@ func ExportTape(ctx context.Context, r *tape.Reader, w io.Writer, f ExportFormat
 	}
 	defer sc.Close()
 	var st ExportStats
-	if f == ExportHAR {
+	switch f {
+	case ExportHAR:
 		err = exportHAR(sc, r.Header(), w, &st)
-	} else {
+	case ExportOTLP:
+		err = exportOTLP(sc, r.Header(), w, &st)
+	default:
 		err = exportNDJSON(sc, r.Header(), w, &st)
 	}
 	st.Records = sc.Records()

@@ -30,6 +30,7 @@ type options struct {
 	maxDistinct int
 	maxListed   int
 	recent      int
+	onOp        func(*Operation) // WithOperations
 }
 
 func defaultOptions() options {
@@ -106,11 +107,12 @@ type Inspector struct {
 	order     []*sessionState
 	folded    int
 
-	inflight *Pairer[*request]
-	tokens   map[string]*request // progress tokens in flight, by tokenKey
-	recent   *recentSet          // tokens of requests answered lately
-	mrtr     map[opKey]*operation
-	tasks    map[string]*operation // by session + "\x00" + task id
+	inflight    *Pairer[*request]
+	tokens      map[string]*request // progress tokens in flight, by tokenKey
+	recent      *recentSet          // tokens of requests answered lately
+	answeredIDs *recentSet          // ids of requests answered lately, by tokenKey
+	mrtr        map[opKey]*operation
+	tasks       map[string]*operation // by session + "\x00" + task id
 
 	names      map[string]string // interned method and tool names
 	hotNames   hot[string, string]
@@ -124,14 +126,20 @@ type Inspector struct {
 	firstProgress latencyHist
 	mrtrLat       latencyHist
 	taskLat       latencyHist
-	unanswered    []RequestRef             // requests superseded by an id reuse
-	httpSessions  bool                     // a server assigned an Mcp-Session-Id
-	exchanges     map[uint64][]exchangeReq // HTTP exchanges open, with their client requests
-	cuts          map[cutKey]struct{}      // messages announced as recorded cut, not yet seen
+	unanswered    []RequestRef                // requests superseded by an id reuse
+	httpSessions  bool                        // a server assigned an Mcp-Session-Id
+	exchanges     map[uint64][]exchangeReq    // HTTP exchanges open, with their client requests
+	cuts          map[cutKey]struct{}         // messages announced as recorded cut, not yet seen
+	waits         map[uint64]*handshakeWait   // sessionless exchanges waiting for their client's name
+	clients       map[string]*clientHandshake // sessionless clients, by User-Agent
+	toolHeaders   map[string][]paramBinding   // x-mcp-header bindings by tool name, from tools/list
+	live          io.Writer                   // following a tape: problems are written here as they happen
+	liveErr       error                       // the first write error on live
 	buf           []byte
 	pf            [paramCount]span  // params fields of the current request
 	rf            [resultCount]span // result fields of the current response
 	free          []*request        // recycled requests
+	op            Operation         // the one handed to WithOperations' function
 }
 
 // request is what the Inspector keeps about a request in flight.
@@ -151,6 +159,9 @@ type request struct {
 	op            *operation
 	wantsTask     bool
 	taskPollingOf *operation
+	bytes         int64 // of the request frame
+	firstProgress int64 // time of the first progress notification, 0 for none
+	firstChunk    int64 // HTTP: time of the first message the server sent on its exchange, 0 for none
 }
 
 // operation is a logical operation spanning several requests: MRTR rounds
@@ -166,6 +177,14 @@ type operation struct {
 	task     string   // task: its key in Inspector.tasks
 	req      *request // task: the request that created it (its progress token lives on)
 	sess     *sessionState
+
+	seq           int64 // MRTR: the first round's request record number, and
+	id            rawID // its id
+	polls         int64 // task: requests about it
+	reqBytes      int64 // bytes of the requests and responses of the rounds done
+	respBytes     int64
+	firstProgress int64 // time of the first progress notification, 0 for none
+	firstChunk    int64 // HTTP: time of the first message on the first round's exchange
 }
 
 type opKey struct {
@@ -205,21 +224,25 @@ func NewInspector(h *tape.Header, opts ...Option) (*Inspector, error) {
 		}
 	}
 	in := &Inspector{
-		o:         o,
-		sessions:  map[string]*sessionState{},
-		inflight:  NewPairer[*request](),
-		tokens:    map[string]*request{},
-		recent:    newRecentSet(o.recent),
-		mrtr:      map[opKey]*operation{},
-		tasks:     map[string]*operation{},
-		names:     map[string]string{},
-		methods:   map[methodKey]*methodStat{},
-		tools:     map[string]*toolStat{},
-		errs:      map[errKey]*ErrorCount{},
-		viol:      newViolations(o.maxExamples),
-		free:      make([]*request, 0, 256),
-		exchanges: map[uint64][]exchangeReq{},
-		cuts:      map[cutKey]struct{}{},
+		o:           o,
+		sessions:    map[string]*sessionState{},
+		inflight:    NewPairer[*request](),
+		tokens:      map[string]*request{},
+		recent:      newRecentSet(o.recent),
+		answeredIDs: newRecentSet(o.recent),
+		mrtr:        map[opKey]*operation{},
+		tasks:       map[string]*operation{},
+		names:       map[string]string{},
+		methods:     map[methodKey]*methodStat{},
+		tools:       map[string]*toolStat{},
+		errs:        map[errKey]*ErrorCount{},
+		viol:        newViolations(o.maxExamples),
+		free:        make([]*request, 0, 256),
+		exchanges:   map[uint64][]exchangeReq{},
+		cuts:        map[cutKey]struct{}{},
+		waits:       map[uint64]*handshakeWait{},
+		clients:     map[string]*clientHandshake{},
+		toolHeaders: map[string][]paramBinding{},
 	}
 	if h != nil {
 		in.rep.Tape = TapeInfo{Format: h.Format, Tool: h.Tool, Version: h.Version, Transport: h.Transport, Target: h.Target}
@@ -251,6 +274,9 @@ func (in *Inspector) Add(it *Item) {
 		return
 	}
 	s := in.session(rec.Session, rec.Time)
+	if rec.Exchange != 0 && in.o.onOp != nil && rec.Dir == tape.ServerToClient {
+		in.firstChunk(rec)
+	}
 	if it.Info.Kind == jsonrpc.KindBatch {
 		in.batch(it, s)
 		return
@@ -294,6 +320,13 @@ func (in *Inspector) batch(it *Item, s *sessionState) {
 // violation counts a violation of rule by the message it.
 func (in *Inspector) violation(rule string, it *Item, s *sessionState, format string, a ...any) {
 	s.violations++
+	if in.live != nil {
+		d := describeItem(it)
+		if format != "" {
+			d += ": " + fmt.Sprintf(format, a...)
+		}
+		in.flag(it, rule, d)
+	}
 	in.viol.add(rule, func() Example {
 		d := describeItem(it)
 		if format != "" {
@@ -452,4 +485,12 @@ func (r *rawID) String() string {
 		return r.long
 	}
 	return string(r.short[:r.n])
+}
+
+// flag writes a problem as it happens, when following a tape.
+func (in *Inspector) flag(it *Item, what, detail string) {
+	if in.live == nil || in.liveErr != nil {
+		return
+	}
+	_, in.liveErr = fmt.Fprintf(in.live, "!! %s [%s] %s: %s\n", offset(it.Rec.Time-in.origin), clip(it.Rec.Session, 12), what, clip(detail, 160))
 }

@@ -30,6 +30,7 @@ func (in *Inspector) Finish(warning error) *Report {
 		t.Warning = warning.Error()
 	}
 	in.finishPending()
+	in.finishHandshakes()
 	rep.Sessions = make([]SessionReport, 0, len(in.order))
 	for _, s := range in.order {
 		rep.Sessions = append(rep.Sessions, s.report())
@@ -73,8 +74,10 @@ func (in *Inspector) finishPending() {
 		if req.cancelled != 0 {
 			rep.Cancellations.NotAnswered++
 			rep.Unanswered.Cancelled++
+			in.emitOp(req, req.op, OutcomeCancelled, 0, 0, 0)
 			continue
 		}
+		in.emitOp(req, req.op, OutcomeUnanswered, 0, 0, 0)
 		rep.Unanswered.Count++
 		req.sess.unanswered++
 		in.unanswered = append(in.unanswered, in.ref(req))
@@ -85,6 +88,7 @@ func (in *Inspector) finishPending() {
 		rep.Unanswered.Requests = []RequestRef{}
 	}
 	rep.Operations.MRTR.Abandoned = int64(len(in.mrtr))
+	in.emitAbandoned()
 	tasks := make([]*operation, 0, len(in.tasks))
 	for _, op := range in.tasks {
 		tasks = append(tasks, op)
@@ -92,10 +96,11 @@ func (in *Inspector) finishPending() {
 	slices.SortFunc(tasks, func(a, b *operation) int { return cmp.Compare(a.task, b.task) })
 	for _, op := range tasks {
 		if op.terminal != 0 { // ended by tasks/get; no tasks/result fetched
-			in.endTask(op, op.terminal, false, op.failed && op.method == mToolsCall)
+			in.endTask(op, op.terminal, false, op.failed && op.method == mToolsCall, 0, 0)
 			continue
 		}
 		rep.Operations.Tasks.Unfinished++
+		in.emitOp(op.req, op, OutcomeUnfinished, 0, 0, 0)
 	}
 }
 
@@ -104,7 +109,8 @@ func (s *sessionState) report() SessionReport {
 	r := SessionReport{ID: s.id, FirstNS: s.first, LastNS: s.last, DurationNS: s.last - s.first,
 		Client: s.client, Server: s.server, ProtocolVersion: s.version, RequestedVersion: s.requested,
 		Messages: s.messages, ByKind: map[string]int64{}, ByDir: map[string]int64{},
-		Exit: s.exit, ClosedBy: s.closedBy, Violations: s.violations, Unanswered: s.unanswered, Errors: s.errors}
+		Exit: s.exit, ClosedBy: s.closedBy, Violations: s.violations, Unanswered: s.unanswered, Errors: s.errors,
+		ToolErrors: s.toolErrors, Cancelled: s.cancelled, MaxLatencyNS: s.maxLatency, Slowest: s.slowest}
 	for k, n := range s.byKind {
 		if n > 0 {
 			r.ByKind[jsonrpc.Kind(k).String()] = n
@@ -193,6 +199,19 @@ func (in *Inspector) problems(rep *Report) []Problem {
 	}
 	if nTool > 0 {
 		add(SeverityWarning, "tool-error", nTool, d, "%s returned isError", plural(nTool, "tool call"))
+	}
+	if r := rep.Refused; r.Count > r.Unauthorized {
+		d = nil
+		for _, ref := range r.Requests {
+			if ref.Status != 401 && len(d) < problemDetails {
+				d = append(d, fmt.Sprintf("%s: HTTP %d", describeRef(ref), ref.Status))
+			}
+		}
+		n := r.Count - r.Unauthorized
+		add(SeverityWarning, "http-refused", n, d, "%s refused with an HTTP error status", plural(n, "request"))
+	}
+	if n := rep.Refused.Unauthorized; n > 0 { // the start of an OAuth flow
+		add(SeverityInfo, "http-unauthorized", n, nil, "%s answered 401 (authorization required)", plural(n, "request"))
 	}
 	if c := rep.Cancellations; c.AnsweredAnyway > 0 {
 		d = nil

@@ -31,34 +31,25 @@ const sessionHeader = "mcp-session-id"
 // hasHeader reports whether name (lower case) is in h with a non-empty
 // value.
 func hasHeader(h map[string]json.RawMessage, name string) bool {
-	for k, v := range h {
-		if strings.ToLower(k) != name {
-			continue
-		}
-		var one string
-		if json.Unmarshal(v, &one) == nil {
-			return one != ""
-		}
-		var many []string
-		if json.Unmarshal(v, &many) == nil {
-			return len(many) > 0 && many[0] != ""
-		}
-		return len(v) > 0
-	}
-	return false
+	return headerValue(h, name) != ""
 }
 
 // httpExchange checks the session header of one HTTP exchange: once a
 // server has assigned an Mcp-Session-Id in the tape, every later request
-// must carry one, except the exchange that is itself assigned one (an
-// initialize).
+// must carry one, except the exchange that is itself assigned one and an
+// initialize the server refused (a 403 from DNS-rebinding protection
+// assigns none), which by the protocol carries none.
 func (in *Inspector) httpExchange(it *Item) {
 	var d httpEvent
 	if json.Unmarshal(it.Rec.Data, &d) != nil {
 		return
 	}
+	in.sessionlessHandshake(it, d.RequestHeaders)
+	if d.Phase == "response" {
+		in.checkMcpHeaders(it, d.RequestHeaders)
+	}
 	if d.Phase == "end" {
-		in.exchangeEnd(it, d.ClosedBy)
+		in.exchangeEnd(it, d.ClosedBy, d.Status)
 	}
 	if hasHeader(d.ResponseHeaders, sessionHeader) {
 		in.httpSessions = true
@@ -72,6 +63,9 @@ func (in *Inspector) httpExchange(it *Item) {
 	default:
 		return
 	}
+	if in.exchangeHas(it.Rec.Exchange, mInitialize) {
+		return
+	}
 	s := in.session(it.Rec.Session, it.Rec.Time)
 	in.violation(RuleMissingSessionHeader, it, s, "%s", fmt.Sprintf("%s %s without Mcp-Session-Id (status %d)", d.Method, clip(d.Path, 60), d.Status))
 }
@@ -82,13 +76,26 @@ const maxOpenExchanges = 1 << 16
 // exchangeReq names a request sent on an HTTP exchange.
 type exchangeReq struct {
 	session string
+	method  string
+	name    string     // tool or prompt name, resource URI
+	args    []byte     // tools/call arguments, kept when the tool has x-mcp-header bindings
 	id      jsonrpc.ID // Raw is a copy
+}
+
+// exchangeHas reports whether a request of method was sent on exchange.
+func (in *Inspector) exchangeHas(exchange uint64, method string) bool {
+	for _, e := range in.exchanges[exchange] {
+		if e.method == method {
+			return true
+		}
+	}
+	return false
 }
 
 // noteExchange remembers the client requests of an HTTP exchange until
 // the exchange ends, to tell a stream the client closed from one the
 // server ended.
-func (in *Inspector) noteExchange(it *Item) {
+func (in *Inspector) noteExchange(it *Item, name string) {
 	if it.Rec.Exchange == 0 || it.Rec.Dir != tape.ClientToServer {
 		return
 	}
@@ -97,14 +104,24 @@ func (in *Inspector) noteExchange(it *Item) {
 	}
 	id := it.Info.ID
 	id.Raw = bytes.Clone(id.Raw)
-	in.exchanges[it.Rec.Exchange] = append(in.exchanges[it.Rec.Exchange], exchangeReq{it.Rec.Session, id})
+	var args []byte
+	if it.Info.Method == mToolsCall && in.toolHeaders[name] != nil {
+		args = bytes.Clone(lookup(it.Frame, "params", "arguments"))
+	}
+	in.exchanges[it.Rec.Exchange] = append(in.exchanges[it.Rec.Exchange], exchangeReq{it.Rec.Session, it.Info.Method, name, args, id})
 }
 
 // exchangeEnd handles the end of an HTTP exchange: a client that closed
-// the stream of a request still unanswered cancelled it.
-func (in *Inspector) exchangeEnd(it *Item, closedBy string) {
+// the stream of a request still unanswered cancelled it; a request the
+// server refused with an HTTP error status and no JSON-RPC answer was
+// answered by that status (see refused).
+func (in *Inspector) exchangeEnd(it *Item, closedBy string, status int) {
 	reqs := in.exchanges[it.Rec.Exchange]
 	delete(in.exchanges, it.Rec.Exchange)
+	if status >= 400 && closedBy != "client" {
+		in.refused(it, reqs, status)
+		return
+	}
 	if closedBy != "client" {
 		return
 	}
@@ -116,5 +133,56 @@ func (in *Inspector) exchangeEnd(it *Item, closedBy string) {
 		req.cancelled = it.Rec.Time
 		in.rep.Cancellations.Count++
 		in.rep.Cancellations.StreamClosed++
+		req.sess.cancelled++
 	}
+}
+
+// refused takes the requests of an exchange that the server ended with
+// HTTP status (4xx or 5xx) out of flight: the client got its answer, the
+// status, on the same exchange. They are counted in Report.Refused, not
+// as never answered.
+func (in *Inspector) refused(it *Item, reqs []exchangeReq, status int) {
+	for _, e := range reqs {
+		req, ok := in.inflight.Close(e.session, tape.ClientToServer, e.id)
+		if !ok {
+			continue
+		}
+		in.rep.Refused.Count++
+		if status == 401 {
+			in.rep.Refused.Unauthorized++
+		}
+		if len(in.rep.Refused.Requests) < in.o.maxListed {
+			ref := in.ref(req)
+			ref.Status = status
+			in.rep.Refused.Requests = append(in.rep.Refused.Requests, ref)
+		}
+		in.emitOp(req, req.op, OutcomeRefused, 0, 0, 0)
+		in.release(req)
+		in.recycle(req)
+	}
+}
+
+// nullIDAnswer returns the one request in flight on the exchange of it, an
+// error response whose id is null, and takes it out of flight: a server
+// that cannot read a request's id (the TypeScript SDK refusing a request
+// before initialize with HTTP 400) answers that request on its exchange.
+// With none or several requests in flight there, it returns false.
+func (in *Inspector) nullIDAnswer(it *Item) (*request, bool) {
+	if it.Rec.Exchange == 0 || it.Rec.Dir != tape.ServerToClient || it.Member >= 0 {
+		return nil, false
+	}
+	var found *exchangeReq
+	for i, e := range in.exchanges[it.Rec.Exchange] {
+		if _, ok := in.inflight.Lookup(e.session, tape.ClientToServer, e.id); !ok {
+			continue
+		}
+		if found != nil {
+			return nil, false // ambiguous: which one failed is unknown
+		}
+		found = &in.exchanges[it.Rec.Exchange][i]
+	}
+	if found == nil {
+		return nil, false
+	}
+	return in.inflight.Close(found.session, tape.ClientToServer, found.id)
 }

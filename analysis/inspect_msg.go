@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -15,6 +16,7 @@ const (
 	mDiscover    = "server/discover"
 	mPing        = "ping"
 	mToolsCall   = "tools/call"
+	mToolsList   = "tools/list"
 	mPromptsGet  = "prompts/get"
 	mResRead     = "resources/read"
 	mTasksGet    = "tasks/get"
@@ -83,7 +85,7 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 		in.lifecycle(it, s, method, f)
 	}
 	req := in.newRequest()
-	*req = request{sess: s, seq: it.Seq, time: rec.Time, dir: rec.Dir, method: method}
+	*req = request{sess: s, seq: it.Seq, time: rec.Time, dir: rec.Dir, method: method, bytes: int64(len(frame))}
 	if fs := it.fields; fs == nil || !fs.idInt || !req.id.setInt(fs.idNum, len(info.ID.Raw)) {
 		req.id.set(info.ID.Raw)
 	}
@@ -99,6 +101,7 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 		if id, ok := stringValue(f[pTaskID].of(frame)); ok {
 			if op := in.tasks[taskKey(rec.Session, id)]; op != nil {
 				req.taskPollingOf = op
+				op.polls++
 				in.rep.Operations.Tasks.Polls++
 			}
 		}
@@ -126,7 +129,7 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 	if !Pairable(info.ID) {
 		return // a null or malformed id: counted as a violation, cannot be answered
 	}
-	in.noteExchange(it)
+	in.noteExchange(it, req.name)
 	var prev *request
 	var reused bool
 	if fs := it.fields; fs != nil && fs.idInt {
@@ -138,7 +141,10 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 		in.violation(RuleIDReused, it, s, "in flight since #%d", prev.seq)
 		in.release(prev)
 		in.superseded(prev)
+		in.emitOp(prev, prev.op, OutcomeUnanswered, 0, 0, 0)
 		in.recycle(prev)
+	} else if in.buf = tokenKey(in.buf[:0], rec.Session, rec.Dir, info.ID); in.answeredIDs.has(string(in.buf)) {
+		in.violation(RuleIDReusedAfter, it, s, "id %s was answered before", clip(info.ID.String(), 20))
 	}
 }
 
@@ -160,6 +166,9 @@ func (in *Inspector) lifecycle(it *Item, s *sessionState, method string, f []spa
 	switch method {
 	case mInitialize:
 		s.initSent = true
+		if s.sessionless && it.Rec.Exchange != 0 {
+			in.deferHandshake(it, s, true)
+		}
 		if v, ok := stringValue(f[pProtocolVersion].of(frame)); ok {
 			s.requested = v
 		}
@@ -168,6 +177,10 @@ func (in *Inspector) lifecycle(it *Item, s *sessionState, method string, f []spa
 		}
 	case mPing, mDiscover:
 	default:
+		if s.sessionless && it.Rec.Exchange != 0 && !s.modern {
+			in.deferHandshake(it, s, false)
+			return
+		}
 		if !s.initSent && !s.modern && !s.flaggedEarly {
 			s.flaggedEarly = true
 			in.violation(RuleBeforeInitialize, it, s, "before initialize (reported once per session)")
@@ -291,6 +304,7 @@ func (in *Inspector) progress(it *Item, s *sessionState) {
 	req.progress++
 	if req.progress == 1 {
 		in.rep.Progress.Streams++
+		req.firstProgress = it.Rec.Time
 		in.firstProgress.record(it.Rec.Time - req.time)
 	}
 	in.rep.Progress.MaxPerRequest = max(in.rep.Progress.MaxPerRequest, req.progress)
@@ -306,6 +320,9 @@ func (in *Inspector) progress(it *Item, s *sessionState) {
 
 // cancel handles notifications/cancelled.
 func (in *Inspector) cancel(it *Item, s *sessionState) {
+	if it.Rec.Exchange != 0 && s.version == "2026-07-28" {
+		in.violation(RuleCancelled2026HTTP, it, s, "close the request's stream instead")
+	}
 	target := it.Info.CancelTarget
 	if !Pairable(target) {
 		return
@@ -319,6 +336,7 @@ func (in *Inspector) cancel(it *Item, s *sessionState) {
 	if req.cancelled == 0 { // a second cancel of the same request adds nothing
 		req.cancelled = it.Rec.Time
 		in.rep.Cancellations.Count++
+		req.sess.cancelled++
 	}
 	if req.method == mInitialize {
 		in.violation(RuleInitializeCancelled, it, s, "initialize is never cancelled")
@@ -341,6 +359,8 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 		if !ok {
 			in.violation(RuleResponseUnknownID, it, s, "no such request in flight")
 		}
+	} else if isErr && info.ID.Type == jsonrpc.IDNull {
+		req, ok = in.nullIDAnswer(it)
 	}
 	method := ""
 	if ok {
@@ -350,10 +370,16 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 	if isErr {
 		s.errors++
 		in.countError(frame, info, method)
+		if in.live != nil {
+			msg, _ := lookupString(frame, "error", "message")
+			in.flag(it, "error-response", fmt.Sprintf("%d %s (%s)", info.ErrorCode, msg, or(method, "unpaired")))
+		}
 	}
 	if !ok {
 		return
 	}
+	in.buf = tokenKey(in.buf[:0], rec.Session, req.dir, info.ID)
+	in.answeredIDs.add(string(in.buf))
 	// A task keeps its progress token until it ends; anything else is
 	// done with it now.
 	if keepToken := in.answered(it, s, req); !keepToken {
@@ -372,6 +398,9 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 		if len(in.rep.Cancellations.Answered) < in.o.maxListed {
 			in.rep.Cancellations.Answered = append(in.rep.Cancellations.Answered, in.ref(req))
 		}
+	}
+	if method == mToolsList && !isErr {
+		in.learnToolHeaders(frame)
 	}
 	var f []span
 	if !isErr && (mrtrMethod(method) || method == mInitialize || method == mDiscover || req.wantsTask || req.taskPollingOf != nil) {
@@ -397,7 +426,15 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 	if resultType == resultInputRequired && mrtrMethod(method) {
 		op := req.op
 		if op == nil {
-			op = &operation{start: req.time, dir: req.dir, method: method, name: req.name, rounds: 1, sess: s}
+			op = &operation{start: req.time, dir: req.dir, method: method, name: req.name, rounds: 1, sess: s, seq: req.seq, id: req.id}
+		}
+		op.reqBytes += req.bytes
+		op.respBytes += int64(len(frame))
+		if op.firstProgress == 0 {
+			op.firstProgress = req.firstProgress
+		}
+		if op.firstChunk == 0 {
+			op.firstChunk = req.firstChunk
 		}
 		in.mrtr[opKey{rec.Session, req.dir, method, req.name}] = op
 		return false // the operation goes on with a retry
@@ -410,14 +447,17 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 		if found {
 			in.rep.Operations.Tasks.Tasks++
 			k := taskKey(rec.Session, id)
-			in.tasks[k] = &operation{start: req.time, dir: req.dir, method: method, name: req.name, sess: s, task: k, req: req}
+			in.tasks[k] = &operation{start: req.time, dir: req.dir, method: method, name: req.name, sess: s, task: k, req: req, respBytes: int64(len(frame))}
 			return true // timed when the task ends
 		}
 	}
 	toolResult := method == mToolsCall || (method == mTasksResult && req.taskPollingOf != nil && req.taskPollingOf.method == mToolsCall)
 	toolErr := f != nil && toolResult && string(f[rIsError].of(frame)) == "true"
+	if toolErr && in.live != nil {
+		in.flag(it, "tool-error", req.name+" returned isError")
+	}
 	if op := req.taskPollingOf; op != nil && method == mTasksResult {
-		in.endTask(op, rec.Time, isErr, toolErr)
+		in.endTask(op, rec.Time, isErr, toolErr, int64(len(frame)), it.Info.ErrorCode)
 	}
 	start := req.time
 	if op := req.op; op != nil {
@@ -428,7 +468,23 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 		in.mrtrLat.record(rec.Time - start)
 	}
 	in.sample(req.dir, method, req.name, rec.Time-start, isErr, toolErr)
+	req.sess.outcome(req.dir, method, req.name, rec.Time-start, toolErr)
+	in.emitOp(req, req.op, answerOutcome(isErr, toolErr), rec.Time, int64(len(frame)), it.Info.ErrorCode)
 	return false
+}
+
+// outcome counts an answered operation of the session: its tool error and
+// latency.
+func (s *sessionState) outcome(dir tape.Direction, method, name string, ns int64, toolErr bool) {
+	if toolErr {
+		s.toolErrors++
+	}
+	if dir == tape.ClientToServer && ns > s.maxLatency {
+		s.maxLatency, s.slowest = ns, method
+		if method == mToolsCall {
+			s.slowest = method + " " + name
+		}
+	}
 }
 
 // sample records the latency and outcome of one operation.
@@ -467,17 +523,19 @@ func (in *Inspector) sample(dir tape.Direction, method, name string, ns int64, i
 }
 
 // endTask times a task from its creating request to its result.
-func (in *Inspector) endTask(op *operation, end int64, isErr, toolErr bool) {
+func (in *Inspector) endTask(op *operation, end int64, isErr, toolErr bool, resp, code int64) {
 	if in.tasks[op.task] != op {
 		return // already ended
 	}
 	delete(in.tasks, op.task)
+	in.emitOp(op.req, op, answerOutcome(isErr, toolErr), end, resp, code)
 	in.release(op.req)
 	in.recycle(op.req)
 	op.req = nil
 	in.rep.Operations.Tasks.Completed++
 	in.taskLat.record(end - op.start)
 	in.sample(op.dir, op.method, op.name, end-op.start, isErr, toolErr)
+	op.sess.outcome(op.dir, op.method, op.name, end-op.start, toolErr)
 }
 
 // handshake learns the server and the negotiated version from the result

@@ -12,17 +12,20 @@ type Report struct {
 	Sessions []SessionReport `json:"sessions"`
 	// SessionsFolded counts sessions beyond the listing limit: their
 	// messages are counted everywhere but they have no entry of their own.
-	SessionsFolded int              `json:"sessions_folded,omitempty"`
-	Latency        []LatencyStats   `json:"latency"`
-	Tools          []ToolStats      `json:"tools"`
-	Errors         []ErrorCount     `json:"errors"`
-	Unanswered     UnansweredStats  `json:"unanswered"`
-	Cancellations  CancelStats      `json:"cancellations"`
-	Progress       ProgressStats    `json:"progress"`
-	Operations     OperationStats   `json:"operations"`
-	Violations     []ViolationStats `json:"violations"`
-	ProxyErrors    []Example        `json:"proxy_errors,omitempty"`
-	ProxyErrorsN   int64            `json:"proxy_errors_count,omitempty"`
+	SessionsFolded int             `json:"sessions_folded,omitempty"`
+	Latency        []LatencyStats  `json:"latency"`
+	Tools          []ToolStats     `json:"tools"`
+	Errors         []ErrorCount    `json:"errors"`
+	Unanswered     UnansweredStats `json:"unanswered"`
+	// Refused counts HTTP requests the server refused with an HTTP error
+	// status (4xx, 5xx) and no JSON-RPC answer: answered, by the status.
+	Refused       RefusedStats     `json:"refused,omitzero"`
+	Cancellations CancelStats      `json:"cancellations"`
+	Progress      ProgressStats    `json:"progress"`
+	Operations    OperationStats   `json:"operations"`
+	Violations    []ViolationStats `json:"violations"`
+	ProxyErrors   []Example        `json:"proxy_errors,omitempty"`
+	ProxyErrorsN  int64            `json:"proxy_errors_count,omitempty"`
 	// CutMessages counts the messages the HTTP recorder announced as
 	// recorded cut (forwarded whole): they are not checked against
 	// JSON-RPC, and the proxy error that announced each is listed.
@@ -96,6 +99,15 @@ type SessionReport struct {
 	Violations  int64       `json:"violations"`
 	Unanswered  int64       `json:"unanswered"`
 	Errors      int64       `json:"errors"`
+	// ToolErrors counts tool results with isError, Cancelled the requests
+	// cancelled, of this session.
+	ToolErrors int64 `json:"tool_errors,omitempty"`
+	Cancelled  int64 `json:"cancelled,omitempty"`
+	// MaxLatencyNS is the latency of the slowest client request answered
+	// (a whole MRTR or task operation counts as one), Slowest its method
+	// ("tools/call NAME" for a tool).
+	MaxLatencyNS int64  `json:"max_latency_ns,omitempty"`
+	Slowest      string `json:"slowest,omitempty"`
 }
 
 // MethodCount counts messages of one method, direction and kind; responses
@@ -179,6 +191,19 @@ type RequestRef struct {
 	Name     string `json:"name,omitempty"` // tool, prompt or resource
 	Seq      int64  `json:"record"`
 	OffsetNS int64  `json:"offset_ns"`
+	// Status is the HTTP status that answered a refused request.
+	Status int `json:"status,omitempty"`
+}
+
+// RefusedStats counts requests refused at the HTTP level: a 403 from
+// DNS-rebinding protection, a 401 asking for OAuth, a 404 for an unknown
+// session.
+type RefusedStats struct {
+	Count int64 `json:"count"`
+	// Unauthorized counts those refused with 401, the start of an OAuth
+	// flow: an info, not a warning.
+	Unauthorized int64        `json:"unauthorized"`
+	Requests     []RequestRef `json:"requests,omitempty"` // the first ones, by record
 }
 
 // UnansweredStats counts requests that got no response before the tape

@@ -25,6 +25,7 @@ type sessionState struct {
 	requested    string // asked for in initialize
 	modern       bool   // 2026-07-28: version in every request's _meta
 	initSent     bool
+	sessionless  bool // HTTP without a session id: one per connection (see deferHandshake)
 	flaggedEarly bool
 	metaChecks   int // client requests searched for a _meta version
 	client       *Peer
@@ -43,6 +44,9 @@ type sessionState struct {
 	closedBy    string
 
 	violations, unanswered, errors int64
+	toolErrors, cancelled          int64
+	maxLatency                     int64  // the slowest client request answered, ns
+	slowest                        string // its method (and tool)
 
 	// inflight's scopes of the session's requests sent client to server
 	// and server to client (see pairs)
@@ -189,6 +193,9 @@ type (
 	closeEvent struct {
 		By string `json:"by"`
 	}
+	openEvent struct {
+		Kind string `json:"kind"`
+	}
 	errorEvent struct {
 		Error     string `json:"error"`
 		Truncated bool   `json:"truncated"` // HTTP: the next message of the exchange, in the event's direction, is cut
@@ -229,6 +236,11 @@ func (in *Inspector) event(it *Item) {
 		var d exitEvent
 		if json.Unmarshal(rec.Data, &d) == nil {
 			s.exit = &ExitInfo{Code: d.Code, Signal: d.Signal}
+		}
+	case tape.EventOpen:
+		var d openEvent
+		if json.Unmarshal(rec.Data, &d) == nil && d.Kind == "connection" {
+			in.session(rec.Session, rec.Time).sessionless = true
 		}
 	case tape.EventClose:
 		s := in.session(rec.Session, rec.Time)

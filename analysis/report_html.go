@@ -1,15 +1,20 @@
 package analysis
 
 import (
-	"bufio"
 	"cmp"
+	_ "embed"
 	"fmt"
-	"html"
+	"html/template"
 	"io"
 	"slices"
 	"strconv"
 	"time"
 )
+
+// The page is one html/template (report.html.tmpl): every value from the
+// tape is escaped by its context (text, attribute, URL), so a tool result
+// holding markup stays text. The SVG charts come from report_svg.go,
+// which escapes the text it draws, and enter as template.HTML.
 
 // maxTableRows bounds the rows of each table of the HTML report.
 const maxTableRows = 200
@@ -30,87 +35,110 @@ th{background:#f9fafb;font-weight:600}td.n{text-align:right;font-variant-numeric
 footer{margin-top:32px;color:#6b7280;font-size:12px}
 `
 
-// htmlWriter writes the report, remembering the first write error.
-type htmlWriter struct {
-	w   *bufio.Writer
-	err error
+//go:embed report.html.tmpl
+var reportTemplateText string
+
+// reportTemplate is the page; parsed once.
+var reportTemplate = template.Must(template.New("report").Parse(reportTemplateText))
+
+// htmlPage is what the template renders.
+type htmlPage struct {
+	Title, Tool, Version string
+	CSS                  template.CSS
+	Summary              []string // the lines under the title
+	Warning              string
+	Problems             []htmlSevRow
+	ProblemsMore         int
+	Sessions             htmlTable
+	SessionsFolded       int
+	Timeline             *htmlTimeline
+	Latency, Tools       htmlTable
+	MethodCards          []htmlCard
+	ToolCards            []htmlCard
+	Errors               htmlTable
+	Violations           []htmlSevRow
+	ViolationsMore       int
 }
 
-func (h *htmlWriter) raw(s string) {
-	if h.err == nil {
-		_, h.err = h.w.WriteString(s)
-	}
+// htmlTable is a table with at most maxTableRows rows; More counts the
+// rows left out.
+type htmlTable struct {
+	Head []string
+	Rows [][]htmlCell
+	More int
 }
 
-// f writes a format whose string arguments are escaped.
-func (h *htmlWriter) f(format string, a ...any) {
-	for i, v := range a {
-		if s, ok := v.(string); ok {
-			a[i] = html.EscapeString(s)
-		}
-	}
-	h.raw(fmt.Sprintf(format, a...))
+// htmlCell is one table cell; numbers (and empty cells) align right.
+type htmlCell struct {
+	Text string
+	Num  bool
 }
 
-// row writes a table row; cells that are numbers are right-aligned.
-func (h *htmlWriter) row(cells ...string) {
-	h.raw("<tr>")
-	for _, c := range cells {
-		if _, err := strconv.ParseFloat(c, 64); err == nil || c == "" {
-			h.f(`<td class="n">%s</td>`, c)
-		} else {
-			h.f(`<td>%s</td>`, c)
-		}
-	}
-	h.raw("</tr>\n")
+// htmlSevRow is a row of the problems or violations table.
+type htmlSevRow struct {
+	Severity, Name, Count, Text string
+	Details                     []string // problems: detail lines
+	First                       string   // violations: the first example
 }
 
-func (h *htmlWriter) head(cells ...string) {
-	h.raw("<table><tr>")
-	for _, c := range cells {
-		h.f("<th>%s</th>", c)
-	}
-	h.raw("</tr>\n")
+// htmlTimeline is the timeline section.
+type htmlTimeline struct {
+	Legend, Chart   template.HTML
+	Drawn, Omitted  string
+	Lanes, Sessions string
 }
 
-func (h *htmlWriter) more(shown, total int) {
-	h.raw("</table>\n")
-	if total > shown {
-		h.f(`<p class="meta">%s more not shown (mcptape inspect --format json lists them).</p>`, strconv.Itoa(total-shown))
+// htmlCard is one latency chart.
+type htmlCard struct {
+	Label, Count, Errors, P50, P99, Max string
+	Chart                               template.HTML
+}
+
+// cells makes a table row; a cell that parses as a number, or is empty,
+// aligns right.
+func cells(texts ...string) []htmlCell {
+	row := make([]htmlCell, len(texts))
+	for i, c := range texts {
+		_, err := strconv.ParseFloat(c, 64)
+		row[i] = htmlCell{Text: c, Num: err == nil || c == ""}
 	}
+	return row
+}
+
+// limitRows returns the first maxTableRows of n rows and how many are left.
+func limitRows(n int) (shown, more int) {
+	shown = min(n, maxTableRows)
+	return shown, n - shown
 }
 
 func reportInt(n int64) string { return strconv.FormatInt(n, 10) }
 
 // writeHTML writes the whole report.
 func writeHTML(w io.Writer, o *htmlOptions, rep *Report, c *chartData) error {
-	h := &htmlWriter{w: bufio.NewWriter(w)}
-	h.f("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>mcptape report: %s</title>\n", o.title)
-	h.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<style>" + reportCSS + "</style></head><body>\n")
-	writeSummary(h, o, rep)
-	writeProblems(h, rep)
-	writeSessions(h, rep)
-	writeTimeline(h, c)
-	writeLatency(h, o, rep, c)
-	writeErrors(h, rep)
-	h.f("<footer>Made by mcptape report from a tape written by %s %s. This file is self-contained: it needs no network.</footer>\n</body></html>\n",
-		rep.Tape.Tool, rep.Tape.Version)
-	if h.err != nil {
-		return h.err
-	}
-	return h.w.Flush()
-}
-
-func writeSummary(h *htmlWriter, o *htmlOptions, rep *Report) {
 	t := &rep.Tape
-	h.f("<h1>mcptape report: %s</h1>\n", o.title)
+	page := &htmlPage{Title: o.title, Tool: t.Tool, Version: t.Version, CSS: template.CSS(reportCSS), Warning: t.Warning}
 	start := time.Unix(0, t.FirstNS).UTC().Format("2006-01-02 15:04:05.000 UTC")
-	h.f(`<p class="meta">%s tape%s, recorded %s for %s.</p>`+"\n", t.Transport, targetText(t.Target), start, fmtDur(t.DurationNS))
-	h.f(`<p class="meta">%s records: %s messages, %s events; %s sessions.</p>`+"\n",
-		reportInt(t.Records), reportInt(t.Messages), reportInt(t.Events), strconv.Itoa(len(rep.Sessions)+rep.SessionsFolded))
-	if t.Warning != "" {
-		h.f(`<p class="warn">Damaged tape: %s. Everything below covers the records before the damage.</p>`+"\n", t.Warning)
+	page.Summary = []string{
+		fmt.Sprintf("%s tape%s, recorded %s for %s.", t.Transport, targetText(t.Target), start, fmtDur(t.DurationNS)),
+		fmt.Sprintf("%d records: %d messages, %d events; %d sessions.", t.Records, t.Messages, t.Events, len(rep.Sessions)+rep.SessionsFolded),
 	}
+	n, more := limitRows(len(rep.Problems))
+	page.ProblemsMore = more
+	for _, p := range rep.Problems[:n] {
+		r := htmlSevRow{Severity: p.Severity.String(), Name: p.What, Count: reportInt(p.Count), Text: p.Summary}
+		for _, d := range p.Details[:min(len(p.Details), 3)] {
+			r.Details = append(r.Details, clip(d, 160))
+		}
+		page.Problems = append(page.Problems, r)
+	}
+	sessionsTable(page, rep)
+	page.Timeline = timelineSection(c)
+	latencySection(page, o, rep, c)
+	errorsSection(page, rep)
+	if err := reportTemplate.Execute(w, page); err != nil {
+		return fmt.Errorf("analysis: report: %w", err)
+	}
+	return nil
 }
 
 func targetText(target string) string {
@@ -118,26 +146,6 @@ func targetText(target string) string {
 		return ""
 	}
 	return " of " + target
-}
-
-func writeProblems(h *htmlWriter, rep *Report) {
-	h.raw("<h2>Problems</h2>\n")
-	if len(rep.Problems) == 0 {
-		h.raw(`<p class="ok">No problems found.</p>` + "\n")
-		return
-	}
-	h.head("severity", "what", "count", "summary")
-	n := min(len(rep.Problems), maxTableRows)
-	for _, p := range rep.Problems[:n] {
-		sev := p.Severity.String()
-		h.f(`<tr><td><tlSpan class="sev sev-%s">%s</tlSpan></td><td><code>%s</code></td><td class="n">%s</td><td>%s`,
-			sev, sev, p.What, reportInt(p.Count), p.Summary)
-		for _, d := range p.Details[:min(len(p.Details), 3)] {
-			h.f(`<br><code>%s</code>`, clip(d, 160))
-		}
-		h.raw("</td></tr>\n")
-	}
-	h.more(n, len(rep.Problems))
 }
 
 // peerCell is peerText for a table cell: empty when the peer is unknown.
@@ -148,127 +156,91 @@ func peerCell(p *Peer) string {
 	return peerText(p)
 }
 
-func writeSessions(h *htmlWriter, rep *Report) {
-	h.raw("<h2>Sessions</h2>\n")
-	if len(rep.Sessions) == 0 {
-		h.raw("<p>No sessions.</p>\n")
-		return
-	}
-	h.head("session", "client", "server", "protocol", "start", "duration", "messages", "errors", "unanswered", "violations")
-	n := min(len(rep.Sessions), maxTableRows)
+func sessionsTable(page *htmlPage, rep *Report) {
+	tb := &page.Sessions
+	tb.Head = []string{"session", "client", "server", "protocol", "start", "duration", "messages", "errors", "unanswered", "violations"}
+	n, more := limitRows(len(rep.Sessions))
+	tb.More = more
 	for _, s := range rep.Sessions[:n] {
 		id := s.ID
 		if id == "" {
 			id = "(no session)"
 		}
-		h.row(clip(id, 40), peerCell(s.Client), peerCell(s.Server), s.ProtocolVersion, offset(s.FirstNS-rep.Tape.OriginNS),
-			fmtDur(s.DurationNS), reportInt(s.Messages), reportInt(s.Errors), reportInt(s.Unanswered), reportInt(s.Violations))
+		tb.Rows = append(tb.Rows, cells(clip(id, 40), peerCell(s.Client), peerCell(s.Server), s.ProtocolVersion, offset(s.FirstNS-rep.Tape.OriginNS),
+			fmtDur(s.DurationNS), reportInt(s.Messages), reportInt(s.Errors), reportInt(s.Unanswered), reportInt(s.Violations)))
 	}
-	h.more(n, len(rep.Sessions))
-	if rep.SessionsFolded > 0 {
-		h.f(`<p class="meta">%s further sessions are counted in the totals only.</p>`, strconv.Itoa(rep.SessionsFolded))
-	}
+	page.SessionsFolded = rep.SessionsFolded
 }
 
-func writeTimeline(h *htmlWriter, c *chartData) {
-	h.raw("<h2>Timeline of requests</h2>\n")
+func timelineSection(c *chartData) *htmlTimeline {
 	if len(c.spans) == 0 {
-		h.raw("<p>No requests.</p>\n")
-		return
+		return nil
 	}
-	h.raw(`<p class="meta">One lane per session; each bar runs from a request to its response (hover for details).</p>` + "\n")
-	h.raw(legendSVG() + "<br>\n")
 	chart, _ := timelineSVG(c)
-	h.raw(chart + "\n")
+	tl := &htmlTimeline{Legend: template.HTML(legendSVG()), Chart: template.HTML(chart)} // #nosec: the SVG renderer escapes its text
 	if c.omitted > 0 {
-		h.f(`<p class="meta">The first %s requests are drawn; %s later ones are left out.</p>`+"\n",
-			strconv.Itoa(len(c.spans)), reportInt(c.omitted))
+		tl.Drawn, tl.Omitted = strconv.Itoa(len(c.spans)), reportInt(c.omitted)
 	}
 	if len(c.sessions) > tlMaxLanes {
-		h.f(`<p class="meta">The first %s sessions are drawn, out of %s.</p>`+"\n", strconv.Itoa(tlMaxLanes), strconv.Itoa(len(c.sessions)))
+		tl.Lanes, tl.Sessions = strconv.Itoa(tlMaxLanes), strconv.Itoa(len(c.sessions))
 	}
+	return tl
 }
 
-func writeLatency(h *htmlWriter, o *htmlOptions, rep *Report, c *chartData) {
+func latencySection(page *htmlPage, o *htmlOptions, rep *Report, c *chartData) {
 	lo, hi := histRange(c.methods, c.tools)
-	h.raw("<h2>Latency by method</h2>\n")
-	if len(rep.Latency) == 0 {
-		h.raw("<p>No request was answered.</p>\n")
-	} else {
-		h.head("dir", "method", "count", "errors", "mean", "p50", "p90", "p99", "max")
-		n := min(len(rep.Latency), maxTableRows)
-		for _, l := range rep.Latency[:n] {
-			h.row(l.Dir, l.Method, reportInt(l.Count), reportInt(l.Errors), fmtDur(l.MeanNS), fmtDur(l.P50NS), fmtDur(l.P90NS), fmtDur(l.P99NS), fmtDur(l.MaxNS))
-		}
-		h.more(n, len(rep.Latency))
-		byCount := slices.Clone(rep.Latency)
-		slices.SortStableFunc(byCount, func(a, b LatencyStats) int { return cmp.Compare(b.Count, a.Count) })
-		h.raw(`<div class="cards">`)
-		for _, l := range byCount[:min(len(byCount), o.maxCharts)] {
-			if hist := c.methods[l.Dir+" "+l.Method]; hist != nil {
-				latencyCard(h, l.Dir+" "+l.Method, l.Latency, l.Errors, hist, lo, hi)
-			}
-		}
-		h.raw("</div>\n")
+	page.Latency.Head = []string{"dir", "method", "count", "errors", "mean", "p50", "p90", "p99", "max"}
+	n, more := limitRows(len(rep.Latency))
+	page.Latency.More = more
+	for _, l := range rep.Latency[:n] {
+		page.Latency.Rows = append(page.Latency.Rows, cells(l.Dir, l.Method, reportInt(l.Count), reportInt(l.Errors),
+			fmtDur(l.MeanNS), fmtDur(l.P50NS), fmtDur(l.P90NS), fmtDur(l.P99NS), fmtDur(l.MaxNS)))
 	}
-	h.raw("<h2>Latency by tool</h2>\n")
-	if len(rep.Tools) == 0 {
-		h.raw("<p>No tool was called.</p>\n")
-		return
+	byCount := slices.Clone(rep.Latency)
+	slices.SortStableFunc(byCount, func(a, b LatencyStats) int { return cmp.Compare(b.Count, a.Count) })
+	for _, l := range byCount[:min(len(byCount), o.maxCharts)] {
+		if hist := c.methods[l.Dir+" "+l.Method]; hist != nil {
+			page.MethodCards = append(page.MethodCards, latencyCard(l.Dir+" "+l.Method, l.Latency, l.Errors, hist, lo, hi))
+		}
 	}
-	h.head("tool", "calls", "errors", "tool errors", "mean", "p50", "p90", "p99", "max")
-	n := min(len(rep.Tools), maxTableRows)
+	page.Tools.Head = []string{"tool", "calls", "errors", "tool errors", "mean", "p50", "p90", "p99", "max"}
+	n, more = limitRows(len(rep.Tools))
+	page.Tools.More = more
 	for _, t := range rep.Tools[:n] {
-		h.row(t.Name, reportInt(t.Calls), reportInt(t.Errors), reportInt(t.ToolErrors), fmtDur(t.MeanNS), fmtDur(t.P50NS), fmtDur(t.P90NS), fmtDur(t.P99NS), fmtDur(t.MaxNS))
+		page.Tools.Rows = append(page.Tools.Rows, cells(t.Name, reportInt(t.Calls), reportInt(t.Errors), reportInt(t.ToolErrors),
+			fmtDur(t.MeanNS), fmtDur(t.P50NS), fmtDur(t.P90NS), fmtDur(t.P99NS), fmtDur(t.MaxNS)))
 	}
-	h.more(n, len(rep.Tools))
-	byCount := slices.Clone(rep.Tools)
-	slices.SortStableFunc(byCount, func(a, b ToolStats) int { return cmp.Compare(b.Calls, a.Calls) })
-	h.raw(`<div class="cards">`)
-	for _, t := range byCount[:min(len(byCount), o.maxCharts)] {
+	byTool := slices.Clone(rep.Tools)
+	slices.SortStableFunc(byTool, func(a, b ToolStats) int { return cmp.Compare(b.Calls, a.Calls) })
+	for _, t := range byTool[:min(len(byTool), o.maxCharts)] {
 		if hist := c.tools[t.Name]; hist != nil {
-			latencyCard(h, t.Name, t.Latency, t.Errors+t.ToolErrors, hist, lo, hi)
+			page.ToolCards = append(page.ToolCards, latencyCard(t.Name, t.Latency, t.Errors+t.ToolErrors, hist, lo, hi))
 		}
 	}
-	h.raw("</div>\n")
 }
 
-// card writes one latency chart with its heading.
-func latencyCard(h *htmlWriter, label string, lat Latency, errs int64, hist *latHist, lo, hi int) {
-	h.f(`<div class="card"><h3>%s</h3><p class="meta">%s requests, %s errors · p50 %s · p99 %s · max %s</p>`,
-		label, reportInt(lat.Count), reportInt(errs), fmtDur(lat.P50NS), fmtDur(lat.P99NS), fmtDur(lat.MaxNS))
-	h.raw(histogramSVG(hist, lat, lo, hi, label))
-	h.raw("</div>")
+// latencyCard is one latency chart with its heading.
+func latencyCard(label string, lat Latency, errs int64, hist *latHist, lo, hi int) htmlCard {
+	return htmlCard{Label: label, Count: reportInt(lat.Count), Errors: reportInt(errs), P50: fmtDur(lat.P50NS),
+		P99: fmtDur(lat.P99NS), Max: fmtDur(lat.MaxNS),
+		Chart: template.HTML(histogramSVG(hist, lat, lo, hi, label))} // #nosec: the SVG renderer escapes its text
 }
 
-func writeErrors(h *htmlWriter, rep *Report) {
-	h.raw("<h2>Errors</h2>\n")
-	if len(rep.Errors) == 0 {
-		h.raw(`<p class="ok">No error responses.</p>` + "\n")
-	} else {
-		h.head("code", "message", "count", "first method")
-		n := min(len(rep.Errors), maxTableRows)
-		for _, e := range rep.Errors[:n] {
-			h.row(reportInt(e.Code), clip(e.Message, 120), reportInt(e.Count), e.Method)
-		}
-		h.more(n, len(rep.Errors))
+func errorsSection(page *htmlPage, rep *Report) {
+	page.Errors.Head = []string{"code", "message", "count", "first method"}
+	n, more := limitRows(len(rep.Errors))
+	page.Errors.More = more
+	for _, e := range rep.Errors[:n] {
+		page.Errors.Rows = append(page.Errors.Rows, cells(reportInt(e.Code), clip(e.Message, 120), reportInt(e.Count), e.Method))
 	}
-	h.raw("<h2>Protocol violations</h2>\n")
-	if len(rep.Violations) == 0 {
-		h.raw(`<p class="ok">No protocol violations.</p>` + "\n")
-		return
-	}
-	h.head("severity", "rule", "count", "what", "first seen")
-	n := min(len(rep.Violations), maxTableRows)
+	n, page.ViolationsMore = limitRows(len(rep.Violations))
 	for _, v := range rep.Violations[:n] {
 		first := ""
 		if len(v.Examples) > 0 {
 			e := v.Examples[0]
 			first = fmt.Sprintf("record %d at %s: %s", e.Seq, offset(e.OffsetNS), clip(e.Detail, 100))
 		}
-		sev := v.Severity.String()
-		h.f(`<tr><td><tlSpan class="sev sev-%s">%s</tlSpan></td><td><code>%s</code></td><td class="n">%s</td><td>%s</td><td>%s</td></tr>`+"\n",
-			sev, sev, v.Rule, reportInt(v.Count), v.Text, first)
+		page.Violations = append(page.Violations, htmlSevRow{Severity: v.Severity.String(), Name: v.Rule,
+			Count: reportInt(v.Count), Text: v.Text, First: first})
 	}
-	h.more(n, len(rep.Violations))
 }

@@ -237,11 +237,10 @@ func Show(ctx context.Context, path string, w io.Writer, opts ...ShowOption) (Sh
 
 // ShowTape writes the timeline of an opened tape to w; the caller closes r.
 func ShowTape(ctx context.Context, r *tape.Reader, w io.Writer, opts ...ShowOption) (ShowStats, error) {
-	var st ShowStats
-	o := showOptions{format: FormatText}
+	var o showOptions
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
-			return st, fmt.Errorf("analysis: show: %w", err)
+			return ShowStats{}, fmt.Errorf("analysis: show: %w", err)
 		}
 	}
 	var scanOpts []ScanOption
@@ -250,16 +249,45 @@ func ShowTape(ctx context.Context, r *tape.Reader, w io.Writer, opts ...ShowOpti
 	}
 	sc, err := NewScanner(ctx, r, scanOpts...)
 	if err != nil {
-		return st, err
+		return ShowStats{}, err
 	}
 	defer sc.Close()
-	origin := r.Header().Time
+	return showItems(sc, r.Header(), w, false, opts...)
+}
+
+// itemSource yields items: a Scanner, or a follower of a growing tape.
+type itemSource interface {
+	Next() (*Item, error)
+	Records() int64
+	Warning() error
+}
+
+// showItems writes the items of src as a timeline. live (following a
+// tape) flushes after every item and flags problems as they happen, with
+// an Inspector fed alongside.
+func showItems(src itemSource, h *tape.Header, w io.Writer, live bool, opts ...ShowOption) (ShowStats, error) {
+	var st ShowStats
+	o := showOptions{format: FormatText}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return st, fmt.Errorf("analysis: show: %w", err)
+		}
+	}
+	origin := h.Time
 	out := newShowWriter(w, o.format)
+	var in *Inspector
+	if live && o.format == FormatText {
+		var err error
+		if in, err = NewInspector(h); err != nil {
+			return st, err
+		}
+		in.live = out.w
+	}
 	pairs := NewPairer[showReq]()
 	var from, to int64 = -1 << 63, 1<<63 - 1
 	bounded := false
 	for {
-		it, err := sc.Next()
+		it, err := src.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -278,19 +306,32 @@ func ShowTape(ctx context.Context, r *tape.Reader, w io.Writer, opts ...ShowOpti
 				to = o.to.at(origin)
 			}
 		}
+		if o.hasSession && it.Rec.Session != o.session {
+			continue // the Scanner skips them already; a follower does not
+		}
 		m := line{item: it, origin: origin}
 		if it.IsMessage() {
 			pairLine(pairs, &m)
 		}
-		if !o.match(&m, from, to) {
-			continue
+		if o.match(&m, from, to) {
+			if err := out.write(&m); err != nil {
+				return st, err
+			}
 		}
-		if err := out.write(&m); err != nil {
-			return st, err
+		if in != nil {
+			in.Add(it)
+			if in.liveErr != nil {
+				return st, fmt.Errorf("analysis: show: %w", in.liveErr)
+			}
+		}
+		if live {
+			if err := out.flush(); err != nil {
+				return st, err
+			}
 		}
 	}
-	st.Records = sc.Records()
-	st.Warning = sc.Warning()
+	st.Records = src.Records()
+	st.Warning = src.Warning()
 	st.Shown, st.Compacted = out.shown, out.compacted
 	if err := out.flush(); err != nil {
 		return st, err

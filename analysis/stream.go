@@ -63,12 +63,23 @@
 //     protocol asks the receiver not to answer. Over HTTP, a client closing
 //     the response stream of an unanswered request counts as a cancel.
 //   - "progress after the response" is told from "unknown token" by
-//     remembering the tokens of the last DefaultRecent answered requests.
+//     remembering the tokens of the last DefaultRecent answered requests;
+//     id-reused-after-answer by remembering their ids likewise.
+//   - cancelled-notification-2026-http: on 2026-07-28 Streamable HTTP a
+//     request is cancelled by closing its stream, not by a notification.
 //   - request-before-initialize is reported once per session; a session
 //     whose requests carry a 2026-07-28 _meta version has no handshake.
 //   - missing-session-header: once any response in the tape set
 //     Mcp-Session-Id, every later HTTP request without one is reported,
-//     except an exchange whose response assigns one (an initialize).
+//     except an exchange whose response assigns one and an initialize
+//     (which carries none even when the server refuses it).
+//   - A request whose HTTP exchange the server ends with a 4xx or 5xx
+//     status and no JSON-RPC answer was answered by that status
+//     (Report.Refused), not left unanswered; an error whose id is null,
+//     on an exchange with exactly one request in flight, answers it.
+//   - Sessionless HTTP (no Mcp-Session-Id) is recorded one session per
+//     connection; its handshake is checked per client, known by its
+//     User-Agent (see deferHandshake).
 //   - Names (methods, tools, error messages) are counted up to
 //     DefaultMaxDistinct distinct values, then under "(other)"; sessions
 //     are listed up to DefaultMaxSessions, then only counted.
@@ -80,7 +91,6 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
-	"time"
 
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
@@ -228,11 +238,12 @@ type Scanner struct {
 	chunkDone []bool
 	chunkBase int64
 	released  atomic.Int64
-	held      *slotBlock // block of the last item yielded
-	pos       int        // next record in cur
-	yielded   int64      // records yielded
-	order     recQueue   // records held to be yielded in time order
-	ended     error      // set when the reader is done: io.EOF or an error
+	held      *slotBlock            // block of the last item yielded
+	pos       int                   // next record in cur
+	yielded   int64                 // records yielded
+	order     tape.TimeOrder[*slot] // records held to be yielded in time order
+	touched   jsonrpc.Kind          // what touchAhead read, so that the reads stay
+	ended     error                 // set when the reader is done: io.EOF or an error
 	item      Item
 	rec       *tape.Record // record whose batch members are being yielded
 	members   [][]byte
@@ -343,13 +354,13 @@ func (s *Scanner) readAhead(ctx context.Context) {
 
 // Reordering: the recorder's goroutines may write a record a moment after
 // a later one (a server's response just before the client's request that
-// the proxy forwarded first). Records are therefore yielded in time order:
-// a record is held until a record ReorderWindow newer has been read, or
-// ReorderMax records are held, or the tape ends. Records with the same
-// time keep their order in the file.
+// the proxy forwarded first). Records are therefore yielded in time order
+// through a tape.TimeOrder, which holds a record until a record
+// ReorderWindow newer has been read, or ReorderMax records are held, or
+// the tape ends. Records with the same time keep their order in the file.
 const (
-	ReorderWindow = int64(time.Second)
-	ReorderMax    = 4096
+	ReorderWindow = tape.ReorderWindow
+	ReorderMax    = tape.ReorderMax
 )
 
 // Next returns the next item, or io.EOF at the end of the tape (also after
@@ -374,7 +385,7 @@ func (s *Scanner) Next() (*Item, error) {
 		}
 	}
 	for {
-		if n := s.order.len(); n > 0 && (s.ended != nil || n >= ReorderMax || s.order.newest()-s.order.oldest() > ReorderWindow) {
+		if s.order.Ready(s.ended != nil) {
 			break
 		}
 		if s.ended != nil {
@@ -388,10 +399,10 @@ func (s *Scanner) Next() (*Item, error) {
 			}
 			continue
 		}
-		s.order.push(r)
+		s.order.Push(r.time, r.sl)
 	}
-	sl := s.order.pop()
-	s.order.touchAhead()
+	sl := s.order.Pop()
+	s.touchAhead()
 	rec := sl.item.Rec
 	s.held = sl.block
 	s.yielded++

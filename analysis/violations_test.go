@@ -79,7 +79,20 @@ var ruleCases = []struct {
 	// Rules across messages.
 	{RuleIDReused,
 		after(c2s(5*ms, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), c2s(6*ms, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)),
-		after(c2s(5*ms, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), s2c(6*ms, `{"jsonrpc":"2.0","id":1,"result":{}}`), c2s(7*ms, `{"jsonrpc":"2.0","id":1,"method":"ping"}`))},
+		after(c2s(5*ms, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), s2c(6*ms, `{"jsonrpc":"2.0","id":1,"result":{}}`), c2s(7*ms, `{"jsonrpc":"2.0","id":2,"method":"ping"}`))},
+	{RuleIDReusedAfter,
+		after(c2s(5*ms, `{"jsonrpc":"2.0","id":"t","method":"ping"}`), s2c(6*ms, `{"jsonrpc":"2.0","id":"t","result":{}}`), c2s(7*ms, `{"jsonrpc":"2.0","id":"t","method":"ping"}`)),
+		// The same id in the other direction, or in another session, is
+		// another id.
+		append(after(c2s(5*ms, `{"jsonrpc":"2.0","id":"t","method":"ping"}`), s2c(6*ms, `{"jsonrpc":"2.0","id":"t","result":{}}`),
+			s2c(7*ms, `{"jsonrpc":"2.0","id":"t","method":"ping"}`), c2s(8*ms, `{"jsonrpc":"2.0","id":"t","result":{}}`)),
+			inSession("2", c2s(9*ms, `{"jsonrpc":"2.0","id":"t","method":"ping"}`))...)},
+	{RuleCancelled2026HTTP,
+		[]step{onExchange(1, c2s(0, `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"export_report","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)),
+			onExchange(2, c2s(5*ms, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12}}`))},
+		// Over stdio, notifications/cancelled is how 2026-07-28 cancels.
+		[]step{c2s(0, `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"export_report","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`),
+			c2s(5*ms, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12}}`)}},
 	{RuleResponseUnknownID,
 		after(s2c(5*ms, `{"jsonrpc":"2.0","id":7,"result":{}}`)),
 		after(c2s(4*ms, `{"jsonrpc":"2.0","id":7,"method":"ping"}`), s2c(5*ms, `{"jsonrpc":"2.0","id":7,"result":{}}`))},
@@ -128,6 +141,19 @@ var ruleCases = []struct {
 			evt(1*ms, tape.EventHTTP, `{"method":"POST","path":"/mcp","status":400,"request_headers":{"Content-Type":"application/json"}}`)},
 		[]step{evt(0, tape.EventHTTP, `{"method":"POST","path":"/mcp","status":200,"request_headers":{},"response_headers":{"Mcp-Session-Id":["abc"]}}`),
 			evt(1*ms, tape.EventHTTP, `{"method":"POST","path":"/mcp","status":200,"request_headers":{"mcp-session-id":"abc"}}`)}},
+	{RuleMcpHeaderMissing, modernPost(`"Mcp-Protocol-Version":["2026-07-28"]`), modernPost(`"Mcp-Protocol-Version":["2026-07-28"],"Mcp-Method":["tools/list"]`)},
+	{RuleMcpHeaderMismatch, modernPost(`"Mcp-Protocol-Version":["2026-07-28"],"Mcp-Method":["ping"]`),
+		modernPost(`"Mcp-Protocol-Version":["2026-07-28"],"Mcp-Method":["tools/list"]`)},
+}
+
+// modernPost is a 2026-07-28 tools/list POST with the given request
+// headers (JSON members).
+func modernPost(headers string) []step {
+	return []step{
+		onExchange(1, c2s(0, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)),
+		onExchange(1, evt(1*ms, tape.EventHTTP, `{"phase":"response","method":"POST","path":"/mcp","status":200,"request_headers":{`+headers+`}}`)),
+		onExchange(1, s2c(2*ms, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`)),
+	}
 }
 
 // TestEveryRuleIsReported breaks each rule on its own and checks that the

@@ -24,14 +24,17 @@
 // request that caused it (see stdio_order.go); forwarding never waits for
 // this.
 //
-// The child runs in its own process group, and signals go to the whole
-// group, so that wrappers such as "npx server" or "sh -c ..." take their
+// The child is started and signalled by internal/proc, the process manager
+// mcptape's stdio client and test peers share. It runs in its own process
+// group, and signals go to the whole group, so that wrappers such as "npx server" or "sh -c ..." take their
 // real server down with them, and terminal Ctrl-C reaches only mcptape,
 // which forwards it exactly once. The flip side: a client that kills
 // mcptape's process group does not reach the child directly. The child then
 // sees its stdin close (mcptape's end of the pipe dies with mcptape), and on
 // Linux the kernel also sends it SIGTERM when mcptape dies (parent-death
-// signal), even by SIGKILL.
+// signal), even by SIGKILL; on Windows the child is in a job object that
+// terminates it when mcptape exits, and SIGINT or SIGTERM reach it as a
+// CTRL_BREAK_EVENT (see internal/proc).
 //
 // A stdio tape holds one session, named [DefaultSession]. Shutdown follows
 // the MCP stdio rules; see [RunStdio] for the sequence and the records it

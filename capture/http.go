@@ -73,7 +73,8 @@ type httpOptions struct {
 	warnf        func(string, ...any)
 	debugf       func(string, ...any)
 	grace        time.Duration
-	netHTTPOnly  bool // tests: no lean path
+	headTimeout  time.Duration // for a request head, whole (ReadHeaderTimeout)
+	netHTTPOnly  bool          // tests: no lean path
 }
 
 // WithPreserveHost forwards the client's Host header even when it names the
@@ -188,6 +189,13 @@ func withNetHTTPOnly() HTTPOption {
 	return func(o *httpOptions) error { o.netHTTPOnly = true; return nil }
 }
 
+// withHeadTimeout sets the time a client has for a request head, from its
+// first byte (from the connection's start for the first one), on both
+// paths (default leanHeaderTimeout: tests).
+func withHeadTimeout(d time.Duration) HTTPOption {
+	return func(o *httpOptions) error { o.headTimeout = d; return nil }
+}
+
 // HTTPStats counts what an HTTPProxy did.
 type HTTPStats struct {
 	Exchanges      int64 // HTTP requests handled
@@ -294,7 +302,8 @@ type HTTPStats struct {
 // reaches the upstream that much later. An upstream that fails before answering gets
 // the client a 502 with a one-line body; one that breaks mid-stream ends
 // the client's stream; both leave "error" events, and the proxy keeps
-// serving.
+// serving. A request body whose framing breaks gets a 400 instead, and
+// its connection closes after the answer (see http_refusal.go).
 type HTTPProxy struct {
 	up   *url.URL
 	rec  RecordWriter
@@ -321,6 +330,9 @@ type HTTPProxy struct {
 		// session's close included (exchange.finish returned).
 		ended atomic.Int64
 	}
+
+	// acceptWarned is set once a failed Accept was reported.
+	acceptWarned atomic.Bool
 }
 
 // NewHTTPProxy returns a proxy to upstream, an absolute http or https URL,
@@ -334,7 +346,7 @@ func NewHTTPProxy(upstream string, rec RecordWriter, opts ...HTTPOption) (*HTTPP
 		return nil, errors.New("capture: nil RecordWriter")
 	}
 	o := httpOptions{maxBody: transport.DefaultMaxFrame, maxDecoded: DefaultMaxDecoded, decodeBudget: DefaultDecodeBudget,
-		now: time.Now, grace: DefaultShutdownGrace}
+		now: time.Now, grace: DefaultShutdownGrace, headTimeout: leanHeaderTimeout}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
 			return nil, fmt.Errorf("capture: http option: %w", err)
@@ -459,8 +471,10 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x.ctx = ctx
 	r = r.WithContext(ctx)
 	rc := http.NewResponseController(w)
+	var guard *bodyGuard
 	if r.Body != nil && r.Body != http.NoBody {
-		x.tee = &requestTee{rc: r.Body, x: x, left: r.ContentLength}
+		guard = &bodyGuard{rc: r.Body}
+		x.tee = &requestTee{rc: guard, x: x, left: r.ContentLength}
 		r.Body = x.tee
 		// Keep the request body readable once the response has started:
 		// a fast upstream may answer before the transport has seen the
@@ -472,6 +486,12 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer x.finish() // also when the ReverseProxy aborts with http.ErrAbortHandler
 	defer xw.close()
 	p.rp.ServeHTTP(xw, r)
+	xw.close()
+	if guard != nil {
+		// A body whose framing broke ends the connection (http_refusal.go).
+		// (After a panic, http.ErrAbortHandler, net/http closes it.)
+		p.settleBody(w, r, guard)
+	}
 }
 
 // forwardingHeaders are restored after ReverseProxy's Rewrite mode strips
@@ -502,6 +522,9 @@ func (p *HTTPProxy) onError(w http.ResponseWriter, r *http.Request, err error) {
 	x := exchangeFrom(r.Context())
 	if x == nil { // not ours: cannot happen, answer anyway
 		http.Error(w, "mcptape: upstream request failed", http.StatusBadGateway)
+		return
+	}
+	if x.tee != nil && p.refuseBody(w, x) {
 		return
 	}
 	x.upstreamFailed(err)

@@ -509,7 +509,7 @@ func (x *exchange) finish() {
 	ev.Messages = x.messages
 	ev.ClosedBy, ev.Error = x.closer()
 	if x.failErr != nil && ev.ClosedBy == ClosedByProxy {
-		ev.Status = http.StatusBadGateway
+		ev.Status = failStatus(x.failErr)
 	}
 	x.hold.release()
 	x.body = nil

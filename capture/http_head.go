@@ -18,12 +18,16 @@ package capture
 // Transfer-Encoding, Trailer, Expect or Upgrade header. The line and field
 // primitives are internal/httphead's, shared with the response reader of
 // internal/http1 (the upstream side); the choice of heads beyond them is
-// made here.
+// made here. The tap that keeps a head's bytes for a hand-over, the head's
+// deadline and the notes of malformed heads are here too.
 
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -35,8 +39,8 @@ import (
 // already buffered (cut: the wait for them was cut short), and sets up the
 // reading of its body. A request the fast parser declines is read by
 // http.ReadRequest, with the bytes of its head kept in lc.tap.buf (for a
-// hand-over) and the time net/http allows for a head (ReadHeaderTimeout)
-// unless the head came whole. checked reports a request of the fast
+// hand-over) and what is left of the time net/http allows for a head
+// (ReadHeaderTimeout, see headDeadline) unless the head came whole. checked reports a request of the fast
 // parser, found leanable already (see serve).
 func (lc *leanConn) readRequest(cut bool) (req *http.Request, checked bool, err error) {
 	if lc.lastPost {
@@ -57,11 +61,14 @@ func (lc *leanConn) readRequest(cut bool) (req *http.Request, checked bool, err 
 	lc.tap.buf = append(lc.tap.buf[:0], peekBuffered(lc.br)...)
 	deadline := cut || !bytes.Contains(lc.tap.buf, headEnd)
 	if deadline {
-		lc.c.SetReadDeadline(time.Now().Add(leanHeaderTimeout))
+		lc.c.SetReadDeadline(lc.headDeadline())
 	}
-	lc.tap.on = true
+	lc.tap.on, lc.tap.err = true, nil
 	req, err = http.ReadRequest(lc.br)
 	lc.tap.on = false
+	if err != nil && lc.tap.err != nil {
+		err = lc.tap.err // the cause, rather than the cut line it left
+	}
 	if deadline {
 		lc.c.SetReadDeadline(time.Time{})
 	}
@@ -77,7 +84,7 @@ func (lc *leanConn) readRequest(cut bool) (req *http.Request, checked bool, err 
 func (lc *leanConn) skipBlankLines() {
 	b := peekBuffered(lc.br)
 	if len(b) < 4 && leadingCRLF(b) == len(b) {
-		lc.c.SetReadDeadline(time.Now().Add(leanHeaderTimeout))
+		lc.c.SetReadDeadline(lc.headDeadline())
 		b, _ = lc.br.Peek(4) // an error comes again from the head's read
 		lc.c.SetReadDeadline(time.Time{})
 	}
@@ -253,4 +260,70 @@ func plainPath(t string) bool {
 		}
 	}
 	return true
+}
+
+// headTap passes the client's bytes to the request parser and, while on,
+// keeps a copy: the bytes of a request head to hand over to net/http.
+type headTap struct {
+	c   net.Conn
+	on  bool
+	buf []byte
+	// err is the connection's error met while on: bufio.Reader.ReadLine
+	// hides it behind the part of a line read before it, which the
+	// parser then finds malformed.
+	err error
+}
+
+func (t *headTap) Read(p []byte) (int, error) {
+	n, err := t.c.Read(p)
+	if t.on {
+		if err != nil {
+			t.err = err
+		}
+		t.buf = append(t.buf, p[:n]...)
+		if len(t.buf) > maxLeanHead && err == nil {
+			err = errHeadTooLarge
+		}
+	}
+	return n, err
+}
+
+// errHeadTooLarge ends the reading of a request head longer than
+// maxLeanHead.
+var errHeadTooLarge = errors.New("request head too large")
+
+// headDeadline returns when the request head being read must be whole:
+// the head timeout from its start, which is now unless a wait within
+// the same head (or the first head's connection) set it before.
+func (lc *leanConn) headDeadline() time.Time {
+	if lc.headBy.IsZero() {
+		lc.headBy = time.Now().Add(lc.p.o.headTimeout)
+	}
+	return lc.headBy
+}
+
+// noteMalformed records in the tape (an "error" event of no exchange) why
+// the request head just read is refused: net/http, which it goes to,
+// answers 400 (431 for a head too large). A head cut short by the client's
+// going away or by its read timeout is not malformed; one the lean path
+// does not serve but net/http accepts is not recorded either.
+func (lc *leanConn) noteMalformed(req *http.Request, err error) {
+	var why string
+	var ne net.Error
+	switch {
+	case len(lc.tap.buf) > maxLeanHead && err != nil: // err may be a parser's on the cut head
+		why = fmt.Sprintf("request head over %d bytes", http.DefaultMaxHeaderBytes)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne):
+		return
+	case err != nil:
+		why = faultOf(err)
+	default:
+		// (An empty Host is not noted: net/http refuses it when the
+		// header is missing, serves it when it is there, empty.)
+		if err = checkRequestHead(req); err == nil {
+			return
+		}
+		why = err.Error()
+	}
+	lc.p.noteMalformed(lc.remote, why)
 }

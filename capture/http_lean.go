@@ -26,7 +26,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,8 +48,10 @@ const (
 	// twice this late. Exchanges shorter than this, nearly all of them,
 	// pay nothing for the watch.
 	watchDelay = 25 * time.Millisecond
-	// leanIdleTimeout bounds the wait for a request (its head included),
-	// leanHeaderTimeout the wait for a head on the net/http path.
+	// leanIdleTimeout bounds the wait for a request's first byte on a
+	// connection that carried one, leanHeaderTimeout (by default: see
+	// withHeadTimeout) the time for a whole head from its first byte, or
+	// for the first from the connection's start, on both paths, once.
 	leanIdleTimeout   = 5 * time.Minute
 	leanHeaderTimeout = 30 * time.Second
 )
@@ -91,30 +92,11 @@ type leanConn struct {
 
 	kept     keptChunks // of the response being copied (see http_stream.go)
 	handKept func()     // kept.hand, bound once
-}
 
-// headTap passes the client's bytes to the request parser and, while on,
-// keeps a copy: the bytes of a request head to hand over to net/http.
-type headTap struct {
-	c   net.Conn
-	on  bool
-	buf []byte
+	// headBy is when the request head being read must be whole (zero
+	// until a wait within the head needs it: see headDeadline).
+	headBy time.Time
 }
-
-func (t *headTap) Read(p []byte) (int, error) {
-	n, err := t.c.Read(p)
-	if t.on {
-		t.buf = append(t.buf, p[:n]...)
-		if len(t.buf) > maxLeanHead && err == nil {
-			err = errHeadTooLarge
-		}
-	}
-	return n, err
-}
-
-// errHeadTooLarge ends the reading of a request head longer than
-// maxLeanHead.
-var errHeadTooLarge = errors.New("request head too large")
 
 func newLeanConn(s *leanServer, c net.Conn) *leanConn {
 	lc := &leanConn{p: s.p, srv: s, c: c, remote: c.RemoteAddr().String(), local: localAddrOf(c.LocalAddr())}
@@ -140,12 +122,17 @@ func (lc *leanConn) serve() {
 			lc.p.ConnState(lc.c, http.StateClosed)
 		}
 	}()
+	// As with net/http, the first head must come whole within the head
+	// timeout from the connection's start; later ones have the idle wait
+	// for their first byte, then the head timeout from it.
+	wait := lc.p.o.headTimeout
+	lc.headBy = time.Now().Add(wait)
 	for {
 		if !lc.srv.setIdle(lc, true) {
 			return
 		}
 		// The watch ticker times the idle wait: a read deadline per request woke a thread.
-		lc.setReadBy(lc.srv.clock() + int64(leanIdleTimeout))
+		lc.setReadBy(lc.srv.clock() + int64(wait))
 		_, err := lc.br.Peek(1)
 		cut := lc.setReadBy(0)
 		if err != nil {
@@ -155,6 +142,13 @@ func (lc *leanConn) serve() {
 		// The head has begun: it must come whole within the time net/http
 		// allows (ReadHeaderTimeout), not the idle wait (see readRequest).
 		req, checked, err := lc.readRequest(cut)
+		var ne net.Error
+		if errors.As(err, &ne) {
+			// Out of time for the head (or the connection failed): net/http,
+			// given the rest, would grant the head its time again; like it,
+			// close without an answer.
+			return
+		}
 		// A head that came with more than maxLeanHead bytes goes to
 		// net/http even when it parsed: the tap's error waits in lc.br.
 		if err != nil || len(lc.tap.buf) > maxLeanHead || !checked && !leanable(req) {
@@ -165,6 +159,7 @@ func (lc *leanConn) serve() {
 		if !lc.exchange(req) {
 			return
 		}
+		wait, lc.headBy = leanIdleTimeout, time.Time{}
 	}
 }
 
@@ -190,36 +185,6 @@ func leanFraming(r *http.Request) bool {
 		r.Header["Upgrade"] == nil && r.Header["Expect"] == nil && r.Header["Trailer"] == nil &&
 		r.TransferEncoding == nil && r.ContentLength >= 0 && r.ContentLength <= maxLeanBody &&
 		r.Host != "" // an empty Host is net/http's to judge (present or missing)
-}
-
-// noteMalformed records in the tape (an "error" event of no exchange) why
-// the request head just read is refused: net/http, which it goes to,
-// answers 400 (431 for a head too large). A head cut short by the client's
-// going away or by its read timeout is not malformed; one the lean path
-// does not serve but net/http accepts is not recorded either.
-func (lc *leanConn) noteMalformed(req *http.Request, err error) {
-	var why string
-	var ne net.Error
-	switch {
-	case len(lc.tap.buf) > maxLeanHead && err != nil: // err may be a parser's on the cut head
-		why = fmt.Sprintf("request head over %d bytes", http.DefaultMaxHeaderBytes)
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne):
-		return
-	case err != nil:
-		// What is wrong, without the bytes (which may hold secrets).
-		why = err.Error()
-		if i := strings.IndexAny(why, ":\""); i >= 0 {
-			why = strings.TrimSpace(why[:i])
-		}
-	default:
-		// (An empty Host is not noted: net/http refuses it when the
-		// header is missing, serves it when it is there, empty.)
-		if err = checkRequestHead(req); err == nil {
-			return
-		}
-		why = err.Error()
-	}
-	lc.p.noteMalformed(lc.remote, why)
 }
 
 // exchange forwards and records one request; it reports whether the

@@ -32,7 +32,7 @@ import (
 func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           p,
-		ReadHeaderTimeout: leanHeaderTimeout,
+		ReadHeaderTimeout: p.o.headTimeout,
 		IdleTimeout:       leanIdleTimeout,
 		ConnState:         p.ConnState,
 		ErrorLog:          log.New(logWriter(p.o.debugf), "", 0),
@@ -110,21 +110,26 @@ type leanServer struct {
 // clock returns the time elapsed since s started, monotonic.
 func (s *leanServer) clock() int64 { return int64(time.Since(s.start)) }
 
-// accept serves the connections ln accepts until ln is closed.
+// accept serves the connections ln accepts until ln is closed. A
+// temporary failure (out of file descriptors, say) does not stop it: it
+// waits, as net/http's server does, and tries again.
 func (s *leanServer) accept() error {
+	var delay time.Duration
 	for {
 		c, err := s.ln.Accept()
 		if err != nil {
-			var ne net.Error
 			switch {
 			case s.closing.Load():
 				return nil
-			case errors.As(err, &ne) && ne.Timeout(): // out of file descriptors and the like
-				time.Sleep(10 * time.Millisecond)
+			case temporaryAccept(err):
+				delay = acceptBackoff(delay)
+				s.p.acceptFailed(err, delay)
+				time.Sleep(delay)
 				continue
 			}
 			return err
 		}
+		delay = 0
 		lc := newLeanConn(s, rawio.Wrap(c))
 		s.mu.Lock()
 		if s.closing.Load() {
@@ -137,6 +142,42 @@ func (s *leanServer) accept() error {
 		s.mu.Unlock()
 		go lc.serve()
 	}
+}
+
+// Accept failures. A listener that fails for want of file descriptors
+// (EMFILE, ENFILE) or for a connection aborted before it was accepted
+// fails for a while only: ending the recording then would cut every
+// client. Both paths keep serving, the lean one with the back-off of
+// net/http's server (which serves the other), and the first such failure
+// is reported through warnf, once.
+
+// maxAcceptBackoff is the longest wait between tries after failed Accepts.
+const maxAcceptBackoff = time.Second
+
+// temporaryAccept reports whether an Accept error is temporary: what
+// net/http's server rides out (net.Error's Temporary, deprecated for most
+// uses but still net/http's test here).
+func temporaryAccept(err error) bool {
+	var te interface{ Temporary() bool }
+	return errors.As(err, &te) && te.Temporary()
+}
+
+// acceptBackoff returns the wait after a failed Accept that followed
+// one of d: 5 ms, then twice as long each time, up to maxAcceptBackoff.
+func acceptBackoff(d time.Duration) time.Duration {
+	if d == 0 {
+		return 5 * time.Millisecond
+	}
+	return min(2*d, maxAcceptBackoff)
+}
+
+// acceptFailed reports a temporary Accept failure: the first through
+// warnf, every one through debugf.
+func (p *HTTPProxy) acceptFailed(err error, retry time.Duration) {
+	if !p.acceptWarned.Swap(true) {
+		p.o.warnf("accepting connections: %v; still serving, retrying with waits of up to %v (further failures are not reported)", err, maxAcceptBackoff)
+	}
+	p.o.debugf("accept: %v; retrying in %v", err, retry)
 }
 
 // setIdle notes whether lc waits for a request; false means the server is

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/proc"
 	"github.com/mcptape/mcptape/tape"
 	"github.com/mcptape/mcptape/transport"
 )
@@ -196,26 +197,23 @@ func RunStdio(ctx context.Context, o StdioOptions) (Result, error) {
 	cmd := exec.Command(o.Command[0], o.Command[1:]...)
 	cmd.Env, cmd.Dir = o.Env, o.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.childIn, p.childOut, p.childErr
-	cmd.SysProcAttr = childAttr()
-	if err := cmd.Start(); err != nil {
+	child, err := proc.Start(cmd) // its process group, death with mcptape: see internal/proc
+	if err != nil {
 		p.closeAll()
 		return startFailed(rec, o.Command, unwrapExec(err))
 	}
 	p.closeChildEnds()
-	pid := cmd.Process.Pid
+	pid := child.Pid()
 	o.Debugf("started %s (pid %d)", o.Command[0], pid)
 	rec.event(tape.EventOpen, "", openData{Pid: pid, Command: RedactArgs(o.Command)})
 
-	r := &run{o: &o, rec: rec, pipes: p, pid: pid}
+	r := &run{o: &o, rec: rec, pipes: p, child: child}
 	r.openClientPipes()
 	defer r.closeClientPipes()
 	r.startPumps()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-
-	waitErr := r.superviseChild(ctx, exited)
+	r.superviseChild(ctx)
 	r.drain()
-	res := r.result(cmd.ProcessState, waitErr)
+	res := r.result()
 	rec.event(tape.EventExit, "", exitData{Code: res.ExitCode, Signal: res.Signal, Sent: res.Sent})
 	rec.event(tape.EventClose, "", closeData{By: res.Reason})
 	rec.close()
@@ -229,7 +227,7 @@ func startFailed(rec *recorder, command []string, err error) (Result, error) {
 	err = fmt.Errorf("%w %s: %w", ErrStart, command[0], err)
 	rec.event(tape.EventError, "", errorData{Error: err.Error(), Command: RedactArgs(command)})
 	rec.close()
-	return Result{ExitCode: 127, RecordErr: rec.firstErr()}, err
+	return Result{ExitCode: proc.ExitCannotStart, RecordErr: rec.firstErr()}, err
 }
 
 // unwrapExec drops the wrapper of a start error that only repeats the
@@ -296,7 +294,7 @@ type run struct {
 	o     *StdioOptions
 	rec   *recorder
 	pipes *pipes
-	pid   int
+	child *proc.Child
 
 	// stdin and stdout are the client's pipes opened again, non-blocking
 	// (see reopenPipe); nil when o.Stdin or o.Stdout is not a pipe.
@@ -355,15 +353,16 @@ func (r *run) startPumps() {
 }
 
 // superviseChild waits for the child to exit, driving the shutdown sequence
-// when the client closes stdin, a signal arrives or ctx is cancelled. It
-// returns cmd.Wait's error.
-func (r *run) superviseChild(ctx context.Context, exited <-chan error) error {
+// when the client closes stdin, a signal arrives or ctx is cancelled. The
+// sequence is internal/proc's stop policy, with received signals forwarded
+// on the way.
+func (r *run) superviseChild(ctx context.Context) {
 	esc := escalation{grace: r.o.Grace}
 	defer esc.stop()
 	inDone, done := r.inDone, ctx.Done()
 	for {
 		select {
-		case err := <-exited:
+		case <-r.child.Done():
 			if r.reason == "" && inDone != nil {
 				select {
 				case <-inDone: // both were ready: the client's end came first
@@ -374,7 +373,7 @@ func (r *run) superviseChild(ctx context.Context, exited <-chan error) error {
 			if r.reason == "" {
 				r.reason = ReasonServerExit
 			}
-			return err
+			return
 		case <-inDone:
 			inDone = nil
 			r.o.Debugf("client closed stdin; closed the server's stdin")
@@ -407,7 +406,7 @@ func (r *run) forward(esc *escalation, s os.Signal) {
 	if !ok {
 		return
 	}
-	r.o.Debugf("received %s; forwarding it", signalName(sig))
+	r.o.Debugf("received %s; forwarding it", proc.SignalName(sig))
 	r.send(sig)
 	if sig == syscall.SIGTERM {
 		r.begin(esc, ReasonSignal, syscall.SIGKILL)
@@ -425,12 +424,14 @@ func (r *run) begin(esc *escalation, reason string, plan ...syscall.Signal) {
 	esc.start(plan)
 }
 
-// send signals the child's process group (falling back to the child alone).
+// send signals the child's process group (falling back to the child alone;
+// on Windows, see internal/proc).
 func (r *run) send(sig syscall.Signal) {
-	r.sent = append(r.sent, signalName(sig))
-	r.o.Debugf("sending %s to pid %d", signalName(sig), r.pid)
-	if err := signalChild(r.pid, sig); err != nil {
-		r.o.Warnf("sending %s to the server: %v", signalName(sig), err)
+	name := proc.SignalName(sig)
+	r.sent = append(r.sent, name)
+	r.o.Debugf("sending %s to pid %d", name, r.child.Pid())
+	if err := r.child.Signal(sig); err != nil {
+		r.o.Warnf("sending %s to the server: %v", name, err)
 	}
 }
 
@@ -464,8 +465,8 @@ func (r *run) drain() {
 }
 
 // result builds the Result once the child has exited.
-func (r *run) result(ps *os.ProcessState, waitErr error) Result {
-	res := Result{Pid: r.pid, Sent: r.sent, Reason: r.reason}
+func (r *run) result() Result {
+	res := Result{Pid: r.child.Pid(), Sent: r.sent, Reason: r.reason}
 	res.ClientMessages = r.rec.c2s.Load()
 	res.ServerMessages = r.rec.s2c.Load()
 	res.StderrLines = r.rec.stderr.Load()
@@ -474,16 +475,11 @@ func (r *run) result(ps *os.ProcessState, waitErr error) Result {
 	if n := r.rec.unordered.Load(); n > 0 {
 		r.o.Debugf("%d chunks recorded without waiting for the other direction (it was blocked forwarding)", n)
 	}
-	if ps == nil {
-		res.ExitCode = -1
-		r.o.Warnf("waiting for the server: %v", waitErr)
+	st := r.child.Status()
+	res.ExitCode, res.Signal = st.Code, st.Signal
+	if st.Code == -1 {
+		r.o.Warnf("waiting for the server: %v", r.child.Err())
 		return res
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		res.ExitCode = 128 + int(ws.Signal())
-		res.Signal = signalName(ws.Signal())
-	} else {
-		res.ExitCode = ps.ExitCode()
 	}
 	if res.Signal != "" {
 		r.o.Debugf("server killed by %s (exit code %d)", res.Signal, res.ExitCode)
@@ -529,25 +525,4 @@ func (e *escalation) stop() {
 	if e.timer != nil {
 		e.timer.Stop()
 	}
-}
-
-// signalNames are the conventional names of the signals every system
-// defines (osSignalNames has the others).
-var signalNames = map[syscall.Signal]string{
-	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
-	syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
-	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
-	syscall.SIGSEGV: "SIGSEGV", syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM",
-	syscall.SIGTERM: "SIGTERM",
-}
-
-// signalName returns the conventional name of a signal ("SIGTERM").
-func signalName(s syscall.Signal) string {
-	if n, ok := signalNames[s]; ok {
-		return n
-	}
-	if n, ok := osSignalNames[s]; ok {
-		return n
-	}
-	return fmt.Sprintf("signal %d", int(s))
 }

@@ -55,7 +55,7 @@ const maxErrorKeys = 200
 // ServerExitError is the reason a request failed when the stdio server
 // of its session exited: "server exited (status 1)".
 type ServerExitError struct {
-	// Status is how the server exited: "status 1", "signal killed", or
+	// Status is how the server exited: "status 1", "signal SIGKILL", or
 	// "status unknown" when it closed its output but did not exit in time.
 	Status string
 	// Err is the transport's error.
@@ -68,22 +68,13 @@ func (e *ServerExitError) Error() string { return "server exited (" + e.Status +
 // Unwrap returns the transport's error.
 func (e *ServerExitError) Unwrap() error { return e.Err }
 
-// exitStatus describes how a child exited: "status N", "signal NAME".
-func exitStatus(err error) string {
-	if err == nil {
-		return "status 0"
+// exitStatus describes how a child exited: "status N", or "signal NAME"
+// when a signal ended it (transport.StdioConn.ExitStatus).
+func exitStatus(code int, signal string) string {
+	if signal != "" {
+		return "signal " + signal
 	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if code := ee.ExitCode(); code >= 0 {
-			return "status " + strconv.Itoa(code)
-		}
-		if s := ee.String(); strings.HasPrefix(s, "signal: ") {
-			return "signal " + strings.TrimPrefix(s, "signal: ")
-		}
-		return ee.String()
-	}
-	return err.Error()
+	return "status " + strconv.Itoa(code)
 }
 
 // reason names the kind and detail of a failed exchange: err is what the

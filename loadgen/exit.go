@@ -53,7 +53,7 @@ func serverGone(conn transport.Conn, err error) error {
 	defer t.Stop()
 	select {
 	case <-sc.Exited():
-		return &ServerExitError{Status: exitStatus(sc.ExitErr()), Err: err}
+		return &ServerExitError{Status: exitStatus(sc.ExitStatus()), Err: err}
 	case <-t.C:
 		return err
 	}

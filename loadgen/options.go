@@ -91,6 +91,21 @@ type options struct {
 	stageFrom   float64 // target before the first stage
 	interval    time.Duration
 	results     *resultsWriter
+	grace       time.Duration
+}
+
+// WithGrace sets how long closing a session waits at each step (default
+// transport.DefaultGrace): for a stdio server after closing its stdin
+// before SIGTERM, and after SIGTERM before SIGKILL (internal/proc's
+// policy); over HTTP for the answer to the session's DELETE.
+func WithGrace(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("grace %v: must be positive", d)
+		}
+		o.grace = d
+		return nil
+	}
 }
 
 // WithSessions sets the number of sessions (default 1).
@@ -396,6 +411,9 @@ func (o *options) model() string {
 // transportOptions returns the options of one connection.
 func (o *options) transportOptions(t Target) []transport.Option {
 	var out []transport.Option
+	if o.grace > 0 {
+		out = append(out, transport.WithGrace(o.grace))
+	}
 	if t.URL != "" || t.SSE != "" {
 		out = append(out, transport.WithHTTPClient(o.client))
 		if len(o.header) > 0 {

@@ -61,7 +61,7 @@ type Report struct {
 	// DownAtEndFailure at least).
 	Failure string `json:"failure,omitempty"`
 	// ServerExits counts the stdio servers that exited during the run, by
-	// exit status (Class: "status 1", "signal killed").
+	// exit status (Class: "status 1", "signal SIGKILL").
 	ServerExits []ErrorCount `json:"server_exits,omitempty"`
 	// Outage says for how long the server could not be reached, when it
 	// could not.

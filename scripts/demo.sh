@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: the main job of mcptape on the embedded reference server.
 #  1. record: a scripted MCP client talks to `mcptape serve` through `mcptape record`;
-#  2. inspect/show: the tape is read back offline.
+#  2. inspect/show/check: the tape is read back offline, and checked as a CI gate.
+#  (then HTTP recording, replay, mock of the tape, load: see the steps below)
 set -euo pipefail
 MCPTAPE=${1:-bin/mcptape}
 OUT=demo-out
@@ -46,6 +47,19 @@ step "2. inspect the tape offline: sessions, latency per method and tool, errors
 step "3. show the timeline"
 "$MCPTAPE" show "$TAPE"
 
+step "3a. check the tape as a CI gate would: the default signals pass (exit 0)"
+"$MCPTAPE" check "$TAPE" --expect-tool echo --threshold 'tools/call echo:p99<2s'
+"$MCPTAPE" baseline "$TAPE" -o "$OUT/surface.json"
+
+step "3a'. a contract the session breaks: a tool it never called, one it must not call, a latency budget (exit 1)"
+set +e
+"$MCPTAPE" check "$TAPE" --fail-on error,violation,unanswered --expect-tool search --forbid-tool fail \
+  --threshold 'tools/call sleep:p99<100ms' --format junit -o "$OUT/check.xml"
+echo "check exit code: $? (1 = the contract is broken; JUnit in $OUT/check.xml)" >&2
+"$MCPTAPE" check "$TAPE" --fail-on error,violation,unanswered --expect-tool search --forbid-tool fail \
+  --threshold 'tools/call sleep:p99<100ms'
+set -e
+
 step "3b. record over HTTP too (reverse proxy)"
 bash "$(dirname "$0")/demo-http.sh" "$MCPTAPE" "$OUT"
 
@@ -58,6 +72,15 @@ set +e
 "$MCPTAPE" replay "$TAPE" -- "$MCPTAPE" serve --echo-prefix 'v2: '
 echo "replay exit code: $? (1 = answers differ)" >&2
 set -e
+
+step "5b. mock: the tape served as an MCP server (no real server); the recording replayed against its own mock"
+"$MCPTAPE" replay "$TAPE" -- "$MCPTAPE" mock "$TAPE"
+step "5c. a client the recording did not foresee: the mock names the closest recorded request, then reports"
+printf '%s\n' \
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"other-client","version":"2"}}}' \
+  '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"something else"}}}' \
+  '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":40}}}' \
+  | "$MCPTAPE" mock "$TAPE" --speed max
 
 # 6. a short load run on the reference server (open and closed models, merge, tape-driven)
 bash "$(dirname "$0")/demo-load.sh" "$MCPTAPE" "$TAPE"

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bufio"
 	"net"
 
 	"github.com/mcptape/mcptape/internal/http1"
@@ -11,6 +12,6 @@ import (
 // both HTTP/1.1 clients of mcptape use.
 type IdlePeek = http1.IdlePeek
 
-// NewIdlePeek returns a look at nc (a connection without a socket, such
-// as a TLS wrapper, cannot be looked at: Quiet then reports true).
-func NewIdlePeek(nc net.Conn) *IdlePeek { return http1.NewIdlePeek(nc) }
+// NewIdlePeek returns a look at nc, whose bytes br reads (see
+// http1.NewIdlePeek).
+func NewIdlePeek(nc net.Conn, br *bufio.Reader) *IdlePeek { return http1.NewIdlePeek(nc, br) }

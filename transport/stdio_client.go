@@ -12,17 +12,20 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/proc"
 )
 
 // StdioConn is a Conn to an MCP server run as a child process, speaking
 // newline-delimited JSON-RPC on its stdin and stdout.
 //
-// The child runs in a process group of its own, so that the signals of
-// Close reach the processes it started too. Its stdout is read by one
+// The child is started and stopped by internal/proc: in a process group of
+// its own, so that the signals of Close reach the processes it started
+// too, and made to die with mcptape (see that package for each system). Its stdout is read by one
 // goroutine with LineReader (lines of any size); its stderr goes where
 // WithStderr says. See Conn for the concurrency contract.
 type StdioConn struct {
-	cmd   *exec.Cmd
+	child *proc.Child
 	argv0 string
 	stdin *os.File // write end of the child's stdin
 	out   *os.File // read end of the child's stdout
@@ -35,9 +38,6 @@ type StdioConn struct {
 	wmu    sync.Mutex // serialises writes
 	wbuf   []byte
 	broken error // set under wmu: a write failed half-way
-
-	exited  chan struct{} // closed when the child was reaped
-	exitErr error         // cmd.Wait's result, set before exited closes
 
 	closeOnce sync.Once
 	closeErr  error
@@ -71,7 +71,6 @@ func DialStdio(ctx context.Context, argv []string, opts ...Option) (*StdioConn, 
 	}
 	cmd.Dir = o.dir
 	cmd.Stderr = o.stderr
-	cmd.SysProcAttr = newProcessGroup()
 	cmd.WaitDelay = o.grace // stderr copying held up by grandchildren
 
 	// Own pipes rather than StdinPipe/StdoutPipe: Wait closes those, which
@@ -88,7 +87,8 @@ func DialStdio(ctx context.Context, argv []string, opts ...Option) (*StdioConn, 
 		return nil, fmt.Errorf("transport: DialStdio %s: stdout pipe: %w", argv[0], err)
 	}
 	cmd.Stdin, cmd.Stdout = inR, outW
-	if err := cmd.Start(); err != nil {
+	child, err := proc.Start(cmd)
+	if err != nil {
 		for _, f := range []*os.File{inR, inW, outR, outW} {
 			f.Close()
 		}
@@ -98,37 +98,32 @@ func DialStdio(ctx context.Context, argv []string, opts ...Option) (*StdioConn, 
 	outW.Close()
 
 	c := &StdioConn{
-		cmd: cmd, argv0: argv[0], stdin: inW, out: outR,
+		child: child, argv0: argv[0], stdin: inW, out: outR,
 		grace: o.grace, max: o.maxFrame,
-		in:     newInbox(streamQueueLimit),
-		exited: make(chan struct{}),
+		in: newInbox(streamQueueLimit),
 	}
-	go c.wait()
 	go c.read()
 	return c, nil
 }
 
 // Pid returns the child's process id.
-func (c *StdioConn) Pid() int { return c.cmd.Process.Pid }
+func (c *StdioConn) Pid() int { return c.child.Pid() }
 
 // Exited returns a channel closed once the child has exited and was reaped.
-func (c *StdioConn) Exited() <-chan struct{} { return c.exited }
+func (c *StdioConn) Exited() <-chan struct{} { return c.child.Done() }
 
 // ExitErr returns, once Exited is closed, nil when the child exited with
 // status 0, or an *exec.ExitError describing its status or the signal that
 // killed it.
-func (c *StdioConn) ExitErr() error {
-	select {
-	case <-c.exited:
-		return c.exitErr
-	default:
-		return nil
-	}
-}
+func (c *StdioConn) ExitErr() error { return c.child.Err() }
 
-func (c *StdioConn) wait() {
-	c.exitErr = c.cmd.Wait()
-	close(c.exited)
+// ExitStatus returns, once Exited is closed, the child's exit code, or
+// 128+N and the signal's name ("SIGKILL") when signal N ended it: the
+// mapping "mcptape record" reports, the same on every system (see
+// internal/proc). Before the child exited, code is -1.
+func (c *StdioConn) ExitStatus() (code int, signal string) {
+	st := c.child.Status()
+	return st.Code, st.Signal
 }
 
 // read delivers the child's output lines until it ends.
@@ -173,10 +168,10 @@ func (c *StdioConn) endError(err error) error {
 	t := time.NewTimer(c.grace)
 	defer t.Stop()
 	select {
-	case <-c.exited:
+	case <-c.child.Done():
 		status := "exit status 0"
-		if c.exitErr != nil {
-			status = c.exitErr.Error()
+		if err := c.child.Err(); err != nil {
+			status = err.Error()
 		}
 		return fmt.Errorf("transport: stdio server %s (pid %d) %s (%s): %w", c.argv0, c.Pid(), what, status, ErrServerClosed)
 	case <-t.C:
@@ -273,55 +268,18 @@ func (c *StdioConn) Recv(ctx context.Context) (Incoming, error) {
 
 // Close shuts the server down as the MCP specification asks: it closes the
 // server's stdin, waits up to the grace period for it to exit, then sends
-// SIGTERM to its process group, waits again, then SIGKILL. Recv returns
+// SIGTERM to its process group, waits again, then SIGKILL (proc.Child.Stop;
+// what is left of the group once the server exited is killed). Recv returns
 // ErrClosed at once. Close returns an error only when the server could not
 // be stopped; how it exited is given by ExitErr.
 func (c *StdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closing.Store(true)
 		c.in.shut()
-		c.stdin.Close()
-		c.closeErr = c.stop()
+		if err := c.child.Stop(c.stdin, c.grace); err != nil {
+			c.closeErr = fmt.Errorf("transport: stdio server %s: %w", c.argv0, err)
+		}
 		c.out.Close() // unblocks the reader if grandchildren hold stdout open
 	})
 	return c.closeErr
-}
-
-// stop waits for the child to exit, escalating from stdin EOF to SIGTERM
-// to SIGKILL.
-func (c *StdioConn) stop() error {
-	if c.waitExit(c.grace) {
-		return nil
-	}
-	if err := signalGroup(c.cmd.Process, syscall.SIGTERM); err == nil && c.waitExit(c.grace) {
-		return nil
-	}
-	err := signalGroup(c.cmd.Process, syscall.SIGKILL)
-	if c.waitExit(c.grace) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("transport: stdio server %s (pid %d): kill: %w", c.argv0, c.Pid(), err)
-	}
-	return fmt.Errorf("transport: stdio server %s (pid %d) still running after SIGKILL", c.argv0, c.Pid())
-}
-
-// waitExit waits up to d for the child to be reaped.
-func (c *StdioConn) waitExit(d time.Duration) bool {
-	if d <= 0 {
-		select {
-		case <-c.exited:
-			return true
-		default:
-			return false
-		}
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-c.exited:
-		return true
-	case <-t.C:
-		return false
-	}
 }

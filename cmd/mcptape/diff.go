@@ -13,7 +13,7 @@ func diffCmd() *command {
 	return &command{
 		name:    "diff",
 		summary: "Compare two tapes message by message, ids and volatile fields ignored",
-		usage:   "diff A B [--ignore PATH ...] [--format text|json]",
+		usage:   "diff A B [--ignore PATH ...] [--format text|json] | diff --surface A B",
 		examples: `  mcptape diff recorded.jsonl.zst replayed.jsonl.zst
   mcptape diff a.jsonl.zst b.jsonl.zst --ignore 'result.content[*].text' --ignore '**.etag'
   mcptape diff a.jsonl.zst b.jsonl.zst --format json | jq '.mismatches[].diffs'
@@ -25,6 +25,13 @@ func diffCmd() *command {
   subscription ids, requestState, timestamps (--no-default-ignores compares them).
   PATH syntax: a.b[0].c, [*] any index, * any key or index, ** any depth,
   ["key.with.dots"]. Exit code: 0 equal, 1 different, 2 error.
+
+  mcptape diff --surface baseline.json today.jsonl.zst
+  --surface compares what the server offered instead: tools, prompts, resources
+  and templates (A and B are tapes or mcptape baseline files), added, removed,
+  and changed description, title, inputSchema, outputSchema, annotations. Exit
+  code: 1 on a breaking change (a removed entry, a new required argument, a
+  changed type), 0 otherwise (additions are listed), 2 error.
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var ignore []string
@@ -32,12 +39,16 @@ func diffCmd() *command {
 			noDefaults := fs.Bool("no-default-ignores", false, "compare ids, _meta, tokens and timestamps too")
 			format := fs.String("format", "text", "output `FORMAT`: text or json")
 			maxListed := fs.Int("max-listed", analysis.DefaultMaxMismatches, "mismatches and one-sided messages listed (all are counted)")
+			surface := fs.Bool("surface", false, "compare the tools, prompts and resources offered (tapes or baseline files)")
 			return func(ctx context.Context, st *stdio, args []string) error {
 				if len(args) != 2 {
 					return usageError("want two tapes, got %d arguments (usage: mcptape diff A B [--ignore PATH ...])", len(args))
 				}
 				if *format != "text" && *format != "json" {
 					return usageError("--format %q: want text or json", *format)
+				}
+				if *surface {
+					return runSurfaceDiff(ctx, st, args[0], args[1], *format)
 				}
 				opts := []analysis.DiffOption{analysis.WithIgnorePaths(ignore...), analysis.WithMaxMismatches(*maxListed)}
 				if *noDefaults {
@@ -75,6 +86,36 @@ func runDiff(ctx context.Context, st *stdio, a, b, format string, opts []analysi
 		return withCode(2, err)
 	}
 	if !rep.Same() {
+		return withCode(1, nil)
+	}
+	return nil
+}
+
+// runSurfaceDiff compares the surfaces of a and b: exit 1 on a breaking
+// change.
+func runSurfaceDiff(ctx context.Context, st *stdio, a, b, format string) error {
+	var sides [2]*analysis.Surface
+	for i, path := range []string{a, b} {
+		s, err := analysis.LoadSurface(ctx, path)
+		if err != nil {
+			if ctx.Err() != nil {
+				return withCode(130, ctx.Err())
+			}
+			return withCode(2, err)
+		}
+		sides[i] = s
+	}
+	changes := analysis.DiffSurface(sides[0], sides[1])
+	var err error
+	if format == "json" {
+		err = analysis.WriteSurfaceDiffJSON(st.out, changes)
+	} else {
+		err = analysis.WriteSurfaceDiffText(st.out, changes)
+	}
+	if err != nil {
+		return withCode(2, err)
+	}
+	if analysis.Breaking(changes) {
 		return withCode(1, nil)
 	}
 	return nil

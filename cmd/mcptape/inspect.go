@@ -18,11 +18,16 @@ func inspectCmd() *command {
 	return &command{
 		name:    "inspect",
 		summary: "Summarise tapes: sessions, latency, errors, protocol violations",
-		usage:   "inspect TAPE... [--format text|json]",
+		usage:   "inspect TAPE... [--format text|json] [--follow]",
 		examples: `  mcptape inspect run.jsonl.zst                    # problems first, then sessions, latency, tools
   mcptape inspect a.jsonl.zst b.jsonl.zst          # one report per tape
   mcptape inspect --format json run.jsonl.zst | jq '.violations[].rule'
   zstdcat run.jsonl.zst | zstd | mcptape inspect - # "-" reads the tape from stdin
+  mcptape inspect --follow run.jsonl.zst           # problems as they happen, the report at the end
+
+  --follow reads one tape as mcptape record writes it, writes each problem
+  (violation, error response, tool error) as it happens, and the report when
+  the tape's end record comes or on Ctrl-C.
 
   A cut or damaged tape is inspected up to the damage, with a warning naming the
   record count. Exit code: 0, or 2 when a file is not a tape or cannot be read
@@ -31,6 +36,7 @@ func inspectCmd() *command {
 		setup: func(fs *pflag.FlagSet) runFunc {
 			format := fs.String("format", "text", "output `FORMAT`: text (for a terminal) or json (the whole report, one JSON object per tape)")
 			maxSessions := fs.Int("max-sessions", analysis.DefaultMaxSessions, "sessions listed one by one; later ones are folded into a count")
+			follow := fs.BoolP("follow", "f", false, "follow one tape while it is recorded: problems as they happen, the report at its end or on Ctrl-C")
 			return func(ctx context.Context, st *stdio, args []string) error {
 				if len(args) == 0 {
 					return usageError("no tape given (usage: mcptape inspect TAPE... [--format text|json])")
@@ -40,6 +46,12 @@ func inspectCmd() *command {
 				}
 				if *maxSessions < 1 {
 					return usageError("--max-sessions %d: must be at least 1", *maxSessions)
+				}
+				if *follow {
+					if len(args) != 1 || args[0] == "-" {
+						return usageError("--follow takes one tape file")
+					}
+					return runFollowInspect(ctx, st, args[0], *format, analysis.WithMaxSessions(*maxSessions))
 				}
 				return runInspect(ctx, st, args, *format, analysis.WithMaxSessions(*maxSessions))
 			}
@@ -113,4 +125,20 @@ func openStdinTape(in io.Reader) (*tape.Reader, error) {
 		return nil, fmt.Errorf("stdin: %w", err)
 	}
 	return r, nil
+}
+
+// runFollowInspect inspects a tape while it is recorded: problems go to
+// stderr as they happen (stdout keeps the report), the report at the end.
+func runFollowInspect(ctx context.Context, st *stdio, path, format string, opts ...analysis.Option) error {
+	rep, err := analysis.FollowInspect(ctx, path, st.err, opts...)
+	if err != nil {
+		return withCode(2, err)
+	}
+	if rep.Tape.Warning != "" && ctx.Err() == nil {
+		fmt.Fprintf(st.err, "mcptape inspect: warning: %s\n", rep.Tape.Warning)
+	}
+	if format == "json" {
+		return analysis.WriteJSON(st.out, rep)
+	}
+	return analysis.WriteText(st.out, rep)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mcptape/mcptape/internal/privfile"
 	"github.com/mcptape/mcptape/loadgen"
 	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/transport"
 )
 
 // loadFlags are the flags of "mcptape load".
@@ -27,6 +28,7 @@ type loadFlags struct {
 	tape        string
 	session     string
 	speed       string
+	unbatch     bool
 	sessions    int
 	inflight    int
 	think       time.Duration
@@ -57,6 +59,7 @@ type loadFlags struct {
 	cpuprofile  string
 	onExit      string
 	insecure    bool
+	grace       time.Duration
 }
 
 func loadCmd() *command {
@@ -118,6 +121,7 @@ func loadCmd() *command {
 			fs.StringVar(&f.tape, "tape", "", "tape-driven load: every virtual session replays a recorded session of `TAPE` once (ids rewritten); --duration and --requests end it earlier")
 			fs.StringVar(&f.session, "session", "", "with --tape: replay only the recorded session `ID` (default: all, in turn)")
 			fs.StringVar(&f.speed, "speed", "1", "with --tape: recorded spacing divided by `N`; max sends as soon as causality allows")
+			fs.BoolVar(&f.unbatch, "unbatch", false, "with --tape: send the members of a recorded batch one by one (default: as the recorded batch)")
 			fs.IntVar(&f.sessions, "sessions", 1, "virtual sessions (each its own MCP session; over stdio its own child process)")
 			fs.IntVar(&f.inflight, "inflight", 1, "closed model: requests in flight per session")
 			fs.DurationVar(&f.think, "think", 0, "closed model: pause between an answer and the next request")
@@ -138,6 +142,7 @@ func loadCmd() *command {
 			fs.Float64Var(&f.cancelRatio, "cancel-ratio", 0, "share `F` of the calls to cancel (default 1 with --cancel-after)")
 			fs.StringArrayVar(&f.headers, "header", nil, "add `NAME: VALUE` to every HTTP request (repeatable)")
 			insecureFlag(fs, &f.insecure, "with --url or --sse: ")
+			fs.DurationVar(&f.grace, "grace", transport.DefaultGrace, "closing a session: wait between closing a stdio server's stdin, SIGTERM and SIGKILL; over HTTP for the answer to DELETE")
 			fs.StringVar(&f.onExit, "on-exit", loadgen.OnExitStop, "with -- CMD: `POLICY` when a server exits during the run: stop (the run ends, exit 1) or restart")
 			fs.StringVar(&f.jsonOut, "json", "", "write the full report (histograms included) as JSON to `FILE` (- for stdout)")
 			fs.StringVar(&f.results, "results", "", "write one line per request to `FILE`: intended and send times, latency, series, outcome, error kind; CSV for .csv, NDJSON for .ndjson/.jsonl")
@@ -162,6 +167,9 @@ func loadCmd() *command {
 				}
 				if f.tape != "" {
 					return runTapeLoad(ctx, st, &f, command)
+				}
+				if f.unbatch {
+					return usageError("--unbatch needs --tape")
 				}
 				return runLoad(ctx, st, &f, command)
 			}
@@ -213,6 +221,9 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 		}
 		calls = append(calls, c)
 	}
+	if f.grace <= 0 {
+		return target, nil, nil, nil, usageError("--grace %v: must be positive", f.grace)
+	}
 	if !f.findMax.on && f.findMax.maxRate != "" {
 		return target, nil, nil, nil, usageError("--max-rate needs --find-max")
 	}
@@ -227,7 +238,8 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 		return target, nil, nil, nil, usageError("--hlog-interval %v: want at least 10ms", f.hlogEvery)
 	}
 	opts := []loadgen.Option{loadgen.WithSessions(f.sessions), loadgen.WithTimeout(f.timeout), loadgen.WithIntervals(f.hlogEvery),
-		loadgen.WithProtocolVersion(f.protocol), loadgen.WithRamp(f.ramp), loadgen.WithMaxConns(f.maxConns)}
+		loadgen.WithProtocolVersion(f.protocol), loadgen.WithRamp(f.ramp), loadgen.WithMaxConns(f.maxConns),
+		loadgen.WithGrace(f.grace)}
 	if len(stages) > 0 {
 		opts = append(opts, loadgen.WithStages(stages))
 		if stages[0].Rate {
@@ -424,6 +436,9 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 		return err
 	}
 	var ropts []replay.Option
+	if f.unbatch {
+		ropts = append(ropts, replay.WithUnbatch())
+	}
 	if f.speed == "max" {
 		ropts = append(ropts, replay.WithMaxSpeed())
 	} else {

@@ -58,6 +58,7 @@ func TestLoadUsage(t *testing.T) {
 		{[]string{"load", "--url", url, "--call", "ping", "--stage", "1s:10/s", "--duration", "1s"}, "no --tape, --duration"},
 		{[]string{"load", "--url", url, "--call", "ping", "--stage", "1s:10", "--sessions", "3"}, "no --sessions"},
 		{[]string{"load", "--url", url, "--call", "ping", "--stage", "1s:0/s"}, "every target is 0"},
+		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--grace", "0s"}, "--grace 0s: must be positive"},
 	}
 	for _, c := range cases {
 		code, _, stderr := runCLI(t, nil, c.args...)

@@ -80,12 +80,15 @@ func commands() []*command {
 		serveCmd(),
 		recordCmd(),
 		replayCmd(),
+		mockCmd(),
 		loadCmd(),
 		inspectCmd(),
 		showCmd(),
 		diffCmd(),
 		exportCmd(),
 		reportCmd(),
+		checkCmd(),
+		baselineCmd(),
 		wrapCmd(),
 		unwrapCmd(),
 		completionCmd(),
@@ -177,6 +180,7 @@ Examples:
   mcptape inspect t.jsonl.zst                                  # what happened, worst first
   mcptape show t.jsonl.zst --method 'tools/*'                  # the timeline
   mcptape replay t.jsonl.zst -- ./my-server                    # the same session again, compared
+  mcptape mock t.jsonl.zst                                     # the recorded server, for a client (stdio)
   mcptape load --url http://127.0.0.1:8080/mcp --sessions 50 --duration 30s --call 'tools/call echo {"message":"hi"}'
   mcptape serve --http 127.0.0.1:8080                          # the built-in reference server
 

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/capture"
+	"github.com/mcptape/mcptape/internal/proc"
 	"github.com/mcptape/mcptape/tape"
 	"github.com/mcptape/mcptape/transport"
 )
@@ -58,6 +59,8 @@ func recordCmd() *command {
   An existing -o file is never overwritten unless --force is given.
   Exit code: the server's (128+N when it died of signal N), 127 when it cannot start,
   2 for a usage error or an -o file that already exists.
+  The server dies with mcptape: SIGTERM from the kernel on Linux, a job object on
+  Windows; on macOS and FreeBSD it sees its stdin end.
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f recordFlags
@@ -196,7 +199,7 @@ func runRecord(ctx context.Context, st *stdio, f *recordFlags, fs *pflag.FlagSet
 			if closeErr != nil {
 				logf("closing tape: %v", closeErr)
 			}
-			return withCode(127, runErr)
+			return withCode(proc.ExitCannotStart, runErr)
 		}
 		return errors.Join(runErr, closeErr)
 	}

@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/analysis"
-	"github.com/mcptape/mcptape/internal/privfile"
 )
 
 func reportCmd() *command {
@@ -78,25 +77,11 @@ func reportCmd() *command {
 // runReport writes the HTML report of the tape at path to out (or stdout
 // for "-"). A failed report leaves no file behind.
 func runReport(ctx context.Context, st *stdio, path, out string, opts ...analysis.HTMLOption) error {
-	w := st.out
-	var file *os.File
-	if out != "-" {
-		var err error
-		file, err = privfile.Create(out)
-		if err != nil {
-			return withCode(2, err)
-		}
-		w = file
-	}
-	rep, err := analysis.WriteHTMLReport(ctx, path, w, opts...)
-	if file != nil {
-		if cerr := file.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(out)
-		}
-	}
+	var rep *analysis.Report
+	err := writeOutput(st, out, func(w io.Writer) (err error) {
+		rep, err = analysis.WriteHTMLReport(ctx, path, w, opts...)
+		return err
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return withCode(130, ctx.Err())

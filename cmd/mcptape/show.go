@@ -13,18 +13,24 @@ import (
 // showFlags are the flags of "mcptape show".
 type showFlags struct {
 	session, method, dir, grep, from, to, format string
+	follow                                       bool
 }
 
 func showCmd() *command {
 	return &command{
 		name:    "show",
 		summary: "Print a tape's messages as a timeline (text, NDJSON or raw frames)",
-		usage:   "show TAPE [--session S] [--method GLOB] [--dir in|out] [--grep RE] [--from T --to T] [--format text|ndjson|raw]",
+		usage:   "show TAPE [--session S] [--method GLOB] [--dir in|out] [--grep RE] [--from T --to T] [--format text|ndjson|raw] [--follow]",
 		examples: `  mcptape show run.jsonl.zst                              # every message, with latency on responses
   mcptape show run.jsonl.zst --method 'tools/*' --from 2s --to 5s
   mcptape show run.jsonl.zst --grep '"isError":true'
   mcptape show run.jsonl.zst --format ndjson | jq 'select(.latency_ns > 1e9)'
   mcptape show run.jsonl.zst --dir in --format raw | some-mcp-server   # replay the client side by hand
+  mcptape show --follow run.jsonl.zst --method 'tools/*'  # live, while mcptape record writes it
+
+  --follow reads the tape as it grows (records in file order, each within about
+  100 ms of its writing), flags problems as they happen ("!!" lines, text
+  format), and stops at the tape's end record or on Ctrl-C.
 
   --dir in is client to server (into the server), out is server to client (c2s and s2c work too).
   T is an offset from the tape's start (1.5s, 2m, or seconds) or an RFC 3339 time.
@@ -41,6 +47,7 @@ func showCmd() *command {
 			fs.StringVar(&f.from, "from", "", "only records at or after `T` (offset like 1.5s, or RFC 3339 time)")
 			fs.StringVar(&f.to, "to", "", "only records at or before `T`")
 			fs.StringVar(&f.format, "format", "text", "output `FORMAT`: text, ndjson (one JSON object per line) or raw (exact frames, one per line)")
+			fs.BoolVarP(&f.follow, "follow", "f", false, "follow the tape while it is recorded, until its end record or Ctrl-C")
 			return func(ctx context.Context, st *stdio, args []string) error {
 				if len(args) != 1 {
 					return usageError("want exactly one tape (usage: mcptape show TAPE [FLAGS])")
@@ -48,6 +55,12 @@ func showCmd() *command {
 				opts, err := f.options(fs)
 				if err != nil {
 					return err
+				}
+				if f.follow {
+					if args[0] == "-" {
+						return usageError("--follow needs a file, not stdin")
+					}
+					return runFollowShow(ctx, st, args[0], opts)
 				}
 				return runShow(ctx, st, args[0], opts)
 			}
@@ -123,6 +136,19 @@ func runShow(ctx context.Context, st *stdio, path string, opts []analysis.ShowOp
 	}
 	if stats.Compacted > 0 {
 		fmt.Fprintf(st.err, "mcptape show: %d frames held line breaks and were written compacted, one per line\n", stats.Compacted)
+	}
+	return nil
+}
+
+// runFollowShow shows a tape while it is recorded; Ctrl-C ends it
+// normally.
+func runFollowShow(ctx context.Context, st *stdio, path string, opts []analysis.ShowOption) error {
+	stats, err := analysis.FollowShow(ctx, path, st.out, opts...)
+	if err != nil {
+		return withCode(2, err)
+	}
+	if stats.Warning != nil && ctx.Err() == nil {
+		fmt.Fprintf(st.err, "mcptape show: warning: %v\n", stats.Warning)
 	}
 	return nil
 }

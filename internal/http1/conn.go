@@ -47,9 +47,10 @@ type Conn struct {
 
 // NewConn returns the HTTP/1.1 connection over nc, whose socket is raw.
 func NewConn(nc, raw net.Conn) *Conn {
-	c := &Conn{NC: nc, Raw: raw, peek: NewIdlePeek(raw)}
+	c := &Conn{NC: nc, Raw: raw}
 	c.lim.r = nc
 	c.BR = bufio.NewReaderSize(&c.lim, BufSize)
+	c.peek = NewIdlePeek(raw, c.BR)
 	return c
 }
 

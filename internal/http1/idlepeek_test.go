@@ -1,6 +1,7 @@
 package http1
 
 import (
+	"bufio"
 	"io"
 	"net"
 	"testing"
@@ -41,12 +42,13 @@ func TestIdlePeek(t *testing.T) {
 			c, s := pair()
 			tt.peer(s)
 			time.Sleep(20 * time.Millisecond)
-			if got := NewIdlePeek(c).Quiet(); got != tt.want {
+			br := bufio.NewReader(c)
+			if got := NewIdlePeek(c, br).Quiet(); got != tt.want {
 				t.Errorf("Quiet = %v, want %v", got, tt.want)
 			}
 			if tt.name == "bytes waiting" { // the look consumed nothing
 				b := make([]byte, 1)
-				if n, _ := c.Read(b); n != 1 || b[0] != 'x' {
+				if n, _ := br.Read(b); n != 1 || b[0] != 'x' {
 					t.Errorf("read %q after the look", b[:n])
 				}
 			}

@@ -1,8 +1,9 @@
-//go:build unix
+//go:build unix && !mcptape_portable
 
 package http1
 
 import (
+	"bufio"
 	"net"
 	"syscall"
 	"unsafe"
@@ -20,8 +21,9 @@ type IdlePeek struct {
 }
 
 // NewIdlePeek returns a look at nc (a connection without a socket, such
-// as a TLS wrapper, cannot be looked at: Quiet then reports true).
-func NewIdlePeek(nc net.Conn) *IdlePeek {
+// as a TLS wrapper, cannot be looked at: Quiet then reports true). br,
+// the reader of nc's responses, is not needed on this system.
+func NewIdlePeek(nc net.Conn, _ *bufio.Reader) *IdlePeek {
 	p := &IdlePeek{}
 	if sc, ok := nc.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {

@@ -13,19 +13,20 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/proc"
 )
 
 // DefaultReadyTimeout bounds how long StartHTTP waits for a server's port
 // when the context has no earlier deadline.
 const DefaultReadyTimeout = 30 * time.Second
 
-// Shutdown timing of Process.Stop and the commands of Command.
+// Shutdown timing of Process.Stop (internal/proc's policy) and the
+// commands of Command.
 const (
-	stdinGrace = 2 * time.Second // stdio: after closing stdin, before SIGTERM
-	termGrace  = 2 * time.Second // after SIGTERM, before SIGKILL
+	stopGrace  = 2 * time.Second // between the steps of Stop
 	waitDelay  = 2 * time.Second // exec.Cmd.WaitDelay: pipes held open by grandchildren
 	readyPoll  = 25 * time.Millisecond
 	outputKeep = 64 << 10 // bytes of output a Process keeps (the last ones)
@@ -35,6 +36,7 @@ const (
 var errAddrInUse = errors.New("address already in use")
 
 // Command returns a command for argv that runs in its own process group
+// (internal/proc's policy: on Linux it also dies with the test binary)
 // with env added to the current environment. When ctx ends the whole group
 // is killed, and Wait gives up on output pipes that grandchildren keep open
 // after a short delay. It is the building block of every start function;
@@ -46,8 +48,8 @@ func Command(ctx context.Context, argv []string, env []string) *exec.Cmd {
 	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = sysProcAttr()
-	cmd.Cancel = func() error { return signalGroup(cmd, syscall.SIGKILL) }
+	proc.Prepare(cmd)
+	cmd.Cancel = func() error { return proc.Kill(cmd) }
 	cmd.WaitDelay = waitDelay
 	return cmd
 }
@@ -67,10 +69,9 @@ type Process struct {
 	Stdout *bufio.Reader
 
 	cmd      *exec.Cmd
+	child    *proc.Child
 	out      *tailBuffer
 	stdout   *os.File
-	done     chan struct{}
-	err      error // exit status, valid once done is closed
 	stopOnce sync.Once
 }
 
@@ -81,7 +82,7 @@ func startProcess(ctx context.Context, argv, env []string, stdio bool) (*Process
 	if len(argv) == 0 {
 		return nil, errors.New("start: empty command")
 	}
-	p := &Process{Argv: append([]string(nil), argv...), out: newTailBuffer(outputKeep), done: make(chan struct{})}
+	p := &Process{Argv: append([]string(nil), argv...), out: newTailBuffer(outputKeep)}
 	p.cmd = Command(ctx, argv, env)
 	p.cmd.Stderr = p.out
 	var stdoutW *os.File
@@ -100,7 +101,7 @@ func startProcess(ctx context.Context, argv, env []string, stdio bool) (*Process
 	} else {
 		p.cmd.Stdout = p.out
 	}
-	err := p.cmd.Start()
+	child, err := proc.Start(p.cmd)
 	if stdoutW != nil {
 		stdoutW.Close() // the child has its own copy
 	}
@@ -110,10 +111,7 @@ func startProcess(ctx context.Context, argv, env []string, stdio bool) (*Process
 		}
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
+	p.child = child
 	return p, nil
 }
 
@@ -150,9 +148,9 @@ func (p *Process) waitReady(ctx context.Context, addr string) error {
 			return nil
 		}
 		select {
-		case <-p.done:
+		case <-p.child.Done():
 			out := p.out.String()
-			err := fmt.Errorf("%s exited before listening on %s: %v", p.Argv[0], addr, p.err)
+			err := fmt.Errorf("%s exited before listening on %s: %v", p.Argv[0], addr, p.child.Err())
 			if strings.Contains(out, "EADDRINUSE") || strings.Contains(out, "already in use") {
 				err = fmt.Errorf("%w (%w)", err, errAddrInUse)
 			}
@@ -165,17 +163,17 @@ func (p *Process) waitReady(ctx context.Context, addr string) error {
 }
 
 // Pid returns the process id, which is also its process group id.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
+func (p *Process) Pid() int { return p.child.Pid() }
 
 // Done is closed when the process has exited.
-func (p *Process) Done() <-chan struct{} { return p.done }
+func (p *Process) Done() <-chan struct{} { return p.child.Done() }
 
 // Wait waits for the process to exit and returns its exit error (nil for
 // status 0), or ctx's error if ctx ends first.
 func (p *Process) Wait(ctx context.Context) error {
 	select {
-	case <-p.done:
-		return p.err
+	case <-p.child.Done():
+		return p.child.Err()
 	case <-ctx.Done():
 		return fmt.Errorf("wait for %s: %w", p.Argv[0], context.Cause(ctx))
 	}
@@ -185,23 +183,16 @@ func (p *Process) Wait(ctx context.Context) error {
 // for HTTP servers. Only the last 64 KiB are kept.
 func (p *Process) Output() string { return p.out.String() }
 
-// Stop ends the process and everything else in its process group: for a
-// stdio process it first closes stdin and waits a little, then it sends
-// SIGTERM, then SIGKILL. It is safe to call more than once and from
-// several goroutines; test cleanup calls it.
+// Stop ends the process and everything else in its process group, by
+// internal/proc's policy: for a stdio process it first closes stdin and
+// waits a little, then it sends SIGTERM, then SIGKILL; what is left of the
+// group is killed. It is safe to call more than once and from several
+// goroutines; test cleanup calls it.
 func (p *Process) Stop() {
 	p.stopOnce.Do(func() {
-		if p.Stdin != nil {
-			p.Stdin.Close()
-			p.waitFor(stdinGrace)
+		if err := p.child.Stop(p.Stdin, stopGrace); err != nil { // a nil Stdin is a nil io.Closer
+			p.out.Write([]byte("peertest: " + err.Error() + "\n"))
 		}
-		if !p.exited() {
-			signalGroup(p.cmd, syscall.SIGTERM)
-			p.waitFor(termGrace)
-		}
-		// Always: the leader may be gone while children it started linger.
-		signalGroup(p.cmd, syscall.SIGKILL)
-		<-p.done
 		if p.stdout != nil {
 			p.stdout.Close()
 		}
@@ -210,19 +201,10 @@ func (p *Process) Stop() {
 
 func (p *Process) exited() bool {
 	select {
-	case <-p.done:
+	case <-p.child.Done():
 		return true
 	default:
 		return false
-	}
-}
-
-func (p *Process) waitFor(d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-p.done:
-	case <-t.C:
 	}
 }
 
@@ -312,7 +294,7 @@ func cleanupProcess(t testing.TB, p *Process) {
 	t.Cleanup(func() {
 		p.Stop()
 		if t.Failed() {
-			t.Logf("peertest: output of %s (pid %d, %v):\n%s", strings.Join(p.Argv, " "), p.Pid(), p.err, p.Output())
+			t.Logf("peertest: output of %s (pid %d, %v):\n%s", strings.Join(p.Argv, " "), p.Pid(), p.child.Err(), p.Output())
 		}
 	})
 }

@@ -280,10 +280,10 @@ func TestStopKillsStubbornProcess(t *testing.T) {
 		t.Fatal("still running after Stop")
 	}
 	var exit *exec.ExitError
-	if !errors.As(p.err, &exit) || !strings.Contains(p.err.Error(), "killed") {
-		t.Fatalf("exit = %v, want killed", p.err)
+	if err := p.child.Err(); !errors.As(err, &exit) || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("exit = %v, want killed", err)
 	}
-	if d := time.Since(start); d < stdinGrace+termGrace-100*time.Millisecond {
+	if d := time.Since(start); d < 2*stopGrace-100*time.Millisecond {
 		t.Fatalf("Stop took %v: did not give the process its grace periods", d)
 	}
 }

@@ -12,25 +12,37 @@ import (
 const Mode os.FileMode = 0o600
 
 // Create creates the file at path, or truncates it, open for writing,
-// with mode 0600. A file that already existed with a wider mode is
-// narrowed to 0600 before anything is written to it (os.OpenFile's mode
-// applies only to a file it creates). On Windows, where permission bits
-// are only a read-only flag, the mode is what os.Chmod makes of it.
+// private to its owner. A file that already existed with a wider access
+// is narrowed before anything is written to it (os.OpenFile's mode
+// applies only to a file it creates). On Unix that is mode 0600. On
+// Windows, where permission bits are only a read-only flag, the file gets
+// a protected access list (nothing inherited from its folder) that grants
+// the current user alone full access.
 func Create(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, Mode)
 	if err != nil {
 		return nil, err
 	}
-	if err := f.Chmod(Mode); err != nil {
+	if err := restrict(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("chmod %s: %w", path, err)
+		return nil, fmt.Errorf("make %s private: %w", path, err)
 	}
 	return f, nil
 }
 
-// CreateNew creates the file at path, open for writing, with mode 0600;
-// it fails with an error wrapping fs.ErrExist when the path exists, so
-// that nothing is overwritten (the check and the creation are one step).
+// CreateNew creates the file at path, open for writing, private to its
+// owner as Create makes it; it fails with an error wrapping fs.ErrExist
+// when the path exists, so that nothing is overwritten (the check and the
+// creation are one step).
 func CreateNew(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, Mode)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, Mode)
+	if err != nil {
+		return nil, err
+	}
+	if err := restrict(f); err != nil {
+		f.Close()
+		os.Remove(path) // ours: it did not exist
+		return nil, fmt.Errorf("make %s private: %w", path, err)
+	}
+	return f, nil
 }

@@ -1,0 +1,136 @@
+package analysis
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/tape"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor waits until out holds want, failing the test after a while.
+func waitFor(t *testing.T, out *syncBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never saw %q; output:\n%s", want, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// liveTape writes a tape with the tape package's Writer (what record
+// uses) and hands each message to the test before the next.
+type liveTape struct {
+	t *testing.T
+	w *tape.Writer
+	n int
+}
+
+func newLiveTape(t *testing.T, path string) *liveTape {
+	w, err := tape.Create(path, tape.Header{Version: "live", Transport: "stdio", Target: "server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &liveTape{t: t, w: w}
+}
+
+func (l *liveTape) send(dir tape.Direction, frame string) {
+	l.n++
+	if err := l.w.Write(&tape.Record{Type: tape.TypeMessage, Time: time.Now().UnixNano(), Session: "1", Dir: dir, Frame: []byte(frame)}); err != nil {
+		l.t.Fatal(err)
+	}
+}
+
+// TestFollowShow: each message shows while the tape is still being
+// written (the writer flushes a frame every 100 ms); a problem is flagged
+// on its own line; the end record ends the follow.
+func TestFollowShow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live.jsonl.zst")
+	l := newLiveTape(t, path)
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		_, err := FollowShow(context.Background(), path, out, WithMethod("tools/*"))
+		done <- err
+	}()
+	l.send(tape.ClientToServer, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
+	l.send(tape.ServerToClient, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18"}}`)
+	l.send(tape.ClientToServer, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`)
+	waitFor(t, out, "tools/call")
+	if strings.Contains(out.String(), "initialize") {
+		t.Errorf("the method filter let initialize through:\n%s", out.String())
+	}
+	l.send(tape.ServerToClient, `{"jsonrpc":"2.0","id":7,"result":{}}`)
+	waitFor(t, out, "!! ")
+	waitFor(t, out, "response-unknown-id")
+	select {
+	case err := <-done:
+		t.Fatalf("follow ended before the end record: %v", err)
+	default:
+	}
+	if err := l.w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("follow did not stop at the end record")
+	}
+}
+
+// TestFollowInspectStops: Ctrl-C (the context) ends a follow of a tape
+// that is still open, with the report of what was read and no damage
+// reported; the end record ends another.
+func TestFollowInspectStops(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live.jsonl.zst")
+	l := newLiveTape(t, path)
+	defer l.w.Close()
+	l.send(tape.ClientToServer, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan *Report, 1)
+	go func() {
+		rep, err := FollowInspect(ctx, path, out)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- rep
+	}()
+	waitFor(t, out, "request-before-initialize")
+	cancel()
+	select {
+	case rep := <-done:
+		if rep == nil || rep.Tape.Messages != 1 || rep.Tape.Warning != "" {
+			t.Errorf("report %+v", rep)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Ctrl-C did not stop the follow")
+	}
+}

@@ -1,0 +1,224 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/loadgen"
+)
+
+// maxDetails bounds the detail lines of a case.
+const maxDetails = 5
+
+// tapeCases returns the cases of one tape: every signal for every session,
+// the tape-wide signals, then the assertions.
+func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Report) ([]Case, error) {
+	var out []Case
+	signal := func(session, name string, n int64, msg string, details []string) {
+		c := Case{Tape: path, Session: session, Name: name, Signal: name, Selected: o.failOn[name], Fired: n > 0, Count: n}
+		if c.Fired {
+			c.Message, c.Details = msg, details[:min(len(details), maxDetails)]
+		}
+		out = append(out, c)
+	}
+	for i := range rep.Sessions {
+		s := &rep.Sessions[i]
+		refused, refusedD := refusedIn(rep, s.ID)
+		msg := plural(s.Errors, "error response")
+		if refused > 0 {
+			msg += ", " + plural(refused, "request") + " refused with an HTTP error"
+		}
+		signal(s.ID, SignalError, s.Errors+refused, msg, refusedD)
+		signal(s.ID, SignalToolError, s.ToolErrors, plural(s.ToolErrors, "tool call")+" returned isError", nil)
+		v, vd := violationsIn(rep, s.ID)
+		signal(s.ID, SignalViolation, s.Violations, plural(s.Violations, "protocol violation")+": "+strings.Join(v, ", "), vd)
+		signal(s.ID, SignalUnanswered, s.Unanswered, plural(s.Unanswered, "request")+" never answered", unansweredIn(rep, s.ID))
+		signal(s.ID, SignalCancelled, s.Cancelled, plural(s.Cancelled, "request")+" cancelled", nil)
+		var slow int64
+		if s.MaxLatencyNS > int64(o.slow) {
+			slow = 1
+		}
+		signal(s.ID, SignalSlow, slow, fmt.Sprintf("%s took %v (more than %v)", s.Slowest, time.Duration(s.MaxLatencyNS), o.slow), nil)
+		dep := deprecatedIn(s)
+		signal(s.ID, SignalDeprecated, int64(len(dep)), strings.Join(dep, "; "), nil)
+		for _, name := range o.forbid {
+			c := Case{Tape: path, Session: s.ID, Name: "forbid-tool " + name, Signal: "assertion", Selected: true}
+			for _, t := range s.ToolsCalled {
+				if t.Name == name {
+					c.Fired, c.Count, c.Message = true, t.Count, name+" called "+plural(t.Count, "time")
+				}
+			}
+			out = append(out, c)
+		}
+		for _, m := range o.maxDuration {
+			if m.series == "" {
+				c := Case{Tape: path, Session: s.ID, Name: "max-duration " + m.spec, Signal: "assertion", Selected: true}
+				if d := time.Duration(s.DurationNS); d > m.d {
+					c.Fired, c.Message = true, fmt.Sprintf("the session lasted %v", d)
+				}
+				out = append(out, c)
+			}
+		}
+	}
+	var incomplete []string
+	if rep.Tape.Warning != "" {
+		incomplete = append(incomplete, rep.Tape.Warning)
+	}
+	if rep.CutMessages > 0 {
+		incomplete = append(incomplete, fmt.Sprintf("%d messages recorded cut", rep.CutMessages))
+	}
+	signal("", SignalIncomplete, int64(len(incomplete)), strings.Join(incomplete, "; "), nil)
+	var driftErr error
+	if o.baseline != nil {
+		c, err := o.driftCase(ctx, path)
+		if err != nil {
+			driftErr = err
+		} else {
+			out = append(out, c)
+		}
+	}
+	for _, m := range o.maxDuration {
+		if m.series != "" {
+			c := Case{Tape: path, Name: "max-duration " + m.spec, Signal: "assertion", Selected: true}
+			sr := loadView(rep).Find(m.series)
+			switch {
+			case sr == nil:
+				c.Fired, c.Message = true, fmt.Sprintf("no series %q in the tape", m.series)
+			case sr.Max > m.d:
+				c.Fired, c.Message = true, fmt.Sprintf("%s took up to %v", m.series, sr.Max)
+			}
+			out = append(out, c)
+		}
+	}
+	view := loadView(rep)
+	for _, t := range o.thresholds {
+		c := Case{Tape: path, Name: "threshold " + t.Spec, Signal: "assertion", Selected: true}
+		if why := t.Check(view); why != "" {
+			c.Fired, c.Message = true, why
+		}
+		out = append(out, c)
+	}
+	return out, driftErr
+}
+
+// driftCase compares the surface of the tape at path with the baseline.
+func (o *options) driftCase(ctx context.Context, path string) (Case, error) {
+	s, err := analysis.ReadSurface(ctx, path)
+	if err != nil {
+		return Case{}, err
+	}
+	changes := analysis.DiffSurface(o.baseline, s)
+	c := Case{Tape: path, Name: SignalDrift, Signal: SignalDrift, Selected: o.failOn[SignalDrift]}
+	var breaking int64
+	for _, ch := range changes {
+		if ch.Breaking {
+			breaking++
+		}
+		c.Details = append(c.Details, ch.String())
+	}
+	c.Fired, c.Count = breaking > 0, breaking
+	switch {
+	case len(changes) == 0:
+		c.Message = "the surface matches the baseline"
+	case breaking == 0:
+		c.Message = fmt.Sprintf("%d changes from the baseline, none breaking", len(changes))
+	default:
+		c.Message = fmt.Sprintf("%d breaking changes from the baseline (%d changes)", breaking, len(changes))
+	}
+	return c, nil
+}
+
+// refusedIn counts the requests of session refused with an HTTP error
+// other than 401.
+func refusedIn(rep *analysis.Report, session string) (int64, []string) {
+	var n int64
+	var d []string
+	for _, r := range rep.Refused.Requests {
+		if r.Session == session && r.Status != 401 {
+			n++
+			d = append(d, fmt.Sprintf("record %d: %s id %s refused with HTTP %d", r.Seq, r.Method, r.ID, r.Status))
+		}
+	}
+	return n, d
+}
+
+// violationsIn lists the rules broken in session and their examples.
+func violationsIn(rep *analysis.Report, session string) (rules, details []string) {
+	for _, v := range rep.Violations {
+		seen := false
+		for _, ex := range v.Examples {
+			if ex.Session == session {
+				seen = true
+				details = append(details, fmt.Sprintf("%s: record %d: %s", v.Rule, ex.Seq, ex.Detail))
+			}
+		}
+		if seen {
+			rules = append(rules, v.Rule)
+		}
+	}
+	return rules, details
+}
+
+func unansweredIn(rep *analysis.Report, session string) []string {
+	var d []string
+	for _, r := range rep.Unanswered.Requests {
+		if r.Session == session {
+			d = append(d, fmt.Sprintf("record %d: %s id %s %s", r.Seq, r.Method, r.ID, r.Name))
+		}
+	}
+	return d
+}
+
+// deprecatedIn lists the deprecated features a session used.
+func deprecatedIn(s *analysis.SessionReport) []string {
+	var out []string
+	if v := s.ProtocolVersion; v != "" && v < "2025-03-26" {
+		out = append(out, "protocol "+v)
+	}
+	if n := s.ByKind["batch"]; n > 0 {
+		out = append(out, fmt.Sprintf("%d JSON-RPC batches (removed in 2025-06-18)", n))
+	}
+	return out
+}
+
+// loadView presents rep as a load report, whose series mcptape load's
+// thresholds measure: one series per client method and one per tool
+// ("tools/call NAME"), the requests sent, the errors (JSON-RPC errors, tool
+// errors, HTTP refusals but 401).
+func loadView(rep *analysis.Report) *loadgen.Report {
+	v := &loadgen.Report{Duration: time.Duration(rep.Tape.DurationNS), Requests: rep.Unanswered.Count + rep.Unanswered.Cancelled + rep.Refused.Count}
+	v.ErrorTotal = rep.Refused.Count - rep.Refused.Unauthorized
+	for _, e := range rep.Errors {
+		v.ErrorTotal += e.Count
+	}
+	add := func(name string, l analysis.Latency) {
+		sr := loadgen.Series{Name: name, Count: l.Count, Mean: time.Duration(l.MeanNS), P50: time.Duration(l.P50NS),
+			P90: time.Duration(l.P90NS), P99: time.Duration(l.P99NS), Max: time.Duration(l.MaxNS)}
+		if v.Duration > 0 {
+			sr.Rate = float64(l.Count) / v.Duration.Seconds()
+		}
+		v.Series = append(v.Series, sr)
+	}
+	for _, l := range rep.Latency {
+		if l.Dir == "c2s" {
+			add(l.Method, l.Latency)
+			v.Requests += l.Count
+		}
+	}
+	for _, t := range rep.Tools {
+		add("tools/call "+t.Name, t.Latency)
+		v.ErrorTotal += t.ToolErrors
+	}
+	return v
+}
+
+// plural writes "1 thing" or "n things".
+func plural(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

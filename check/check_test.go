@@ -1,0 +1,309 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/tape"
+)
+
+// fixture is a tape of testdata/analysis: recorded from real peers
+// (everything-*, gosdk-*; see analysis/inspect_peers_test.go) or hand-made
+// (cut, violations).
+func fixture(name string) string {
+	return filepath.Join("..", "testdata", "analysis", name+".jsonl.zst")
+}
+
+// fired lists "SIGNAL" of the failed (or, with notes, the fired but
+// unselected) cases of r, deduplicated and sorted.
+func fired(r *Result, notes bool) []string {
+	var out []string
+	for _, c := range r.Cases {
+		if (notes && c.Fired && !c.Selected) || (!notes && c.Failed()) {
+			if !slices.Contains(out, c.Name) {
+				out = append(out, c.Name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestRunSignals(t *testing.T) {
+	tests := []struct {
+		name   string
+		tapes  []string
+		opts   []Option
+		failed []string // names of the failed cases
+		notes  []string // names of the fired unselected signals
+	}{
+		{name: "clean real session", tapes: []string{"everything-stdio"}},
+		{name: "refserver: errors are notes by default", tapes: []string{"gosdk-refserver"},
+			notes: []string{SignalCancelled, SignalError, SignalToolError}},
+		{name: "refserver: fail on all", tapes: []string{"gosdk-refserver"}, opts: []Option{WithFailOn(Signals...)},
+			failed: []string{SignalCancelled, SignalError, SignalToolError}},
+		{name: "slow", tapes: []string{"gosdk-refserver"}, opts: []Option{WithFailOn(SignalSlow), WithSlow(time.Millisecond)},
+			failed: []string{SignalSlow}, notes: []string{SignalCancelled, SignalError, SignalToolError}},
+		{name: "cut and broken tape", tapes: []string{"cut"},
+			failed: []string{SignalIncomplete, SignalUnanswered, SignalViolation}, notes: []string{SignalDeprecated, SignalError}},
+		{name: "fail on none", tapes: []string{"cut"}, opts: []Option{WithFailOn()},
+			notes: []string{SignalDeprecated, SignalError, SignalIncomplete, SignalUnanswered, SignalViolation}},
+		{name: "assertions hold", tapes: []string{"gosdk-refserver"}, opts: []Option{WithFailOn(),
+			WithExpectTool("echo"), WithForbidTool("delete"), WithMaxDuration("1h"), WithMaxDuration("tools/call echo:1h"),
+			WithThreshold("tools/call:count>=5"), WithThreshold("tools/call sleep:p99<1h"), WithThreshold("errors<50%")},
+			notes: []string{SignalCancelled, SignalError, SignalToolError}},
+		{name: "assertions broken", tapes: []string{"gosdk-refserver"}, opts: []Option{WithFailOn(),
+			WithExpectTool("nope"), WithForbidTool("fail"), WithMaxDuration("1ms"), WithMaxDuration("tools/call sleep:1ms"),
+			WithMaxDuration("nosuch:1s"), WithThreshold("tools/call sleep:p99<1ms"), WithThreshold("errors<1")},
+			failed: []string{"expect-tool nope", "forbid-tool fail", "max-duration 1ms", "max-duration nosuch:1s",
+				"max-duration tools/call sleep:1ms", "threshold errors<1", "threshold tools/call sleep:p99<1ms"},
+			notes: []string{SignalCancelled, SignalError, SignalToolError}},
+		{name: "several tapes are one run", tapes: []string{"violations", "everything-stdio"}, opts: []Option{WithFailOn(), WithExpectTool("echo")},
+			notes: []string{SignalCancelled, SignalDeprecated, SignalError, SignalUnanswered, SignalViolation}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var paths []string
+			for _, n := range tt.tapes {
+				paths = append(paths, fixture(n))
+			}
+			res, err := Run(context.Background(), paths, tt.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Errors) != 0 {
+				t.Fatalf("errors %+v", res.Errors)
+			}
+			if got := fired(res, false); !slices.Equal(got, tt.failed) {
+				t.Errorf("failed %q, want %q", got, tt.failed)
+			}
+			if got := fired(res, true); !slices.Equal(got, tt.notes) {
+				t.Errorf("notes %q, want %q", got, tt.notes)
+			}
+			if res.Failed() != (len(tt.failed) > 0) {
+				t.Errorf("Failed() = %v", res.Failed())
+			}
+		})
+	}
+}
+
+// TestRunCasesPerSession: every signal gets a case in every session, and
+// the tape-wide ones one per tape.
+func TestRunCasesPerSession(t *testing.T) {
+	res, err := Run(context.Background(), []string{fixture("everything-http")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perSession := map[string]int{}
+	for _, c := range res.Cases {
+		perSession[c.Session]++
+	}
+	if res.Sessions != 2 || len(perSession) != 3 || perSession[""] != 1 {
+		t.Errorf("%d sessions, cases per session %v", res.Sessions, perSession)
+	}
+	for s, n := range perSession {
+		if s != "" && n != len(Signals)-2 { // all but incomplete and drift
+			t.Errorf("session %s: %d cases", s, n)
+		}
+	}
+}
+
+func TestRunUnreadableTape(t *testing.T) {
+	notTape := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(notTape, []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), []string{notTape, fixture("everything-stdio")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) != 1 || res.Errors[0].Tape != notTape || res.Sessions != 1 {
+		t.Errorf("errors %+v, sessions %d", res.Errors, res.Sessions)
+	}
+}
+
+func TestOptionErrors(t *testing.T) {
+	for _, opt := range []Option{WithFailOn("nope"), WithSlow(0), WithMaxDuration("x"), WithMaxDuration(":1s"),
+		WithMaxDuration("tools/list:-1s"), WithThreshold("tools/call:p99.9<1s"), WithThreshold("p99<1s")} {
+		if _, err := Run(context.Background(), []string{fixture("everything-stdio")}, opt); err == nil {
+			t.Error("no error")
+		}
+	}
+}
+
+// TestDrift: a baseline from one real tape, changed: a removed tool and a
+// new required argument break; an added tool is a note.
+func TestDrift(t *testing.T) {
+	ctx := context.Background()
+	base, err := analysis.ReadSurface(ctx, fixture("everything-http"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(ctx, []string{fixture("everything-stdio")}, WithBaseline(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fired(res, false) != nil {
+		t.Errorf("the same server over stdio drifted: %q", fired(res, false))
+	}
+	added := *base
+	added.Tools = base.Tools[1:]
+	res, _ = Run(ctx, []string{fixture("everything-stdio")}, WithBaseline(&added))
+	if fired(res, false) != nil || !strings.Contains(driftOf(t, res).Message, "none breaking") {
+		t.Errorf("an added tool: %+v", driftOf(t, res))
+	}
+	removed := *base
+	removed.Tools = append(slices.Clone(base.Tools), analysis.SurfaceItem{Name: "zz-gone", Definition: json.RawMessage(`{"name":"zz-gone"}`)})
+	res, _ = Run(ctx, []string{fixture("everything-stdio")}, WithBaseline(&removed))
+	if got := fired(res, false); !slices.Equal(got, []string{SignalDrift}) {
+		t.Errorf("a removed tool: failed %q", got)
+	}
+}
+
+func driftOf(t *testing.T, r *Result) Case {
+	for _, c := range r.Cases {
+		if c.Signal == SignalDrift {
+			return c
+		}
+	}
+	t.Fatal("no drift case")
+	return Case{}
+}
+
+// TestWriteJUnit: the XML parses, its counts add up, every case is a
+// testcase with a name and a classname, failures carry a message, and the
+// unreadable tape is an error.
+func TestWriteJUnit(t *testing.T) {
+	notTape := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(notTape, []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), []string{fixture("cut"), fixture("gosdk-refserver"), notTape}, WithExpectTool("nope"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		XMLName  xml.Name `xml:"testsuites"`
+		Tests    int      `xml:"tests,attr"`
+		Failures int      `xml:"failures,attr"`
+		Errors   int      `xml:"errors,attr"`
+		Suites   []struct {
+			Name     string `xml:"name,attr"`
+			Tests    int    `xml:"tests,attr"`
+			Failures int    `xml:"failures,attr"`
+			Errors   int    `xml:"errors,attr"`
+			Cases    []struct {
+				Name      string `xml:"name,attr"`
+				Classname string `xml:"classname,attr"`
+				Failure   *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"failure"`
+				Error *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"error"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("junit does not parse: %v\n%s", err, buf.String())
+	}
+	var tests, failures, errs int
+	for _, s := range doc.Suites {
+		n, f, e := 0, 0, 0
+		for _, c := range s.Cases {
+			n++
+			if c.Name == "" || c.Classname == "" {
+				t.Errorf("testcase without name or classname in %s", s.Name)
+			}
+			if c.Failure != nil {
+				f++
+				if c.Failure.Message == "" {
+					t.Errorf("failure without message: %s", c.Name)
+				}
+			}
+			if c.Error != nil {
+				e++
+			}
+		}
+		if n != s.Tests || f != s.Failures || e != s.Errors {
+			t.Errorf("suite %s: counts %d/%d/%d, attributes %d/%d/%d", s.Name, n, f, e, s.Tests, s.Failures, s.Errors)
+		}
+		tests, failures, errs = tests+n, failures+f, errs+e
+	}
+	if tests != doc.Tests || failures != doc.Failures || errs != doc.Errors {
+		t.Errorf("totals %d/%d/%d, attributes %d/%d/%d", tests, failures, errs, doc.Tests, doc.Failures, doc.Errors)
+	}
+	if failures != res.Failures || errs != 1 || tests != len(res.Cases)+1 || len(doc.Suites) != 4 {
+		t.Errorf("%d failures, %d errors, %d tests, %d suites; result has %d failures, %d cases", failures, errs, tests, len(doc.Suites), res.Failures, len(res.Cases))
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	res, err := Run(context.Background(), []string{fixture("gosdk-refserver")}, WithExpectTool("nope"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteText(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"FAIL  expect-tool nope", "note  error", "check FAILED: 1 tape, 1 session", "1 failed, 3 notes"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
+
+// TestRefusedIsAnError: a request refused with HTTP 403 fires the error
+// signal of its session; a 401 (the start of OAuth) does not.
+func TestRefusedIsAnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl.zst")
+	w, err := tape.Create(path, tape.Header{Version: "test", Transport: "http"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC).UnixNano()
+	for x, status := range map[uint64]string{1: "403", 2: "401"} {
+		sess := fmt.Sprintf("conn-%d", x)
+		for _, rec := range []*tape.Record{
+			{Type: tape.TypeMessage, Time: at, Session: sess, Dir: tape.ClientToServer, Exchange: x,
+				Frame: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)},
+			{Type: tape.TypeEvent, Time: at + 1, Session: sess, Exchange: x, Event: tape.EventHTTP,
+				Data: []byte(`{"phase":"end","method":"POST","path":"/mcp","status":` + status + `,"closed_by":"server"}`)},
+		} {
+			if err := w.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), []string{path}, WithFailOn(SignalError, SignalUnanswered))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	for _, c := range res.Cases {
+		if c.Failed() {
+			failed = append(failed, c.Name+" "+c.Session)
+		}
+	}
+	if !slices.Equal(failed, []string{"error conn-1"}) {
+		t.Errorf("failed %q, want the 403's session only", failed)
+	}
+}

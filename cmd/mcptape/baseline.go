@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcptape/mcptape/analysis"
+)
+
+func baselineCmd() *command {
+	return &command{
+		name:    "baseline",
+		summary: "Write the tools, prompts and resources a server offered in a tape, for drift checks",
+		usage:   "baseline TAPE -o FILE",
+		examples: `  mcptape baseline run.jsonl.zst -o surface.json
+  mcptape check today.jsonl.zst --baseline surface.json   # exit 1 on a breaking change
+  mcptape diff --surface surface.json today.jsonl.zst
+
+  The baseline holds each definition as the server sent it in its list results
+  (tools/list, prompts/list, resources/list, resources/templates/list), and
+  which lists the tape had: a list never asked for is not compared.
+  Exit code: 0, or 2 when the tape cannot be read.
+`,
+		setup: func(fs *pflag.FlagSet) runFunc {
+			out := fs.StringP("output", "o", "", "write the baseline to `FILE` (required; - for stdout)")
+			return func(ctx context.Context, st *stdio, args []string) error {
+				if len(args) != 1 {
+					return usageError("want one tape, got %d arguments (usage: mcptape baseline TAPE -o FILE)", len(args))
+				}
+				if *out == "" {
+					return usageError("-o FILE is required (use -o - for stdout)")
+				}
+				s, err := analysis.ReadSurface(ctx, args[0])
+				if err != nil {
+					if ctx.Err() != nil {
+						return withCode(130, ctx.Err())
+					}
+					return withCode(2, err)
+				}
+				if err := writeOutput(st, *out, func(w io.Writer) error { return analysis.WriteSurface(w, s) }); err != nil {
+					return withCode(2, err)
+				}
+				if *out != "-" {
+					fmt.Fprintf(st.err, "mcptape baseline: wrote %s: %d tools, %d prompts, %d resources, %d templates\n",
+						*out, len(s.Tools), len(s.Prompts), len(s.Resources), len(s.Templates))
+				}
+				return nil
+			}
+		},
+	}
+}

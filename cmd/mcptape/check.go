@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/check"
+)
+
+func checkCmd() *command {
+	return &command{
+		name:    "check",
+		summary: "CI gate: fail when tapes show selected problems or break assertions",
+		usage:   "check TAPE... [--fail-on SIGNALS] [--expect-tool NAME] [--threshold SPEC] [--format text|json|junit]",
+		examples: `  mcptape check run.jsonl.zst                       # violations, unanswered, cut tape: exit 1
+  mcptape check *.jsonl.zst --fail-on error,tool-error,violation,unanswered
+  mcptape check run.jsonl.zst --expect-tool search --forbid-tool delete_all \
+      --max-duration 'tools/call search:2s' --threshold 'tools/call:p99<500ms' --threshold 'errors<1%'
+  mcptape check run.jsonl.zst --baseline surface.json    # drift: a removed tool, a new required argument
+  mcptape check run.jsonl.zst --format junit -o check.xml  # for GitHub Actions and GitLab
+
+  Signals: error (JSON-RPC error responses, HTTP refusals other than 401),
+  tool-error (isError results), violation (protocol rules), unanswered,
+  cancelled, slow (a client request slower than --slow), deprecated (protocol
+  2024-11-05, batches), incomplete (a cut tape, messages recorded cut), drift
+  (a breaking change from --baseline). Default --fail-on:
+  violation,unanswered,incomplete,drift; the others are listed as notes.
+  Several tapes are one run: --expect-tool holds when any session called the
+  tool; the other checks are per tape or per session. --threshold uses the
+  syntax of mcptape load (series: a client method, or "tools/call NAME"; no
+  p99.9). --max-duration DUR bounds each session; SERIES:DUR each request of
+  the series.
+  Exit code: 0 passed, 1 a selected signal fired or an assertion failed, 2 a
+  usage error or a tape that cannot be read.
+`,
+		setup: func(fs *pflag.FlagSet) runFunc {
+			failOn := fs.String("fail-on", strings.Join(check.DefaultFailOn, ","), "`SIGNALS` that fail the check, comma-separated ("+strings.Join(check.Signals, ", ")+"; all; none)")
+			expect := fs.StringArray("expect-tool", nil, "fail unless some session called the tool `NAME` (repeatable)")
+			forbid := fs.StringArray("forbid-tool", nil, "fail when a session called the tool `NAME` (repeatable)")
+			maxDur := fs.StringArray("max-duration", nil, "`[SERIES:]DUR`: every session lasts at most DUR, or every request of SERIES (repeatable)")
+			thresholds := fs.StringArray("threshold", nil, "`SPEC` as in mcptape load, per tape: 'tools/call search:p99<2s', 'errors<1%' (repeatable)")
+			slow := fs.Duration("slow", check.DefaultSlow, "a client request slower than `DUR` fires the slow signal")
+			baseline := fs.String("baseline", "", "compare each tape's tools, prompts and resources with the surface in `FILE` (mcptape baseline, or a tape)")
+			format := fs.String("format", "text", "output `FORMAT`: text, json or junit")
+			out := fs.StringP("output", "o", "-", "write the result to `FILE` (- for stdout)")
+			return func(ctx context.Context, st *stdio, args []string) error {
+				if len(args) == 0 {
+					return usageError("no tape given (usage: mcptape %s)", "check TAPE...")
+				}
+				write, ok := map[string]func(io.Writer, *check.Result) error{
+					"text": check.WriteText, "json": check.WriteJSON, "junit": check.WriteJUnit}[*format]
+				if !ok {
+					return usageError("--format %q: want text, json or junit", *format)
+				}
+				opts := []check.Option{check.WithFailOn(signalList(*failOn)...), check.WithSlow(*slow)}
+				for _, n := range *expect {
+					opts = append(opts, check.WithExpectTool(n))
+				}
+				for _, n := range *forbid {
+					opts = append(opts, check.WithForbidTool(n))
+				}
+				for _, m := range *maxDur {
+					opts = append(opts, check.WithMaxDuration(m))
+				}
+				for _, t := range *thresholds {
+					opts = append(opts, check.WithThreshold(t))
+				}
+				if *baseline != "" {
+					b, err := analysis.LoadSurface(ctx, *baseline)
+					if err != nil {
+						return withCode(2, fmt.Errorf("--baseline: %w", err))
+					}
+					opts = append(opts, check.WithBaseline(b))
+				}
+				return runCheck(ctx, st, args, *out, write, opts)
+			}
+		},
+	}
+}
+
+// signalList splits a --fail-on value; "all" and "none" name every signal
+// and none.
+func signalList(s string) []string {
+	switch strings.TrimSpace(s) {
+	case "all":
+		return check.Signals
+	case "none", "":
+		return nil
+	}
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func runCheck(ctx context.Context, st *stdio, paths []string, out string, write func(io.Writer, *check.Result) error, opts []check.Option) error {
+	start := time.Now()
+	res, err := check.Run(ctx, paths, opts...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return withCode(130, ctx.Err())
+		}
+		return usageError("%v", err)
+	}
+	if err := writeOutput(st, out, func(w io.Writer) error { return write(w, res) }); err != nil {
+		return withCode(2, err)
+	}
+	for _, e := range res.Errors {
+		fmt.Fprintf(st.err, "mcptape check: %s: %s\n", e.Tape, e.Error)
+	}
+	if out != "-" {
+		fmt.Fprintf(st.err, "mcptape check: wrote %s: %d checks, %d failed (%v)\n", out, len(res.Cases), res.Failures, time.Since(start).Round(time.Millisecond))
+	}
+	switch {
+	case len(res.Errors) > 0:
+		return withCode(2, nil)
+	case res.Failed():
+		return withCode(1, nil)
+	}
+	return nil
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheckCommand: exit codes, formats and output files of mcptape check
+// on tapes recorded from real peers (testdata/analysis).
+func TestCheckCommand(t *testing.T) {
+	dir := t.TempDir()
+	notTape := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notTape, []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	junit := filepath.Join(dir, "check.xml")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // in stdout
+		stderr string // in stderr
+	}{
+		{"clean", []string{fixture("everything-stdio")}, 0, "check ok: 1 tape, 1 session", ""},
+		{"notes only", []string{fixture("gosdk-refserver")}, 0, "note  tool-error", ""},
+		{"fail on", []string{fixture("gosdk-refserver"), "--fail-on", "error,tool-error"}, 1, "FAIL  tool-error", ""},
+		{"cut tape", []string{fixture("cut")}, 1, "FAIL  incomplete", ""},
+		{"contract", []string{fixture("gosdk-refserver"), "--fail-on", "none", "--expect-tool", "echo", "--forbid-tool", "fail",
+			"--threshold", "tools/call:p99<1h"}, 1, "FAIL  forbid-tool fail", ""},
+		{"json", []string{fixture("gosdk-refserver"), "--format", "json", "--expect-tool", "nope"}, 1, `"failures": 1`, ""},
+		{"junit file", []string{fixture("gosdk-refserver"), "--format", "junit", "-o", junit}, 0, "", "wrote " + junit},
+		{"several tapes", []string{fixture("everything-stdio"), fixture("gosdk-http"), "--expect-tool", "echo"}, 0, "2 tapes, 2 sessions", ""},
+		{"unreadable tape", []string{notTape, fixture("everything-stdio")}, 2, "ERROR " + notTape, "notes.txt"},
+		{"no tape", []string{}, 2, "", "no tape given"},
+		{"bad signal", []string{fixture("cut"), "--fail-on", "oops"}, 2, "", `unknown signal "oops"`},
+		{"bad threshold", []string{fixture("cut"), "--threshold", "p99<1s"}, 2, "", "SERIES:STAT"},
+		{"bad format", []string{fixture("cut"), "--format", "xml"}, 2, "", "--format"},
+		{"bad baseline", []string{fixture("cut"), "--baseline", notTape}, 2, "", "--baseline"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runMcptape(t, "", append([]string{"check"}, tt.args...)...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, tt.stdout) || !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("stdout %q, stderr %q; want %q and %q", stdout, stderr, tt.stdout, tt.stderr)
+			}
+		})
+	}
+	fi, err := os.Stat(junit)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("junit file: %v %v", fi, err)
+	}
+}
+
+// TestBaselineAndSurfaceDiff: a baseline from a real tape, then diff
+// --surface and check --baseline against the same server, and against a
+// baseline that has one tool more (the tape "removed" it: breaking).
+func TestBaselineAndSurfaceDiff(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "surface.json")
+	if code, _, stderr := runMcptape(t, "", "baseline", fixture("everything-http"), "-o", base); code != 0 || !strings.Contains(stderr, "13 tools") {
+		t.Fatalf("baseline: exit %d, %s", code, stderr)
+	}
+	data, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s map[string]any
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	s["tools"] = append(s["tools"].([]any), map[string]any{"name": "zz-gone", "definition": map[string]any{"name": "zz-gone"}})
+	more, _ := json.Marshal(s)
+	gone := filepath.Join(dir, "more.json")
+	if err := os.WriteFile(gone, more, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+	}{
+		{"same server", []string{"diff", "--surface", base, fixture("everything-stdio")}, 0, "surfaces are equal"},
+		{"tape against tape", []string{"diff", "--surface", fixture("everything-stdio"), fixture("everything-http")}, 0, "surfaces are equal"},
+		{"removed tool", []string{"diff", "--surface", gone, fixture("everything-stdio")}, 1, "BREAKING tool zz-gone removed"},
+		{"added tool", []string{"diff", "--surface", fixture("everything-stdio"), gone}, 0, "tool zz-gone added"},
+		{"json", []string{"diff", "--surface", "--format", "json", gone, fixture("everything-stdio")}, 1, `"breaking": true`},
+		{"check baseline", []string{"check", "--baseline", base, fixture("everything-stdio")}, 0, "check ok"},
+		{"check drift", []string{"check", "--baseline", gone, fixture("everything-stdio")}, 1, "FAIL  drift"},
+		{"baseline needs -o", []string{"baseline", fixture("everything-stdio")}, 2, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runMcptape(t, "", tt.args...)
+			if code != tt.code || !strings.Contains(stdout, tt.stdout) {
+				t.Errorf("exit %d (want %d), stdout %q (want %q), stderr %q", code, tt.code, stdout, tt.stdout, stderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"io"
+	"os"
+
+	"github.com/mcptape/mcptape/internal/privfile"
+)
+
+// writeOutput runs write on out: a file created 0600, or stdout for "-"
+// or "". A failed write leaves no file behind.
+func writeOutput(st *stdio, out string, write func(io.Writer) error) error {
+	if out == "" || out == "-" {
+		return write(st.out)
+	}
+	file, err := privfile.Create(out)
+	if err != nil {
+		return withCode(2, err)
+	}
+	err = write(file)
+	if cerr := file.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(out)
+	}
+	return err
+}

@@ -1,0 +1,5 @@
+package proc
+
+// ignoreTerm has nothing to ignore: Windows delivers no SIGTERM (Stop
+// terminates the job instead).
+func ignoreTerm() {}
