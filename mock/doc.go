@@ -59,8 +59,15 @@
 //     header must name a loopback host (403 otherwise).
 //   - A batch is handled member by member. Over stdio its responses go out
 //     as one array once every member is answered, in the order of the
-//     batch (what comes before them, such as progress, goes out at once);
-//     over HTTP each response is an event of the POST's stream.
+//     batch (what comes before them, such as progress, goes out at once).
+//     Over Streamable HTTP the answer has the shape the recorded server
+//     answered batches in ([RecordedBatchShape], [WithBatchShape]): one
+//     application/json array, in the order of the batch (the default, also
+//     for tapes with no HTTP batch; should progress or a server request
+//     have to go out first, the POST becomes an event stream and each
+//     response follows as its own event), one event per message, or the
+//     other messages as events and then the responses as one array in one
+//     event.
 //   - Faults draw from one generator seeded with [Faults].Seed, under the
 //     mock's lock, in arrival order.
 package mock
