@@ -72,7 +72,7 @@ func mockCmd() *command {
 			fs.BoolVar(&f.stateless, "stateless", false, "with --http: no sessions, every POST stands alone (protocol 2026-07-28)")
 			fs.StringVar(&f.sse, "sse", "", "serve legacy HTTP+SSE at http://`ADDR`/sse instead of stdio")
 			fs.Float64Var(&f.faults.ErrorRate, "error-rate", 0, "share of requests (0..1) answered with an internal error instead")
-			fs.Float64Var(&f.faults.DropRate, "drop-rate", 0, "share of requests (0..1) never answered")
+			fs.Float64Var(&f.faults.DropRate, "drop-rate", 0, "share of requests (0..1) never answered (--http: the stream ends empty when the answer was due)")
 			fs.DurationVar(&f.faults.Delay, "delay", 0, "added before every answer")
 			fs.DurationVar(&f.faults.Jitter, "delay-jitter", 0, "a random extra delay up to `DUR` before every answer")
 			fs.IntVar(&f.faults.DisconnectAfter, "disconnect-after", 0, "end the connection (stdio: the process; HTTP: the server) after `N` answers")
