@@ -121,6 +121,10 @@ func run(ctx context.Context, st *stdio, args []string) int {
 	switch name {
 	case "-h", "--help", "help":
 		if len(args) > 1 && name == "help" {
+			if text, ok := helpTopics[args[1]]; ok {
+				fmt.Fprint(st.out, text)
+				return 0
+			}
 			c := findCommand(args[1])
 			if c == nil {
 				fmt.Fprintf(st.err, "mcptape: unknown command %q (see 'mcptape --help')\n", args[1])
@@ -180,7 +184,8 @@ Examples:
   mcptape load --url http://127.0.0.1:8080/mcp --sessions 50 --duration 30s --call 'tools/call echo {"message":"hi"}'
   mcptape serve --http 127.0.0.1:8080                          # the built-in reference server
 
-Run 'mcptape help COMMAND' for the flags and examples of a command.
+Run 'mcptape help COMMAND' for the flags and examples of a command,
+'mcptape help scenario' for the --scenario file of load.
 `)
 }
 
