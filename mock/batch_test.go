@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcptape/mcptape/capture"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -118,21 +117,9 @@ func TestMockBatchShape(t *testing.T) {
 			upstream := httptest.NewServer(batchServer(shape))
 			defer upstream.Close()
 			path := filepath.Join(t.TempDir(), "batch.jsonl.zst")
-			w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "http", Target: upstream.URL})
-			if err != nil {
-				t.Fatal(err)
-			}
-			proxy, err := capture.NewHTTPProxy(upstream.URL, w, capture.WithShutdownGrace(100*time.Millisecond))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ps := httptest.NewServer(proxy)
-			want := postBatch(t, ps.URL+Path)
-			ps.Close()
-			proxy.Close()
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
+			url, stop := recordHTTP(t, upstream.URL, path)
+			want := postBatch(t, url+Path)
+			stop()
 
 			r, err := tape.Open(path)
 			if err != nil {
