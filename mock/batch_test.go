@@ -58,19 +58,9 @@ func batchServer(shape BatchShape) http.Handler {
 // body, or each event's data) as sent.
 func postBatch(t *testing.T, url string) []string {
 	t.Helper()
-	post := func(body, session string) *http.Response {
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			req.Header.Set(sessionHeader, session)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	post := func(body, session string) *http.Response { return postMCP(t, ctx, url, body, session) }
 	resp := post(batchInit, "")
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
@@ -96,6 +86,26 @@ func postBatch(t *testing.T, url string) []string {
 		}
 	}
 	return got
+}
+
+// postMCP posts body to url as a Streamable HTTP client does, in the
+// session given ("": none).
+func postMCP(t *testing.T, ctx context.Context, url, body, session string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set(sessionHeader, session)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
 
 func compact(t *testing.T, data []byte) string {
@@ -174,18 +184,7 @@ func TestMockBatchStreams(t *testing.T) {
 	defer ms.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req := func(body, session string) *http.Response {
-		r, _ := http.NewRequestWithContext(ctx, http.MethodPost, ms.URL+Path, strings.NewReader(body))
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			r.Header.Set(sessionHeader, session)
-		}
-		resp, err := http.DefaultClient.Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
-	}
+	req := func(body, session string) *http.Response { return postMCP(t, ctx, ms.URL+Path, body, session) }
 	resp := req(batchInit, "")
 	resp.Body.Close()
 	resp = req(`[{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"live"}}},{"jsonrpc":"2.0","id":"b","method":"nope"}]`, resp.Header.Get(sessionHeader))
