@@ -50,11 +50,18 @@ func (k *clock) rebase(at int64) {
 // play sends what the server said for the recorded request e, then its
 // answer under the live id, then (in the background) what came after it.
 func (c *Conn) play(ctx context.Context, e *entry, liveID, token []byte, f fault, reply Stream) {
+	k := newClock(c.m.o.speed, e.at)
 	if f.drop {
+		if c.streams {
+			// Over Streamable HTTP, like a server that lost the request
+			// while handling it: its POST stream ends, with nothing on
+			// it, when the answer would have been sent.
+			k.wait(ctx, e.answerAt(), f.delay)
+			return
+		}
 		c.waitClient(ctx) // never answered: the client gives up or cancels
 		return
 	}
-	k := newClock(c.m.o.speed, e.at)
 	if !f.fail {
 		for i := range e.script {
 			if e.cancelAt != 0 && e.script[i].at >= e.cancelAt {
@@ -78,11 +85,7 @@ func (c *Conn) play(ctx context.Context, e *entry, liveID, token []byte, f fault
 		return
 	}
 	var answer []byte
-	at := e.at
-	if e.resp != nil {
-		at = e.resp.at
-	}
-	if !k.wait(ctx, at, f.delay) {
+	if !k.wait(ctx, e.answerAt(), f.delay) {
 		return
 	}
 	if f.fail {
@@ -109,6 +112,15 @@ func (c *Conn) play(ctx context.Context, e *entry, liveID, token []byte, f fault
 			}
 		}
 	}()
+}
+
+// answerAt is the recorded time of e's answer, or of e itself when the
+// server never answered.
+func (e *entry) answerAt() int64 {
+	if e.resp != nil {
+		return e.resp.at
+	}
+	return e.at
 }
 
 // playItem sends one recorded server message at its time: on reply, or

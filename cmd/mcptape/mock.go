@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcptape/mcptape/mock"
 	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/tape"
 )
 
 // mockFlags are the flags of "mcptape mock".
@@ -50,6 +51,10 @@ func mockCmd() *command {
   recorded several times answers in recorded order, then repeats the last
   answer (--cycle: starts again). An unmatched request gets a JSON-RPC
   error naming the closest recorded request and why it differs.
+  Over --http a client batch is answered in the shape the recorded server
+  answered batches in: one application/json array (the default; an event
+  stream when progress or a server request must go out first), one event
+  per response, or one event holding the array.
   At exit a report on stderr: requests matched and unmatched, recorded
   requests never asked for.
   Exit code: 0 served until the client left, 1 --strict met an unmatched
@@ -67,7 +72,7 @@ func mockCmd() *command {
 			fs.BoolVar(&f.stateless, "stateless", false, "with --http: no sessions, every POST stands alone (protocol 2026-07-28)")
 			fs.StringVar(&f.sse, "sse", "", "serve legacy HTTP+SSE at http://`ADDR`/sse instead of stdio")
 			fs.Float64Var(&f.faults.ErrorRate, "error-rate", 0, "share of requests (0..1) answered with an internal error instead")
-			fs.Float64Var(&f.faults.DropRate, "drop-rate", 0, "share of requests (0..1) never answered")
+			fs.Float64Var(&f.faults.DropRate, "drop-rate", 0, "share of requests (0..1) never answered (--http: the stream ends empty when the answer was due)")
 			fs.DurationVar(&f.faults.Delay, "delay", 0, "added before every answer")
 			fs.DurationVar(&f.faults.Jitter, "delay-jitter", 0, "a random extra delay up to `DUR` before every answer")
 			fs.IntVar(&f.faults.DisconnectAfter, "disconnect-after", 0, "end the connection (stdio: the process; HTTP: the server) after `N` answers")
@@ -146,6 +151,13 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 		defer closeTape()
 		opts = append(opts, mock.WithTape(w))
 	}
+	if f.http != "" {
+		shape, err := recordedBatchShape(path)
+		if err != nil {
+			return withCode(2, err)
+		}
+		opts = append(opts, mock.WithBatchShape(shape))
+	}
 	m, err := mock.New(sessions, opts...)
 	if err != nil {
 		return withCode(2, errors.New(strings.TrimPrefix(err.Error(), "mock: ")))
@@ -193,4 +205,16 @@ func serveMock(ctx context.Context, st *stdio, f *mockFlags, m *mock.Mock) error
 	}
 	fmt.Fprintf(st.err, "listening on http://%s/mcp\n", ln.Addr())
 	return m.ServeHTTP(ctx, ln, mock.HTTPConfig{Stateless: f.stateless})
+}
+
+// recordedBatchShape returns how the recorded HTTP server answered client
+// batches (mock.BatchJSON when the tape shows none).
+func recordedBatchShape(path string) (mock.BatchShape, error) {
+	r, err := tape.Open(path)
+	if err != nil {
+		return mock.BatchJSON, err
+	}
+	defer r.Close()
+	shape, _, err := mock.RecordedBatchShape(r)
+	return shape, err
 }
