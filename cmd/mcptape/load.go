@@ -166,6 +166,9 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 			}
 		}
 	}
+	if transport.IsWebSocketURL(f.sse) {
+		return target, nil, nil, nil, usageError("--sse %q: the legacy SSE transport is HTTP; give a ws:// URL with --url", f.sse)
+	}
 	if f.tape == "" && (len(f.calls) == 0) == (f.scenario == "") {
 		return target, nil, nil, nil, usageError("give at least one --call, or a --scenario (not both)")
 	}

@@ -112,6 +112,8 @@ func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
 		return nil, usageError("-o -: stdout carries the report; give a file name")
 	case (len(f.headers) > 0 || f.sse || f.insecure) && f.url == "":
 		return nil, usageError("--header, --sse and --insecure need --url")
+	case f.sse && transport.IsWebSocketURL(f.url):
+		return nil, usageError("--sse needs an http:// or https:// --url, not %q", capture.RedactURL(f.url))
 	}
 	if f.url != "" {
 		if err := checkServerURL("--url", f.url); err != nil {
@@ -241,6 +243,9 @@ func (f *replayFlags) dialer(st *stdio, command []string) (replay.DialFunc, stri
 	var copts []transport.ClientOption
 	if f.insecure {
 		copts = append(copts, transport.WithInsecureTLS())
+	}
+	if transport.IsWebSocketURL(f.url) {
+		return wsDialer(f.url, hopts, copts)
 	}
 	client, err := transport.NewHTTPClient(f.concurrency*4, copts...)
 	if err != nil {

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mcptape/mcptape/internal/refserver"
+	"github.com/mcptape/mcptape/loadgen"
+)
+
+// refWSURL serves the reference server over WebSocket for the test and
+// returns its ws:// URL.
+func refWSURL(t *testing.T) string {
+	t.Helper()
+	s, err := refserver.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(refserver.WSHandler(s, nil))
+	t.Cleanup(ts.Close)
+	return "ws" + strings.TrimPrefix(ts.URL, "http") + refserver.Path
+}
+
+// serveWS starts `mcptape serve --ws 127.0.0.1:0` and returns its URL.
+func serveWS(t *testing.T, args ...string) string {
+	t.Helper()
+	p := startServe(t, append([]string{"--ws", "127.0.0.1:0"}, args...)...)
+	l := p.line(t)
+	url, ok := strings.CutPrefix(l, "listening on ")
+	if !ok || !strings.HasPrefix(url, "ws://127.0.0.1:") || !strings.HasSuffix(url, refserver.Path) {
+		t.Fatalf("first stderr line %q is not 'listening on ws://ADDR/mcp'", l)
+	}
+	return url
+}
+
+func TestLoadWebSocket(t *testing.T) {
+	url := refWSURL(t)
+	echo := `tools/call echo {"message":"hi"}`
+	tests := []struct {
+		name  string
+		args  []string
+		check func(*loadgen.Report) bool
+	}{
+		{"closed", []string{"--call", echo, "--sessions", "3", "--requests", "60"},
+			func(r *loadgen.Report) bool { return r.Answered == 60 }},
+		{"open", []string{"--call", echo, "--sessions", "2", "--rate", "200/s", "--requests", "40"},
+			func(r *loadgen.Report) bool { return r.Answered == 40 }},
+		{"batch", []string{"--call", echo, "--sessions", "2", "--requests", "40", "--batch", "4", "--protocol", "2025-03-26"},
+			func(r *loadgen.Report) bool { return r.Answered == 40 && r.Batch != nil && r.Batch.InSpec }},
+		{"progress", []string{"--call", `tools/call sleep {"ms":20,"steps":2}`, "--requests", "4", "--progress"},
+			func(r *loadgen.Report) bool {
+				return r.Answered == 4 && r.Progress != nil && r.Progress.Notifications == 8
+			}},
+		{"cancel", []string{"--call", `tools/call sleep {"ms":5000}`, "--requests", "2", "--cancel-after", "50ms"},
+			func(r *loadgen.Report) bool { return r.Cancel != nil && r.Cancel.Sent == 2 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"load", "--url", url, "-q", "--json", "-"}, tt.args...)
+			code, stdout, stderr := runCLI(t, nil, args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			var rep loadgen.Report
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatalf("report: %v\n%s", err, stdout)
+			}
+			if !tt.check(&rep) || rep.Setups == 0 || rep.Failure != "" {
+				t.Errorf("report:\n%s\n%s", stdout, stderr)
+			}
+		})
+	}
+}
+
+// TestReplayStdioTapeOverWebSocket replays a tape recorded over stdio
+// against the WebSocket server, and loads it there too.
+func TestReplayStdioTapeOverWebSocket(t *testing.T) {
+	multi := recordServeTape(t, 3)
+	url := serveWS(t)
+	code, stdout, stderr := runMcptape(t, "", "replay", multi, "--all", "--speed", "max", "--format", "json", "--url", url)
+	if code != 0 {
+		t.Fatalf("replay: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var rep struct {
+		Sessions []struct{ Matched, Differed, Missing, Extra int }
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || len(rep.Sessions) != 3 {
+		t.Fatalf("report %v: %s", err, stdout)
+	}
+	for i, s := range rep.Sessions {
+		if s.Matched != 3 || s.Differed+s.Missing+s.Extra != 0 {
+			t.Errorf("session %d: %+v", i, s)
+		}
+	}
+	code, stdout, stderr = runMcptape(t, "", "load", "--tape", multi, "--url", url, "-q", "--json", "-")
+	if code != 0 {
+		t.Fatalf("load --tape: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var lrep loadgen.Report
+	if err := json.Unmarshal([]byte(stdout), &lrep); err != nil || lrep.Answered == 0 || lrep.ErrorTotal != 0 {
+		t.Errorf("load --tape report %v: %s", err, stdout)
+	}
+}

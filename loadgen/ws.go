@@ -1,0 +1,15 @@
+package loadgen
+
+import "github.com/mcptape/mcptape/transport"
+
+// wsTransportOptions completes out (the options of every transport) for a
+// ws:// or wss:// target: the extra headers go on the upgrade request. The
+// shared HTTP client is not used (its lean HTTP/1.1 path does not hand
+// over upgraded connections; each WebSocket is its own TCP connection
+// anyway), nor the protocol version header, which WebSocket does not have.
+func (o *options) wsTransportOptions(out []transport.Option) []transport.Option {
+	if len(o.header) > 0 {
+		out = append(out, transport.WithHeader(o.header))
+	}
+	return out
+}
