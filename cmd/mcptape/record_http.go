@@ -39,7 +39,7 @@ var httpFlagNames = [...]string{"listen", "upstream", "preserve-host", "insecure
 // declareHTTPFlags declares the HTTP-mode flags of "mcptape record" on fs.
 func declareHTTPFlags(fs *pflag.FlagSet) *httpFlags {
 	var h httpFlags
-	fs.StringVar(&h.upstream, "upstream", "", "HTTP mode: record a Streamable HTTP or HTTP+SSE server at this `URL` (http:// or https://) instead of running a stdio server")
+	fs.StringVar(&h.upstream, "upstream", "", "HTTP mode: record a Streamable HTTP or HTTP+SSE server at this `URL` (http:// or https://), or an MCP WebSocket server (ws:// or wss://), instead of running a stdio server")
 	fs.StringVar(&h.listen, "listen", capture.DefaultListen, "HTTP mode: where clients connect (`HOST:PORT`, or a bare PORT on 127.0.0.1; port 0 picks a free one)")
 	fs.BoolVar(&h.preserveHost, "preserve-host", false, "HTTP mode: forward a Host header that names the proxy as it is (default: replace it with the upstream's)")
 	insecureFlag(fs, &h.insecure, "HTTP mode: ")

@@ -1,8 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -101,5 +107,59 @@ func TestReplayStdioTapeOverWebSocket(t *testing.T) {
 	var lrep loadgen.Report
 	if err := json.Unmarshal([]byte(stdout), &lrep); err != nil || lrep.Answered == 0 || lrep.ErrorTotal != 0 {
 		t.Errorf("load --tape report %v: %s", err, stdout)
+	}
+}
+
+// TestRecordWebSocket records a replay that goes through `mcptape record
+// --upstream ws://...`, then reads the tape back with inspect and replays
+// the WebSocket tape over stdio.
+func TestRecordWebSocket(t *testing.T) {
+	bin := serveBinary(t)
+	upstream := serveWS(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "ws.jsonl.zst")
+	rec := exec.Command(bin, "record", "--upstream", upstream, "--listen", "127.0.0.1:0", "-o", out)
+	recErr, err := rec.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rec.Process.Kill(); _ = rec.Wait() })
+	sc := bufio.NewScanner(recErr)
+	if !sc.Scan() {
+		t.Fatal("record printed nothing")
+	}
+	m := regexp.MustCompile(`proxying (ws://127\.0\.0\.1:\d+/mcp) to `).FindStringSubmatch(sc.Text())
+	if m == nil {
+		t.Fatalf("first line %q", sc.Text())
+	}
+	go func() { _, _ = io.Copy(io.Discard, recErr) }()
+
+	multi := recordServeTape(t, 2)
+	if code, stdout, stderr := runMcptape(t, "", "replay", multi, "--all", "--speed", "max", "--url", m[1]); code != 0 {
+		t.Fatalf("replay through the recorder: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if err := rec.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Wait(); err != nil {
+		t.Fatalf("record: %v", err)
+	}
+	fi, err := os.Stat(out)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("tape: %v %v", fi, err)
+	}
+	code, stdout, stderr := runMcptape(t, "", "inspect", out)
+	for _, want := range []string{" · ws · ", "2 sessions", "ws-1", "ws-2", "closed by client", "PROBLEMS  (worst first)\n  none"} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("inspect: exit %d, output lacks %q\n%s\n%s", code, want, stdout, stderr)
+		}
+	}
+	// The WebSocket tape replays over stdio, matching.
+	code, stdout, stderr = runMcptape(t, "", "replay", out, "--all", "--speed", "max", "--", bin, "serve")
+	if code != 0 {
+		t.Fatalf("replay of the ws tape over stdio: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
