@@ -115,7 +115,7 @@ func (p *WSProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.client, s.up = client, up
 	client.SetReadLimit(int64(p.max))
 	up.SetReadLimit(int64(p.max))
-	s.rc.eventAt(start.UnixNano(), tape.EventOpen, "", &HTTPSessionEvent{Kind: "websocket", How: "upgrade", Conn: conn})
+	s.event(start, tape.EventOpen, "", &HTTPSessionEvent{Kind: "websocket", How: "upgrade", Conn: conn})
 	p.httpEvent(start, s.id, s.x, &HTTPEvent{Phase: "response", Method: r.Method, Path: s.path, Host: r.Host, Conn: conn,
 		Status: http.StatusSwitchingProtocols, RequestHeaders: p.o.redact.headers(r.Header), ResponseHeaders: p.o.redact.headers(resp.Header),
 		WaitNs: int64(p.o.now().Sub(start))})
@@ -156,9 +156,9 @@ func (s *wsSession) run() {
 	p.mu.Unlock()
 	now := p.o.now()
 	by, reason := s.outcome()
+	s.event(now, tape.EventClose, "", &HTTPSessionEvent{By: by, Reason: reason})
 	p.httpEvent(now, s.id, s.x, &HTTPEvent{Phase: "end", Method: http.MethodGet, Path: s.path, Conn: s.conn,
 		Status: http.StatusSwitchingProtocols, DurationNs: int64(now.Sub(s.start)), ClosedBy: by})
-	s.rc.eventAt(now.UnixNano(), tape.EventClose, "", &HTTPSessionEvent{By: by, Reason: reason})
 	s.rc.close()
 }
 
@@ -177,7 +177,7 @@ func (s *wsSession) pump(from, to *websocket.Conn, dir tape.Direction) {
 		if typ == websocket.MessageText {
 			s.message(dir, now, data)
 		} else {
-			s.rc.eventAt(now.UnixNano(), tape.EventWS, dir, &WSEvent{Kind: "binary", Bytes: len(data), B64: base64.StdEncoding.EncodeToString(data)})
+			s.event(now, tape.EventWS, dir, &WSEvent{Kind: "binary", Bytes: len(data), B64: base64.StdEncoding.EncodeToString(data)})
 		}
 		if werr != nil {
 			// The other side is gone: its own pump records how.
@@ -196,7 +196,7 @@ func (s *wsSession) message(dir tape.Direction, now time.Time, data []byte) {
 	}
 	if info.Kind == jsonrpc.KindInvalid {
 		s.p.st.invalid.Add(1)
-		s.rc.eventAt(now.UnixNano(), tape.EventError, dir, errorData{Error: "invalid JSON-RPC frame (forwarded as is)", Violations: info.Violations.Names()})
+		s.event(now, tape.EventError, dir, errorData{Error: "invalid JSON-RPC frame (forwarded as is)", Violations: info.Violations.Names()})
 	}
 }
 
@@ -210,7 +210,7 @@ func (s *wsSession) ended(dir tape.Direction, now time.Time, err error) {
 	var ce websocket.CloseError
 	switch {
 	case errors.As(err, &ce):
-		s.rc.eventAt(now.UnixNano(), tape.EventWS, dir, &WSEvent{Kind: "close", Code: int(ce.Code), Reason: ce.Reason})
+		s.event(now, tape.EventWS, dir, &WSEvent{Kind: "close", Code: int(ce.Code), Reason: ce.Reason})
 		code := ce.Code
 		if code == websocket.StatusNoStatusRcvd || code == websocket.StatusAbnormalClosure || code == websocket.StatusTLSHandshake {
 			code = websocket.StatusNormalClosure // codes a close frame must not carry
@@ -219,10 +219,10 @@ func (s *wsSession) ended(dir tape.Direction, now time.Time, err error) {
 	case s.ending():
 		// The proxy closed this side after the other ended: recorded already.
 	case websocket.CloseStatus(err) == websocket.StatusMessageTooBig || isReadLimit(err):
-		s.rc.eventAt(now.UnixNano(), tape.EventWS, dir, &WSEvent{Kind: "close", Code: int(websocket.StatusMessageTooBig), Error: err.Error()})
+		s.event(now, tape.EventWS, dir, &WSEvent{Kind: "close", Code: int(websocket.StatusMessageTooBig), Error: err.Error()})
 		s.end(ClosedByProxy, "too-big", websocket.StatusMessageTooBig, "frame larger than the recorder's limit")
 	default:
-		s.rc.eventAt(now.UnixNano(), tape.EventWS, dir, &WSEvent{Kind: "close", Abrupt: true, Error: err.Error()})
+		s.event(now, tape.EventWS, dir, &WSEvent{Kind: "close", Abrupt: true, Error: err.Error()})
 		code := websocket.StatusGoingAway
 		if dir == tape.ServerToClient {
 			code = websocket.StatusBadGateway
@@ -269,7 +269,7 @@ func (s *wsSession) outcome() (by, reason string) {
 // sends in direction dir; the library answers it with a pong.
 func (s *wsSession) onPing(dir tape.Direction) func(context.Context, []byte) bool {
 	return func(_ context.Context, b []byte) bool {
-		s.rc.eventAt(s.p.o.now().UnixNano(), tape.EventWS, dir, &WSEvent{Kind: "ping", Bytes: len(b), B64: base64.StdEncoding.EncodeToString(b)})
+		s.event(s.p.o.now(), tape.EventWS, dir, &WSEvent{Kind: "ping", Bytes: len(b), B64: base64.StdEncoding.EncodeToString(b)})
 		return true
 	}
 }
@@ -278,6 +278,12 @@ func (s *wsSession) onPing(dir tape.Direction) func(context.Context, []byte) boo
 // sends in direction dir.
 func (s *wsSession) onPong(dir tape.Direction) func(context.Context, []byte) {
 	return func(_ context.Context, b []byte) {
-		s.rc.eventAt(s.p.o.now().UnixNano(), tape.EventWS, dir, &WSEvent{Kind: "pong", Bytes: len(b), B64: base64.StdEncoding.EncodeToString(b)})
+		s.event(s.p.o.now(), tape.EventWS, dir, &WSEvent{Kind: "pong", Bytes: len(b), B64: base64.StdEncoding.EncodeToString(b)})
 	}
+}
+
+// event records an event of the session, at t, in the exchange of its
+// upgrade.
+func (s *wsSession) event(t time.Time, name string, dir tape.Direction, data any) {
+	s.rc.write(&tape.Record{Type: tape.TypeEvent, Time: t.UnixNano(), Dir: dir, Event: name, Exchange: s.x, Data: marshalData(data)})
 }

@@ -50,11 +50,12 @@ func wsEvents(recs []tape.Record, kind string, dir tape.Direction) []WSEvent {
 	return out
 }
 
-// sessionClosed reports whether the tape holds session id's close event.
+// sessionClosed reports whether the tape holds session id's last record,
+// the "http" event that ends its upgrade exchange.
 func sessionClosed(m *memTape, id string) func() bool {
 	return func() bool {
 		for _, r := range m.records() {
-			if r.Type == tape.TypeEvent && r.Event == tape.EventClose && r.Session == id {
+			if r.Type == tape.TypeEvent && r.Event == tape.EventHTTP && r.Session == id && strings.Contains(string(r.Data), `"phase":"end"`) {
 				return true
 			}
 		}

@@ -157,9 +157,64 @@ func TestRecordWebSocket(t *testing.T) {
 			t.Errorf("inspect: exit %d, output lacks %q\n%s\n%s", code, want, stdout, stderr)
 		}
 	}
+	checkWSAnalysis(t, out, multi)
 	// The WebSocket tape replays over stdio, matching.
 	code, stdout, stderr = runMcptape(t, "", "replay", out, "--all", "--speed", "max", "--", bin, "serve")
 	if code != 0 {
 		t.Fatalf("replay of the ws tape over stdio: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// checkWSAnalysis runs show, report, diff and the HAR export on ws, a
+// WebSocket tape of the conversations of stdio, a stdio tape.
+func checkWSAnalysis(t *testing.T, ws, stdio string) {
+	t.Helper()
+	code, stdout, stderr := runMcptape(t, "", "show", ws, "--session", "ws-2")
+	if code != 0 || !strings.Contains(stdout, "tools/call") || strings.Contains(stdout, "ws-1") {
+		t.Errorf("show: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	html := filepath.Join(t.TempDir(), "r.html")
+	if code, stdout, stderr := runMcptape(t, "", "report", ws, "-o", html); code != 0 {
+		t.Errorf("report: exit %d\n%s\n%s", code, stdout, stderr)
+	} else if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "ws-2") {
+		t.Errorf("report lacks the sessions: %v", err)
+	}
+	// The same conversations over stdio and WebSocket: diff finds them equal.
+	if code, stdout, stderr := runMcptape(t, "", "diff", stdio, ws); code != 0 {
+		t.Errorf("diff stdio ws: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runMcptape(t, "", "export", ws, "--format", "har")
+	if code != 0 {
+		t.Fatalf("export har: exit %d\n%s", code, stderr)
+	}
+	var har struct {
+		Log struct {
+			Entries []struct {
+				Request      struct{ URL string }
+				Response     struct{ Status int }
+				ResourceType string `json:"_resourceType"`
+				Messages     []struct {
+					Type   string
+					Time   float64
+					Opcode int
+					Data   string
+				} `json:"_webSocketMessages"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &har); err != nil {
+		t.Fatalf("har: %v\n%s", err, stdout)
+	}
+	if len(har.Log.Entries) != 2 {
+		t.Fatalf("%d HAR entries, want one per connection:\n%s", len(har.Log.Entries), stdout)
+	}
+	for _, e := range har.Log.Entries {
+		if e.ResourceType != "websocket" || e.Response.Status != 101 || !strings.HasPrefix(e.Request.URL, "ws://") || len(e.Messages) != 7 {
+			t.Errorf("HAR entry %+v", e)
+			continue
+		}
+		if m := e.Messages[0]; m.Type != "send" || m.Opcode != 1 || !strings.Contains(m.Data, `"initialize"`) || m.Time < 1e9 {
+			t.Errorf("first message %+v", m)
+		}
 	}
 }
