@@ -30,6 +30,7 @@ type options struct {
 	maxDistinct int
 	maxListed   int
 	recent      int
+	onOp        func(*Operation) // WithOperations
 }
 
 func defaultOptions() options {
@@ -106,11 +107,12 @@ type Inspector struct {
 	order     []*sessionState
 	folded    int
 
-	inflight *Pairer[*request]
-	tokens   map[string]*request // progress tokens in flight, by tokenKey
-	recent   *recentSet          // tokens of requests answered lately
-	mrtr     map[opKey]*operation
-	tasks    map[string]*operation // by session + "\x00" + task id
+	inflight    *Pairer[*request]
+	tokens      map[string]*request // progress tokens in flight, by tokenKey
+	recent      *recentSet          // tokens of requests answered lately
+	answeredIDs *recentSet          // ids of requests answered lately, by tokenKey
+	mrtr        map[opKey]*operation
+	tasks       map[string]*operation // by session + "\x00" + task id
 
 	names      map[string]string // interned method and tool names
 	hotNames   hot[string, string]
@@ -137,6 +139,7 @@ type Inspector struct {
 	pf            [paramCount]span  // params fields of the current request
 	rf            [resultCount]span // result fields of the current response
 	free          []*request        // recycled requests
+	op            Operation         // the one handed to WithOperations' function
 }
 
 // request is what the Inspector keeps about a request in flight.
@@ -156,6 +159,9 @@ type request struct {
 	op            *operation
 	wantsTask     bool
 	taskPollingOf *operation
+	bytes         int64 // of the request frame
+	firstProgress int64 // time of the first progress notification, 0 for none
+	firstChunk    int64 // HTTP: time of the first message the server sent on its exchange, 0 for none
 }
 
 // operation is a logical operation spanning several requests: MRTR rounds
@@ -171,6 +177,14 @@ type operation struct {
 	task     string   // task: its key in Inspector.tasks
 	req      *request // task: the request that created it (its progress token lives on)
 	sess     *sessionState
+
+	seq           int64 // MRTR: the first round's request record number, and
+	id            rawID // its id
+	polls         int64 // task: requests about it
+	reqBytes      int64 // bytes of the requests and responses of the rounds done
+	respBytes     int64
+	firstProgress int64 // time of the first progress notification, 0 for none
+	firstChunk    int64 // HTTP: time of the first message on the first round's exchange
 }
 
 type opKey struct {
@@ -215,6 +229,7 @@ func NewInspector(h *tape.Header, opts ...Option) (*Inspector, error) {
 		inflight:    NewPairer[*request](),
 		tokens:      map[string]*request{},
 		recent:      newRecentSet(o.recent),
+		answeredIDs: newRecentSet(o.recent),
 		mrtr:        map[opKey]*operation{},
 		tasks:       map[string]*operation{},
 		names:       map[string]string{},
@@ -259,6 +274,9 @@ func (in *Inspector) Add(it *Item) {
 		return
 	}
 	s := in.session(rec.Session, rec.Time)
+	if rec.Exchange != 0 && in.o.onOp != nil && rec.Dir == tape.ServerToClient {
+		in.firstChunk(rec)
+	}
 	if it.Info.Kind == jsonrpc.KindBatch {
 		in.batch(it, s)
 		return

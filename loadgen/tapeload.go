@@ -17,7 +17,8 @@ import (
 // RunTape is tape-driven load: n virtual sessions, each replaying one of
 // the recorded sessions (taken in turn), all at once, through the replayer
 // (identifiers rewritten, server requests answered from the recording,
-// pacing by replay options such as replay.WithSpeed). Every connection is
+// recorded batches sent as batches unless replay.WithUnbatch, pacing by
+// replay options such as replay.WithSpeed). Every connection is
 // metered: each request's latency goes to the series of its method and
 // tool, each session's setup (initialize, or a leading server/discover)
 // to SetupSeries, and errors are counted by class as in Run. A request the
@@ -41,6 +42,9 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 	o, err := parseOptions(opts)
 	if err != nil {
 		return nil, err
+	}
+	if len(o.stages) > 0 || o.results != nil {
+		return nil, errors.New("loadgen: a tape load replays its recordings: no stages or results lines")
 	}
 	o.sessions = n
 	// the live figures show the recording's requests (setups excluded, as
@@ -90,6 +94,7 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 		return &meteredConn{Conn: c, r: r, pending: map[string]sentReq{}, end: end}, nil
 	}
 	r.start = time.Now()
+	stopIntervals := r.recordIntervals()
 	stopLive := r.live()
 	if o.duration > 0 {
 		t := time.AfterFunc(o.duration, end)
@@ -98,10 +103,12 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 	rr, err := replay.Run(bctx, virtual, dial, append(ropts, replay.WithConcurrency(n), replay.WithTimeout(o.timeout))...)
 	ended := time.Now()
 	stopLive()
+	ivs := stopIntervals()
 	if err != nil {
 		return nil, fmt.Errorf("loadgen: %w", err)
 	}
 	rep := r.report(ended)
+	rep.Intervals = ivs
 	rep.Model, rep.Protocol = "replay", sessions[0].Version
 	bounded := r.quit.Load() && ctx.Err() == nil
 	for _, s := range rr.Sessions {
@@ -269,19 +276,33 @@ func (m *meteredConn) Recv(ctx context.Context) (transport.Incoming, error) {
 		return in, err
 	}
 	info := jsonrpc.Classify(in.Frame)
-	if info.Kind != jsonrpc.KindResponse && info.Kind != jsonrpc.KindError {
+	if info.Kind == jsonrpc.KindBatch { // the answer to a recorded batch
+		members, _ := jsonrpc.Split(in.Frame)
+		for _, f := range members {
+			m.measure(jsonrpc.Classify(f), f, in.Time)
+		}
 		return in, nil
+	}
+	m.measure(info, in.Frame, in.Time)
+	return in, nil
+}
+
+// measure takes the answer frame (info: its classification), arrived at
+// at, to a pending request.
+func (m *meteredConn) measure(info jsonrpc.Info, frame []byte, at time.Time) {
+	if info.Kind != jsonrpc.KindResponse && info.Kind != jsonrpc.KindError {
+		return
 	}
 	m.mu.Lock()
 	req, ok := m.pending[info.ID.Key()]
 	delete(m.pending, info.ID.Key())
 	m.mu.Unlock()
 	if !ok {
-		return in, nil
+		return
 	}
 	st := m.r.st
 	if req.series[0] == SetupSeries {
-		st.record(req.series, in.Time.Sub(req.at))
+		st.record(req.series, at.Sub(req.at))
 		// A leading server/discover refused is a client's probe before
 		// it falls back to initialize (the Go SDK's), which is then the
 		// session's setup: the refusal is measured but set nothing up.
@@ -289,14 +310,13 @@ func (m *meteredConn) Recv(ctx context.Context) (transport.Incoming, error) {
 			st.setUp()
 		}
 	} else {
-		st.answered(req.series, in.Time.Sub(req.at))
+		st.answered(req.series, at.Sub(req.at))
 	}
 	tool := ""
 	if req.tool {
 		tool = req.series[len(req.series)-1][len("tools/call "):]
 	}
-	judgeAnswer(st, req.series, info, in.Frame, tool)
-	return in, nil
+	judgeAnswer(st, req.series, info, frame, tool)
 }
 
 // forget drops a pending request, no longer in flight, and returns it.

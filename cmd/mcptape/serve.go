@@ -39,6 +39,7 @@ func serveCmd() *command {
 			echoPrefix := fs.String("echo-prefix", "", "text put before every echo answer")
 			versions := fs.StringSlice("protocol-version", nil, "accept only these protocol `VERSIONS` (repeat or comma-separate; default: all of "+
 				strings.Join(refserver.ProtocolVersions(), ", ")+")")
+			maxConc := fs.Int("max-concurrency", 0, "run at most `K` tool calls at once; more wait their turn (0: no bound). With the sleep tool at ms milliseconds, capacity is K/(ms/1000) calls/s")
 			logLevel := fs.String("log-level", "error", "server log on stderr: debug, info, warn, error or off")
 			return func(ctx context.Context, st *stdio, args []string) error {
 				if len(args) > 0 {
@@ -64,6 +65,9 @@ func serveCmd() *command {
 				}
 				if len(*versions) > 0 {
 					opts = append(opts, refserver.WithProtocolVersions(*versions...))
+				}
+				if *maxConc != 0 {
+					opts = append(opts, refserver.WithMaxConcurrency(*maxConc))
 				}
 				srv, err := refserver.New(opts...)
 				if err != nil {
