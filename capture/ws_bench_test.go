@@ -15,6 +15,12 @@ import (
 	"github.com/mcptape/mcptape/transport"
 )
 
+// echoCaller is a benchmark session that makes one echo call (HTTP or
+// WebSocket), for runEcho.
+type echoCaller interface {
+	call(b *testing.B) time.Duration
+}
+
 // wsEchoSession is an MCP session over WebSocket that calls echo, one call
 // at a time.
 type wsEchoSession struct {

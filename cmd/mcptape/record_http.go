@@ -95,12 +95,7 @@ type httpRecordConfig struct {
 // the URL clients must use.
 func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordConfig) error {
 	start := time.Now()
-	errw := &lockedWriter{w: st.err}
-	logf := func(format string, a ...any) { fmt.Fprintf(errw, "mcptape record: "+format+"\n", a...) }
-	debugf := func(string, ...any) {}
-	if c.Verbose {
-		debugf = logf
-	}
+	logf, debugf := recordLogs(st, c.Verbose)
 	if c.Output == "-" {
 		return usageError("-o -: a tape is a file; give a file name")
 	}
@@ -111,25 +106,9 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	if c.Flush <= 0 {
 		return usageError("--flush %v: must be positive", c.Flush)
 	}
-	opts := []capture.HTTPOption{
-		capture.WithPreserveHost(h.preserveHost),
-		capture.WithInsecureTLS(h.insecure),
-		capture.WithLogf(logf, debugf),
-		capture.WithMaxDecoded(h.maxDecoded << 20),
-		capture.WithDecodeBudget(h.decodeBudget << 20),
-	}
-	if h.noRedact {
-		opts = append(opts, capture.WithoutRedaction())
-	}
-	if len(h.redactHeaders) > 0 {
-		opts = append(opts, capture.WithRedactHeaders(h.redactHeaders...))
-	}
-	if c.MaxBody > 0 {
-		opts = append(opts, capture.WithMaxBody(c.MaxBody))
-	}
-	if host, _, _ := net.SplitHostPort(addr); net.ParseIP(host) == nil {
-		opts = append(opts, capture.WithListenAddr(addr)) // a name: Host headers may use it
-	}
+	opts := append(proxyOptions(h, c, addr, logf, debugf),
+		capture.WithMaxDecoded(h.maxDecoded<<20),
+		capture.WithDecodeBudget(h.decodeBudget<<20))
 	path := c.Output
 	if path == "" {
 		if path, err = defaultTapePath(os.Getenv, start, os.Getpid()); err != nil {

@@ -21,12 +21,7 @@ import (
 // must use.
 func runRecordWS(ctx context.Context, st *stdio, h *httpFlags, c httpRecordConfig) error {
 	start := time.Now()
-	errw := &lockedWriter{w: st.err}
-	logf := func(format string, a ...any) { fmt.Fprintf(errw, "mcptape record: "+format+"\n", a...) }
-	debugf := func(string, ...any) {}
-	if c.Verbose {
-		debugf = logf
-	}
+	logf, debugf := recordLogs(st, c.Verbose)
 	switch {
 	case c.Output == "-":
 		return usageError("-o -: a tape is a file; give a file name")
@@ -37,19 +32,7 @@ func runRecordWS(ctx context.Context, st *stdio, h *httpFlags, c httpRecordConfi
 	if err != nil {
 		return usageError("--listen %q: %v", h.listen, err)
 	}
-	opts := []capture.HTTPOption{capture.WithPreserveHost(h.preserveHost), capture.WithInsecureTLS(h.insecure), capture.WithLogf(logf, debugf)}
-	if h.noRedact {
-		opts = append(opts, capture.WithoutRedaction())
-	}
-	if len(h.redactHeaders) > 0 {
-		opts = append(opts, capture.WithRedactHeaders(h.redactHeaders...))
-	}
-	if c.MaxBody > 0 {
-		opts = append(opts, capture.WithMaxBody(c.MaxBody))
-	}
-	if host, _, _ := net.SplitHostPort(addr); net.ParseIP(host) == nil {
-		opts = append(opts, capture.WithListenAddr(addr))
-	}
+	opts := proxyOptions(h, c, addr, logf, debugf)
 	path := c.Output
 	if path == "" {
 		if path, err = defaultTapePath(os.Getenv, start, os.Getpid()); err != nil {
@@ -91,4 +74,36 @@ func runRecordWS(ctx context.Context, st *stdio, h *httpFlags, c httpRecordConfi
 		return fmt.Errorf("closing tape: %w", closeErr)
 	}
 	return nil
+}
+
+// recordLogs returns the loggers of the proxy modes of "mcptape record":
+// warnings always, details with -v, one line each on stderr.
+func recordLogs(st *stdio, verbose bool) (logf, debugf func(string, ...any)) {
+	errw := &lockedWriter{w: st.err}
+	logf = func(format string, a ...any) { fmt.Fprintf(errw, "mcptape record: "+format+"\n", a...) }
+	debugf = func(string, ...any) {}
+	if verbose {
+		debugf = logf
+	}
+	return logf, debugf
+}
+
+// proxyOptions are the capture options the HTTP and WebSocket modes share:
+// Host handling, TLS, logs, redaction, the recorded frame bound, and the
+// listen address when it is a name (Host headers may use it).
+func proxyOptions(h *httpFlags, c httpRecordConfig, addr string, logf, debugf func(string, ...any)) []capture.HTTPOption {
+	opts := []capture.HTTPOption{capture.WithPreserveHost(h.preserveHost), capture.WithInsecureTLS(h.insecure), capture.WithLogf(logf, debugf)}
+	if h.noRedact {
+		opts = append(opts, capture.WithoutRedaction())
+	}
+	if len(h.redactHeaders) > 0 {
+		opts = append(opts, capture.WithRedactHeaders(h.redactHeaders...))
+	}
+	if c.MaxBody > 0 {
+		opts = append(opts, capture.WithMaxBody(c.MaxBody))
+	}
+	if host, _, _ := net.SplitHostPort(addr); net.ParseIP(host) == nil {
+		opts = append(opts, capture.WithListenAddr(addr))
+	}
+	return opts
 }

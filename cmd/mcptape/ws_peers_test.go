@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -40,7 +39,6 @@ func runTSWebSocketClient(t *testing.T, p *peertest.ConformancePeers, url string
 // and the tape holds the whole conversation.
 func TestTypeScriptClientOverWebSocket(t *testing.T) {
 	peers := peertest.Conformance(t)
-	bin := serveBinary(t)
 	upstream := serveWS(t)
 	direct := runTSWebSocketClient(t, peers, upstream)
 	for _, want := range []string{`"tools":["add","ask","blob","echo","fail","sleep"]`, `"text":"hi over ws"`, `"sum":5`} {
@@ -50,34 +48,12 @@ func TestTypeScriptClientOverWebSocket(t *testing.T) {
 	}
 
 	out := filepath.Join(t.TempDir(), "ts.jsonl.zst")
-	rec := exec.Command(bin, "record", "--upstream", upstream, "--listen", "127.0.0.1:0", "-o", out)
-	recErr, err := rec.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rec.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rec.Process.Kill(); _ = rec.Wait() })
-	sc := bufio.NewScanner(recErr)
-	if !sc.Scan() {
-		t.Fatal("record printed nothing")
-	}
-	m := regexp.MustCompile(`proxying (ws://127\.0\.0\.1:\d+/mcp) to `).FindStringSubmatch(sc.Text())
-	if m == nil {
-		t.Fatalf("first line %q", sc.Text())
-	}
-	go func() { _, _ = io.Copy(io.Discard, recErr) }()
-	through := runTSWebSocketClient(t, peers, m[1])
+	rec, proxy := startWSRecord(t, upstream, out)
+	through := runTSWebSocketClient(t, peers, proxy)
 	if through != direct {
 		t.Errorf("through the recorder:\n%s\ndirect:\n%s", through, direct)
 	}
-	if err := rec.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	if err := rec.Wait(); err != nil {
-		t.Fatalf("record: %v", err)
-	}
+	stopWSRecord(t, rec)
 
 	// The tape is complete: every request answered, both closes recorded.
 	r, err := tape.Open(out)

@@ -118,35 +118,13 @@ func TestRecordWebSocket(t *testing.T) {
 	upstream := serveWS(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "ws.jsonl.zst")
-	rec := exec.Command(bin, "record", "--upstream", upstream, "--listen", "127.0.0.1:0", "-o", out)
-	recErr, err := rec.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rec.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rec.Process.Kill(); _ = rec.Wait() })
-	sc := bufio.NewScanner(recErr)
-	if !sc.Scan() {
-		t.Fatal("record printed nothing")
-	}
-	m := regexp.MustCompile(`proxying (ws://127\.0\.0\.1:\d+/mcp) to `).FindStringSubmatch(sc.Text())
-	if m == nil {
-		t.Fatalf("first line %q", sc.Text())
-	}
-	go func() { _, _ = io.Copy(io.Discard, recErr) }()
+	rec, proxy := startWSRecord(t, upstream, out)
 
 	multi := recordServeTape(t, 2)
-	if code, stdout, stderr := runMcptape(t, "", "replay", multi, "--all", "--speed", "max", "--url", m[1]); code != 0 {
+	if code, stdout, stderr := runMcptape(t, "", "replay", multi, "--all", "--speed", "max", "--url", proxy); code != 0 {
 		t.Fatalf("replay through the recorder: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if err := rec.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	if err := rec.Wait(); err != nil {
-		t.Fatalf("record: %v", err)
-	}
+	stopWSRecord(t, rec)
 	fi, err := os.Stat(out)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("tape: %v %v", fi, err)
@@ -216,5 +194,42 @@ func checkWSAnalysis(t *testing.T, ws, stdio string) {
 		if m := e.Messages[0]; m.Type != "send" || m.Opcode != 1 || !strings.Contains(m.Data, `"initialize"`) || m.Time < 1e9 {
 			t.Errorf("first message %+v", m)
 		}
+	}
+}
+
+// startWSRecord starts `mcptape record --upstream upstream --listen
+// 127.0.0.1:0 -o out` and returns it and the ws:// URL it proxies at.
+func startWSRecord(t *testing.T, upstream, out string) (*exec.Cmd, string) {
+	t.Helper()
+	rec := exec.Command(serveBinary(t), "record", "--upstream", upstream, "--listen", "127.0.0.1:0", "-o", out)
+	recErr, err := rec.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rec.Process.Kill(); _ = rec.Wait() })
+	sc := bufio.NewScanner(recErr)
+	if !sc.Scan() {
+		t.Fatal("record printed nothing")
+	}
+	m := regexp.MustCompile(`proxying (ws://127\.0\.0\.1:\d+/mcp) to `).FindStringSubmatch(sc.Text())
+	if m == nil {
+		t.Fatalf("first line %q", sc.Text())
+	}
+	go func() { _, _ = io.Copy(io.Discard, recErr) }()
+	return rec, m[1]
+}
+
+// stopWSRecord interrupts the recorder as Ctrl-C does and checks that it
+// exits cleanly.
+func stopWSRecord(t *testing.T, rec *exec.Cmd) {
+	t.Helper()
+	if err := rec.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Wait(); err != nil {
+		t.Fatalf("record: %v", err)
 	}
 }

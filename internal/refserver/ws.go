@@ -70,24 +70,9 @@ func ServeWS(ctx context.Context, ln net.Listener, s *mcp.Server, logger *slog.L
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelError),
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("refserver: websocket: %w", err)
-	case <-ctx.Done():
-	}
 	// Hijacked connections are not tracked by Shutdown: they end with
 	// their request contexts, which derive from ctx.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("refserver: websocket: %w", err)
-	}
-	return nil
+	return serveUntil(ctx, srv, ln, "websocket", nil)
 }
 
 // wsTransport is the SDK transport of one accepted WebSocket connection.
