@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -422,4 +423,48 @@ func TestNewWSProxyErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tt.url, err, tt.want)
 		}
 	}
+}
+
+func TestWSProxyServeShutdown(t *testing.T) {
+	m := &memTape{}
+	up := scriptedWSUpstream(t, nil)
+	p, err := NewWSProxy(wsURL(up.URL, "/mcp"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, ln) }()
+	dctx, dcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer dcancel()
+	url := "ws://" + ln.Addr().String() + "/mcp"
+	c, _, err := websocket.Dial(dctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if err := c.Write(dctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","method":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Read(dctx); err != nil {
+		t.Fatal(err)
+	}
+	// A plain request is told to upgrade.
+	resp, err := http.Get("http://" + ln.Addr().String() + "/mcp")
+	if err != nil || resp.StatusCode != http.StatusUpgradeRequired {
+		t.Fatalf("plain GET: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	cancel()
+	if _, _, err := c.Read(dctx); websocket.CloseStatus(err) != websocket.StatusGoingAway {
+		t.Errorf("client saw %v, want status 1001", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	checkClose(t, m.records(), ClosedByProxy, "shutdown")
 }
