@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -166,12 +167,16 @@ func (s *wsSession) run() {
 // ends.
 func (s *wsSession) pump(from, to *websocket.Conn, dir tape.Direction) {
 	ctx := context.Background()
+	var buf []byte // reused: the tape copies what it keeps
 	for {
-		typ, data, err := from.Read(ctx)
+		typ, data, err := readFrame(ctx, from, buf[:0])
 		now := s.p.o.now()
 		if err != nil {
 			s.ended(dir, now, err)
 			return
+		}
+		if buf = data; cap(buf) > wsKeepBuffer {
+			buf = nil // a big frame's buffer is not held on to
 		}
 		werr := to.Write(ctx, typ, data)
 		if typ == websocket.MessageText {
@@ -286,4 +291,28 @@ func (s *wsSession) onPong(dir tape.Direction) func(context.Context, []byte) {
 // upgrade.
 func (s *wsSession) event(t time.Time, name string, dir tape.Direction, data any) {
 	s.rc.write(&tape.Record{Type: tape.TypeEvent, Time: t.UnixNano(), Dir: dir, Event: name, Exchange: s.x, Data: marshalData(data)})
+}
+
+// wsKeepBuffer is the largest frame buffer a pump keeps for the next frame.
+const wsKeepBuffer = 1 << 20
+
+// readFrame reads the next data frame of c into buf (grown as needed).
+func readFrame(ctx context.Context, c *websocket.Conn, buf []byte) (websocket.MessageType, []byte, error) {
+	typ, r, err := c.Reader(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return typ, buf, nil
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+	}
 }
