@@ -233,3 +233,37 @@ func stopWSRecord(t *testing.T, rec *exec.Cmd) {
 		t.Fatalf("record: %v", err)
 	}
 }
+
+// TestWebSocketInsecure: replay and load reach a wss:// server with a
+// self-signed certificate with --insecure, and fail without it.
+func TestWebSocketInsecure(t *testing.T) {
+	s, err := refserver.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewTLSServer(refserver.WSHandler(s, nil))
+	defer ts.Close()
+	// The replayed tape comes from the built binary, whose version the
+	// in-process server does not share: --ignore it.
+	url := "wss" + strings.TrimPrefix(ts.URL, "https") + refserver.Path
+	multi := recordServeTape(t, 1)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"load", []string{"load", "--url", url, "--requests", "5", "--call", "ping", "-q"}, "5 sent, 5 answered"},
+		{"replay", []string{"replay", multi, "--speed", "max", "--ignore", "result.serverInfo.version", "--url", url}, "3 matched"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if code, _, stderr := runCLI(t, nil, tt.args...); code == 0 || !strings.Contains(stderr, "certificate") {
+				t.Errorf("without --insecure: exit %d, stderr %q", code, stderr)
+			}
+			code, stdout, stderr := runCLI(t, nil, append(tt.args, "--insecure")...)
+			if code != 0 || !strings.Contains(stdout, tt.want) {
+				t.Errorf("with --insecure: exit %d, want %q\n%s\n%s", code, tt.want, stdout, stderr)
+			}
+		})
+	}
+}
