@@ -267,3 +267,34 @@ func TestWebSocketInsecure(t *testing.T) {
 		})
 	}
 }
+
+// TestMockWebSocket: a tape replayed against its own mock served over
+// WebSocket matches, and the mock's flags exclude each other.
+func TestMockWebSocket(t *testing.T) {
+	multi := recordServeTape(t, 1)
+	mockCmd := exec.Command(serveBinary(t), "mock", multi, "--ws", "127.0.0.1:0", "--speed", "max")
+	errOut, err := mockCmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mockCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mockCmd.Process.Kill(); _ = mockCmd.Wait() })
+	sc := bufio.NewScanner(errOut)
+	if !sc.Scan() {
+		t.Fatal("mock printed nothing")
+	}
+	url, ok := strings.CutPrefix(sc.Text(), "listening on ")
+	if !ok || !strings.HasPrefix(url, "ws://127.0.0.1:") {
+		t.Fatalf("first line %q", sc.Text())
+	}
+	go func() { _, _ = io.Copy(io.Discard, errOut) }()
+	if code, stdout, stderr := runMcptape(t, "", "replay", multi, "--all", "--speed", "max", "--url", url); code != 0 {
+		t.Errorf("replay against the ws mock: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, _, stderr := runCLI(t, nil, "mock", multi, "--ws", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	if code != 2 || !strings.Contains(stderr, "--ws serves WebSocket: give it without --http or --sse") {
+		t.Errorf("--ws with --http: exit %d, %q", code, stderr)
+	}
+}
