@@ -12,9 +12,28 @@ import (
 	"os"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/mcptape/mcptape/capture"
 	"github.com/mcptape/mcptape/tape"
 )
+
+// wsOnlyHTTPFlags are the HTTP-mode flags WebSocket mode does not have
+// (yet): bodies to decode, sampling and filtering, a TLS listener, metrics,
+// rotation.
+var wsOnlyHTTPFlags = append([]string{"max-decoded-mib", "decode-budget-mib", "sample", "seed", "record-only", "skip", "tls-cert", "tls-key", "metrics"},
+	rotateFlagNames[:]...)
+
+// wsFlagsApply refuses, as usage errors, the HTTP-mode flags that do not
+// apply to a ws:// or wss:// upstream, rather than ignoring them.
+func wsFlagsApply(fs *pflag.FlagSet) error {
+	for _, name := range wsOnlyHTTPFlags {
+		if fs.Changed(name) {
+			return usageError("--%s is not supported with a WebSocket --upstream (ws:// or wss://)", name)
+		}
+	}
+	return nil
+}
 
 // runRecordWS runs WebSocket mode until ctx ends (SIGINT or SIGTERM), then
 // closes every session and the tape. It prints, on stderr, the URL clients

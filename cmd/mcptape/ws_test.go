@@ -298,3 +298,14 @@ func TestMockWebSocket(t *testing.T) {
 		t.Errorf("--ws with --http: exit %d, %q", code, stderr)
 	}
 }
+
+// TestRecordWebSocketUsage: HTTP-only flags are refused with a ws:// upstream.
+func TestRecordWebSocketUsage(t *testing.T) {
+	for _, flag := range []string{"--rotate=1h", "--sample=0.5", "--metrics=127.0.0.1:0", "--skip=ping"} {
+		code, _, stderr := runCLI(t, nil, "record", "--upstream", "ws://127.0.0.1:1/mcp", "-o", filepath.Join(t.TempDir(), "t.jsonl.zst"), flag)
+		name, _, _ := strings.Cut(flag, "=")
+		if code != 2 || !strings.Contains(stderr, name+" is not supported with a WebSocket --upstream") {
+			t.Errorf("%s: exit %d, stderr %q", flag, code, stderr)
+		}
+	}
+}
