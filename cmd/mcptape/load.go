@@ -114,7 +114,7 @@ func loadCmd() *command {
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f loadFlags
-			fs.StringVar(&f.url, "url", "", "Streamable HTTP endpoint of the server")
+			fs.StringVar(&f.url, "url", "", "the server's Streamable HTTP endpoint (http:// or https://) or MCP WebSocket endpoint (ws:// or wss://)")
 			fs.StringVar(&f.sse, "sse", "", "legacy HTTP+SSE stream URL of the server (…/sse)")
 			fs.StringArrayVar(&f.calls, "call", nil, "workload call `[W:]METHOD [TOOL] [JSON]` with optional weight W (repeatable)")
 			fs.StringVar(&f.scenario, "scenario", "", "workload from `FILE.json`: per-session setup steps, weighted steps, think times, templated arguments (see 'mcptape help scenario')")
@@ -196,6 +196,9 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 				return target, nil, nil, nil, err
 			}
 		}
+	}
+	if transport.IsWebSocketURL(f.sse) {
+		return target, nil, nil, nil, usageError("--sse %q: the legacy SSE transport is HTTP; give a ws:// URL with --url", f.sse)
 	}
 	if f.tape == "" && (len(f.calls) == 0) == (f.scenario == "") {
 		return target, nil, nil, nil, usageError("give at least one --call, or a --scenario (not both)")

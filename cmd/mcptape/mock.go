@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +27,7 @@ type mockFlags struct {
 	http      string
 	stateless bool
 	sse       string
+	ws        string
 	faults    mock.Faults
 }
 
@@ -33,10 +35,11 @@ func mockCmd() *command {
 	return &command{
 		name:    "mock",
 		summary: "Serve a recorded session as an MCP server, to test clients with no real server",
-		usage:   "mock TAPE [--session ID] [--http ADDR [--stateless] | --sse ADDR] [--match exact|method|tool] [--cycle] [--strict] [--speed 1|N|max] [-o NEW_TAPE] [FAULTS]",
+		usage:   "mock TAPE [--session ID] [--http ADDR [--stateless] | --sse ADDR | --ws ADDR] [--match exact|method|tool] [--cycle] [--strict] [--speed 1|N|max] [-o NEW_TAPE] [FAULTS]",
 		examples: `  mcptape mock run.jsonl.zst                                  # stdio: point a client's command at this
   mcptape mock run.jsonl.zst --http 127.0.0.1:8080            # Streamable HTTP at http://127.0.0.1:8080/mcp
   mcptape mock run.jsonl.zst --sse 127.0.0.1:3001             # legacy HTTP+SSE at http://127.0.0.1:3001/sse
+  mcptape mock run.jsonl.zst --ws 127.0.0.1:8081             # MCP over WebSocket at ws://127.0.0.1:8081/mcp
   mcptape mock run.jsonl.zst --match tool --speed max --strict
   mcptape replay run.jsonl.zst -- mcptape mock run.jsonl.zst  # the tape checks its own mock
   mcptape mock run.jsonl.zst --error-rate 0.1 --drop-rate 0.05 --delay 200ms --seed 7
@@ -71,6 +74,7 @@ func mockCmd() *command {
 			fs.StringVar(&f.http, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (a bare PORT listens on 127.0.0.1)")
 			fs.BoolVar(&f.stateless, "stateless", false, "with --http: no sessions, every POST stands alone (protocol 2026-07-28)")
 			fs.StringVar(&f.sse, "sse", "", "serve legacy HTTP+SSE at http://`ADDR`/sse instead of stdio")
+			fs.StringVar(&f.ws, "ws", "", "serve MCP over WebSocket at ws://`ADDR`/mcp instead of stdio (subprotocol mcp)")
 			fs.Float64Var(&f.faults.ErrorRate, "error-rate", 0, "share of requests (0..1) answered with an internal error instead")
 			fs.Float64Var(&f.faults.DropRate, "drop-rate", 0, "share of requests (0..1) never answered (--http: the stream ends empty when the answer was due)")
 			fs.DurationVar(&f.faults.Delay, "delay", 0, "added before every answer")
@@ -95,6 +99,8 @@ func (f *mockFlags) check(args []string) ([]mock.Option, error) {
 		return nil, usageError("want one tape, got %d arguments (usage: mcptape mock TAPE [FLAGS])", len(args))
 	case f.http != "" && f.sse != "":
 		return nil, usageError("give either --http or --sse, not both")
+	case f.ws != "" && (f.http != "" || f.sse != ""):
+		return nil, usageError("--ws serves WebSocket: give it without --http or --sse")
 	case f.stateless && f.http == "":
 		return nil, usageError("--stateless needs --http")
 	case f.output == "-":
@@ -142,6 +148,8 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 		kind, target = "http", f.http
 	case f.sse != "":
 		kind, target = "sse", f.sse
+	case f.ws != "":
+		kind, target = "ws", f.ws
 	}
 	if f.output != "" {
 		w, closeTape, err := createOutputTape(st, "mock", f.output, false, kind, target)
@@ -180,16 +188,13 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 
 // serveMock serves m on the transport the flags name.
 func serveMock(ctx context.Context, st *stdio, f *mockFlags, m *mock.Mock) error {
-	addr := f.http
-	if addr == "" {
-		addr = f.sse
-	}
+	addr := cmp.Or(f.http, f.sse, f.ws)
 	if addr == "" {
 		return m.ServeStdio(ctx, st.in, st.out)
 	}
 	a, err := listenAddr(addr)
 	if err != nil {
-		return usageError("--http/--sse: %v", err)
+		return usageError("--http/--sse/--ws: %v", err)
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, listenNetwork(a), a)
@@ -198,6 +203,10 @@ func serveMock(ctx context.Context, st *stdio, f *mockFlags, m *mock.Mock) error
 	}
 	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
 		fmt.Fprintf(st.err, "mcptape mock: warning: listening on %s, which other machines can reach; use 127.0.0.1:PORT to stay local\n", ln.Addr())
+	}
+	if f.ws != "" {
+		fmt.Fprintf(st.err, "listening on ws://%s/mcp\n", ln.Addr())
+		return m.ServeWS(ctx, ln)
 	}
 	if f.sse != "" {
 		fmt.Fprintf(st.err, "listening on http://%s/sse\n", ln.Addr())

@@ -50,6 +50,7 @@ func recordCmd() *command {
   mcptape record --env API_KEY=$KEY -- node server.js     # tape under ~/.local/state/mcptape/tapes
   mcptape record -o t.jsonl.zst -- mcptape serve          # the built-in reference server
   mcptape record --upstream http://127.0.0.1:3000/mcp -o t.jsonl.zst   # HTTP mode
+  mcptape record --upstream ws://127.0.0.1:8081/mcp --listen 127.0.0.1:8932 -o t.jsonl.zst   # WebSocket
   mcptape record --upstream http://127.0.0.1:3000/mcp -o tapes/api.jsonl.zst --rotate 1h --keep 168h
       # tapes/api-000001-20261201T160700Z.jsonl.zst, -000002-..., the week's kept
 
@@ -96,7 +97,14 @@ func recordCmd() *command {
 							return usageError("--%s is for a stdio server; HTTP mode (--upstream) starts none", name)
 						}
 					}
-					return runRecordHTTP(ctx, st, h, httpRecordConfig{
+					run := runRecordHTTP
+					if transport.IsWebSocketURL(h.upstream) {
+						if err := wsFlagsApply(fs); err != nil {
+							return err
+						}
+						run = runRecordWS
+					}
+					return run(ctx, st, h, httpRecordConfig{
 						Output: f.output, Force: f.force, Flush: f.flush, Level: f.level, MaxBody: f.maxFrame << 20, Verbose: f.verbose,
 						Header: recordHeader(&f, fs, args, time.Now()),
 					})

@@ -87,7 +87,7 @@ func replayCmd() *command {
 			fs.StringVar(&f.session, "session", "", "replay only the session `ID` (needed when the tape holds several, unless --all)")
 			fs.BoolVar(&f.all, "all", false, "replay every session of the tape")
 			fs.IntVar(&f.concurrency, "concurrency", 1, "with --all: sessions replayed at once, each on its own connection")
-			fs.StringVar(&f.url, "url", "", "Streamable HTTP endpoint of the live server (instead of -- CMD)")
+			fs.StringVar(&f.url, "url", "", "the live server's Streamable HTTP endpoint (http:// or https://) or MCP WebSocket endpoint (ws:// or wss://), instead of -- CMD")
 			fs.BoolVar(&f.sse, "sse", false, "with --url: the URL is the /sse stream of a legacy HTTP+SSE (2024-11-05) server")
 			fs.StringVar(&f.speed, "speed", "1", "recorded spacing divided by `N`; max sends as soon as causality allows")
 			fs.DurationVar(&f.timeout, "timeout", replay.DefaultTimeout, "longest wait for the live answer to one request")
@@ -134,6 +134,8 @@ func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
 		return nil, usageError("-o -: stdout carries the report; give a file name")
 	case (len(f.headers) > 0 || f.sse || f.insecure) && f.url == "":
 		return nil, usageError("--header, --sse and --insecure need --url")
+	case f.sse && transport.IsWebSocketURL(f.url):
+		return nil, usageError("--sse needs an http:// or https:// --url, not %q", capture.RedactURL(f.url))
 	}
 	if f.url != "" {
 		if err := checkServerURL("--url", f.url); err != nil {
@@ -284,6 +286,9 @@ func (f *replayFlags) dialer(st *stdio, command []string) (replay.DialFunc, stri
 	var copts []transport.ClientOption
 	if f.insecure {
 		copts = append(copts, transport.WithInsecureTLS())
+	}
+	if transport.IsWebSocketURL(f.url) {
+		return wsDialer(f.url, hopts, copts)
 	}
 	client, err := transport.NewHTTPClient(f.concurrency*4, copts...)
 	if err != nil {

@@ -17,20 +17,22 @@ import (
 func serveCmd() *command {
 	return &command{
 		name:    "serve",
-		summary: "Run the reference MCP server (stdio, or Streamable HTTP with --http)",
-		usage:   "serve [--http ADDR [--stateless] [--json]] [--echo-prefix S] [FLAGS]",
+		summary: "Run the reference MCP server (stdio, Streamable HTTP with --http, WebSocket with --ws)",
+		usage:   "serve [--http ADDR [--stateless] [--json] | --ws ADDR] [--echo-prefix S] [FLAGS]",
 		examples: `  mcptape serve                                       # stdio: MCP on stdin/stdout, stops on stdin EOF
   mcptape serve --http 127.0.0.1:8080                 # Streamable HTTP at http://127.0.0.1:8080/mcp
   mcptape serve --http 8080                           # the same: a bare port listens on 127.0.0.1
   mcptape serve --http 127.0.0.1:0                    # any free port; the address is printed on stderr
   mcptape serve --http 127.0.0.1:8080 --stateless     # no sessions: the 2026-07-28 style
   mcptape serve --http 127.0.0.1:8080 --json          # application/json answers instead of SSE
+  mcptape serve --ws 127.0.0.1:8081                   # WebSocket at ws://127.0.0.1:8081/mcp (subprotocol mcp)
   mcptape serve --echo-prefix 'v2: '                  # change echo's answers (replay diff tests)
   mcptape serve --protocol-version 2025-06-18         # accept only this protocol version
   mcptape record -o run.jsonl.zst -- mcptape serve    # record a session with the reference server
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			httpAddr := fs.String("http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (HOST:PORT, or a bare PORT on 127.0.0.1; port 0 picks a free one)")
+			wsAddr := fs.String("ws", "", "serve MCP over WebSocket at ws://`ADDR`/mcp instead of stdio (subprotocol mcp; HOST:PORT or a bare PORT on 127.0.0.1)")
 			stateless := fs.Bool("stateless", false, "with --http: no sessions, every POST stands alone (needed for protocol 2026-07-28 over HTTP)")
 			jsonResp := fs.Bool("json", false, "with --http: answer application/json instead of an SSE stream (progress notifications are dropped)")
 			sessionTimeout := fs.Duration("session-timeout", 0, "with --http: close sessions idle this long (0: keep until DELETE)")
@@ -42,6 +44,9 @@ func serveCmd() *command {
 			return func(ctx context.Context, st *stdio, args []string) error {
 				if len(args) > 0 {
 					return usageError("serve takes no arguments (got %q)", args[0])
+				}
+				if *httpAddr != "" && *wsAddr != "" {
+					return usageError("--http and --ws exclude each other")
 				}
 				if *httpAddr == "" && (*stateless || *jsonResp || *sessionTimeout != 0) {
 					return usageError("--stateless, --json and --session-timeout need --http")
@@ -68,12 +73,16 @@ func serveCmd() *command {
 				if err != nil {
 					return usageError("%v", err)
 				}
-				if *httpAddr == "" {
+				if *httpAddr == "" && *wsAddr == "" {
 					return refserver.ServeStdio(ctx, srv, st.in, st.out)
 				}
-				addr, err := listenAddr(*httpAddr)
+				flag, scheme, raw := "--http", "http", *httpAddr
+				if *wsAddr != "" {
+					flag, scheme, raw = "--ws", "ws", *wsAddr
+				}
+				addr, err := listenAddr(raw)
 				if err != nil {
-					return usageError("--http: %v", err)
+					return usageError("%s: %v", flag, err)
 				}
 				var lc net.ListenConfig
 				ln, err := lc.Listen(ctx, listenNetwork(addr), addr)
@@ -83,7 +92,10 @@ func serveCmd() *command {
 				if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
 					fmt.Fprintf(st.err, "mcptape serve: warning: listening on %s, which other machines can reach; use 127.0.0.1:PORT to stay local\n", ln.Addr())
 				}
-				fmt.Fprintf(st.err, "listening on http://%s%s\n", ln.Addr(), refserver.Path)
+				fmt.Fprintf(st.err, "listening on %s://%s%s\n", scheme, ln.Addr(), refserver.Path)
+				if *wsAddr != "" {
+					return refserver.ServeWS(ctx, ln, srv, logger)
+				}
 				return refserver.ServeHTTP(ctx, ln, srv, refserver.HTTPConfig{
 					Stateless:      *stateless,
 					JSONResponse:   *jsonResp,

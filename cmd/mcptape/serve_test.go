@@ -36,6 +36,8 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--json"}, "need --http"},
 		{[]string{"serve", "--stateless"}, "need --http"},
 		{[]string{"serve", "--http", "nonsense"}, "--http: want HOST:PORT or PORT"},
+		{[]string{"serve", "--ws", "nonsense"}, "--ws: want HOST:PORT or PORT"},
+		{[]string{"serve", "--ws", "127.0.0.1:0", "--http", "127.0.0.1:0"}, "--http and --ws exclude each other"},
 		{[]string{"serve", "--http", "127.0.0.1:99999"}, `bad port "99999"`},
 		{[]string{"serve", "--http", "127.0.0.1:0", "--session-timeout", "-1s"}, "must not be negative"},
 		{[]string{"serve", "--log-level", "loud"}, "--log-level"},

@@ -82,21 +82,31 @@ func ServeHTTP(ctx context.Context, ln net.Listener, s *mcp.Server, cfg HTTPConf
 		ConnState:         fresh.track,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelError),
 	}
+	return serveUntil(ctx, srv, ln, "http", fresh.closeAll)
+}
+
+// serveUntil serves srv on ln until ctx is done, then calls before (when
+// not nil) and shuts srv down, waiting up to shutdownGrace for open
+// requests before closing what is left. It returns nil after such a stop
+// and the serving error otherwise, prefixed with what.
+func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, what string, before func()) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return fmt.Errorf("refserver: http: %w", err)
+		return fmt.Errorf("refserver: %s: %w", what, err)
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
-	fresh.closeAll()
+	if before != nil {
+		before()
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		_ = srv.Close()
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("refserver: http: %w", err)
+		return fmt.Errorf("refserver: %s: %w", what, err)
 	}
 	return nil
 }
