@@ -27,6 +27,7 @@ func serveCmd() *command {
   mcptape serve --http 127.0.0.1:8080 --json          # application/json answers instead of SSE
   mcptape serve --echo-prefix 'v2: '                  # change echo's answers (replay diff tests)
   mcptape serve --protocol-version 2025-06-18         # accept only this protocol version
+  mcptape serve --stream-chunks 5 --chunk-delay 20ms  # a chat tool answering in streamed chunks
   mcptape record -o run.jsonl.zst -- mcptape serve    # record a session with the reference server
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
@@ -37,6 +38,9 @@ func serveCmd() *command {
 			echoPrefix := fs.String("echo-prefix", "", "text put before every echo answer")
 			versions := fs.StringSlice("protocol-version", nil, "accept only these protocol `VERSIONS` (repeat or comma-separate; default: all of "+
 				strings.Join(refserver.ProtocolVersions(), ", ")+")")
+			chunks := fs.Int("stream-chunks", 0, "add a chat {query} tool answering in `N` streamed content_delta results between content_start and content_end "+
+				"(several results for one id, as in the LangGraph MCP server's docs); 0: no chat tool")
+			chunkDelay := fs.Duration("chunk-delay", 0, "with --stream-chunks: pause before each delta and the end result")
 			logLevel := fs.String("log-level", "error", "server log on stderr: debug, info, warn, error or off")
 			return func(ctx context.Context, st *stdio, args []string) error {
 				if len(args) > 0 {
@@ -48,6 +52,10 @@ func serveCmd() *command {
 				if *sessionTimeout < 0 {
 					return usageError("--session-timeout must not be negative")
 				}
+				if *chunks == 0 && *chunkDelay != 0 {
+					return usageError("--chunk-delay needs --stream-chunks")
+				}
+				chat := refserver.Chat{Chunks: *chunks, Delay: *chunkDelay}
 				logger, err := serveLogger(st, *logLevel)
 				if err != nil {
 					return err
@@ -57,6 +65,9 @@ func serveCmd() *command {
 					refserver.WithEchoPrefix(*echoPrefix),
 					refserver.WithLogger(logger),
 				}
+				if *chunks != 0 {
+					opts = append(opts, refserver.WithChat(chat))
+				}
 				if len(*versions) > 0 {
 					opts = append(opts, refserver.WithProtocolVersions(*versions...))
 				}
@@ -65,7 +76,7 @@ func serveCmd() *command {
 					return usageError("%v", err)
 				}
 				if *httpAddr == "" {
-					return refserver.ServeStdio(ctx, srv, st.in, st.out)
+					return refserver.ServeStdioChat(ctx, srv, chat, st.in, st.out)
 				}
 				addr, err := listenAddr(*httpAddr)
 				if err != nil {
@@ -85,6 +96,7 @@ func serveCmd() *command {
 					JSONResponse:   *jsonResp,
 					SessionTimeout: *sessionTimeout,
 					Logger:         logger,
+					Chat:           chat,
 				})
 			}
 		},
