@@ -122,6 +122,7 @@ type Inspector struct {
 	viol       *violations
 
 	firstProgress latencyHist
+	streams       streamState
 	mrtrLat       latencyHist
 	taskLat       latencyHist
 	unanswered    []RequestRef                // requests superseded by an id reuse
@@ -152,6 +153,9 @@ type request struct {
 
 	progress      int64
 	lastProgress  float64
+	chunks        int64 // stream parts received (start, deltas)
+	chunkBytes    int64 // their bytes
+	firstChunk    int64 // time of the first part, 0 when none
 	cancelled     int64 // time of the cancel, 0 when none
 	op            *operation
 	wantsTask     bool
@@ -215,6 +219,7 @@ func NewInspector(h *tape.Header, opts ...Option) (*Inspector, error) {
 		inflight:    NewPairer[*request](),
 		tokens:      map[string]*request{},
 		recent:      newRecentSet(o.recent),
+		streams:     newStreamState(o.recent),
 		mrtr:        map[opKey]*operation{},
 		tasks:       map[string]*operation{},
 		names:       map[string]string{},
@@ -302,6 +307,12 @@ func (in *Inspector) batch(it *Item, s *sessionState) {
 // violation counts a violation of rule by the message it.
 func (in *Inspector) violation(rule string, it *Item, s *sessionState, format string, a ...any) {
 	s.violations++
+	in.note(rule, it, format, a...)
+}
+
+// note reports what it shows under rule, without counting it as a
+// violation of the session: for info rules (non-standard extensions).
+func (in *Inspector) note(rule string, it *Item, format string, a ...any) {
 	if in.live != nil {
 		d := describeItem(it)
 		if format != "" {

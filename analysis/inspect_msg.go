@@ -339,6 +339,11 @@ func (in *Inspector) cancel(it *Item, s *sessionState) {
 func (in *Inspector) response(it *Item, s *sessionState) {
 	rec, info, frame := it.Rec, &it.Info, it.Frame
 	isErr := info.Kind == jsonrpc.KindError
+	part := streamPartOf(it)
+	if part == jsonrpc.PartStart || part == jsonrpc.PartDelta {
+		in.streamChunk(it, s)
+		return
+	}
 	var req *request
 	ok := false
 	if Pairable(info.ID) {
@@ -349,7 +354,7 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 			req, ok = in.inflight.Close(rec.Session, Opposite(rec.Dir), info.ID)
 		}
 		if !ok {
-			in.violation(RuleResponseUnknownID, it, s, "no such request in flight")
+			in.unpairedPart(it, s)
 		}
 	} else if isErr && info.ID.Type == jsonrpc.IDNull {
 		req, ok = in.nullIDAnswer(it)
@@ -369,6 +374,9 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 	}
 	if !ok {
 		return
+	}
+	if part == jsonrpc.PartEnd || req.chunks > 0 {
+		in.streamEnd(it, s, req, part)
 	}
 	// A task keeps its progress token until it ends; anything else is
 	// done with it now.

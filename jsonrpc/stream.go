@@ -112,6 +112,12 @@ func (d *StreamDialect) Part(frame []byte, result []Member) StreamPart {
 		var buf [64]byte
 		name = appendUnquoted(buf[:0], name)
 	}
+	return d.PartNamed(name)
+}
+
+// PartNamed returns the part whose name (unescaped) is name: PartSingle
+// for any other name.
+func (d *StreamDialect) PartNamed(name []byte) StreamPart {
 	switch string(name) {
 	case d.Start:
 		return PartStart
