@@ -106,11 +106,12 @@ type Inspector struct {
 	order     []*sessionState
 	folded    int
 
-	inflight *Pairer[*request]
-	tokens   map[string]*request // progress tokens in flight, by tokenKey
-	recent   *recentSet          // tokens of requests answered lately
-	mrtr     map[opKey]*operation
-	tasks    map[string]*operation // by session + "\x00" + task id
+	inflight    *Pairer[*request]
+	tokens      map[string]*request // progress tokens in flight, by tokenKey
+	recent      *recentSet          // tokens of requests answered lately
+	answeredIDs *recentSet          // ids of requests answered lately, by tokenKey
+	mrtr        map[opKey]*operation
+	tasks       map[string]*operation // by session + "\x00" + task id
 
 	names      map[string]string // interned method and tool names
 	hotNames   hot[string, string]
@@ -219,7 +220,8 @@ func NewInspector(h *tape.Header, opts ...Option) (*Inspector, error) {
 		inflight:    NewPairer[*request](),
 		tokens:      map[string]*request{},
 		recent:      newRecentSet(o.recent),
-		streams:     newStreamState(o.recent),
+		answeredIDs: newRecentSet(o.recent),
+		streams:     newStreamState(),
 		mrtr:        map[opKey]*operation{},
 		tasks:       map[string]*operation{},
 		names:       map[string]string{},

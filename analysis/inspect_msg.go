@@ -141,6 +141,8 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 		in.release(prev)
 		in.superseded(prev)
 		in.recycle(prev)
+	} else if in.buf = tokenKey(in.buf[:0], rec.Session, rec.Dir, info.ID); in.answeredIDs.has(string(in.buf)) {
+		in.violation(RuleIDReusedAfter, it, s, "id %s was answered before", clip(info.ID.String(), 20))
 	}
 }
 
@@ -315,6 +317,9 @@ func (in *Inspector) progress(it *Item, s *sessionState) {
 
 // cancel handles notifications/cancelled.
 func (in *Inspector) cancel(it *Item, s *sessionState) {
+	if it.Rec.Exchange != 0 && s.version == "2026-07-28" {
+		in.violation(RuleCancelled2026HTTP, it, s, "close the request's stream instead")
+	}
 	target := it.Info.CancelTarget
 	if !Pairable(target) {
 		return
@@ -354,7 +359,7 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 			req, ok = in.inflight.Close(rec.Session, Opposite(rec.Dir), info.ID)
 		}
 		if !ok {
-			in.unpairedPart(it, s)
+			in.unpairedPart(it, s, part)
 		}
 	} else if isErr && info.ID.Type == jsonrpc.IDNull {
 		req, ok = in.nullIDAnswer(it)
@@ -378,6 +383,8 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 	if part == jsonrpc.PartEnd || req.chunks > 0 {
 		in.streamEnd(it, s, req, part)
 	}
+	in.buf = tokenKey(in.buf[:0], rec.Session, req.dir, info.ID)
+	in.answeredIDs.add(string(in.buf))
 	// A task keeps its progress token until it ends; anything else is
 	// done with it now.
 	if keepToken := in.answered(it, s, req); !keepToken {

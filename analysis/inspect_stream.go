@@ -73,7 +73,6 @@ type streamAgg struct {
 
 // streamState is what the Inspector keeps about streamed answers.
 type streamState struct {
-	ended      *recentSet // answers whose stream ended lately (tokenKey of the id)
 	total      streamAgg
 	by         map[streamKey]*streamAgg
 	unfinished []RequestRef
@@ -81,8 +80,8 @@ type streamState struct {
 	afterEnd   int64
 }
 
-func newStreamState(recent int) streamState {
-	return streamState{ended: newRecentSet(recent), by: map[streamKey]*streamAgg{}}
+func newStreamState() streamState {
+	return streamState{by: map[streamKey]*streamAgg{}}
 }
 
 // streamPartOf returns the stream part of a response: PartSingle unless
@@ -119,7 +118,7 @@ func (in *Inspector) streamChunk(it *Item, s *sessionState) {
 	req, ok := in.inflight.Lookup(rec.Session, Opposite(rec.Dir), info.ID)
 	if !ok {
 		s.count(rec.Dir, info.Kind, "")
-		in.unpairedPart(it, s)
+		in.unpairedPart(it, s, jsonrpc.PartDelta)
 		return
 	}
 	s.count(rec.Dir, info.Kind, req.method)
@@ -131,11 +130,11 @@ func (in *Inspector) streamChunk(it *Item, s *sessionState) {
 	req.chunkBytes += int64(len(it.Frame))
 }
 
-// unpairedPart reports a stream part for no request in flight: after its
-// stream's end, or for an unknown id.
-func (in *Inspector) unpairedPart(it *Item, s *sessionState) {
+// unpairedPart reports a response (stream part or not) for no request in
+// flight: a stream part after the answer to its id, or an unknown id.
+func (in *Inspector) unpairedPart(it *Item, s *sessionState, part jsonrpc.StreamPart) {
 	in.buf = tokenKey(in.buf[:0], it.Rec.Session, Opposite(it.Rec.Dir), it.Info.ID)
-	if in.streams.ended.has(string(in.buf)) {
+	if part.Streamed() && in.answeredIDs.has(string(in.buf)) {
 		in.streams.afterEnd++
 		in.violation(RuleStreamAfterEnd, it, s, "the stream of id %s had ended", clip(string(it.Info.ID.Raw), 20))
 		return
@@ -176,8 +175,6 @@ func (in *Inspector) streamEnd(it *Item, s *sessionState, req *request, part jso
 		a.first.record(req.firstChunk - req.time)
 		a.complete.record(rec.Time - req.time)
 	}
-	in.buf = tokenKey(in.buf[:0], rec.Session, req.dir, it.Info.ID)
-	in.streams.ended.add(string(in.buf))
 }
 
 // streamUnfinished counts a request still in flight at the end of the

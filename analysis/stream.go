@@ -63,7 +63,10 @@
 //     protocol asks the receiver not to answer. Over HTTP, a client closing
 //     the response stream of an unanswered request counts as a cancel.
 //   - "progress after the response" is told from "unknown token" by
-//     remembering the tokens of the last DefaultRecent answered requests.
+//     remembering the tokens of the last DefaultRecent answered requests;
+//     id-reused-after-answer by remembering their ids likewise.
+//   - cancelled-notification-2026-http: on 2026-07-28 Streamable HTTP a
+//     request is cancelled by closing its stream, not by a notification.
 //   - request-before-initialize is reported once per session; a session
 //     whose requests carry a 2026-07-28 _meta version has no handshake.
 //   - missing-session-header: once any response in the tape set

@@ -43,6 +43,8 @@ type Rule struct {
 // jsonrpc.Classify (which keep their jsonrpc names, see FrameRules).
 const (
 	RuleIDReused             = "id-reused-in-flight"
+	RuleIDReusedAfter        = "id-reused-after-answer"
+	RuleCancelled2026HTTP    = "cancelled-notification-2026-http"
 	RuleResponseUnknownID    = "response-unknown-id"
 	RuleNotificationWithID   = "notification-with-id"
 	RuleProgressAfterResp    = "progress-after-response"
@@ -61,6 +63,8 @@ const (
 // streamRules describes the rules checked across messages.
 var streamRules = []Rule{
 	{RuleIDReused, SeverityError, "request id reused while the first request is in flight"},
+	{RuleIDReusedAfter, SeverityError, "request id used again after its request was answered (ids are unique within a session)"},
+	{RuleCancelled2026HTTP, SeverityWarning, "notifications/cancelled over 2026-07-28 Streamable HTTP, where a request is cancelled by closing its stream"},
 	{RuleResponseUnknownID, SeverityError, "response to an id that is not in flight"},
 	{RuleNotificationWithID, SeverityError, "notification method sent with an id"},
 	{RuleProgressAfterResp, SeverityError, "progress notification after the response"},

@@ -79,7 +79,20 @@ var ruleCases = []struct {
 	// Rules across messages.
 	{RuleIDReused,
 		after(c2s(5*ms, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), c2s(6*ms, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)),
-		after(c2s(5*ms, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), s2c(6*ms, `{"jsonrpc":"2.0","id":1,"result":{}}`), c2s(7*ms, `{"jsonrpc":"2.0","id":1,"method":"ping"}`))},
+		after(c2s(5*ms, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), s2c(6*ms, `{"jsonrpc":"2.0","id":1,"result":{}}`), c2s(7*ms, `{"jsonrpc":"2.0","id":2,"method":"ping"}`))},
+	{RuleIDReusedAfter,
+		after(c2s(5*ms, `{"jsonrpc":"2.0","id":"t","method":"ping"}`), s2c(6*ms, `{"jsonrpc":"2.0","id":"t","result":{}}`), c2s(7*ms, `{"jsonrpc":"2.0","id":"t","method":"ping"}`)),
+		// The same id in the other direction, or in another session, is
+		// another id.
+		append(after(c2s(5*ms, `{"jsonrpc":"2.0","id":"t","method":"ping"}`), s2c(6*ms, `{"jsonrpc":"2.0","id":"t","result":{}}`),
+			s2c(7*ms, `{"jsonrpc":"2.0","id":"t","method":"ping"}`), c2s(8*ms, `{"jsonrpc":"2.0","id":"t","result":{}}`)),
+			inSession("2", c2s(9*ms, `{"jsonrpc":"2.0","id":"t","method":"ping"}`))...)},
+	{RuleCancelled2026HTTP,
+		[]step{onExchange(1, c2s(0, `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"export_report","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)),
+			onExchange(2, c2s(5*ms, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12}}`))},
+		// Over stdio, notifications/cancelled is how 2026-07-28 cancels.
+		[]step{c2s(0, `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"export_report","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`),
+			c2s(5*ms, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12}}`)}},
 	{RuleResponseUnknownID,
 		after(s2c(5*ms, `{"jsonrpc":"2.0","id":7,"result":{}}`)),
 		after(c2s(4*ms, `{"jsonrpc":"2.0","id":7,"method":"ping"}`), s2c(5*ms, `{"jsonrpc":"2.0","id":7,"result":{}}`))},

@@ -30,6 +30,8 @@ func fakeTarget(t *testing.T, mode string) Target {
 //	                status 3 on the next request, unanswered
 //	mute-init       reads everything and answers nothing
 //	drop-batches    answers requests and pings, silently ignores batches
+//	batch-only      answers a batch with a batch, and every request sent
+//	                alone but initialize with error -32600
 //	linger          answers requests; at the end of stdin ignores SIGTERM
 //	                and runs on until killed
 func fakeStdioServer(mode string, in io.Reader, out io.Writer) int {
@@ -42,12 +44,28 @@ func fakeStdioServer(mode string, in io.Reader, out io.Writer) int {
 	for sc.Scan() {
 		line := sc.Bytes()
 		info := jsonrpc.Classify(line)
+		if name == "batch-only" && info.Kind == jsonrpc.KindBatch {
+			members, _ := jsonrpc.Split(line)
+			var answers []string
+			for _, m := range members {
+				if mi := jsonrpc.Classify(m); mi.Kind == jsonrpc.KindRequest {
+					answers = append(answers, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, mi.ID.Raw))
+				}
+			}
+			fmt.Fprintf(w, "[%s]\n", strings.Join(answers, ","))
+			if err := w.Flush(); err != nil {
+				return 4
+			}
+			continue
+		}
 		if name == "mute-init" || info.Kind != jsonrpc.KindRequest {
 			continue // batches, notifications
 		}
 		switch {
 		case info.Method == "initialize":
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}}`+"\n", info.ID.Raw)
+		case name == "batch-only":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32600,"message":"send a batch"}}`+"\n", info.ID.Raw)
 		case name == "exit-after" && answered >= limit:
 			w.Flush()
 			return 3

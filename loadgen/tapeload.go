@@ -17,7 +17,8 @@ import (
 // RunTape is tape-driven load: n virtual sessions, each replaying one of
 // the recorded sessions (taken in turn), all at once, through the replayer
 // (identifiers rewritten, server requests answered from the recording,
-// pacing by replay options such as replay.WithSpeed). Every connection is
+// recorded batches sent as batches unless replay.WithUnbatch, pacing by
+// replay options such as replay.WithSpeed). Every connection is
 // metered: each request's latency goes to the series of its method and
 // tool, each session's setup (initialize, or a leading server/discover)
 // to SetupSeries, and errors are counted by class as in Run. A request the
@@ -267,19 +268,33 @@ func (m *meteredConn) Recv(ctx context.Context) (transport.Incoming, error) {
 		return in, err
 	}
 	info := jsonrpc.Classify(in.Frame)
-	if info.Kind != jsonrpc.KindResponse && info.Kind != jsonrpc.KindError {
+	if info.Kind == jsonrpc.KindBatch { // the answer to a recorded batch
+		members, _ := jsonrpc.Split(in.Frame)
+		for _, f := range members {
+			m.measure(jsonrpc.Classify(f), f, in.Time)
+		}
 		return in, nil
+	}
+	m.measure(info, in.Frame, in.Time)
+	return in, nil
+}
+
+// measure takes the answer frame (info: its classification), arrived at
+// at, to a pending request.
+func (m *meteredConn) measure(info jsonrpc.Info, frame []byte, at time.Time) {
+	if info.Kind != jsonrpc.KindResponse && info.Kind != jsonrpc.KindError {
+		return
 	}
 	m.mu.Lock()
 	req, ok := m.pending[info.ID.Key()]
 	delete(m.pending, info.ID.Key())
 	m.mu.Unlock()
 	if !ok {
-		return in, nil
+		return
 	}
 	st := m.r.st
 	if req.series[0] == SetupSeries {
-		st.record(req.series, in.Time.Sub(req.at))
+		st.record(req.series, at.Sub(req.at))
 		// A leading server/discover refused is a client's probe before
 		// it falls back to initialize (the Go SDK's), which is then the
 		// session's setup: the refusal is measured but set nothing up.
@@ -287,14 +302,13 @@ func (m *meteredConn) Recv(ctx context.Context) (transport.Incoming, error) {
 			st.setUp()
 		}
 	} else {
-		st.answered(req.series, in.Time.Sub(req.at))
+		st.answered(req.series, at.Sub(req.at))
 	}
 	tool := ""
 	if req.tool {
 		tool = req.series[len(req.series)-1][len("tools/call "):]
 	}
-	judgeAnswer(st, req.series, info, in.Frame, tool)
-	return in, nil
+	judgeAnswer(st, req.series, info, frame, tool)
 }
 
 // forget drops a pending request, no longer in flight, and returns it.

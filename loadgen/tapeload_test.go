@@ -255,6 +255,42 @@ func pingSession(n int, gap time.Duration) *replay.Session {
 	return s
 }
 
+// TestRunTapeBatches: a recorded batch is sent as a batch, and the
+// members of the batch answering it are measured; with replay.WithUnbatch
+// its members are sent one by one (the fake server refuses them).
+func TestRunTapeBatches(t *testing.T) {
+	s := pingSession(0, 0)
+	batch := `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`
+	members, err := jsonrpc.Split([]byte(batch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range members {
+		s.Steps = append(s.Steps, replay.Step{Frame: m, Kind: jsonrpc.KindRequest, Method: "ping", IDKey: fmt.Sprint(i + 1), Time: 10, Answers: -1, Deps: []int{0}, Batch: 1, BatchLen: 3})
+		s.Server = append(s.Server, replay.ServerMsg{Frame: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"result":{}}`, i+1), Kind: jsonrpc.KindResponse, IDKey: fmt.Sprint(i + 1), Time: 11})
+	}
+	for _, tc := range []struct {
+		name   string
+		ropts  []replay.Option
+		errors int64
+	}{
+		{"as a batch", nil, 0},
+		{"unbatched", []replay.Option{replay.WithUnbatch()}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := RunTape(context.Background(), fakeTarget(t, "batch-only"), []*replay.Session{s}, 1,
+				append(tc.ropts, replay.WithMaxSpeed()), WithTimeout(10*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Requests != 3 || rep.Answered != 3 || errorCount(rep, ClassJSONRPC) != tc.errors || len(rep.Warnings) != 0 {
+				t.Errorf("%d requests, %d answered, %d JSON-RPC errors, warnings %v; want 3, 3, %d, none",
+					rep.Requests, rep.Answered, errorCount(rep, ClassJSONRPC), rep.Warnings, tc.errors)
+			}
+		})
+	}
+}
+
 // TestRunTapeBounds: tape-driven load obeys WithDuration and WithRequests
 // like every other workload (the recording alone would last 100 s), and
 // the requests cut off at the bound are neither errors nor warnings.

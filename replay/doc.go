@@ -1,11 +1,16 @@
-// Package replay re-sends recorded MCP sessions to a live server, with every
-// identifier rewritten, and compares the live answers with the recorded ones.
+// Package replay re-sends recorded MCP sessions to a live server and
+// compares the live answers with the recorded ones. The replay is faithful:
+// what the recorded client sent is sent again, mistakes included, and only
+// the identifiers that must be fresh in the live session are rewritten
+// (see Rewriting); every other deviation is an option (WithUnbatch).
 //
 // # Data flow
 //
 // [Load] reads a tape and cuts it into [Session] values: the client-to-server
-// messages of one recorded session (the [Step] list, batches split into their
-// members) and the server-to-client messages they are compared with. Each
+// frames of one recorded session (the [Step] list, batches split into their
+// members, which keep their batch; frames that are not JSON-RPC messages
+// are steps too) and the server-to-client messages they are compared with
+// (server frames that are not messages are skipped and counted). Each
 // step names its causal dependencies: the last server message (a response
 // or a server request) that had arrived before it was sent and, for the
 // client's answer to a server request, that request. Records are taken in
@@ -52,9 +57,17 @@
 //
 // # Rewriting
 //
-// Request ids are replaced by fresh ids of the same JSON type (numbers
-// count up from 1, strings are "mcptape-N"), never reused in a session;
-// progress tokens likewise. notifications/cancelled names the live id of
+// Sent verbatim, byte for byte: every client frame, but for the values
+// below. That includes invalid JSON, frames that are not JSON-RPC
+// messages, requests whose id is null, an object, an array or a fraction
+// (they do not identify a request), notifications that carry an id, and
+// an id the client used again: its later uses carry the same live id as
+// the first. A recorded batch is sent as one batch of its members, each
+// rewritten (WithUnbatch sends them one by one).
+//
+// Rewritten: request ids that are strings or integers are replaced by
+// fresh ids of the same JSON type (numbers count up from 1, strings are
+// "mcptape-N"), one per recorded id; progress tokens likewise. notifications/cancelled names the live id of
 // the cancelled request. Answers to server requests carry the live id of
 // the server's request. Server-chosen opaque values — task ids and MRTR
 // requestState — are learnt by comparing each live response with its
@@ -84,9 +97,23 @@
 // session and task ids, timestamps, request state) and the paths given
 // with [WithIgnore]. Whether and how a cancelled request is answered
 // depends on timing: such answers, and the progress of cancelled requests,
-// are not compared. Notifications are compared as counts per method; the
-// counts of [DefaultIgnoreNotifications] are reported but never fail the
-// verdict. Batches are replayed as their members, one by one. The [Report]
+// are not compared. A live answer whose id is null or absent is paired
+// with the recorded answers without an id, in order; the n-th answer to
+// an id the client used again with its n-th use. Notifications are
+// compared as counts per method; the counts of [DefaultIgnoreNotifications]
+// are reported but never fail the verdict. Once the last client message
+// is sent, the server messages recorded after it (a notification after
+// the last answer) are waited for until they arrive, or for their
+// recorded gap plus [WithSettle]'s margin. Where the recorded client
+// closed the HTTP response stream of a request still unanswered (the
+// 2026-07-28 way to cancel: an "http" event closed_by "client"), a step
+// ([Step.Closes]) closes the live stream at the same point: once as many
+// server messages came on it as the recording holds from it, whatever the
+// speed (the recorded time would let a faster server send more); what
+// comes on it later is dropped, so only what was recorded before the
+// close is compared. A live server request is
+// answered where the recorded client answered its twin, and only then:
+// one without a recorded twin gets the fallback, and counts as extra. The [Report]
 // says per session how many answers matched, differed, are missing or
 // extra, with a readable diff for each difference (in a session the tape's
 // damage cut, [Session.Cut], live messages that belong after the cut are

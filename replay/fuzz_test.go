@@ -41,8 +41,13 @@ func FuzzLoad(f *testing.F) {
 		}
 		for _, s := range sessions {
 			for _, st := range s.Steps {
-				if k := jsonrpc.Classify(st.Frame).Kind; k == jsonrpc.KindInvalid || k == jsonrpc.KindBatch {
-					t.Fatalf("step %q is %v", st.Frame, k)
+				// A step is a recorded frame or one member of it, as it
+				// is: a frame that is not a message is sent as recorded.
+				if k := jsonrpc.Classify(st.Frame).Kind; k != st.Kind {
+					t.Fatalf("step %q has kind %v, classified %v", st.Frame, st.Kind, k)
+				}
+				if st.Batch > 0 && (st.BatchLen < 1 || st.Kind == jsonrpc.KindBatch && st.BatchLen == 1 && string(st.Frame) == "[]") {
+					t.Fatalf("step %q: batch %d of %d", st.Frame, st.Batch, st.BatchLen)
 				}
 				for _, d := range st.Deps {
 					if d < 0 || d >= len(s.Server) {

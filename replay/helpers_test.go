@@ -59,38 +59,52 @@ func stdioDial(prefix string) DialFunc {
 // the tape's path.
 func recordStdio(t *testing.T, version string, copts *mcp.ClientOptions, scenario func(ctx context.Context, cs *mcp.ClientSession)) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "rec.jsonl.zst")
-	w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "stdio", Target: "refserver"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	toServer, fromServer, finish := stdioProxy(t, refServerArgv(), helperEnv+"=1")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c2sR, c2sW := io.Pipe()
-	s2cR, s2cW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		env := append(os.Environ(), helperEnv+"=1")
-		_, err := capture.RunStdio(ctx, capture.StdioOptions{
-			Command: refServerArgv(), Env: env, Stdin: c2sR, Stdout: s2cW, Tape: w, CloseStdout: true,
-		})
-		done <- err
-	}()
 	client := mcp.NewClient(&mcp.Implementation{Name: "replay-test", Version: "1"}, copts)
-	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: s2cR, Writer: c2sW, MaxLineLength: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: fromServer, Writer: toServer, MaxLineLength: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
 	scenario(ctx, cs)
 	cs.Close()
-	c2sW.Close()
-	if err := <-done; err != nil {
-		t.Fatalf("RunStdio: %v", err)
-	}
-	if err := w.Close(); err != nil {
+	return finish()
+}
+
+// stdioProxy starts the server argv (with env added to the environment)
+// behind the stdio capture proxy, recording to a new tape. It returns the
+// pipes of the client side, and finish, which closes the client's end,
+// waits for the proxy and returns the tape's path.
+func stdioProxy(t *testing.T, argv []string, env ...string) (toServer io.WriteCloser, fromServer io.ReadCloser, finish func() string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "rec.jsonl.zst")
+	w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "stdio", Target: argv[len(argv)-1]})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return path
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	c2sR, c2sW := io.Pipe()
+	s2cR, s2cW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		_, err := capture.RunStdio(ctx, capture.StdioOptions{
+			Command: argv, Env: append(os.Environ(), env...), Stdin: c2sR, Stdout: s2cW, Tape: w, CloseStdout: true,
+		})
+		done <- err
+	}()
+	return c2sW, s2cR, func() string {
+		t.Helper()
+		defer cancel()
+		c2sW.Close()
+		if err := <-done; err != nil {
+			t.Fatalf("RunStdio: %v", err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
 }
 
 // loadTape loads every session of the tape at path.

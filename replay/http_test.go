@@ -52,7 +52,25 @@ func httpDial(endpoint string) DialFunc {
 // the capture proxy in front of a reference server, and returns the tape.
 func recordHTTP(t *testing.T, cfg refserver.HTTPConfig, version string, copts *mcp.ClientOptions, scenario func(ctx context.Context, cs *mcp.ClientSession)) string {
 	t.Helper()
-	up := refHTTP(t, cfg)
+	base, finish := httpProxy(t, refHTTP(t, cfg))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "replay-test", Version: "1"}, copts)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + refserver.Path},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	scenario(ctx, cs)
+	cs.Close()
+	return finish()
+}
+
+// httpProxy starts the HTTP capture proxy in front of the endpoint up,
+// recording to a new tape, and returns its base URL ("http://host:port")
+// and finish, which stops it and returns the tape's path.
+func httpProxy(t *testing.T, up string) (base string, finish func() string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "http.jsonl.zst")
 	w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "http", Target: up})
 	if err != nil {
@@ -66,27 +84,20 @@ func recordHTTP(t *testing.T, cfg refserver.HTTPConfig, version string, copts *m
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	pctx, stop := context.WithCancel(ctx)
+	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
 	served := make(chan error, 1)
-	go func() { served <- p.Serve(pctx, ln) }()
-	client := mcp.NewClient(&mcp.Implementation{Name: "replay-test", Version: "1"}, copts)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + refserver.Path},
-		&mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("connect: %v", err)
+	go func() { served <- p.Serve(ctx, ln) }()
+	return "http://" + ln.Addr().String(), func() string {
+		t.Helper()
+		stop()
+		if err := <-served; err != nil {
+			t.Fatalf("proxy: %v", err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return path
 	}
-	scenario(ctx, cs)
-	cs.Close()
-	stop()
-	if err := <-served; err != nil {
-		t.Fatalf("proxy: %v", err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // TestReplayAcrossTransports replays a stdio tape over HTTP and HTTP tapes

@@ -1,6 +1,11 @@
 package replay
 
 import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -46,14 +51,44 @@ type loading struct {
 
 	buf   tape.TimeOrder[entry] // read, not built yet, in time order
 	later map[string]int        // requests in buf by dirKey
+	open  map[string]int        // requests built and not yet answered, by dirKey
 	held  map[string][]entry    // answers waiting for the request they answer (dirKey)
+
+	batches int // client batches built
+	// The uses of each client request id (see useKey), forgotten
+	// forgetLag steps after every use was answered.
+	reqUses     map[string]int    // id key -> requests built
+	resUses     map[string]int    // id key -> server responses built
+	lastUse     map[string]string // id key -> key of its last use
+	done        fifo[doneID]      // ids whose every use was answered
+	unaddressed int               // server responses without a usable id built
+
+	// HTTP response streams the client may close: request use key ->
+	// its exchange, until answered; server messages per exchange.
+	streams   map[string]uint64
+	streamMsg map[uint64]int
 }
+
+// doneID is an id whose uses were all answered when step number at was
+// next.
+type doneID struct {
+	at  int
+	key string
+}
+
+// forgetLag is how many steps after the answer to its last use a client
+// request id's uses are forgotten: by then a runner has forgotten them too
+// (it is at most maxAhead steps behind and forgets pruneLag steps after),
+// and a later use counts as a first one.
+const forgetLag = 2 * (maxAhead + pruneLag)
 
 func newLoading(s *Session, out sink) *loading {
 	return &loading{
 		s: s, out: out, lastDep: -1, serverReq: map[string]int{},
 		exchReq: map[uint64]string{}, ordinal: map[[2]string]int{}, sessOrd: map[string]int{},
-		later: map[string]int{}, held: map[string][]entry{},
+		later: map[string]int{}, open: map[string]int{}, held: map[string][]entry{},
+		reqUses: map[string]int{}, resUses: map[string]int{}, lastUse: map[string]string{},
+		streams: map[string]uint64{}, streamMsg: map[uint64]int{},
 	}
 }
 
@@ -65,6 +100,9 @@ type entry struct {
 	stream   string
 	frame    []byte
 	info     jsonrpc.Info
+	batch    int  // for a member of a client batch: its batch number (from 1)
+	batchLen int  // and the batch's size
+	closes   bool // the client closed the HTTP exchange's response stream
 }
 
 // add takes one message record (whose slices it keeps) and returns how
@@ -74,22 +112,71 @@ func (l *loading) add(rec *tape.Record) int {
 		l.s.Start = rec.Time
 	}
 	members := [][]byte{rec.Frame}
+	batch := 0
 	if info := jsonrpc.Classify(rec.Frame); info.Kind == jsonrpc.KindBatch {
-		members, _ = jsonrpc.Split(rec.Frame)
+		if split, err := jsonrpc.Split(rec.Frame); err == nil && len(split) > 0 {
+			members = split
+			if rec.Dir == tape.ClientToServer {
+				l.batches++
+				batch = l.batches
+			}
+		}
 	}
 	skipped := 0
 	for _, m := range members {
 		info := jsonrpc.Classify(m)
-		if info.Kind == jsonrpc.KindInvalid || info.Kind == jsonrpc.KindBatch {
+		if (info.Kind == jsonrpc.KindInvalid || info.Kind == jsonrpc.KindBatch) && rec.Dir != tape.ClientToServer {
 			skipped++
 			continue
 		}
-		l.insert(entry{time: rec.Time, dir: rec.Dir, exchange: rec.Exchange, stream: rec.Stream, frame: m, info: info})
+		// A client frame that is not a message (invalid JSON, an empty
+		// batch, a bare value) is a step too, re-sent byte for byte: it
+		// is what reproduces the server's answer to it.
+		e := entry{time: rec.Time, dir: rec.Dir, exchange: rec.Exchange, stream: rec.Stream, frame: m, info: info}
+		if batch > 0 {
+			e.batch, e.batchLen = batch, len(members)
+		}
+		l.insert(e)
 	}
 	for l.buf.Ready(false) {
 		l.pop()
 	}
 	return skipped
+}
+
+// closedByClient marks the payload of an "http" event that ends an
+// exchange the client closed.
+var closedByClient = []byte(`"closed_by":"client"`)
+
+// addEvent takes an event record: the end of an HTTP exchange whose
+// response stream the client closed becomes a step that closes it.
+func (l *loading) addEvent(rec *tape.Record) {
+	if rec.Event != tape.EventHTTP || rec.Exchange == 0 || !bytes.Contains(rec.Data, closedByClient) {
+		return
+	}
+	var d struct {
+		Phase    string `json:"phase"`
+		ClosedBy string `json:"closed_by"`
+	}
+	if json.Unmarshal(rec.Data, &d) != nil || d.Phase != "end" || d.ClosedBy != "client" {
+		return
+	}
+	l.insert(entry{time: rec.Time, dir: tape.ClientToServer, exchange: rec.Exchange, closes: true})
+}
+
+// addClose builds the step closing the stream of exchange e, when a
+// request on it is still unanswered.
+func (l *loading) addClose(e *entry) {
+	n, open := l.streamMsg[e.exchange]
+	delete(l.streamMsg, e.exchange)
+	key := l.exchReq[e.exchange]
+	if ex, ok := l.streams[key]; !open || key == "" || !ok || ex != e.exchange {
+		return
+	}
+	delete(l.streams, key)
+	l.s.stepCount++
+	l.nSteps++
+	l.out.addStep(Step{Kind: jsonrpc.KindInvalid, Time: e.time, Answers: -1, Closes: key, CloseAfter: n})
 }
 
 // insert puts e in buf after every entry of the same or an earlier time.
@@ -117,25 +204,62 @@ func (l *loading) pop() {
 		if l.later[k]--; l.later[k] <= 0 {
 			delete(l.later, k)
 		}
+		l.open[k]++
 		l.build(e)
 		for _, h := range l.held[k] {
+			l.answered(k)
 			l.build(h)
 		}
 		delete(l.held, k)
 	case jsonrpc.KindResponse, jsonrpc.KindError:
-		// The request it answers went the other way.
+		// The request it answers went the other way. It is held only
+		// when no request of its id is open: an id used again after its
+		// answer is not waited for.
 		other := tape.ClientToServer
 		if e.dir == tape.ClientToServer {
 			other = tape.ServerToClient
 		}
-		if k := dirKey(other, e.info.ID); l.later[k] > 0 {
+		k := dirKey(other, e.info.ID)
+		if l.open[k] == 0 && l.later[k] > 0 {
 			l.held[k] = append(l.held[k], e)
 			return
 		}
+		l.answered(k)
 		l.build(e)
 	default:
 		l.build(e)
 	}
+}
+
+// answered counts an answer to the open request k (a dirKey).
+func (l *loading) answered(k string) {
+	if l.open[k]--; l.open[k] <= 0 {
+		delete(l.open, k)
+	}
+}
+
+// useKey returns the key of the n-th use (from 1) of the id key k within
+// a session: k itself the first time, k#n after. A client that uses an id
+// again (after its answer, or while it is open) has each use paired with
+// the answer of the same rank: the first answer to k with the first use.
+func useKey(k string, n int) string {
+	if n <= 1 {
+		return k
+	}
+	return k + "#" + strconv.Itoa(n)
+}
+
+// unaddressedKey is the key of the n-th server response (from 1) whose id
+// is null or absent: such answers are paired by their order.
+func unaddressedKey(n int) string { return "#" + strconv.Itoa(n) }
+
+// baseKey returns the recorded id key a use key stands for ("" for an
+// unaddressed response).
+func baseKey(k string) string {
+	if i := strings.LastIndexByte(k, '#'); i >= 0 && !strings.ContainsAny(k[i:], `"]}`) {
+		return k[:i]
+	}
+	return k
 }
 
 // dirKey names an id in the id space of one direction.
@@ -143,6 +267,10 @@ func dirKey(d tape.Direction, id jsonrpc.ID) string { return string(d) + " " + i
 
 // build adds one entry to the session.
 func (l *loading) build(e entry) {
+	if e.closes {
+		l.addClose(&e)
+		return
+	}
 	if e.dir == tape.ServerToClient {
 		l.addServer(&e)
 	} else {
@@ -152,15 +280,24 @@ func (l *loading) build(e entry) {
 
 func (l *loading) addClient(e *entry) {
 	info := &e.info
-	st := Step{Frame: e.frame, Kind: info.Kind, Method: info.Method, IDKey: info.ID.Key(), Time: e.time, Answers: -1}
+	st := Step{Frame: e.frame, Kind: info.Kind, Method: info.Method, IDKey: info.ID.Key(), Time: e.time, Answers: -1, Batch: e.batch, BatchLen: e.batchLen}
 	if l.lastDep >= 0 {
 		st.Deps = append(st.Deps, l.lastDep)
 	}
 	switch info.Kind {
 	case jsonrpc.KindRequest:
+		l.forget()
+		l.reqUses[st.IDKey]++
+		base := st.IDKey
+		st.IDKey = useKey(base, l.reqUses[base])
+		l.lastUse[base] = st.IDKey
 		st.Name = paramsName(e.frame)
 		if e.exchange != 0 {
 			l.noteExchange(e.exchange, st.IDKey)
+			if l.exchReq[e.exchange] == st.IDKey {
+				l.streams[st.IDKey] = e.exchange
+				l.streamMsg[e.exchange] += 0
+			}
 		}
 		if l.s.Version == "" {
 			l.s.Version = requestVersion(e.frame, info.Method)
@@ -178,6 +315,9 @@ func (l *loading) addClient(e *entry) {
 	case jsonrpc.KindNotification:
 		if info.CancelTarget.Type != jsonrpc.IDAbsent {
 			target := info.CancelTarget.Key()
+			if u, ok := l.lastUse[target]; ok {
+				target = u
+			}
 			l.s.cancelled[target] = true
 			// The answer to the cancelled request may be stamped before
 			// the cancel (an HTTP proxy records a POST when it is
@@ -224,6 +364,27 @@ func (l *loading) addServer(e *entry) {
 	}
 	idx := l.nServer
 	l.nServer++
+	m.After = l.nSteps
+	if n, ok := l.streamMsg[e.exchange]; ok && e.exchange != 0 {
+		l.streamMsg[e.exchange] = n + 1
+	}
+	if info.Kind == jsonrpc.KindResponse || info.Kind == jsonrpc.KindError {
+		if t := info.ID.Type; t == jsonrpc.IDNull || t == jsonrpc.IDAbsent {
+			l.unaddressed++
+			m.IDKey = unaddressedKey(l.unaddressed)
+		} else {
+			k := m.IDKey
+			l.resUses[k]++
+			m.IDKey = useKey(k, l.resUses[k])
+			if ex, ok := l.streams[m.IDKey]; ok { // answered: not closed early
+				delete(l.streams, m.IDKey)
+				delete(l.streamMsg, ex)
+			}
+			if l.resUses[k] >= l.reqUses[k] {
+				l.done.push(doneID{at: l.nSteps, key: k})
+			}
+		}
+	}
 	if info.Kind == jsonrpc.KindNotification {
 		l.out.addServer(m)
 		return
@@ -244,6 +405,19 @@ func (l *loading) addServer(e *entry) {
 		l.serverReq[m.IDKey] = idx
 	}
 	l.out.addServer(m)
+}
+
+// forget drops the uses of the ids answered forgetLag steps ago and not
+// used since.
+func (l *loading) forget() {
+	for l.done.len() > 0 && l.done.peek(0).at+forgetLag < l.nSteps {
+		d := l.done.pop()
+		if l.resUses[d.key] >= l.reqUses[d.key] {
+			delete(l.reqUses, d.key)
+			delete(l.resUses, d.key)
+			delete(l.lastUse, d.key)
+		}
+	}
 }
 
 // discard is the sink of an index: it keeps nothing.

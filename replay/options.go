@@ -39,10 +39,16 @@ type options struct {
 	ignore      []string
 	ignoreNotif map[string]bool
 	out         *tape.Writer
+	unbatch     bool          // send batch members one by one
+	settle      time.Duration // margin of the wait for what the server sent last
 }
 
+// DefaultSettle is the margin added to the recorded gap when waiting, after
+// the last client message, for the server messages recorded after it.
+const DefaultSettle = 2 * time.Second
+
 func newRunOptions(opts []Option) (*options, error) {
-	o := &options{speed: 1, timeout: DefaultTimeout, concurrency: 1, ignoreNotif: map[string]bool{}}
+	o := &options{speed: 1, timeout: DefaultTimeout, concurrency: 1, ignoreNotif: map[string]bool{}, settle: DefaultSettle}
 	for _, m := range DefaultIgnoreNotifications {
 		o.ignoreNotif[m] = true
 	}
@@ -113,6 +119,28 @@ func WithIgnore(paths ...string) Option {
 			}
 		}
 		o.ignore = append(o.ignore, paths...)
+		return nil
+	}
+}
+
+// WithUnbatch sends the members of a recorded batch one by one, each as
+// its own message, for servers that refuse batches. By default a recorded
+// batch is sent as a batch.
+func WithUnbatch() Option {
+	return func(o *options) error { o.unbatch = true; return nil }
+}
+
+// WithSettle sets the margin of the wait, once every client message was
+// sent, for the server messages recorded after the last one (a
+// notification that follows the last answer): the replay waits until they
+// have arrived, or for the recorded gap plus d, whichever comes first
+// (default DefaultSettle). It must not be negative.
+func WithSettle(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return fmt.Errorf("settle %v must not be negative", d)
+		}
+		o.settle = d
 		return nil
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -76,12 +77,16 @@ func (r *runner) connError(err error) error {
 func (r *runner) take(ctx context.Context, frame []byte, info *jsonrpc.Info, exchange uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if exchange != 0 && r.onClosedStream(exchange) {
+		return // after the point where the recorded client closed the stream: not in the recording
+	}
 	switch info.Kind {
 	case jsonrpc.KindResponse, jsonrpc.KindError:
 		r.takeResponse(frame, info)
 	case jsonrpc.KindRequest:
 		r.takeRequest(ctx, frame, info, exchange)
 	case jsonrpc.KindNotification:
+		r.notify() // the wait for the last server messages counts them
 		if info.ProgressToken.Type != jsonrpc.IDAbsent {
 			if owner := r.tokenOwner[r.tokens.rec[info.ProgressToken.Key()]]; owner != "" {
 				r.liveProgress[[2]string{owner, info.Method}]++ // judged at the end
@@ -100,11 +105,19 @@ func (r *runner) take(ctx context.Context, frame []byte, info *jsonrpc.Info, exc
 
 // takeResponse pairs a live response with its recorded twin. mu is held.
 func (r *runner) takeResponse(frame []byte, info *jsonrpc.Info) {
-	recKey, ok := r.ids.rec[info.ID.Key()]
-	if !ok {
-		r.rep.Extra++
-		r.rep.Problems = append(r.rep.Problems, Problem{Kind: "extra", What: "response to unknown id " + info.ID.String()})
-		return
+	var recKey string
+	if t := info.ID.Type; t == jsonrpc.IDNull || t == jsonrpc.IDAbsent {
+		// Paired in order with the recorded answers without an id.
+		r.unaddressed++
+		recKey = unaddressedKey(r.unaddressed)
+	} else {
+		base, ok := r.ids.rec[info.ID.Key()]
+		if !ok {
+			r.rep.Extra++
+			r.rep.Problems = append(r.rep.Problems, Problem{Kind: "extra", What: "response to unknown id " + info.ID.String()})
+			return
+		}
+		recKey = r.takeUse(base)
 	}
 	idx, ok := r.respIdx[recKey]
 	if !ok {
@@ -153,7 +166,7 @@ func (r *runner) pairResponse(recKey string, idx int, frame []byte, info *jsonrp
 	} else {
 		r.compare(p)
 	}
-	r.retire(idx, recKey, string(r.ids.live[recKey]))
+	r.retire(idx, recKey, string(r.ids.live[baseKey(recKey)]))
 }
 
 // initializeFailed returns why the session cannot go on when frame, the
@@ -232,13 +245,16 @@ func (r *runner) takeRequest(ctx context.Context, frame []byte, info *jsonrpc.In
 		m.arrived, m.arrivedAt, m.liveID = true, time.Now(), liveID
 		r.rep.ServerRequests++
 		r.notify()
-		if m.Answer >= 0 {
-			return // the sender answers it at the recorded place
+		// The sender answers it at the recorded place, if the recorded
+		// client answered it at all (a notification that carries an id
+		// was not): only what the recording answered is answered.
+		if m.Answer < 0 && r.loaded {
+			r.retire(idx, "", "")
 		}
-		r.retire(idx, "", "")
+		return
 	}
 	answer, what := fallbackAnswer(info.Method, liveID)
-	if idx < 0 && r.s.Cut {
+	if r.s.Cut {
 		r.cutMessages++ // its recorded twin, if any, was after the cut
 	} else {
 		r.rep.Extra++
@@ -282,6 +298,12 @@ func (r *runner) firstPending(list []int) (int, []int) {
 func (r *runner) requestDesc(recKey string) string {
 	if d, ok := r.reqStep[recKey]; ok {
 		return describeRequest(d.method, d.name, recKey)
+	}
+	if strings.HasPrefix(recKey, "#") {
+		return "a frame (answer " + recKey + " without an id)"
+	}
+	if base := baseKey(recKey); base != recKey {
+		return fmt.Sprintf("request %s (use %s)", base, recKey[len(base)+1:])
 	}
 	return "request " + recKey
 }

@@ -90,3 +90,31 @@ func TestFallbackAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestUseKeys: the n-th use of a request id has its own key, which gives
+// back the id's key, whatever the id holds.
+func TestUseKeys(t *testing.T) {
+	tests := []struct {
+		key  string
+		n    int
+		want string
+		desc string
+	}{
+		{`"tools-001"`, 1, `"tools-001"`, `ping, recorded id "tools-001"`},
+		{`"tools-001"`, 2, `"tools-001"#2`, `ping, recorded id "tools-001" (use 2)`},
+		{`"a#b"`, 1, `"a#b"`, `ping, recorded id "a#b"`},
+		{`"a#b"`, 3, `"a#b"#3`, `ping, recorded id "a#b" (use 3)`},
+		{`7`, 12, `7#12`, `ping, recorded id 7 (use 12)`},
+		{`{"k":"#"}`, 1, `{"k":"#"}`, `ping, recorded id {"k":"#"}`},
+		{`["#1"]`, 2, `["#1"]#2`, `ping, recorded id ["#1"] (use 2)`},
+	}
+	for _, tt := range tests {
+		got := useKey(tt.key, tt.n)
+		if got != tt.want || baseKey(got) != tt.key {
+			t.Errorf("useKey(%s, %d) = %s, base %s; want %s, base %s", tt.key, tt.n, got, baseKey(got), tt.want, tt.key)
+		}
+		if d := describeRequest("ping", "", got); d != tt.desc {
+			t.Errorf("describeRequest(%s) = %q, want %q", got, d, tt.desc)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -66,6 +67,16 @@ type runner struct {
 	liveProgress   map[[2]string]int              // the same, live
 	pairs          []pair                         // responses to requests the recording cancels, compared at the end
 	cutMessages    int                            // live messages not expected: after the cut of a cut session
+
+	exchMsgs     map[uint64]int      // live HTTP exchange -> server messages that came on it
+	closeAt      map[string]int      // recorded request id key -> messages on its stream after which to close it (Step.Closes)
+	closed       map[string]bool     // recorded request id keys whose stream the replay closed
+	openUses     map[string][]string // recorded request id key -> keys of its uses sent and not answered, oldest first
+	unaddressed  int                 // live responses with a null or absent id
+	lastSentIdx  int                 // index of the last step sent, -1
+	lastSentAt   time.Time           // when it was sent
+	lastStepTime int64               // recorded time of the last step admitted
+	lastSrvTime  int64               // recorded time of the last server message admitted
 }
 
 // stepDesc names an admitted request step.
@@ -93,7 +104,9 @@ func newRunner(s *Session, o *options, cmp *jsondiff.Comparer) *runner {
 		exchReq: map[uint64]string{}, exchanges: map[string]*transport.Exchange{}, launched: map[string]chan struct{}{},
 		twins: map[[2]string][]int{}, sessTwins: map[string][]int{},
 		recNotif: map[string]int{}, liveNotif: map[string]int{}, recProgress: map[[2]string]int{}, liveProgress: map[[2]string]int{},
-		rep: &SessionReport{Session: s.ID, Steps: s.StepCount()},
+		rep:      &SessionReport{Session: s.ID, Steps: s.StepCount()},
+		openUses: map[string][]string{}, lastSentIdx: -1,
+		exchMsgs: map[uint64]int{}, closeAt: map[string]int{}, closed: map[string]bool{},
 	}
 	if r.tokenOwner == nil { // streamed: its loader fills its own
 		r.tokenOwner, r.recCancelled = map[string]string{}, map[string]bool{}
@@ -158,101 +171,6 @@ func (r *runner) run(ctx context.Context) {
 	r.finishReport()
 }
 
-// send sends every step in order, each once its dependencies have arrived.
-func (r *runner) send(ctx context.Context) error {
-	var prevLive time.Time
-	prevTime := int64(-1) // recorded time of the previous step
-	for {
-		i, step, ok, err := r.nextStep(ctx)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		st := &step
-		ok, err = r.awaitDeps(ctx, st)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			prevTime = st.Time
-			continue
-		}
-		if err := r.pace(ctx, st, prevTime, prevLive); err != nil {
-			return err
-		}
-		prevTime = st.Time
-		frame, skip, err := r.rewrite(i, st)
-		if err != nil {
-			return fmt.Errorf("step %d (%s): %w", i+1, describeStep(st), err)
-		}
-		if skip != "" {
-			r.note(fmt.Sprintf("step %d (%s) not sent: %s", i+1, describeStep(st), skip))
-			continue
-		}
-		r.record(tape.ClientToServer, frame, time.Now(), nil)
-		prevLive = time.Now()
-		if st.Kind == jsonrpc.KindRequest && r.async && st.Method != "initialize" {
-			r.sendAsync(ctx, i, st, frame)
-			continue
-		}
-		if st.Method == "notifications/cancelled" {
-			// Marked before sending: the answer may cross the cancel.
-			target := jsonrpc.Classify(st.Frame).CancelTarget.Key()
-			r.mu.Lock()
-			r.cancelled[target] = true
-			r.notify()
-			r.mu.Unlock()
-			r.awaitLaunched(ctx, target)
-		}
-		// Over HTTP this returns once the POST is answered: a
-		// notification or response is acknowledged, initialize answered
-		// (its session id known), before anything recorded after it goes.
-		ex, err := r.conn.Send(ctx, frame, transport.SendOptions{})
-		if err != nil {
-			return fmt.Errorf("sending step %d (%s): %w", i+1, describeStep(st), err)
-		}
-		r.afterSend(st, ex, prevLive)
-	}
-}
-
-// sendAsync sends a request on its own goroutine: over HTTP, Send returns
-// only once the response headers arrived, which some servers delay until
-// the answer is ready, while the client went on sending (a cancel, other
-// requests). initialize is not sent this way: its answer carries the
-// session id every later message needs.
-func (r *runner) sendAsync(ctx context.Context, i int, st *Step, frame []byte) {
-	done := make(chan struct{})
-	r.mu.Lock()
-	r.sentAt[st.IDKey] = time.Now()
-	r.launched[st.IDKey] = done
-	r.rep.Sent++ // taken back if the POST fails: its answer may come only as the replay ends
-	r.mu.Unlock()
-	r.bg.Add(1)
-	go func() {
-		defer r.bg.Done()
-		defer close(done)
-		ex, err := r.conn.Send(ctx, frame, transport.SendOptions{})
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if err != nil {
-			if !r.closing && ctx.Err() == nil {
-				r.rep.Sent--
-				r.fail(fmt.Errorf("sending step %d (%s): %w", i+1, describeStep(st), err))
-			}
-			return
-		}
-		if ex != nil && ex.ID != 0 {
-			r.exchReq[ex.ID] = st.IDKey
-			r.exchanges[st.IDKey] = ex
-			if r.cancelled[st.IDKey] {
-				ex.CloseStream()
-			}
-		}
-	}()
-}
-
 // launchGrace is how long a cancel waits for the POST of the request it
 // cancels to be answered with headers, so that it does not overtake it.
 const launchGrace = 20 * time.Millisecond
@@ -275,11 +193,11 @@ func (r *runner) awaitLaunched(ctx context.Context, key string) {
 	}
 }
 
-// afterSend notes what a sent step means for later steps.
+// afterSend notes what a sent step means for later steps (the caller
+// counts it sent).
 func (r *runner) afterSend(st *Step, ex *transport.Exchange, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.rep.Sent++
 	switch st.Kind {
 	case jsonrpc.KindRequest:
 		r.sentAt[st.IDKey] = now
@@ -291,7 +209,7 @@ func (r *runner) afterSend(st *Step, ex *transport.Exchange, now time.Time) {
 		if st.Method != "notifications/cancelled" {
 			return
 		}
-		target := jsonrpc.Classify(st.Frame).CancelTarget.Key()
+		target := r.cancelTarget(st)
 		// A 2025 HTTP server may never answer a cancelled request: stop
 		// waiting on its stream.
 		if ex := r.exchanges[target]; ex != nil {
@@ -343,9 +261,11 @@ func (r *runner) rewrite(i int, st *Step) (frame []byte, skip string, err error)
 	defer r.mu.Unlock()
 	switch st.Kind {
 	case jsonrpc.KindRequest:
-		liveID := r.ids.assign(st.IDKey, info.ID.Type)
-		if frame, err = jsonrpc.AppendRewrite(nil, frame, jsonrpc.TargetID, liveID); err != nil {
-			return nil, "", err
+		liveID, fresh := r.requestID(st, info.ID)
+		if fresh {
+			if frame, err = jsonrpc.AppendRewrite(nil, frame, jsonrpc.TargetID, liveID); err != nil {
+				return nil, "", err
+			}
 		}
 		if st.Method == "subscriptions/listen" {
 			r.subs[st.IDKey] = liveID
@@ -360,10 +280,14 @@ func (r *runner) rewrite(i int, st *Step) (frame []byte, skip string, err error)
 			if !ok {
 				return nil, "it cancels a request that was not replayed", nil
 			}
-			frame, err = jsonrpc.AppendRewrite(nil, frame, jsonrpc.TargetCancelTarget, live)
+			if !bytes.Equal(live, info.CancelTarget.Raw) {
+				frame, err = jsonrpc.AppendRewrite(nil, frame, jsonrpc.TargetCancelTarget, live)
+			}
 		case info.ProgressToken.Type != jsonrpc.IDAbsent:
 			frame, err = r.rewriteToken(frame, info.ProgressToken)
 		}
+	case jsonrpc.KindInvalid, jsonrpc.KindBatch:
+		return frame, "", nil // not a message: sent byte for byte
 	case jsonrpc.KindResponse, jsonrpc.KindError:
 		if st.Answers < 0 {
 			return nil, "it answers no recorded server request", nil
@@ -447,8 +371,12 @@ func describeStep(st *Step) string {
 }
 
 func describeRequest(method, name, idKey string) string {
-	if name != "" {
-		return fmt.Sprintf("%s %s, recorded id %s", method, name, idKey)
+	id := baseKey(idKey)
+	if id != idKey {
+		id += fmt.Sprintf(" (use %s)", idKey[len(id)+1:])
 	}
-	return fmt.Sprintf("%s, recorded id %s", method, idKey)
+	if name != "" {
+		return fmt.Sprintf("%s %s, recorded id %s", method, name, id)
+	}
+	return fmt.Sprintf("%s, recorded id %s", method, id)
 }

@@ -88,12 +88,28 @@ func newSession(id string) *Session {
 
 // Step is one client-to-server message of a session.
 type Step struct {
-	// Frame is the recorded message (one member of a batch).
+	// Frame is the recorded message (one member of a batch), or a frame
+	// that is not a JSON-RPC message (Kind KindInvalid or KindBatch), sent
+	// byte for byte.
 	Frame []byte
-	// Kind, Method and IDKey describe it (IDKey is ID.Key(), "" if none).
+	// Kind, Method and IDKey describe it. IDKey is ID.Key() ("" if none);
+	// when the client used a request id again, the n-th use has the key
+	// ID.Key()+"#n", and it is paired with the n-th answer to that id.
 	Kind   jsonrpc.Kind
 	Method string
 	IDKey  string
+	// Batch numbers the recorded batch the message was a member of (from
+	// 1; 0 when it was sent alone), and BatchLen is that batch's size:
+	// the members of a batch are consecutive steps, sent as one batch
+	// unless WithUnbatch.
+	Batch, BatchLen int
+	// Closes is set (and Frame nil) for a step that sends nothing but
+	// closes the HTTP response stream of the recorded request with this
+	// id key, still unanswered, as the recorded client did (the
+	// 2026-07-28 way to cancel): once CloseAfter server messages came on
+	// that stream, as recorded before the close.
+	Closes     string
+	CloseAfter int
 	// Time is when it was recorded (Unix ns).
 	Time int64
 	// Deps are indexes into Session.Server of the messages whose live
@@ -110,12 +126,17 @@ type Step struct {
 // ServerMsg is one server-to-client message of a session.
 type ServerMsg struct {
 	// Frame is the recorded message; Kind, Method and IDKey describe it,
-	// Time is when it was recorded (Unix ns).
+	// Time is when it was recorded (Unix ns). The IDKey of the n-th
+	// response to an id is ID.Key()+"#n" from the second on (see
+	// Step.IDKey), and that of a response whose id is null or absent
+	// "#n", n counting such responses: they are paired in order.
 	Frame  []byte
 	Kind   jsonrpc.Kind
 	Method string
 	IDKey  string
 	Time   int64
+	// After is how many client messages were recorded before it.
+	After int
 	// Related is, for a server request that came on the HTTP stream of a
 	// client request, that request's recorded id key ("" when unknown).
 	Related string
@@ -134,8 +155,9 @@ var ErrNoClientMessages = errors.New("no client-to-server messages to replay")
 
 // Load reads every record of r and returns its sessions that hold at least
 // one client-to-server message, in the order they first appear, held in
-// memory. Batches are split into their members; frames that are not
-// JSON-RPC messages are skipped and counted in the returned number.
+// memory. Batches are split into their members; client frames that are
+// not JSON-RPC messages are steps sent as recorded, server frames that
+// are not are skipped and counted in the returned number.
 func Load(r *tape.Reader) (sessions []*Session, skipped int, err error) {
 	t, err := index(r, "", -1)
 	if err != nil {
@@ -153,7 +175,8 @@ type Tape struct {
 	// Sessions are those with at least one client-to-server message, in
 	// the order they first appear.
 	Sessions []*Session
-	// Skipped counts the recorded frames that are not JSON-RPC messages.
+	// Skipped counts the recorded server frames that are not JSON-RPC
+	// messages.
 	Skipped int
 	// Warning is the reader's warning about a damaged tail (nil if none).
 	Warning error
@@ -202,6 +225,11 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 		}
 		if rec.Type == tape.TypeEvent && rec.Event == tape.EventClose {
 			closed[rec.Session] = true
+		}
+		if rec.Type == tape.TypeEvent && rec.Event == tape.EventHTTP {
+			if l := byID[rec.Session]; l != nil {
+				l.addEvent(rec)
+			}
 		}
 		if rec.Type != tape.TypeMessage {
 			continue

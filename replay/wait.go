@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -48,6 +49,14 @@ func (r *runner) awaitOne(ctx context.Context, d int) (bool, error) {
 				return false, nil
 			}
 			deadline = start.Add(r.o.timeout)
+		} else if strings.HasPrefix(m.IDKey, "#") {
+			// An answer without an id: due once the client message
+			// recorded before it was sent.
+			if r.lastSentIdx < m.After-1 || r.lastSentAt.IsZero() {
+				r.mu.Unlock()
+				return false, nil
+			}
+			deadline = r.lastSentAt.Add(r.o.timeout)
 		} else {
 			sent, wasSent := r.sentAt[m.IDKey]
 			if !wasSent || r.cancelled[m.IDKey] {
@@ -64,8 +73,8 @@ func (r *runner) awaitOne(ctx context.Context, d int) (bool, error) {
 
 		wait := time.Until(deadline)
 		if wait <= 0 {
-			if kind == jsonrpc.KindRequest {
-				return false, nil
+			if kind == jsonrpc.KindRequest || strings.HasPrefix(key, "#") {
+				return false, nil // reported missing at the end
 			}
 			r.mu.Lock()
 			err := r.timeoutError(key)
@@ -105,5 +114,66 @@ func (r *runner) awaitAnswers(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return r.awaitLast(ctx)
+}
+
+// awaitLast waits for the server messages recorded after the last client
+// message (a notification that follows the last answer, a server
+// request): until their live twins have arrived, or for the recorded gap
+// plus the settle margin, whichever comes first.
+func (r *runner) awaitLast(ctx context.Context) error {
+	r.mu.Lock()
+	gap := time.Duration(r.lastSrvTime - r.lastStepTime)
+	from := r.lastSentAt
+	r.mu.Unlock()
+	if gap <= 0 || from.IsZero() {
+		return nil
+	}
+	_, err := r.waitUntil(ctx, from.Add(gap+r.o.settle), r.lastArrived)
+	return err // on time out, what is missing is reported
+}
+
+// waitUntil waits until cond (called with mu held) holds, the session
+// failed (its error), ctx ended, or deadline passed (false).
+func (r *runner) waitUntil(ctx context.Context, deadline time.Time, cond func() bool) (bool, error) {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	for {
+		r.mu.Lock()
+		if r.failure != nil {
+			err := r.failure
+			r.mu.Unlock()
+			return false, err
+		}
+		if cond() {
+			r.mu.Unlock()
+			return true, nil
+		}
+		ch := r.changed
+		r.mu.Unlock()
+		select {
+		case <-ch:
+		case <-t.C:
+			return false, nil
+		case <-ctx.Done():
+			return false, fmt.Errorf("stopped: %w", ctx.Err())
+		}
+	}
+}
+
+// lastArrived reports whether every recorded notification and server
+// request has its live twin (the progress of cancelled requests aside).
+// mu is held.
+func (r *runner) lastArrived() bool {
+	for m, n := range r.recNotif {
+		if r.liveNotif[m] < n {
+			return false
+		}
+	}
+	for k, n := range r.recProgress {
+		if !r.recCancelled[k[0]] && !r.cancelled[k[0]] && r.liveProgress[k] < n {
+			return false
+		}
+	}
+	return len(r.pendingServer(jsonrpc.KindRequest)) == 0
 }

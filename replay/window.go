@@ -62,6 +62,7 @@ type prompt struct {
 func (r *runner) addStep(st Step) {
 	i := r.nSteps
 	r.nSteps++
+	r.lastStepTime = st.Time
 	if st.Kind == jsonrpc.KindRequest {
 		r.reqStep[st.IDKey] = stepDesc{i: i, method: st.Method, name: st.Name}
 	}
@@ -73,6 +74,7 @@ func (r *runner) addStep(st Step) {
 func (r *runner) addServer(m ServerMsg) {
 	g := r.nServer
 	r.nServer++
+	r.lastSrvTime = m.Time
 	switch m.Kind {
 	case jsonrpc.KindNotification:
 		r.countNotification(r.recNotif, r.recProgress, m.Method, jsonrpc.Classify(m.Frame).ProgressToken, r.tokenOwner)
@@ -187,11 +189,16 @@ func (r *runner) readSession(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if rec.Type != tape.TypeMessage || rec.Session != r.s.ID {
+		if rec.Session != r.s.ID {
 			continue
 		}
 		r.mu.Lock()
-		l.add(rec)
+		switch rec.Type {
+		case tape.TypeMessage:
+			l.add(rec)
+		case tape.TypeEvent:
+			l.addEvent(rec)
+		}
 		r.mu.Unlock()
 	}
 }
@@ -270,16 +277,20 @@ func (r *runner) prune(step int) {
 		if t.srv >= 0 {
 			delete(r.srv, t.srv)
 		}
-		if t.recKey == "" || string(r.ids.live[t.recKey]) != t.live {
-			continue // the recorded id was used again since
+		if t.recKey == "" {
+			continue
 		}
-		delete(r.ids.live, t.recKey)
-		delete(r.ids.rec, t.live)
+		if base := baseKey(t.recKey); len(r.openUses[base]) == 0 && string(r.ids.live[base]) == t.live {
+			// Not in use again since.
+			delete(r.ids.live, base)
+			delete(r.ids.rec, t.live)
+		}
 		delete(r.reqStep, t.recKey)
 		delete(r.sentAt, t.recKey)
 		delete(r.launched, t.recKey)
 		if ex := r.exchanges[t.recKey]; ex != nil {
 			delete(r.exchReq, ex.ID)
+			delete(r.exchMsgs, ex.ID)
 			delete(r.exchanges, t.recKey)
 		}
 	}

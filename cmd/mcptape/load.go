@@ -28,6 +28,7 @@ type loadFlags struct {
 	tape        string
 	session     string
 	speed       string
+	unbatch     bool
 	sessions    int
 	inflight    int
 	think       time.Duration
@@ -100,6 +101,7 @@ func loadCmd() *command {
 			fs.StringVar(&f.tape, "tape", "", "tape-driven load: every virtual session replays a recorded session of `TAPE` once (ids rewritten); --duration and --requests end it earlier")
 			fs.StringVar(&f.session, "session", "", "with --tape: replay only the recorded session `ID` (default: all, in turn)")
 			fs.StringVar(&f.speed, "speed", "1", "with --tape: recorded spacing divided by `N`; max sends as soon as causality allows")
+			fs.BoolVar(&f.unbatch, "unbatch", false, "with --tape: send the members of a recorded batch one by one (default: as the recorded batch)")
 			fs.IntVar(&f.sessions, "sessions", 1, "virtual sessions (each its own MCP session; over stdio its own child process)")
 			fs.IntVar(&f.inflight, "inflight", 1, "closed model: requests in flight per session")
 			fs.DurationVar(&f.think, "think", 0, "closed model: pause between an answer and the next request")
@@ -139,6 +141,9 @@ func loadCmd() *command {
 				}
 				if f.tape != "" {
 					return runTapeLoad(ctx, st, &f, command)
+				}
+				if f.unbatch {
+					return usageError("--unbatch needs --tape")
 				}
 				return runLoad(ctx, st, &f, command)
 			}
@@ -362,6 +367,9 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 		return err
 	}
 	var ropts []replay.Option
+	if f.unbatch {
+		ropts = append(ropts, replay.WithUnbatch())
+	}
 	if f.speed == "max" {
 		ropts = append(ropts, replay.WithMaxSpeed())
 	} else {

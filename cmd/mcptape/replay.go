@@ -27,17 +27,20 @@ type replayFlags struct {
 	speed       string
 	timeout     time.Duration
 	output      string
+	force       bool
 	format      string
 	ignore      []string
 	headers     []string
 	insecure    bool
+	unbatch     bool
+	settle      time.Duration
 }
 
 func replayCmd() *command {
 	return &command{
 		name:    "replay",
 		summary: "Re-send recorded sessions to a live server, ids rewritten, and compare its answers",
-		usage:   "replay TAPE [--session ID | --all] [--concurrency N] (--url URL | -- CMD [ARGS...]) [--speed 1|N|max] [--timeout DUR] [-o NEW_TAPE] [--format text|json]",
+		usage:   "replay TAPE [--session ID | --all] [--concurrency N] (--url URL | -- CMD [ARGS...]) [--speed 1|N|max] [--timeout DUR] [--settle DUR] [--unbatch] [-o NEW_TAPE [--force]] [--format text|json]",
 		examples: `  mcptape replay bug.jsonl.zst -- ./my-server                     # over stdio
   mcptape replay bug.jsonl.zst --url http://127.0.0.1:8080/mcp     # over Streamable HTTP
   mcptape replay bug.jsonl.zst --url http://127.0.0.1:3001/sse --sse   # over legacy HTTP+SSE
@@ -47,12 +50,29 @@ func replayCmd() *command {
 
   The client's messages are sent in their recorded order: one that was sent
   after a server answer waits for the live answer, the others keep their
-  recorded spacing divided by --speed ("max": no waiting). Request ids,
-  progress tokens, cancel targets, task ids and requestState are rewritten;
-  the server's own requests (sampling, elicitation, roots, ping) are answered
-  from the recording. Responses are compared with the recorded ones (ids,
-  _meta, session and task ids and timestamps ignored); notifications by count
-  per method (notifications/message never fails the verdict).
+  recorded spacing divided by --speed ("max": no waiting).
+  Replay is faithful: every client frame is re-sent as recorded, byte for
+  byte, mistakes included (invalid JSON, frames that are not JSON-RPC
+  messages, ids that are null, objects, arrays or fractions, an id used
+  again), and a recorded batch is sent as a batch (--unbatch: member by
+  member). Only the identifiers that must be fresh in the live session are
+  rewritten: string and integer request ids (fresh ones of the same JSON
+  type; an id the client used again gets the same fresh id again), the
+  progress tokens and cancel targets naming them, the ids of answers to
+  server requests (the live request's id), and task ids, requestState,
+  MRTR input keys and subscription ids learnt from the live answers. The
+  server's own requests (sampling, elicitation, roots, ping) are answered
+  as the recording answered them, and only then (one with no recorded twin
+  gets the protocol's fallback, reported as extra). Responses are compared
+  with the recorded ones (ids, _meta, session and task ids and timestamps
+  ignored): answers with a null or no id in order, the n-th answer to an
+  id used again with its n-th use; notifications by count per method
+  (notifications/message never fails the verdict). After the last client
+  message, the server messages recorded after it are waited for until they
+  arrive, or for their recorded gap plus --settle. Where the recorded HTTP
+  client closed a request's response stream (the 2026-07-28 cancel), the
+  live stream is closed after as many server messages as were recorded on
+  it, and only those are compared.
   Over HTTP, initialize is answered and each notification or response
   acknowledged before anything recorded after it is sent (a stdio client may
   have pipelined them). A cut tape replays up to the cut: answers the server
@@ -72,7 +92,10 @@ func replayCmd() *command {
 			fs.BoolVar(&f.sse, "sse", false, "with --url: the URL is the /sse stream of a legacy HTTP+SSE (2024-11-05) server")
 			fs.StringVar(&f.speed, "speed", "1", "recorded spacing divided by `N`; max sends as soon as causality allows")
 			fs.DurationVar(&f.timeout, "timeout", replay.DefaultTimeout, "longest wait for the live answer to one request")
-			fs.StringVarP(&f.output, "output", "o", "", "record the replay to `NEW_TAPE` (for mcptape diff / inspect)")
+			fs.DurationVar(&f.settle, "settle", replay.DefaultSettle, "after the last client message, wait for the server messages recorded after it up to their recorded gap plus `DUR`")
+			fs.BoolVar(&f.unbatch, "unbatch", false, "send the members of a recorded batch one by one, for servers that refuse batches (default: as the recorded batch)")
+			fs.StringVarP(&f.output, "output", "o", "", "record the replay to `NEW_TAPE`, which must not exist (for mcptape diff / inspect)")
+			fs.BoolVar(&f.force, "force", false, "overwrite the -o file when it exists (without it, an existing file is refused with exit code 2)")
 			fs.StringVar(&f.format, "format", "text", "report `FORMAT`: text or json")
 			fs.StringArrayVar(&f.ignore, "ignore", nil, "leave `PATH` out of the comparison, or a notification method out of the counts (repeatable)")
 			fs.StringArrayVar(&f.headers, "header", nil, "with --url: add `NAME: VALUE` to every HTTP request (repeatable)")
@@ -128,7 +151,10 @@ func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
 		}
 		opts = append(opts, replay.WithSpeed(v))
 	}
-	opts = append(opts, replay.WithTimeout(f.timeout), replay.WithConcurrency(f.concurrency))
+	opts = append(opts, replay.WithTimeout(f.timeout), replay.WithConcurrency(f.concurrency), replay.WithSettle(f.settle))
+	if f.unbatch {
+		opts = append(opts, replay.WithUnbatch())
+	}
 	// Let the library judge the values: a bad one is a usage error.
 	if err := replay.CheckOptions(opts...); err != nil {
 		return nil, usageError("%v", strings.TrimPrefix(err.Error(), "replay: "))
@@ -155,7 +181,7 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, path string, comm
 		return withCode(2, err)
 	}
 	if f.output != "" {
-		w, err := tape.Create(f.output, tape.Header{
+		w, err := createTape(f.output, f.force, tape.Header{
 			Format: tape.FormatVersion, Tool: "mcptape", Version: version, Time: time.Now().UnixNano(),
 			Transport: kind, Target: target, Argv: capture.RedactArgs(os.Args),
 		})

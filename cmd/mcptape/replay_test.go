@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,6 +84,7 @@ func TestReplayUsageErrors(t *testing.T) {
 		{[]string{"replay", tp, "--speed", "fast", "--", "srv"}, `--speed "fast"`},
 		{[]string{"replay", tp, "--speed", "-1", "--", "srv"}, "speed -1 must be a positive number"},
 		{[]string{"replay", tp, "--timeout", "0s", "--", "srv"}, "timeout 0s must be positive"},
+		{[]string{"replay", tp, "--settle", "-1s", "--", "srv"}, "settle -1s must not be negative"},
 		{[]string{"replay", tp, "--format", "xml", "--", "srv"}, `--format "xml"`},
 		{[]string{"replay", tp, "--ignore", "a..b", "--", "srv"}, "a..b"},
 		{[]string{"replay", tp, "-o", "-", "--", "srv"}, "-o -"},
@@ -156,6 +159,23 @@ func TestReplayCommand(t *testing.T) {
 	// The replay tape diffs clean against the recording.
 	if code, stdout, stderr := runMcptape(t, "", "diff", multi, out); code != 0 {
 		t.Errorf("diff recording replay: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	// -o onto the file that now exists is refused, as record -o refuses,
+	// unless --force is given.
+	before, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runMcptape(t, "", "replay", multi, "--session", "s1", "--speed", "max", "-o", out, "--", bin, "serve")
+	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, out+" already exists") || !strings.Contains(stderr, "--force") {
+		t.Errorf("-o onto an existing file: exit %d, stderr %q; want 2 and one line naming it and --force", code, stderr)
+	}
+	if after, _ := os.ReadFile(out); !bytes.Equal(after, before) {
+		t.Errorf("-o onto an existing file changed it")
+	}
+	if code, stdout, stderr := runMcptape(t, "", "replay", multi, "--session", "s1", "--speed", "max", "-o", out, "--force", "--", bin, "serve"); code != 0 {
+		t.Errorf("-o --force: exit %d\n%s%s", code, stdout, stderr)
 	}
 
 	// A changed answer: exit 1, and the diff names the call and the field.

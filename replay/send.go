@@ -1,0 +1,350 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/tape"
+	"github.com/mcptape/mcptape/transport"
+)
+
+// send sends every step in order, each once its dependencies have arrived:
+// a step alone, or the members of a recorded batch together as one batch
+// (unless WithUnbatch).
+func (r *runner) send(ctx context.Context) error {
+	var prevLive time.Time
+	prevTime := int64(-1) // recorded time of the previous step
+	var back *queued      // a step taken while gathering a batch, not in it
+	for {
+		group, err := r.nextGroup(ctx, &back)
+		if err != nil {
+			return err
+		}
+		if len(group) == 0 {
+			return nil
+		}
+		var frames [][]byte
+		var sent []queued
+		if st := &group[0].st; st.Closes != "" {
+			if err := r.closeStream(ctx, st); err != nil {
+				return err
+			}
+			continue
+		}
+		for k := range group {
+			q := &group[k]
+			st := &q.st
+			ok, err := r.awaitDeps(ctx, st)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				prevTime = st.Time
+				continue
+			}
+			if len(sent) == 0 {
+				if err := r.pace(ctx, st, prevTime, prevLive); err != nil {
+					return err
+				}
+			}
+			prevTime = st.Time
+			frame, skip, err := r.rewrite(q.i, st)
+			if err != nil {
+				return fmt.Errorf("step %d (%s): %w", q.i+1, describeStep(st), err)
+			}
+			if skip != "" {
+				r.note(fmt.Sprintf("step %d (%s) not sent: %s", q.i+1, describeStep(st), skip))
+				continue
+			}
+			frames = append(frames, frame)
+			sent = append(sent, *q)
+		}
+		if len(sent) == 0 {
+			continue
+		}
+		frame := frames[0]
+		if group[0].st.Batch > 0 && !r.o.unbatch {
+			frame = joinBatch(frames)
+		}
+		r.record(tape.ClientToServer, frame, time.Now(), nil)
+		prevLive = time.Now()
+		if err := r.dispatch(ctx, sent, frame, prevLive); err != nil {
+			return err
+		}
+	}
+}
+
+// nextGroup returns the next step, or, for the first member of a recorded
+// batch, the members of that batch (all of them, unless the tape lost
+// some); nil once every step was taken. back holds a step taken that
+// belongs to the next group.
+func (r *runner) nextGroup(ctx context.Context, back **queued) ([]queued, error) {
+	take := func() (queued, bool, error) {
+		if q := *back; q != nil {
+			*back = nil
+			return *q, true, nil
+		}
+		i, st, ok, err := r.nextStep(ctx)
+		return queued{i: i, st: st}, ok, err
+	}
+	first, ok, err := take()
+	if err != nil || !ok {
+		return nil, err
+	}
+	group := []queued{first}
+	if first.st.Batch == 0 || r.o.unbatch {
+		return group, nil
+	}
+	for len(group) < first.st.BatchLen {
+		q, ok, err := take()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		if q.st.Batch != first.st.Batch {
+			*back = &q
+			break
+		}
+		group = append(group, q)
+	}
+	return group, nil
+}
+
+// joinBatch returns the batch of the given members.
+func joinBatch(members [][]byte) []byte {
+	n := 2
+	for _, m := range members {
+		n += len(m) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i, m := range members {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, m...)
+	}
+	return append(out, ']')
+}
+
+// dispatch sends frame, which carries the steps sent (one, or a batch).
+func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now time.Time) error {
+	requests, initialize := false, false
+	for k := range sent {
+		if st := &sent[k].st; st.Kind == jsonrpc.KindRequest {
+			requests = true
+			initialize = initialize || st.Method == "initialize"
+		}
+	}
+	if requests && r.async && !initialize {
+		r.sendAsync(ctx, sent, frame)
+		return nil
+	}
+	for k := range sent {
+		if st := &sent[k].st; st.Method == "notifications/cancelled" && st.Kind == jsonrpc.KindNotification {
+			// Marked before sending: the answer may cross the cancel.
+			r.mu.Lock()
+			target := r.cancelTarget(st)
+			r.cancelled[target] = true
+			r.notify()
+			r.mu.Unlock()
+			r.awaitLaunched(ctx, target)
+		}
+	}
+	// Over HTTP this returns once the POST is answered: a notification or
+	// response is acknowledged, initialize answered (its session id
+	// known), before anything recorded after it goes.
+	ex, err := r.conn.Send(ctx, frame, transport.SendOptions{})
+	if err != nil {
+		return fmt.Errorf("sending step %d (%s): %w", sent[0].i+1, describeStep(&sent[0].st), err)
+	}
+	r.mu.Lock()
+	r.rep.Sent += len(sent)
+	r.lastSentIdx, r.lastSentAt = sent[len(sent)-1].i, now
+	r.mu.Unlock()
+	for k := range sent {
+		r.afterSend(&sent[k].st, ex, now)
+	}
+	return nil
+}
+
+// sendAsync sends a frame holding requests on its own goroutine: over
+// HTTP, Send returns only once the response headers arrived, which some
+// servers delay until the answer is ready, while the client went on
+// sending (a cancel, other requests). initialize is not sent this way:
+// its answer carries the session id every later message needs.
+func (r *runner) sendAsync(ctx context.Context, sent []queued, frame []byte) {
+	done := make(chan struct{})
+	r.mu.Lock()
+	now := time.Now()
+	for k := range sent {
+		if st := &sent[k].st; st.Kind == jsonrpc.KindRequest {
+			r.sentAt[st.IDKey] = now
+			r.launched[st.IDKey] = done
+		}
+	}
+	r.rep.Sent += len(sent) // taken back if the POST fails: its answer may come only as the replay ends
+	r.lastSentIdx, r.lastSentAt = sent[len(sent)-1].i, now
+	r.mu.Unlock()
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		defer close(done)
+		ex, err := r.conn.Send(ctx, frame, transport.SendOptions{})
+		if err == nil {
+			for k := range sent {
+				if st := &sent[k].st; st.Kind != jsonrpc.KindRequest {
+					r.afterSend(st, ex, now)
+				}
+			}
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err != nil {
+			if !r.closing && ctx.Err() == nil {
+				r.rep.Sent -= len(sent)
+				r.fail(fmt.Errorf("sending step %d (%s): %w", sent[0].i+1, describeStep(&sent[0].st), err))
+			}
+			return
+		}
+		if ex == nil || ex.ID == 0 {
+			return
+		}
+		first := true
+		for k := range sent {
+			st := &sent[k].st
+			if st.Kind != jsonrpc.KindRequest {
+				continue
+			}
+			if first {
+				r.exchReq[ex.ID] = st.IDKey
+				first = false
+			}
+			r.exchanges[st.IDKey] = ex
+			if r.cancelled[st.IDKey] {
+				ex.CloseStream()
+			}
+		}
+	}()
+}
+
+// requestID returns the live id of a request step, and whether it differs
+// from the recorded one, and notes the use. Only ids that identify a
+// request are given a fresh live id: strings and integers. A null id, an
+// object, an array or a fraction is sent as recorded; so is a recorded id
+// used again, under the live id of its first use, as the recorded client
+// did. mu is held.
+func (r *runner) requestID(st *Step, id jsonrpc.ID) ([]byte, bool) {
+	base := id.Key()
+	r.openUses[base] = append(r.openUses[base], st.IDKey)
+	if live, ok := r.ids.live[base]; ok {
+		return live, !bytes.Equal(live, id.Raw)
+	}
+	if id.Type != jsonrpc.IDString && !(id.Type == jsonrpc.IDNumber && isInteger(id.Raw)) {
+		raw := bytes.Clone(id.Raw)
+		r.ids.live[base], r.ids.rec[base] = raw, base
+		return raw, false
+	}
+	return r.ids.assign(base, id.Type), true
+}
+
+// isInteger reports whether raw, a JSON number, has no fraction or
+// exponent.
+func isInteger(raw []byte) bool { return !bytes.ContainsAny(raw, ".eE") }
+
+// takeUse returns the key of the oldest use of the recorded id base that
+// is still waiting for its live answer (base itself when none is): answers
+// to an id used again are paired in order. mu is held.
+func (r *runner) takeUse(base string) string {
+	uses := r.openUses[base]
+	if len(uses) == 0 {
+		return base
+	}
+	if len(uses) == 1 {
+		delete(r.openUses, base)
+	} else {
+		r.openUses[base] = uses[1:]
+	}
+	return uses[0]
+}
+
+// cancelTarget returns the key of the use of the request a cancel step
+// names: its latest use still waiting for an answer, else its id key. mu
+// is held.
+func (r *runner) cancelTarget(st *Step) string {
+	base := jsonrpc.Classify(st.Frame).CancelTarget.Key()
+	if uses := r.openUses[base]; len(uses) > 0 {
+		return uses[len(uses)-1]
+	}
+	return base
+}
+
+// closeStream closes the HTTP response stream of the request st.Closes
+// names, as the recorded client did: once st.CloseAfter live server
+// messages came on it (what the recording holds from that stream; later
+// ones are dropped), or the timeout passed. Over stdio there is no stream
+// to close.
+func (r *runner) closeStream(ctx context.Context, st *Step) error {
+	key := st.Closes
+	r.awaitLaunched(ctx, key)
+	r.mu.Lock()
+	r.rep.Sent++
+	ex := r.exchanges[key]
+	if ex == nil {
+		r.addNote(fmt.Sprintf("the recorded client closed the stream of %s: no live stream to close", r.requestDesc(key)))
+		r.mu.Unlock()
+		return nil
+	}
+	r.closeAt[key] = st.CloseAfter
+	if r.exchMsgs[ex.ID] >= st.CloseAfter {
+		r.closeNow(key, ex)
+	}
+	r.mu.Unlock()
+	if _, err := r.waitUntil(ctx, time.Now().Add(r.o.timeout), func() bool { return r.closed[key] }); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.closeNow(key, ex) // on time out
+	r.mu.Unlock()
+	return nil
+}
+
+// closeNow closes the live stream ex of the recorded request key. mu is
+// held.
+func (r *runner) closeNow(key string, ex *transport.Exchange) {
+	if !r.closed[key] {
+		r.closed[key] = true
+		delete(r.closeAt, key)
+		ex.CloseStream()
+		r.notify()
+	}
+}
+
+// onClosedStream counts a live message that came on the HTTP exchange and
+// reports whether to drop it: it came after the point where the replay
+// closes (or closed) that stream, as the recorded client did. mu is held.
+func (r *runner) onClosedStream(exchange uint64) bool {
+	key, mapped := r.exchReq[exchange]
+	if mapped && r.closed[key] {
+		return true
+	}
+	r.exchMsgs[exchange]++
+	if !mapped {
+		return false
+	}
+	n, ok := r.closeAt[key]
+	switch {
+	case !ok || r.exchMsgs[exchange] < n:
+		return false
+	case r.exchMsgs[exchange] == n:
+		r.closeNow(key, r.exchanges[key])
+		return false
+	}
+	r.closeNow(key, r.exchanges[key])
+	return true
+}
