@@ -136,24 +136,30 @@ func (d *StreamDialect) PartNamed(name []byte) StreamPart {
 // part name written with escapes ("content_\u0064elta"), which such
 // callers then take for a single answer.
 func (d *StreamDialect) MayStream(frame []byte) bool {
-	for _, n := range [...]string{d.Delta, d.End, d.Start} {
-		if n != "" && containsQuoted(frame, n) {
-			return true
+	names := [...]string{d.Delta, d.End, d.Start}
+	// One scan for what the names have in common ("content_"), then a
+	// look at each hit.
+	common := names[0]
+	for _, n := range names[1:] {
+		i := 0
+		for i < len(common) && i < len(n) && common[i] == n[i] {
+			i++
 		}
+		common = common[:i]
 	}
-	return false
-}
-
-// containsQuoted reports whether frame holds "name" (quotes included).
-func containsQuoted(frame []byte, name string) bool {
 	for i := 0; ; {
-		j := bytes.Index(frame[i:], []byte(name))
+		j := bytes.Index(frame[i:], []byte(common))
 		if j < 0 {
 			return false
 		}
 		j += i
-		if j > 0 && j+len(name) < len(frame) && frame[j-1] == '"' && frame[j+len(name)] == '"' {
-			return true
+		if j > 0 && frame[j-1] == '"' {
+			rest := frame[j:]
+			for _, n := range names {
+				if n != "" && len(rest) > len(n) && string(rest[:len(n)]) == n && rest[len(n)] == '"' {
+					return true
+				}
+			}
 		}
 		i = j + 1
 	}

@@ -43,6 +43,7 @@ type Session struct {
 	hasRelated bool              // some server request has a known related request
 	tokenOwner map[string]string // progress token key -> recorded id key of its request
 	cancelled  map[string]bool   // recorded id keys of the requests the client cancelled
+	unfinished []string          // recorded streamed answers the tape ends in (streamed.go)
 	// path is set for a streamed session: Steps and Server are nil, and
 	// a replay reads the session's records again from this tape file.
 	path string
@@ -147,6 +148,11 @@ type ServerMsg struct {
 	// Answer is the index in Steps of the client's answer to this server
 	// request, or -1.
 	Answer int
+	// Parts is, for an answer streamed in several results (joined into
+	// Frame, see streamed.go), how many there were, the end included;
+	// FirstPart is when the first was recorded. 0 otherwise.
+	Parts     int
+	FirstPart int64
 }
 
 // ErrNoClientMessages is wrapped by Load's error when the tape holds no

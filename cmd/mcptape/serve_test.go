@@ -299,7 +299,7 @@ func TestServeStreamChunksInProcess(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	want := []string{`"type":"content_start"`, `"type":"content_delta"`, `"type":"content_delta"`,
-		`"usage":{"prompt_tokens":2,"completion_tokens":2,"total_tokens":4}`}
+		`"usage":{"prompt_tokens":2,"completion_tokens":11,"total_tokens":13}`}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != len(want) {
 		t.Fatalf("%d frames, want %d:\n%s", len(lines), len(want), out.String())

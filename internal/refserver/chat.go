@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"strings"
 	"time"
 
@@ -78,26 +79,42 @@ type chatUsage struct {
 	TotalTokens      int `json:"total_tokens"`
 }
 
-// ChatDelta is the text of delta i (from 1) of n for query: the joined
-// deltas are thus known in advance.
-func ChatDelta(query string, i, n int) string {
-	return fmt.Sprintf("part %d/%d of %q. ", i, n, query)
+// ChatAnswer is the whole answer to query, which the deltas split: it
+// does not depend on their number, so that answers streamed in different
+// chunks join to the same text.
+func ChatAnswer(query string) string {
+	return fmt.Sprintf("You asked %q. This is the reference server's streamed answer.", query)
 }
 
-// chatUsageFor counts words of the query as prompt tokens and one token per
-// delta as completion tokens.
-func chatUsageFor(query string, n int) chatUsage {
-	p := len(strings.Fields(query))
-	return chatUsage{PromptTokens: p, CompletionTokens: n, TotalTokens: p + n}
+// ChatDeltas splits the answer to query into n deltas of nearly equal
+// numbers of characters (some empty when n exceeds them).
+func ChatDeltas(query string, n int) []string {
+	r := []rune(ChatAnswer(query))
+	out := make([]string, n)
+	for i := range n {
+		out[i] = string(r[i*len(r)/n : (i+1)*len(r)/n])
+	}
+	return out
+}
+
+// chatUsageFor counts words: of the query as prompt tokens, of the
+// answer as completion tokens.
+func chatUsageFor(query string) chatUsage {
+	p, c := len(strings.Fields(query)), len(strings.Fields(ChatAnswer(query)))
+	return chatUsage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}
+}
+
+// chatConversation is the end part's conversation_id: derived from the
+// query, so that replays compare equal whatever the request ids.
+func chatConversation(query string) string {
+	h := fnv.New32a()
+	h.Write([]byte(query))
+	return fmt.Sprintf("conv_%08x", h.Sum32())
 }
 
 // plain is the SDK handler: the whole answer as one result.
 func (c Chat) plain(_ context.Context, _ *mcp.CallToolRequest, in chatArgs) (*mcp.CallToolResult, any, error) {
-	var b strings.Builder
-	for i := 1; i <= c.Chunks; i++ {
-		b.WriteString(ChatDelta(in.Query, i, c.Chunks))
-	}
-	return textResult(b.String()), nil, nil
+	return textResult(ChatAnswer(in.Query)), nil, nil
 }
 
 // chatCall is a client frame read far enough to tell a chat call.
@@ -159,14 +176,14 @@ func (c Chat) stream(ctx context.Context, id json.RawMessage, query string, emit
 		}
 	}
 	<-t.C
-	for i := 1; i <= c.Chunks; i++ {
+	for _, text := range ChatDeltas(query, c.Chunks) {
 		if err := wait(); err != nil {
 			return err
 		}
 		delta := struct {
 			Type  string `json:"type"`
 			Delta string `json:"delta"`
-		}{"content_delta", ChatDelta(query, i, c.Chunks)}
+		}{"content_delta", text}
 		if err := emit(frame(delta), false); err != nil {
 			return err
 		}
@@ -178,6 +195,6 @@ func (c Chat) stream(ctx context.Context, id json.RawMessage, query string, emit
 		Type           string    `json:"type"`
 		ConversationID string    `json:"conversation_id"`
 		Usage          chatUsage `json:"usage"`
-	}{"content_end", "conv_" + strings.Trim(string(id), `"`), chatUsageFor(query, c.Chunks)}
+	}{"content_end", chatConversation(query), chatUsageFor(query)}
 	return emit(frame(end), true)
 }

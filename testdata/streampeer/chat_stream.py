@@ -3,15 +3,16 @@
 
 Independent of mcptape's Go code: it answers initialize, tools/list and
 ping once, and a tools/call of "chat" with several results under the call's
-id: content_start, CHUNKS content_delta, content_end with usage. Calls are
-answered in turn, chunk by chunk across the open calls (round robin), so
-the answers of concurrent calls interleave. Environment: CHUNKS (default 3),
+id: content_start, CHUNKS content_delta, content_end with usage. Each call
+streams on its own thread, so the answers of concurrent calls interleave. Environment: CHUNKS (default 3),
 CUT=1 stops every stream before its end result, LATE=1 sends one more delta
 after each end result.
 """
 import json
 import os
 import sys
+import threading
+import time
 
 CHUNKS = int(os.environ.get("CHUNKS", "3"))
 CUT = os.environ.get("CUT") == "1"
@@ -36,8 +37,20 @@ def frames(msg_id, query):
         yield {"type": "content_delta", "delta": "late"}
 
 
+LOCK = threading.Lock()
+
+
+def stream(msg_id, query):
+    # Each call streams on its own thread, a frame every few milliseconds:
+    # the answers of concurrent calls interleave.
+    for result in frames(msg_id, query):
+        time.sleep(0.005)
+        with LOCK:
+            send(msg_id, result)
+
+
 def main():
-    open_streams = []
+    threads = []
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -46,29 +59,20 @@ def main():
         method, msg_id = msg.get("method"), msg.get("id")
         if msg_id is None:
             continue
-        if method == "initialize":
-            send(msg_id, {"protocolVersion": msg["params"].get("protocolVersion", "2025-06-18"),
-                          "capabilities": {"tools": {}}, "serverInfo": {"name": "py-stream", "version": "1"}})
-        elif method == "tools/list":
-            send(msg_id, {"tools": [{"name": "chat", "inputSchema": {"type": "object"}}]})
-        elif method == "tools/call" and msg["params"].get("name") == "chat":
-            open_streams.append((msg_id, frames(msg_id, msg["params"]["arguments"].get("query", ""))))
-            # one frame of every open stream per call received: interleaved
-            for sid, gen in list(open_streams):
-                nxt = next(gen, None)
-                if nxt is None:
-                    open_streams.remove((sid, gen))
-                else:
-                    send(sid, nxt)
-        else:
-            send(msg_id, {})
-    while open_streams:
-        for sid, gen in list(open_streams):
-            nxt = next(gen, None)
-            if nxt is None:
-                open_streams.remove((sid, gen))
+        with LOCK:
+            if method == "initialize":
+                send(msg_id, {"protocolVersion": msg["params"].get("protocolVersion", "2025-06-18"),
+                              "capabilities": {"tools": {}}, "serverInfo": {"name": "py-stream", "version": "1"}})
+            elif method == "tools/list":
+                send(msg_id, {"tools": [{"name": "chat", "inputSchema": {"type": "object"}}]})
+            elif method == "tools/call" and msg["params"].get("name") == "chat":
+                th = threading.Thread(target=stream, args=(msg_id, msg["params"]["arguments"].get("query", "")))
+                th.start()
+                threads.append(th)
             else:
-                send(sid, nxt)
+                send(msg_id, {})
+    for th in threads:
+        th.join()
 
 
 if __name__ == "__main__":
