@@ -251,7 +251,7 @@ func loadReplayTape(st *stdio, path string) ([]*replay.Session, error) {
 		return nil, err
 	}
 	if t.Skipped > 0 {
-		fmt.Fprintf(st.err, "mcptape replay: warning: %d recorded frames are not JSON-RPC messages and are not replayed\n", t.Skipped)
+		fmt.Fprintf(st.err, "mcptape replay: warning: %d recorded server frames are not JSON-RPC messages and are not expected\n", t.Skipped)
 	}
 	return t.Sessions, nil
 }
