@@ -34,7 +34,7 @@ build:
 demo: build
 	@bash scripts/demo.sh $(MCPTAPE)
 
-## peers: install the pinned real MCP peers (npm and Go) and the conformance suite
+## peers: install the pinned real MCP peers (npm and Go), the conformance suite and DuckDB
 ## (Linux x86-64 only) used by end-to-end tests.
 peers:
 	$(GO) run ./internal/peertest/cmd/installpeers

@@ -30,6 +30,7 @@ type options struct {
 	maxDistinct int
 	maxListed   int
 	recent      int
+	onOp        func(*Operation) // WithOperations
 }
 
 func defaultOptions() options {
@@ -139,6 +140,7 @@ type Inspector struct {
 	pf            [paramCount]span  // params fields of the current request
 	rf            [resultCount]span // result fields of the current response
 	free          []*request        // recycled requests
+	op            Operation         // the one handed to WithOperations' function
 }
 
 // request is what the Inspector keeps about a request in flight.
@@ -156,11 +158,14 @@ type request struct {
 	lastProgress  float64
 	chunks        int64 // stream parts received (start, deltas)
 	chunkBytes    int64 // their bytes
-	firstChunk    int64 // time of the first part, 0 when none
+	firstPart     int64 // time of the first stream part, 0 when none
 	cancelled     int64 // time of the cancel, 0 when none
 	op            *operation
 	wantsTask     bool
 	taskPollingOf *operation
+	bytes         int64 // of the request frame
+	firstProgress int64 // time of the first progress notification, 0 for none
+	firstChunk    int64 // HTTP: time of the first message the server sent on its exchange, 0 for none
 }
 
 // operation is a logical operation spanning several requests: MRTR rounds
@@ -176,6 +181,14 @@ type operation struct {
 	task     string   // task: its key in Inspector.tasks
 	req      *request // task: the request that created it (its progress token lives on)
 	sess     *sessionState
+
+	seq           int64 // MRTR: the first round's request record number, and
+	id            rawID // its id
+	polls         int64 // task: requests about it
+	reqBytes      int64 // bytes of the requests and responses of the rounds done
+	respBytes     int64
+	firstProgress int64 // time of the first progress notification, 0 for none
+	firstChunk    int64 // HTTP: time of the first message on the first round's exchange
 }
 
 type opKey struct {
@@ -266,6 +279,9 @@ func (in *Inspector) Add(it *Item) {
 		return
 	}
 	s := in.session(rec.Session, rec.Time)
+	if rec.Exchange != 0 && in.o.onOp != nil && rec.Dir == tape.ServerToClient {
+		in.firstChunk(rec)
+	}
 	if it.Info.Kind == jsonrpc.KindBatch {
 		in.batch(it, s)
 		return

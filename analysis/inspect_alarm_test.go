@@ -212,4 +212,5 @@ func TestInspectOAuthSilent(t *testing.T) {
 	if rep.Refused.Unauthorized != 1 {
 		t.Errorf("refused %+v, want the 401", rep.Refused)
 	}
+	checkExport(t, ctx, out, rep) // the refused request is a row
 }

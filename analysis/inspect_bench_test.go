@@ -191,15 +191,7 @@ func BenchmarkInspect(b *testing.B) {
 			return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		}})
 	}
-	for r := 0; b.Loop(); r++ {
-		for k := range paths {
-			p := paths[(k+r)%len(paths)]
-			start := time.Now()
-			cpu := p.pass(b)
-			p.wall = append(p.wall, time.Since(start))
-			p.cpu = append(p.cpu, cpu)
-		}
-	}
+	runRounds(b, paths)
 	sec := map[string]float64{} // median wall seconds per pass
 	cpu := map[string]float64{} // median CPU seconds per pass
 	for _, p := range paths {
@@ -221,6 +213,20 @@ func BenchmarkInspect(b *testing.B) {
 		b.ReportMetric(slices.Min(pathNamed(paths, "zstd-cli").wall).Seconds()/slices.Min(pathNamed(paths, "ours").wall).Seconds(), "best-inspect/zstd-cli")
 	}
 	b.ReportMetric(n/ours, "msgs/s")
+}
+
+// runRounds runs b.Loop's rounds, in each of which every path makes one
+// pass; round r starts with path r (mod the number of paths).
+func runRounds(b *testing.B, paths []*inspectPath) {
+	for r := 0; b.Loop(); r++ {
+		for k := range paths {
+			p := paths[(k+r)%len(paths)]
+			start := time.Now()
+			cpu := p.pass(b)
+			p.wall = append(p.wall, time.Since(start))
+			p.cpu = append(p.cpu, cpu)
+		}
+	}
 }
 
 // inspectPath is one of the ways BenchmarkInspect reads the tape: pass

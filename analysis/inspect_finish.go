@@ -75,8 +75,10 @@ func (in *Inspector) finishPending() {
 		if req.cancelled != 0 {
 			rep.Cancellations.NotAnswered++
 			rep.Unanswered.Cancelled++
+			in.emitOp(req, req.op, OutcomeCancelled, 0, 0, 0)
 			continue
 		}
+		in.emitOp(req, req.op, OutcomeUnanswered, 0, 0, 0)
 		if in.streamUnfinished(req) {
 			continue
 		}
@@ -90,6 +92,7 @@ func (in *Inspector) finishPending() {
 		rep.Unanswered.Requests = []RequestRef{}
 	}
 	rep.Operations.MRTR.Abandoned = int64(len(in.mrtr))
+	in.emitAbandoned()
 	tasks := make([]*operation, 0, len(in.tasks))
 	for _, op := range in.tasks {
 		tasks = append(tasks, op)
@@ -97,10 +100,11 @@ func (in *Inspector) finishPending() {
 	slices.SortFunc(tasks, func(a, b *operation) int { return cmp.Compare(a.task, b.task) })
 	for _, op := range tasks {
 		if op.terminal != 0 { // ended by tasks/get; no tasks/result fetched
-			in.endTask(op, op.terminal, false, op.failed && op.method == mToolsCall)
+			in.endTask(op, op.terminal, false, op.failed && op.method == mToolsCall, 0, 0)
 			continue
 		}
 		rep.Operations.Tasks.Unfinished++
+		in.emitOp(op.req, op, OutcomeUnfinished, 0, 0, 0)
 	}
 }
 

@@ -156,6 +156,7 @@ func (in *Inspector) refused(it *Item, reqs []exchangeReq, status int) {
 			ref.Status = status
 			in.rep.Refused.Requests = append(in.rep.Refused.Requests, ref)
 		}
+		in.emitOp(req, req.op, OutcomeRefused, 0, 0, 0)
 		in.release(req)
 		in.recycle(req)
 	}

@@ -85,7 +85,7 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 		in.lifecycle(it, s, method, f)
 	}
 	req := in.newRequest()
-	*req = request{sess: s, seq: it.Seq, time: rec.Time, dir: rec.Dir, method: method}
+	*req = request{sess: s, seq: it.Seq, time: rec.Time, dir: rec.Dir, method: method, bytes: int64(len(frame))}
 	if fs := it.fields; fs == nil || !fs.idInt || !req.id.setInt(fs.idNum, len(info.ID.Raw)) {
 		req.id.set(info.ID.Raw)
 	}
@@ -101,6 +101,7 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 		if id, ok := stringValue(f[pTaskID].of(frame)); ok {
 			if op := in.tasks[taskKey(rec.Session, id)]; op != nil {
 				req.taskPollingOf = op
+				op.polls++
 				in.rep.Operations.Tasks.Polls++
 			}
 		}
@@ -140,6 +141,7 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 		in.violation(RuleIDReused, it, s, "in flight since #%d", prev.seq)
 		in.release(prev)
 		in.superseded(prev)
+		in.emitOp(prev, prev.op, OutcomeUnanswered, 0, 0, 0)
 		in.recycle(prev)
 	} else if in.buf = tokenKey(in.buf[:0], rec.Session, rec.Dir, info.ID); in.answeredIDs.has(string(in.buf)) {
 		in.violation(RuleIDReusedAfter, it, s, "id %s was answered before", clip(info.ID.String(), 20))
@@ -302,6 +304,7 @@ func (in *Inspector) progress(it *Item, s *sessionState) {
 	req.progress++
 	if req.progress == 1 {
 		in.rep.Progress.Streams++
+		req.firstProgress = it.Rec.Time
 		in.firstProgress.record(it.Rec.Time - req.time)
 	}
 	in.rep.Progress.MaxPerRequest = max(in.rep.Progress.MaxPerRequest, req.progress)
@@ -431,7 +434,15 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 	if resultType == resultInputRequired && mrtrMethod(method) {
 		op := req.op
 		if op == nil {
-			op = &operation{start: req.time, dir: req.dir, method: method, name: req.name, rounds: 1, sess: s}
+			op = &operation{start: req.time, dir: req.dir, method: method, name: req.name, rounds: 1, sess: s, seq: req.seq, id: req.id}
+		}
+		op.reqBytes += req.bytes
+		op.respBytes += int64(len(frame))
+		if op.firstProgress == 0 {
+			op.firstProgress = req.firstProgress
+		}
+		if op.firstChunk == 0 {
+			op.firstChunk = req.firstChunk
 		}
 		in.mrtr[opKey{rec.Session, req.dir, method, req.name}] = op
 		return false // the operation goes on with a retry
@@ -444,7 +455,7 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 		if found {
 			in.rep.Operations.Tasks.Tasks++
 			k := taskKey(rec.Session, id)
-			in.tasks[k] = &operation{start: req.time, dir: req.dir, method: method, name: req.name, sess: s, task: k, req: req}
+			in.tasks[k] = &operation{start: req.time, dir: req.dir, method: method, name: req.name, sess: s, task: k, req: req, respBytes: int64(len(frame))}
 			return true // timed when the task ends
 		}
 	}
@@ -454,7 +465,7 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 		in.flag(it, "tool-error", req.name+" returned isError")
 	}
 	if op := req.taskPollingOf; op != nil && method == mTasksResult {
-		in.endTask(op, rec.Time, isErr, toolErr)
+		in.endTask(op, rec.Time, isErr, toolErr, int64(len(frame)), it.Info.ErrorCode)
 	}
 	start := req.time
 	if op := req.op; op != nil {
@@ -466,6 +477,7 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 	}
 	in.sample(req.dir, method, req.name, rec.Time-start, isErr, toolErr)
 	req.sess.outcome(req.dir, method, req.name, rec.Time-start, toolErr)
+	in.emitOp(req, req.op, answerOutcome(isErr, toolErr), rec.Time, int64(len(frame)), it.Info.ErrorCode)
 	return false
 }
 
@@ -519,11 +531,12 @@ func (in *Inspector) sample(dir tape.Direction, method, name string, ns int64, i
 }
 
 // endTask times a task from its creating request to its result.
-func (in *Inspector) endTask(op *operation, end int64, isErr, toolErr bool) {
+func (in *Inspector) endTask(op *operation, end int64, isErr, toolErr bool, resp, code int64) {
 	if in.tasks[op.task] != op {
 		return // already ended
 	}
 	delete(in.tasks, op.task)
+	in.emitOp(op.req, op, answerOutcome(isErr, toolErr), end, resp, code)
 	in.release(op.req)
 	in.recycle(op.req)
 	op.req = nil

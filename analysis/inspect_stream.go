@@ -123,7 +123,7 @@ func (in *Inspector) streamChunk(it *Item, s *sessionState) {
 	}
 	s.count(rec.Dir, info.Kind, req.method)
 	if req.chunks == 0 {
-		req.firstChunk = rec.Time
+		req.firstPart = rec.Time
 		in.note(RuleStreamedResponse, it, "first part of the answer to %s", req.method)
 	}
 	req.chunks++
@@ -147,7 +147,7 @@ func (in *Inspector) unpairedPart(it *Item, s *sessionState, part jsonrpc.Stream
 func (in *Inspector) streamEnd(it *Item, s *sessionState, req *request, part jsonrpc.StreamPart) {
 	rec := it.Rec
 	if req.chunks == 0 { // an end with no start: a stream of one part
-		req.firstChunk = rec.Time
+		req.firstPart = rec.Time
 		in.note(RuleStreamedResponse, it, "answer to %s", req.method)
 	}
 	var u jsonrpc.Usage
@@ -172,7 +172,7 @@ func (in *Inspector) streamEnd(it *Item, s *sessionState, req *request, part jso
 		a.usage.PromptTokens += u.PromptTokens
 		a.usage.CompletionTokens += u.CompletionTokens
 		a.usage.TotalTokens += u.TotalTokens
-		a.first.record(req.firstChunk - req.time)
+		a.first.record(req.firstPart - req.time)
 		a.complete.record(rec.Time - req.time)
 	}
 }

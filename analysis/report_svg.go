@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/mcptape/mcptape/internal/chart"
 )
 
 // svgDoc is a tiny SVG writer: rectangles, lines and text, every string
@@ -50,21 +52,6 @@ func (s *svgDoc) String() string { return s.b.String() + `</svg>` }
 var outcomeColors = [...]string{outcomeOK: "#2563eb", outcomeError: "#dc2626", outcomeToolError: "#f59e0b", outcomeUnanswered: "#9ca3af"}
 
 var outcomeNames = [...]string{outcomeOK: "answered", outcomeError: "JSON-RPC error", outcomeToolError: "tool error", outcomeUnanswered: "never answered"}
-
-// niceStep returns a round tick step for a tlSpan of total ns in about n ticks.
-func niceStep(total float64, n int) float64 {
-	if total <= 0 {
-		return 1
-	}
-	raw := total / float64(n)
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= raw {
-			return m * p
-		}
-	}
-	return 10 * p
-}
 
 // Timeline geometry.
 const (
@@ -129,7 +116,7 @@ func timelineSVG(c *chartData) (string, int) {
 		}
 		s.text(float64(tlLabel-8), (laneY[l]+laneY[l+1])/2+4, "end", "lbl", clip(name, 21))
 	}
-	step := niceStep(total, 10)
+	step := chart.NiceStep(total, 10)
 	for t := 0.0; t <= total; t += step {
 		x := xOf(int64(t))
 		s.line(x, 0, x, y, "#d1d5db", true)

@@ -3,15 +3,13 @@ package analysis
 import (
 	"bytes"
 	"context"
-	"image"
-	_ "image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/mcptape/mcptape/internal/browsertest"
 )
 
 // reportTape is a hand-made tape with two sessions, concurrent requests,
@@ -83,20 +81,10 @@ func TestReportHTML(t *testing.T) {
 	}
 }
 
-// chromium is Debian's headless browser; install it with
-// "apt-get install -y chromium".
-const chromium = "/usr/bin/chromium"
-
 // TestReportRendersInChromium renders reports in headless Chromium and
 // checks that the screenshot is not blank: it decodes and holds many
 // colours (text, table rules, chart bars), with ink spread over the page.
 func TestReportRendersInChromium(t *testing.T) {
-	if _, err := os.Stat(chromium); err != nil {
-		t.Skipf("%s is absent (apt-get install -y chromium): the HTML report is not rendered", chromium)
-	}
-	if testing.Short() {
-		t.Skip("renders in a browser; skipped with -short")
-	}
 	dir := t.TempDir()
 	hand := filepath.Join(dir, "hand.jsonl.zst")
 	writeTape(t, hand, reportTape())
@@ -107,27 +95,7 @@ func TestReportRendersInChromium(t *testing.T) {
 			if err := os.WriteFile(page, out, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			shot := filepath.Join(dir, tc.name+".png")
-			if keep := os.Getenv("MCPTAPE_KEEP_SCREENSHOTS"); keep != "" {
-				shot = filepath.Join(keep, tc.name+".png")
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-				"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-				"--user-data-dir="+t.TempDir(), "--screenshot="+shot, "--window-size=1280,2000", "file://"+page)
-			if msg, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("chromium: %v\n%s", err, msg)
-			}
-			f, err := os.Open(shot)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			img, _, err := image.Decode(f)
-			if err != nil {
-				t.Fatalf("screenshot: %v", err)
-			}
+			img := browsertest.Screenshot(t, page, tc.name, 1280, 2000)
 			b := img.Bounds()
 			colours := map[uint32]bool{}
 			rowsInked := 0

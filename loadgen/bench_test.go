@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -25,14 +26,7 @@ const benchConc = 16
 // sub-benchmarks together; above 1 is the generator's overhead). See
 // scripts/bench-load.sh for the comparison with vegeta and wrk.
 func BenchmarkGenerator(b *testing.B) {
-	s, err := refserver.New()
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := &http.Server{Handler: refserver.HTTPHandler(s, refserver.HTTPConfig{Stateless: true, JSONResponse: true})}
-	ln, url := listen(b)
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	url := benchServer(b)
 	calls := mustCallsB(b, `tools/call echo {"message":"hi"}`)
 	var per [2]float64
 	b.Run("ours", func(b *testing.B) {
@@ -77,6 +71,20 @@ func BenchmarkGenerator(b *testing.B) {
 	})
 }
 
+// benchServer serves the reference server (stateless, JSON answers) on
+// loopback until the benchmark ends and returns its URL.
+func benchServer(b *testing.B) string {
+	s, err := refserver.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: refserver.HTTPHandler(s, refserver.HTTPConfig{Stateless: true, JSONResponse: true})}
+	ln, url := listen(b)
+	go func() { _ = srv.Serve(ln) }()
+	b.Cleanup(func() { srv.Close() })
+	return url
+}
+
 func mustCallsB(b *testing.B, specs ...string) []Call {
 	var out []Call
 	for _, s := range specs {
@@ -87,4 +95,40 @@ func mustCallsB(b *testing.B, specs ...string) []Call {
 		out = append(out, c)
 	}
 	return out
+}
+
+// resultsConc is the concurrency of BenchmarkResults.
+const resultsConc = 64
+
+// BenchmarkResults compares the generator's throughput (closed model,
+// resultsConc sessions, against the reference server in the same process)
+// with and without WithResults writing every request's line to a file.
+// The b.N requests are run in rounds alternating without and with, so
+// that a machine whose load drifts weighs on both alike; it reports
+// "with/without-rate", the ratio of the throughputs (target: at least
+// 0.95).
+func BenchmarkResults(b *testing.B) {
+	url := benchServer(b)
+	calls := mustCallsB(b, `tools/call echo {"message":"hi"}`)
+	f, err := os.CreateTemp(b.TempDir(), "results-*.ndjson")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	const rounds = 4
+	per := max(int64(b.N)/(2*rounds), 1)
+	var took [2]time.Duration
+	b.ResetTimer()
+	for r := 0; r < rounds; r++ {
+		for i, extra := range [][]Option{nil, {WithResults(f, ResultsNDJSON)}} {
+			opts := append([]Option{WithSessions(resultsConc), WithRequests(per)}, extra...)
+			start := time.Now()
+			rep, err := Run(context.Background(), Target{URL: url}, calls, opts...)
+			if err != nil || rep.Answered != per || len(rep.Warnings) > 0 {
+				b.Fatalf("%v %+v %v", err, rep.Errors, rep.Warnings)
+			}
+			took[i] += time.Since(start)
+		}
+	}
+	b.ReportMetric(float64(took[0])/float64(took[1]), "with/without-rate")
 }

@@ -36,10 +36,11 @@ func stdioTarget(t *testing.T) Target {
 	return Target{Command: []string{os.Args[0]}}
 }
 
-// refHTTP serves the reference server over Streamable HTTP for one test.
-func refHTTP(t *testing.T, cfg refserver.HTTPConfig) string {
+// refHTTP serves the reference server (configured by opts) over
+// Streamable HTTP for one test.
+func refHTTP(t *testing.T, cfg refserver.HTTPConfig, opts ...refserver.Option) string {
 	t.Helper()
-	s, err := refserver.New()
+	s, err := refserver.New(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

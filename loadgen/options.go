@@ -87,6 +87,10 @@ type options struct {
 	onTick      func(Live)
 	onExit      string
 	insecure    bool
+	stages      []Stage
+	stageFrom   float64 // target before the first stage
+	interval    time.Duration
+	results     *resultsWriter
 	grace       time.Duration
 }
 
@@ -372,7 +376,7 @@ func newOptions(opts []Option) (*options, error) {
 // a run without a duration or a request bound is for RunTape only.
 func parseOptions(opts []Option) (*options, error) {
 	o := &options{sessions: 1, inflight: 1, timeout: DefaultTimeout, version: DefaultProtocolVersion, maxInflight: DefaultMaxInFlight,
-		onExit: OnExitStop}
+		onExit: OnExitStop, interval: DefaultInterval}
 	for _, opt := range opts {
 		if opt == nil {
 			return nil, errors.New("loadgen: nil option")
@@ -381,6 +385,12 @@ func parseOptions(opts []Option) (*options, error) {
 			return nil, fmt.Errorf("loadgen: %w", err)
 		}
 	}
+	if err := o.applyStages(); err != nil {
+		return nil, fmt.Errorf("loadgen: %w", err)
+	}
+	if o.results != nil && o.batch > 1 {
+		return nil, errors.New("loadgen: results lines are not written for batches")
+	}
 	if o.batch > 1 && o.cancelRatio > 0 {
 		return nil, errors.New("loadgen: batches and cancellation cannot be combined")
 	}
@@ -388,6 +398,14 @@ func parseOptions(opts []Option) (*options, error) {
 		return nil, errors.New("loadgen: in flight per session and think time belong to the closed model, not to a rate")
 	}
 	return o, nil
+}
+
+// model names the run's model: "open" with a rate, else "closed".
+func (o *options) model() string {
+	if o.rate > 0 {
+		return "open"
+	}
+	return "closed"
 }
 
 // transportOptions returns the options of one connection.

@@ -77,6 +77,14 @@ type Report struct {
 	// GetStream is set when sessions opened their Streamable HTTP GET
 	// stream: how many did, and the server messages it carried.
 	GetStream *GetStreamReport `json:"get_stream,omitempty"`
+	// Stages gives each stage of WithStages its own figures, in order.
+	Stages []StageReport `json:"stages,omitempty"`
+	// Intervals holds the run's figures interval by interval
+	// (WithIntervals), for charts over time.
+	Intervals []Interval `json:"intervals,omitempty"`
+	// Capacity is the result of a capacity search (FindMax), whose steps
+	// are the Stages.
+	Capacity *CapacityReport `json:"capacity,omitempty"`
 	// Warnings says what went wrong besides the load (an interval log
 	// that could not be written).
 	Warnings []string `json:"warnings,omitempty"`
@@ -155,8 +163,9 @@ func (r *runner) report(end time.Time) *Report {
 		Requests: st.sent, Answered: st.done, Dropped: st.dropped, Setups: st.setups,
 		Errors: st.errorList(), RequestErrors: st.reqErrs, Interrupted: r.work.Err() != nil,
 		Failure: r.failureLocked(end), ServerExits: st.exitList(), Outage: st.outage.report(end)}
+	rep.Model = r.o.model()
 	if r.o.rate > 0 {
-		rep.Model, rep.Rate = "open", r.o.rate
+		rep.Rate = r.o.rate
 	}
 	for _, e := range rep.Errors {
 		rep.ErrorTotal += e.Count
@@ -239,6 +248,9 @@ func ReadReport(r io.Reader) (*Report, error) {
 		if _, err := rep.Series[i].Hist(); err != nil {
 			return nil, fmt.Errorf("loadgen: read report: %w", err)
 		}
+	}
+	if err := checkIntervals(&rep); err != nil {
+		return nil, fmt.Errorf("loadgen: read report: %w", err)
 	}
 	return &rep, nil
 }

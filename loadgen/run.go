@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -41,6 +40,7 @@ type runner struct {
 	quit   atomic.Bool     // set when no new request may start
 	claims atomic.Int64    // requests claimed (WithRequests)
 	start  time.Time
+	prof   profile // the load over time (open model, stages)
 	// planned is the requests the run plans (RunTape: those of the
 	// recordings, up to WithRequests), for Live.Planned; 0: o.requests.
 	planned int64
@@ -117,7 +117,7 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 		o.client = c
 	}
 	fs := frameSpec{progress: o.progress, version: o.version}
-	r := &runner{o: o, target: target, st: newStats(), work: ctx, picker: newPicker(calls, fs), aborted: make(chan struct{})}
+	r := &runner{o: o, target: target, st: newStats(), work: ctx, picker: newPicker(calls, fs), aborted: make(chan struct{}), prof: o.profile()}
 	for i := range o.setup {
 		r.setupTmpls = append(r.setupTmpls, newTemplate(&o.setup[i], frameSpec{version: o.version}))
 	}
@@ -137,6 +137,11 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 		go func() { defer ilogWG.Done(); r.st.ilog.run(ilogDone) }()
 	}
 	r.start = time.Now()
+	var mk *marker
+	if len(o.stages) > 0 {
+		mk = startMarker(r.st, r.start, o.stageOffsets())
+	}
+	stopIntervals := r.recordIntervals()
 	stopLive := r.live()
 	if o.rate > 0 {
 		r.open(sessions)
@@ -144,6 +149,11 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 		r.closed(sessions)
 	}
 	end := time.Now()
+	var marks []*mark
+	if mk != nil {
+		marks = mk.stop(r.st)
+	}
+	ivs := stopIntervals()
 	stopLive()
 	var wg sync.WaitGroup
 	for _, s := range sessions {
@@ -152,6 +162,13 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 	}
 	wg.Wait()
 	rep := r.report(end)
+	rep.Stages = o.stageReports(marks, rep.Model)
+	rep.Intervals = ivs
+	if o.results != nil {
+		if err := o.results.flush(); err != nil {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("results: %v", err))
+		}
+	}
 	if ilogDone != nil {
 		close(ilogDone)
 		ilogWG.Wait()
@@ -229,7 +246,7 @@ func (r *runner) closed(sessions []*session) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if !r.sleep(delay) {
+			if !r.sleep(delay) || !r.waitActive(i) {
 				return
 			}
 			if err := s.ensure(r.work); err != nil {
@@ -260,7 +277,7 @@ func (r *runner) loop(s *session, seed uint64) {
 	defer cancel()
 	var buf []byte
 	var fails int64 // failures in a row calling for a back-off
-	for r.claim(time.Now()) {
+	for r.waitActive(s.no) && r.claim(time.Now()) {
 		var c *Call
 		var failed bool
 		buf, c, failed = r.send(ctx, s, rng, time.Now(), buf)
@@ -395,7 +412,11 @@ func (r *runner) open(sessions []*session) {
 		}
 	}
 	for k := uint64(0); ; k++ {
-		when := r.start.Add(r.due(k))
+		due, ok := r.prof.arrival(float64(k))
+		if !ok {
+			break
+		}
+		when := r.start.Add(due)
 		if d := time.Until(when); d > 0 && !r.sleepUntil(when) {
 			break
 		}
@@ -418,20 +439,6 @@ func (r *runner) open(sessions []*session) {
 	}
 	close(work)
 	wg.Wait()
-}
-
-// due returns when arrival k (from 0) is due after the start: the rate
-// grows linearly from 0 over the ramp, then stays.
-func (r *runner) due(k uint64) time.Duration {
-	rate, ramp := r.o.rate, r.o.ramp.Seconds()
-	x := float64(k)
-	var t float64
-	if rampArrivals := rate * ramp / 2; x < rampArrivals {
-		t = math.Sqrt(2 * ramp * x / rate)
-	} else {
-		t = ramp + (x-rampArrivals)/rate
-	}
-	return time.Duration(t * float64(time.Second))
 }
 
 // sleepUntil waits until t unless the run ends first, and reports whether

@@ -167,8 +167,8 @@ func TestDueRamp(t *testing.T) {
 		{100, time.Second, 25, 707106781 * time.Nanosecond}, // sqrt(0.5) s
 	}
 	for _, c := range cases {
-		r := &runner{o: &options{rate: c.rate, ramp: c.ramp}}
-		if got := r.due(c.k); got-c.want > time.Microsecond || c.want-got > time.Microsecond {
+		o := &options{rate: c.rate, ramp: c.ramp}
+		if got, _ := o.profile().arrival(float64(c.k)); got-c.want > time.Microsecond || c.want-got > time.Microsecond {
 			t.Errorf("rate %v ramp %v: arrival %d due at %v, want %v", c.rate, c.ramp, c.k, got, c.want)
 		}
 	}

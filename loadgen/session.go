@@ -382,6 +382,7 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 	st.mu.Unlock()
 	var rep reply
 	var err error
+	sent := time.Now()
 	if s.r.pickCancel() {
 		var ok bool
 		if rep, ok = s.cancelRoundTrip(ctx, conn, id, buf, c); !ok {
@@ -392,13 +393,15 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 	}
 	if err != nil {
 		st.add(&st.inflt, -1)
+		s.r.result(ctx, intended, sent, time.Now(), names, err, "")
 		return buf, backsOff(err)
 	}
 	st.answered(names, rep.at.Sub(intended))
 	if c.stream.parts > 0 || c.stream.end { // written before c.done was sent
 		st.streamed(names, &c.stream, intended, rep.at)
 	}
-	s.judge(names, t, &rep)
+	class := s.judge(names, t, &rep)
+	s.r.result(ctx, intended, sent, rep.at, names, nil, class)
 	if s.r.o.progress {
 		s.noteProgress(names[len(names)-1], c, intended)
 	}
@@ -425,21 +428,26 @@ var errCancelled = errors.New("cancelled")
 func asStatus(err error, se **transport.StatusError) bool { return errors.As(err, se) }
 
 // judge counts the errors an answer carries, in the named series.
-func (s *session) judge(names []string, t *template, rep *reply) {
-	judgeAnswer(s.r.st, names, rep.info, rep.frame, t.call.Tool)
+func (s *session) judge(names []string, t *template, rep *reply) string {
+	return judgeAnswer(s.r.st, names, rep.info, rep.frame, t.call.Tool)
 }
 
 // judgeAnswer counts the error an answer carries, if any, in the named
-// series; tool is the tool called ("" for another method).
-func judgeAnswer(st *stats, names []string, info jsonrpc.Info, frame []byte, tool string) {
+// series, and returns its class ("" for none); tool is the tool called
+// ("" for another method).
+func judgeAnswer(st *stats, names []string, info jsonrpc.Info, frame []byte, tool string) string {
 	switch {
 	case info.Violations != 0:
 		st.fail(names, ClassProtocol, info.Violations.String())
+		return ClassProtocol
 	case info.Kind == jsonrpc.KindError:
 		st.fail(names, ClassJSONRPC, jsonrpcDetail(info.ErrorCode, frame))
+		return ClassJSONRPC
 	case tool != "" && isToolError(frame):
 		st.fail(names, ClassTool, tool)
+		return ClassTool
 	}
+	return ""
 }
 
 // isToolError reports whether a tools/call result has isError true.

@@ -43,6 +43,9 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 	if err != nil {
 		return nil, err
 	}
+	if len(o.stages) > 0 || o.results != nil {
+		return nil, errors.New("loadgen: a tape load replays its recordings: no stages or results lines")
+	}
 	o.sessions = n
 	// the live figures show the recording's requests (setups excluded, as
 	// in Report.Requests), up to WithRequests, as the planned count
@@ -89,6 +92,7 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 		return &meteredConn{Conn: c, r: r, pending: map[string]sentReq{}, end: end}, nil
 	}
 	r.start = time.Now()
+	stopIntervals := r.recordIntervals()
 	stopLive := r.live()
 	if o.duration > 0 {
 		t := time.AfterFunc(o.duration, end)
@@ -97,10 +101,12 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 	rr, err := replay.Run(bctx, virtual, dial, append(ropts, replay.WithConcurrency(n), replay.WithTimeout(o.timeout))...)
 	ended := time.Now()
 	stopLive()
+	ivs := stopIntervals()
 	if err != nil {
 		return nil, fmt.Errorf("loadgen: %w", err)
 	}
 	rep := r.report(ended)
+	rep.Intervals = ivs
 	rep.Model, rep.Protocol = "replay", sessions[0].Version
 	bounded := r.quit.Load() && ctx.Err() == nil
 	for _, s := range rr.Sessions {

@@ -66,6 +66,13 @@ func checkRunTape(t *testing.T, sessions []*replay.Session) {
 	if rep.Model != "replay" || rep.Sessions != n {
 		t.Errorf("model %q sessions %d", rep.Model, rep.Sessions)
 	}
+	var sent int64
+	for _, in := range rep.Intervals {
+		sent += in.Requests
+	}
+	if len(rep.Intervals) == 0 || sent != rep.Requests {
+		t.Errorf("%d intervals hold %d of %d requests", len(rep.Intervals), sent, rep.Requests)
+	}
 	for name, want := range map[string]int64{"tools/call echo": n, "tools/call add": n, "tools/call ask": 2 * n, "tools/list": n, SetupSeries: n} {
 		if s := rep.Find(name); s == nil || s.Count != want {
 			t.Errorf("series %q: %+v, want %d", name, s, want)

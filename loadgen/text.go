@@ -18,6 +18,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 	if rep.Model == "open" {
 		model += fmt.Sprintf(", %g arrivals/s", rep.Rate)
 	}
+	if n := len(rep.Stages); n > 0 {
+		model += fmt.Sprintf(" at the peak, in %d stages", n)
+	}
 	if rep.Generators > 1 {
 		model += fmt.Sprintf(", %d generators merged", rep.Generators)
 	}
@@ -62,6 +65,11 @@ func (rep *Report) WriteText(w io.Writer) error {
 		if s.Tokens > 0 {
 			fmt.Fprintf(&b, "tokens    %s: %d in streamed answers, %.1f/s\n", s.Name, s.Tokens, s.TokensPerSec)
 		}
+	}
+	if rep.Capacity != nil {
+		writeCapacity(&b, rep.Capacity)
+	} else {
+		writeStages(&b, rep)
 	}
 	if len(rep.Errors) > 0 {
 		fmt.Fprintf(&b, "\nerrors    %d, by kind and message\n", rep.ErrorTotal)
@@ -131,6 +139,10 @@ func writeTrouble(b *strings.Builder, rep *Report) {
 			o.Periods, dur3(o.Down), share, o.Attempts, end)
 	}
 }
+
+// FormatLatency writes a latency with about 3 significant digits in the
+// unit that suits it: "870ns", "12.3µs", "4.56ms", "1.23s".
+func FormatLatency(d time.Duration) string { return dur3(d) }
 
 // dur3 prints a duration with about 3 significant digits.
 func dur3(d time.Duration) string {

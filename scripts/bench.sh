@@ -26,9 +26,13 @@ run ./capture 'RecordRoundTrip|RecordPipelined' -benchtime 5000x
 run ./capture 'RecordRSS' -benchtime 1x
 run ./capture 'HTTPProxy' -benchtime 3000x
 run ./analysis '^BenchmarkInspect$' -benchtime 9x
+run ./analysis '^BenchmarkExportRequests$' -benchtime 5x
 run ./analysis 'InspectMemory10M' -benchtime 1x -timeout 30m
 run ./replay 'ReplayMaxSpeed' -benchtime 1x
+run ./mock 'MockVsServe' -benchtime 3000x
+run ./mock 'MockIndexMemory' -benchtime 1x
 run ./loadgen 'Generator' -benchtime 2s
+run ./loadgen 'Results' -benchtime 200000x   # with/without-rate: --results costs at most 5% (>= 0.95)
 echo "== scripts/bench-load.sh (mcptape load vs vegeta and wrk)" | tee -a "$OUT"
 bash scripts/bench-load.sh bin/mcptape 2>&1 | tee -a "$OUT"
 echo "raw output: $OUT"

@@ -2,6 +2,7 @@
 # make demo: the main job of mcptape on the embedded reference server.
 #  1. record: a scripted MCP client talks to `mcptape serve` through `mcptape record`;
 #  2. inspect/show/check: the tape is read back offline, and checked as a CI gate.
+#  (then HTTP recording, replay, mock of the tape, load: see the steps below)
 set -euo pipefail
 MCPTAPE=${1:-bin/mcptape}
 OUT=demo-out
@@ -71,6 +72,15 @@ set +e
 "$MCPTAPE" replay "$TAPE" -- "$MCPTAPE" serve --echo-prefix 'v2: '
 echo "replay exit code: $? (1 = answers differ)" >&2
 set -e
+
+step "5b. mock: the tape served as an MCP server (no real server); the recording replayed against its own mock"
+"$MCPTAPE" replay "$TAPE" -- "$MCPTAPE" mock "$TAPE"
+step "5c. a client the recording did not foresee: the mock names the closest recorded request, then reports"
+printf '%s\n' \
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"other-client","version":"2"}}}' \
+  '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"something else"}}}' \
+  '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":40}}}' \
+  | "$MCPTAPE" mock "$TAPE" --speed max
 
 # 6. a short load run on the reference server (open and closed models, merge, tape-driven)
 bash "$(dirname "$0")/demo-load.sh" "$MCPTAPE" "$TAPE"

@@ -14,12 +14,13 @@ import (
 func exportCmd() *command {
 	return &command{
 		name:    "export",
-		summary: "Export a tape as HAR 1.2 (HTTP tapes), NDJSON of messages or OTLP/JSON traces",
-		usage:   "export TAPE --format har|ndjson|otlp [-o FILE]",
+		summary: "Export a tape as HAR 1.2 (HTTP tapes), NDJSON of messages, OTLP/JSON traces, or a requests table",
+		usage:   "export TAPE --format har|ndjson|otlp [-o FILE]\n  mcptape export TAPE... --format requests [-o FILE.ndjson|.csv|.parquet]",
 		examples: `  mcptape export run.jsonl.zst --format har -o run.har     # open in a browser's network panel
   mcptape export run.jsonl.zst --format ndjson | jq 'select(.kind=="response") | .latency_ns'
   zstdcat run.jsonl.zst | zstd | mcptape export - --format ndjson
   mcptape export run.jsonl.zst --format otlp -o trace.json   # for a tracing backend (OTLP/HTTP JSON)
+  mcptape export tapes/*.jsonl.zst --format requests -o requests.parquet   # for DuckDB & co
 
   HAR has one entry per HTTP exchange with the request and response bodies (event
   streams as their SSE text) and timings; it needs a tape recorded over HTTP.
@@ -27,18 +28,24 @@ func exportCmd() *command {
   left out). OTLP is one OTLP/JSON trace document: a span per request and
   response (method, tool, status, error code), MRTR rounds and task polls under
   one span per operation, a request's _meta.traceparent and tracestate honoured,
-  otherwise one trace per session. Output files are created with mode 0600: tapes hold other people's
+  otherwise one trace per session. The requests table has one row per logical
+  operation of any number of tapes, paired as 'mcptape inspect' pairs them:
+  NDJSON, or CSV or Parquet when -o ends in .csv or .parquet (columns:
+  docs/requests-format.md; queries: docs/sql.md). Output files are created with mode 0600: tapes hold other people's
   data. Exit code: 0, or 2 on error.
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
-			format := fs.String("format", "", "output `FORMAT`: har, ndjson or otlp (required)")
+			format := fs.String("format", "", "output `FORMAT`: har, ndjson, otlp or requests (required)")
 			out := fs.StringP("output", "o", "-", "write to `FILE` (mode 0600) instead of stdout")
 			return func(ctx context.Context, st *stdio, args []string) error {
+				if *format == "requests" {
+					return runExportRequests(ctx, st, args, *out)
+				}
 				if len(args) != 1 {
 					return usageError("want one tape, got %d arguments (usage: mcptape export TAPE --format har|ndjson [-o FILE])", len(args))
 				}
 				if *format == "" {
-					return usageError("--format is required: har, ndjson or otlp")
+					return usageError("--format is required: har, ndjson, otlp or requests")
 				}
 				f, err := analysis.ParseExportFormat(*format)
 				if err != nil {

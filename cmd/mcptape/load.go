@@ -51,6 +51,9 @@ type loadFlags struct {
 	hlog        string
 	hlogEvery   time.Duration
 	thresholds  []string
+	stages      []string
+	results     string
+	findMax     findMaxFlags
 	every       time.Duration
 	quiet       bool
 	cpuprofile  string
@@ -68,6 +71,9 @@ func loadCmd() *command {
   mcptape load --url https://staging/mcp --rate 2000/s --duration 5m --call 'tools/call search {"q":"x"}' --json run.json
   mcptape load --sessions 100 --inflight 8 --requests 100000 --call '3:tools/call echo {"message":"hi"}' --call tools/list -- mcptape serve
   mcptape load --url http://127.0.0.1:8080/mcp --protocol 2026-07-28 --rate 500/s --duration 1m --call ping --threshold 'ping:p99<50ms' --threshold 'errors<1%'
+  mcptape load --url http://127.0.0.1:8080/mcp --stage 30s:100/s --stage 1m:100/s --stage 30s:0/s --call ping   # ramp, hold, ramp down
+  mcptape load --url http://127.0.0.1:8080/mcp --stage 30s:50 --stage 1m:50 --call ping   # closed model: 0 to 50 sessions
+  mcptape load --url http://127.0.0.1:8080/mcp --find-max --threshold 'tools/call:p99<100ms' --threshold 'errors<1%' --call 'tools/call search {"q":"x"}'
   mcptape load --url http://127.0.0.1:8080/mcp --scenario agent.json --sessions 200 --duration 2m
   mcptape load --tape run.jsonl.zst --sessions 50 --speed max -- ./my-server   # amplified replay
   mcptape report merge gen-0.json gen-1.json gen-2.json --json all.json
@@ -77,6 +83,20 @@ func loadCmd() *command {
   (--rate): arrivals at fixed intended times spread over the sessions,
   latency measured from the intended time (coordinated omission corrected);
   arrivals beyond --max-inflight are dropped and counted.
+  --stage DUR:TARGET (repeatable) shapes the load: each stage moves the
+  target linearly from the previous one (0 before the first) over DUR; the
+  run lasts the stages. Rate targets (100/s) are the open model, session
+  targets (50) the closed model, where session i works while the target
+  is above i. The reports give each stage its own figures (requests
+  counted in the stage's time) beside the whole run.
+  --find-max searches the capacity: the highest open-model rate at which
+  every --threshold holds. It steps the rate up from --rate (default 10/s),
+  doubling, until a threshold breaks or --max-rate held, then bisects until
+  the bracket is within --find-precision. Each step runs --warmup
+  (discarded) then --step-duration (measured). The result (highest rate
+  held, lowest that broke, confidence) and the table of steps go to the
+  text and JSON reports; exit 0 when a rate held, 3 when even the first
+  step broke.
   Series: each method, each tool ("tools/call NAME") and "session setup".
   The text report goes to stdout (to stderr with --json -). Errors are listed
   by kind (transport, http status, jsonrpc error, tool isError, timeout,
@@ -97,7 +117,7 @@ func loadCmd() *command {
 			fs.StringVar(&f.url, "url", "", "Streamable HTTP endpoint of the server")
 			fs.StringVar(&f.sse, "sse", "", "legacy HTTP+SSE stream URL of the server (…/sse)")
 			fs.StringArrayVar(&f.calls, "call", nil, "workload call `[W:]METHOD [TOOL] [JSON]` with optional weight W (repeatable)")
-			fs.StringVar(&f.scenario, "scenario", "", "workload from `FILE.json`: per-session setup steps, weighted steps, think times, templated arguments (see 'go doc loadgen.Scenario')")
+			fs.StringVar(&f.scenario, "scenario", "", "workload from `FILE.json`: per-session setup steps, weighted steps, think times, templated arguments (see 'mcptape help scenario')")
 			fs.StringVar(&f.tape, "tape", "", "tape-driven load: every virtual session replays a recorded session of `TAPE` once (ids rewritten); --duration and --requests end it earlier")
 			fs.StringVar(&f.session, "session", "", "with --tape: replay only the recorded session `ID` (default: all, in turn)")
 			fs.StringVar(&f.speed, "speed", "1", "with --tape: recorded spacing divided by `N`; max sends as soon as causality allows")
@@ -108,6 +128,8 @@ func loadCmd() *command {
 			fs.StringVar(&f.rate, "rate", "", "open model: arrivals per second, `R/s` (also R/m)")
 			fs.IntVar(&f.maxInflight, "max-inflight", loadgen.DefaultMaxInFlight, "open model: most requests in flight; later arrivals are dropped and counted")
 			fs.DurationVar(&f.ramp, "ramp", 0, "start sessions (closed) or grow the rate (open) linearly over `DUR`")
+			fs.StringArrayVar(&f.stages, "stage", nil, "shape the load: `DUR:TARGET`, sessions (closed model, 1m:50) or a rate (open model, 30s:100/s), ramping linearly from the previous target (0 before the first); repeatable, run in order")
+			f.findMax.register(fs)
 			fs.DurationVar(&f.duration, "duration", 0, "stop starting requests after `DUR`")
 			fs.Int64Var(&f.requests, "requests", 0, "stop after `N` requests")
 			fs.DurationVar(&f.timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer, session setup included")
@@ -123,9 +145,10 @@ func loadCmd() *command {
 			fs.DurationVar(&f.grace, "grace", transport.DefaultGrace, "closing a session: wait between closing a stdio server's stdin, SIGTERM and SIGKILL; over HTTP for the answer to DELETE")
 			fs.StringVar(&f.onExit, "on-exit", loadgen.OnExitStop, "with -- CMD: `POLICY` when a server exits during the run: stop (the run ends, exit 1) or restart")
 			fs.StringVar(&f.jsonOut, "json", "", "write the full report (histograms included) as JSON to `FILE` (- for stdout)")
+			fs.StringVar(&f.results, "results", "", "write one line per request to `FILE`: intended and send times, latency, series, outcome, error kind; CSV for .csv, NDJSON for .ndjson/.jsonl")
 			fs.StringVar(&f.hgrm, "hgrm", "", "write one percentile distribution file per series (SERIES.hgrm, for the HdrHistogram plotter) into `DIR`")
 			fs.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (one histogram per series per interval) to `FILE`")
-			fs.DurationVar(&f.hlogEvery, "hlog-interval", time.Second, "interval of --hlog")
+			fs.DurationVar(&f.hlogEvery, "hlog-interval", loadgen.DefaultInterval, "interval of --hlog and of the intervals the JSON report records (charts over time in 'mcptape report RUN.json')")
 			fs.StringArrayVar(&f.thresholds, "threshold", nil, "fail with exit code 3 unless `T` holds: 'SERIES:p99<50ms', 'errors<1%', for streamed answers 'SERIES#first_chunk:p99<300ms', 'SERIES:tokens_per_s>50' (repeatable)")
 			fs.DurationVar(&f.every, "every", 2*time.Second, "live progress line interval on stderr")
 			fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress")
@@ -138,6 +161,9 @@ func loadCmd() *command {
 				}
 				if len(args) > 0 {
 					return usageError("unexpected argument %q (a server command goes after --)", args[0])
+				}
+				if f.findMax.on {
+					return runFindMax(ctx, st, &f, command)
 				}
 				if f.tape != "" {
 					return runTapeLoad(ctx, st, &f, command)
@@ -198,20 +224,38 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 	if f.grace <= 0 {
 		return target, nil, nil, nil, usageError("--grace %v: must be positive", f.grace)
 	}
-	if f.tape == "" && f.duration == 0 && f.requests == 0 {
-		return target, nil, nil, nil, usageError("give --duration DUR or --requests N")
+	if !f.findMax.on && f.findMax.maxRate != "" {
+		return target, nil, nil, nil, usageError("--max-rate needs --find-max")
 	}
-	opts := []loadgen.Option{loadgen.WithSessions(f.sessions), loadgen.WithTimeout(f.timeout),
+	stages, err := f.parseStages()
+	if err != nil {
+		return target, nil, nil, nil, err
+	}
+	if f.tape == "" && f.duration == 0 && f.requests == 0 && len(stages) == 0 && !f.findMax.on {
+		return target, nil, nil, nil, usageError("give --duration DUR, --requests N or --stage DUR:TARGET")
+	}
+	if f.hlogEvery < 10*time.Millisecond {
+		return target, nil, nil, nil, usageError("--hlog-interval %v: want at least 10ms", f.hlogEvery)
+	}
+	opts := []loadgen.Option{loadgen.WithSessions(f.sessions), loadgen.WithTimeout(f.timeout), loadgen.WithIntervals(f.hlogEvery),
 		loadgen.WithProtocolVersion(f.protocol), loadgen.WithRamp(f.ramp), loadgen.WithMaxConns(f.maxConns),
 		loadgen.WithGrace(f.grace)}
+	if len(stages) > 0 {
+		opts = append(opts, loadgen.WithStages(stages))
+		if stages[0].Rate {
+			opts = append(opts, loadgen.WithMaxInFlight(f.maxInflight))
+		}
+	}
 	if f.duration != 0 {
 		opts = append(opts, loadgen.WithDuration(f.duration))
 	}
 	if f.requests != 0 {
 		opts = append(opts, loadgen.WithRequests(f.requests))
 	}
-	if f.rate != "" {
-		r, err := parseRate(f.rate)
+	if f.findMax.on { // the steps set the rate
+		opts = append(opts, loadgen.WithMaxInFlight(f.maxInflight))
+	} else if f.rate != "" {
+		r, err := loadgen.ParseRate(f.rate)
 		if err != nil {
 			return target, nil, nil, nil, usageError("--rate: %v", err)
 		}
@@ -219,7 +263,7 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 		if f.inflight != 1 || f.think != 0 {
 			return target, nil, nil, nil, usageError("--inflight and --think belong to the closed model, not to --rate")
 		}
-	} else {
+	} else if len(stages) == 0 || !stages[0].Rate {
 		think := f.think
 		if scenario != nil && think == 0 {
 			think = scenario.Think
@@ -283,24 +327,34 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 	return target, calls, opts, th, nil
 }
 
-// parseRate parses "R", "R/s" or "R/m" into arrivals per second.
-func parseRate(s string) (float64, error) {
-	num, unit, _ := strings.Cut(strings.TrimSpace(s), "/")
-	div := 1.0
-	switch unit {
-	case "", "s":
-	case "m":
-		div = 60
-	case "h":
-		div = 3600
-	default:
-		return 0, fmt.Errorf("%q: unit must be /s, /m or /h", s)
+// parseStages parses the --stage flags and checks the flags they leave
+// out: the stages set the duration, the ramps and the rate (open model) or
+// the sessions (closed model).
+func (f *loadFlags) parseStages() ([]loadgen.Stage, error) {
+	if len(f.stages) == 0 {
+		return nil, nil
 	}
-	r, err := strconv.ParseFloat(num, 64)
-	if err != nil || !(r > 0) {
-		return 0, fmt.Errorf("%q is not a positive rate such as 2000/s", s)
+	if f.tape != "" || f.duration != 0 || f.ramp != 0 || f.rate != "" {
+		return nil, usageError("--stage sets the duration, ramps and load: no --tape, --duration, --ramp or --rate besides")
 	}
-	return r / div, nil
+	var out []loadgen.Stage
+	for _, spec := range f.stages {
+		s, err := loadgen.ParseStage(spec)
+		if err != nil {
+			return nil, usageError("--stage: %v", err)
+		}
+		if len(out) > 0 && s.Rate != out[0].Rate {
+			return nil, usageError("--stage %s: stages are all rates (open model) or all sessions (closed model)", spec)
+		}
+		out = append(out, s)
+	}
+	if !out[0].Rate && f.sessions != 1 {
+		return nil, usageError("--stage with session targets sets the sessions: no --sessions besides")
+	}
+	if out[0].Rate && (f.inflight != 1 || f.think != 0) {
+		return nil, usageError("--inflight and --think belong to the closed model, not to rate stages")
+	}
+	return out, nil
 }
 
 func parseThresholds(specs []string) ([]loadgen.Threshold, error) {
@@ -335,6 +389,21 @@ func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) err
 		}
 		opts = append(opts, loadgen.WithHlog(fh, f.hlogEvery))
 	}
+	if f.results != "" {
+		format, err := loadgen.ResultsFormat(f.results)
+		if err != nil {
+			return usageError("--results: %v", err)
+		}
+		if f.batch != 1 {
+			return usageError("--results writes single requests, not --batch")
+		}
+		fh, err := privfile.Create(f.results)
+		if err != nil {
+			return withCode(2, fmt.Errorf("--results: %w", err))
+		}
+		defer fh.Close()
+		opts = append(opts, loadgen.WithResults(fh, format))
+	}
 	stopProfile, err := startCPUProfile(f.cpuprofile)
 	if err != nil {
 		return err
@@ -359,8 +428,8 @@ func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) err
 // each replaying a recorded session, all at once.
 func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) error {
 	if len(f.calls) > 0 || f.scenario != "" || f.rate != "" || f.batch != 1 || f.cancelRatio != 0 || f.cancelAfter != 0 || f.progress || f.inflight != 1 || f.think != 0 ||
-		f.onExit != loadgen.OnExitStop {
-		return usageError("--tape replays the recorded requests: --call, --scenario, --rate, --batch, --cancel-*, --progress, --inflight, --think and --on-exit do not apply")
+		f.onExit != loadgen.OnExitStop || f.results != "" {
+		return usageError("--tape replays the recorded requests: --call, --scenario, --rate, --batch, --cancel-*, --progress, --inflight, --think, --on-exit and --results do not apply")
 	}
 	target, _, opts, th, err := f.check(command)
 	if err != nil {

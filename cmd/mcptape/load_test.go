@@ -22,9 +22,9 @@ import (
 	"github.com/mcptape/mcptape/loadgen"
 )
 
-func refURL(t *testing.T, cfg refserver.HTTPConfig) string {
+func refURL(t *testing.T, cfg refserver.HTTPConfig, opts ...refserver.Option) string {
 	t.Helper()
-	s, err := refserver.New()
+	s, err := refserver.New(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestLoadUsage(t *testing.T) {
 		{[]string{"load", "--url", url, "--requests", "1"}, "at least one --call"},
 		{[]string{"load", "--url", url, "--requests", "1", "--scenario", "/nonexistent.json"}, "--scenario"},
 		{[]string{"load", "--url", url, "--requests", "1", "--scenario", "x.json", "--call", "ping"}, "not both"},
-		{[]string{"load", "--url", url, "--call", "ping"}, "--duration DUR or --requests N"},
+		{[]string{"load", "--url", url, "--call", "ping"}, "--duration DUR, --requests N"},
 		{[]string{"load", "--url", url, "--call", "tools/call", "--requests", "1"}, "tool name"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--rate", "fast"}, "--rate"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--rate", "10/s", "--inflight", "2"}, "closed model"},
@@ -51,6 +51,13 @@ func TestLoadUsage(t *testing.T) {
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--header", "nocolon"}, "--header"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--sessions", "0"}, "sessions"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "stray"}, "unexpected argument"},
+		{[]string{"load", "--url", url, "--call", "ping", "--stage", "30s"}, "DUR:TARGET"},
+		{[]string{"load", "--url", url, "--call", "ping", "--stage", "0s:10/s"}, "positive duration"},
+		{[]string{"load", "--url", url, "--call", "ping", "--stage", "1s:ten"}, "neither a number"},
+		{[]string{"load", "--url", url, "--call", "ping", "--stage", "1s:10/s", "--stage", "1s:5"}, "all rates"},
+		{[]string{"load", "--url", url, "--call", "ping", "--stage", "1s:10/s", "--duration", "1s"}, "no --tape, --duration"},
+		{[]string{"load", "--url", url, "--call", "ping", "--stage", "1s:10", "--sessions", "3"}, "no --sessions"},
+		{[]string{"load", "--url", url, "--call", "ping", "--stage", "1s:0/s"}, "every target is 0"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--grace", "0s"}, "--grace 0s: must be positive"},
 	}
 	for _, c := range cases {
@@ -377,5 +384,130 @@ func TestLoadInsecure(t *testing.T) {
 	code, stdout, stderr := runCLI(t, nil, append(args, "--insecure")...)
 	if code != 0 || !strings.Contains(stdout, "5 sent, 5 answered") {
 		t.Errorf("with --insecure: code %d stdout %s stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestLoadFindMax runs --find-max against reference servers of known
+// capacity: one the first step already overloads (exit 3), one whose
+// capacity (2 slots of 100 ms: 20/s) is found, with the steps in the JSON.
+func TestLoadFindMax(t *testing.T) {
+	limited := func(k int) string { return refURL(t, refserver.HTTPConfig{}, refserver.WithMaxConcurrency(k)) }
+	common := []string{"load", "--find-max", "--call", `tools/call sleep {"ms":100}`, "--threshold", "tools/call sleep:p90<300ms",
+		"--threshold", "errors<1%", "--sessions", "2", "-q"}
+	code, stdout, stderr := runCLI(t, nil, append(common, "--url", limited(1), "--rate", "40/s", "--step-duration", "1s", "--warmup", "0s")...)
+	if code != 3 || !strings.Contains(stdout, "NOT FOUND") || !strings.Contains(stderr, "not even 40/s") {
+		t.Errorf("overloaded: code %d\n%s\n%s", code, stdout, stderr)
+	}
+	out := filepath.Join(t.TempDir(), "cap.json")
+	code, stdout, stderr = runCLI(t, nil, append(common, "--url", limited(2), "--rate", "8/s", "--max-rate", "100/s",
+		"--step-duration", "2s", "--warmup", "1s", "--json", out)...)
+	if code != 0 {
+		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+	}
+	fh, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	rep, err := loadgen.ReadReport(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rep.Capacity; c == nil || c.Rate < 17 || c.Rate > 23 || len(c.Steps) != len(rep.Stages) {
+		t.Errorf("capacity %+v, want about 20/s\n%s", c, stdout)
+	}
+	for _, bad := range [][]string{
+		{"load", "--url", "http://127.0.0.1:1/mcp", "--find-max", "--call", "ping"},
+		{"load", "--url", "http://127.0.0.1:1/mcp", "--find-max", "--call", "ping", "--threshold", "errors<1%", "--duration", "1s"},
+		{"load", "--url", "http://127.0.0.1:1/mcp", "--call", "ping", "--duration", "1s", "--max-rate", "10/s"},
+	} {
+		if code, _, stderr := runCLI(t, nil, bad...); code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%q: code %d, stderr %q", bad, code, stderr)
+		}
+	}
+}
+
+// TestReportLoadRuns draws load runs' JSON reports with "mcptape report":
+// one run, two compared; a tape among runs is refused.
+func TestReportLoadRuns(t *testing.T) {
+	url := refURL(t, refserver.HTTPConfig{})
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	for _, out := range []string{a, b} {
+		if code, stdout, stderr := runCLI(t, nil, "load", "--url", url, "-q", "--stage", "300ms:50/s", "--stage", "300ms:0/s",
+			"--hlog-interval", "100ms", "--call", "ping", "--json", out); code != 0 {
+			t.Fatalf("load: %d\n%s\n%s", code, stdout, stderr)
+		}
+	}
+	page := filepath.Join(dir, "load.html")
+	if code, _, stderr := runCLI(t, nil, "report", a, "-o", page); code != 0 {
+		t.Fatalf("report: %d %s", code, stderr)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil || !strings.Contains(string(html), `id="throughput"`) || !strings.Contains(string(html), "stage 2: 50→0/s") {
+		t.Fatalf("page: %v\n%.500s", err, html)
+	}
+	code, stdout, stderr := runCLI(t, nil, "report", a, b, "-o", "-")
+	if code != 0 || !strings.Contains(stdout, "Changes against a.json") {
+		t.Errorf("compare: %d %s %.300s", code, stderr, stdout)
+	}
+	tape := filepath.Join(dir, "not-a-run.jsonl")
+	if err := os.WriteFile(tape, []byte(`{"type":"header"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, nil, "report", a, tape, "-o", page); code != 2 || !strings.Contains(stderr, "not a load report") {
+		t.Errorf("run and tape: %d %s", code, stderr)
+	}
+}
+
+// TestLoadResults writes --results as CSV: a header and one line per
+// request, in a 0600 file; an unknown extension is bad usage.
+func TestLoadResults(t *testing.T) {
+	url := refURL(t, refserver.HTTPConfig{})
+	out := filepath.Join(t.TempDir(), "res.csv")
+	code, stdout, stderr := runCLI(t, nil, "load", "--url", url, "-q", "--requests", "25", "--call", "ping", "--results", out)
+	if code != 0 {
+		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 26 || lines[0] != loadgen.ResultsCSVHeader || !strings.HasSuffix(lines[1], ",ping,ok,") {
+		t.Errorf("%d lines: %q", len(lines), lines[:min(3, len(lines))])
+	}
+	if fi, _ := os.Stat(out); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode())
+	}
+	if code, _, stderr := runCLI(t, nil, "load", "--url", url, "-q", "--requests", "1", "--call", "ping", "--results", "r.txt"); code != 2 || !strings.Contains(stderr, ".csv") {
+		t.Errorf("r.txt: %d %s", code, stderr)
+	}
+}
+
+// TestScenarioExample runs the documented agent-session scenario against
+// the reference server, and checks that "mcptape help scenario" shows it
+// as the file holds it.
+func TestScenarioExample(t *testing.T) {
+	const example = "../../docs/examples/agent-session.json"
+	url := refURL(t, refserver.HTTPConfig{})
+	code, stdout, stderr := runCLI(t, nil, "load", "--url", url, "-q", "--scenario", example, "--sessions", "4", "--duration", "1500ms")
+	if code != 0 {
+		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"setup tools/list", "setup prompts/list", "tools/call echo", "resources/read", " 0 failed"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, help, _ := runCLI(t, nil, "help", "scenario")
+	data, err := os.ReadFile(example)
+	if code != 0 || err != nil {
+		t.Fatalf("help: %d, %v", code, err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if !strings.Contains(help, strings.TrimSpace(l)) {
+			t.Errorf("help scenario lacks the example's line %q", l)
+		}
 	}
 }

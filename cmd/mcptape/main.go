@@ -80,6 +80,7 @@ func commands() []*command {
 		serveCmd(),
 		recordCmd(),
 		replayCmd(),
+		mockCmd(),
 		loadCmd(),
 		inspectCmd(),
 		showCmd(),
@@ -120,6 +121,10 @@ func run(ctx context.Context, st *stdio, args []string) int {
 	switch name {
 	case "-h", "--help", "help":
 		if len(args) > 1 && name == "help" {
+			if text, ok := helpTopics[args[1]]; ok {
+				fmt.Fprint(st.out, text)
+				return 0
+			}
 			c := findCommand(args[1])
 			if c == nil {
 				fmt.Fprintf(st.err, "mcptape: unknown command %q (see 'mcptape --help')\n", args[1])
@@ -175,10 +180,12 @@ Examples:
   mcptape inspect t.jsonl.zst                                  # what happened, worst first
   mcptape show t.jsonl.zst --method 'tools/*'                  # the timeline
   mcptape replay t.jsonl.zst -- ./my-server                    # the same session again, compared
+  mcptape mock t.jsonl.zst                                     # the recorded server, for a client (stdio)
   mcptape load --url http://127.0.0.1:8080/mcp --sessions 50 --duration 30s --call 'tools/call echo {"message":"hi"}'
   mcptape serve --http 127.0.0.1:8080                          # the built-in reference server
 
-Run 'mcptape help COMMAND' for the flags and examples of a command.
+Run 'mcptape help COMMAND' for the flags and examples of a command,
+'mcptape help scenario' for the --scenario file of load.
 `)
 }
 

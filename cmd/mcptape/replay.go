@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/mcptape/mcptape/capture"
 	"github.com/mcptape/mcptape/replay"
-	"github.com/mcptape/mcptape/tape"
 	"github.com/mcptape/mcptape/transport"
 )
 
@@ -193,18 +191,11 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, path string, comm
 		return withCode(2, err)
 	}
 	if f.output != "" {
-		w, err := createTape(f.output, f.force, tape.Header{
-			Format: tape.FormatVersion, Tool: "mcptape", Version: version, Time: time.Now().UnixNano(),
-			Transport: kind, Target: target, Argv: capture.RedactArgs(os.Args),
-		})
+		w, closeTape, err := createOutputTape(st, "replay", f.output, f.force, kind, target)
 		if err != nil {
 			return withCode(2, err)
 		}
-		defer func() {
-			if cerr := w.Close(); cerr != nil {
-				fmt.Fprintf(st.err, "mcptape replay: %v\n", cerr)
-			}
-		}()
+		defer closeTape()
 		opts = append(opts, replay.WithTape(w))
 	}
 	rep, err := replay.Run(ctx, sessions, dial, opts...)

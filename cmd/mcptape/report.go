@@ -14,11 +14,22 @@ import (
 func reportCmd() *command {
 	return &command{
 		name:    "report",
-		summary: "Write a self-contained HTML report of a tape (charts, errors, violations)",
-		usage:   "report TAPE -o report.html\n  mcptape report merge A.json B.json... [--json OUT] [--threshold T]... [--hgrm DIR]",
+		summary: "Write a self-contained HTML report of a tape, or of load runs (charts, errors, violations)",
+		usage:   "report TAPE -o report.html\n  mcptape report RUN.json [RUN2.json...] -o load.html\n  mcptape report merge A.json B.json... [--json OUT] [--threshold T]... [--hgrm DIR]",
 		examples: `  mcptape report run.jsonl.zst -o report.html     # open report.html in any browser, offline
   mcptape report run.jsonl.zst -o - > report.html
   mcptape report merge gen-0.json gen-1.json gen-2.json --json all.json   # merge load reports exactly
+  mcptape report run.json -o load.html               # a load run (mcptape load --json run.json)
+  mcptape report before.json after.json -o cmp.html  # load runs overlaid, changes against the first
+
+  A file is a load report when it is a JSON object with "model" and "series"
+  members (what mcptape load --json writes); anything else is read as a tape.
+  A load report's page shows the latency percentiles over time (p50, p90,
+  p99, max per interval), throughput and errors over time with the stages or
+  capacity-search steps marked, the latency by percentile per series on the
+  HdrHistogram plotter's log scale, the capacity search, the error reasons and
+  the configuration. Two or more runs are overlaid, with the change of p50,
+  p99 and throughput per series against the first.
 
   The report holds the sessions, a timeline of requests per session, latency
   histograms per method and per tool, the errors and the protocol violations.
@@ -32,6 +43,17 @@ func reportCmd() *command {
 			maxTimeline := fs.Int("max-timeline", analysis.DefaultMaxTimeline, "requests drawn in the timelines (the first ones)")
 			title := fs.String("title", "", "report title (default: the tape's file name)")
 			return func(ctx context.Context, st *stdio, args []string) error {
+				if len(args) > 0 && isLoadReport(args[0]) {
+					if *out == "" {
+						return usageError("-o FILE is required (use -o - for stdout)")
+					}
+					for _, a := range args[1:] {
+						if !isLoadReport(a) {
+							return usageError("%s is not a load report (JSON of mcptape load --json) like %s", a, args[0])
+						}
+					}
+					return runLoadReport(st, args, *out, *title)
+				}
 				if len(args) != 1 {
 					return usageError("want one tape, got %d arguments (usage: mcptape report TAPE -o report.html)", len(args))
 				}

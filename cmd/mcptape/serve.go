@@ -41,6 +41,7 @@ func serveCmd() *command {
 			chunks := fs.Int("stream-chunks", 0, "add a chat {query} tool answering in `N` streamed content_delta results between content_start and content_end "+
 				"(several results for one id, as in the LangGraph MCP server's docs); 0: no chat tool")
 			chunkDelay := fs.Duration("chunk-delay", 0, "with --stream-chunks: pause before each delta and the end result")
+			maxConc := fs.Int("max-concurrency", 0, "run at most `K` tool calls at once; more wait their turn (0: no bound). With the sleep tool at ms milliseconds, capacity is K/(ms/1000) calls/s")
 			logLevel := fs.String("log-level", "error", "server log on stderr: debug, info, warn, error or off")
 			return func(ctx context.Context, st *stdio, args []string) error {
 				if len(args) > 0 {
@@ -70,6 +71,9 @@ func serveCmd() *command {
 				}
 				if len(*versions) > 0 {
 					opts = append(opts, refserver.WithProtocolVersions(*versions...))
+				}
+				if *maxConc != 0 {
+					opts = append(opts, refserver.WithMaxConcurrency(*maxConc))
 				}
 				srv, err := refserver.New(opts...)
 				if err != nil {

@@ -42,6 +42,14 @@
 //   - The proxy exits 0 on SIGINT; the binary is built with -race when the
 //     test is, so a data race under real traffic fails the test too.
 //
+// # The suite against mcptape mock
+//
+// TestConformanceAgainstMock records the whole suite (--suite all) against
+// the go-sdk everything-server (stateful) through mcptape record, then runs
+// it against `mcptape mock` of that tape over Streamable HTTP: every check
+// that passed against the server passes against the mock, and the mock's
+// report shows no unmatched request.
+//
 // # What is not run, and why
 //
 // The suite's OAuth scenarios are client scenarios (`conformance client`),

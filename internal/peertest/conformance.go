@@ -129,14 +129,7 @@ var conformanceOnce = sync.OnceValues(func() (*ConformancePeers, error) {
 // it skips the test, saying why; any other install error fails the test.
 func Conformance(t testing.TB) *ConformancePeers {
 	t.Helper()
-	if ok, why := ConformancePlatform(); !ok {
-		t.Skip(why)
-	}
-	p, err := conformanceOnce()
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	return p
+	return platformPeer(t, ConformancePlatform, conformanceOnce)
 }
 
 // Command returns a command running the suite with args (observed when

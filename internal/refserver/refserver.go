@@ -117,6 +117,7 @@ type options struct {
 	logger        *slog.Logger
 	versions      []string
 	chat          Chat
+	maxConc       int
 }
 
 // Option configures [New]. An Option returns an error for a bad value.
@@ -176,6 +177,42 @@ func WithProtocolVersions(versions ...string) Option {
 	}
 }
 
+// WithMaxConcurrency lets at most k tool calls run at once, over all the
+// sessions the server serves; further calls wait their turn (first come,
+// first served as far as the Go scheduler goes), and their wait counts in
+// their latency. With the sleep tool at a fixed ms the server's capacity is
+// then known: k / (ms/1000) calls per second, a ground truth for capacity
+// searches. k must be at least 1; without the option calls are not bounded.
+func WithMaxConcurrency(k int) Option {
+	return func(o *options) error {
+		if k < 1 {
+			return fmt.Errorf("max concurrency %d: must be at least 1", k)
+		}
+		o.maxConc = k
+		return nil
+	}
+}
+
+// limitCalls is the middleware of WithMaxConcurrency: a tools/call waits
+// for one of k slots, or for its context to end.
+func limitCalls(k int) mcp.Middleware {
+	slots := make(chan struct{}, k)
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" {
+				return next(ctx, method, req)
+			}
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			defer func() { <-slots }()
+			return next(ctx, method, req)
+		}
+	}
+}
+
 // ProtocolVersions returns the protocol versions the server accepts unless
 // [WithProtocolVersions] narrows them: every version the SDK supports,
 // newest first.
@@ -200,6 +237,9 @@ func New(opts ...Option) (*mcp.Server, error) {
 		SupportedProtocolVersions: o.versions,
 	})
 	s.AddReceivingMiddleware(logRequests(o.logger))
+	if o.maxConc > 0 {
+		s.AddReceivingMiddleware(limitCalls(o.maxConc))
+	}
 	t := &tools{echoPrefix: o.echoPrefix, log: o.logger}
 	if err := t.register(s); err != nil {
 		return nil, fmt.Errorf("refserver: %w", err)

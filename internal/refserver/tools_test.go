@@ -436,3 +436,55 @@ func TestOptions(t *testing.T) {
 		t.Errorf("ProtocolVersions() = %v", got)
 	}
 }
+
+// TestMaxConcurrency checks that WithMaxConcurrency(k) runs at most k tool
+// calls at once: n sleep calls of ms each take at least ceil(n/k) rounds,
+// and other methods are not held back.
+func TestMaxConcurrency(t *testing.T) {
+	cases := []struct {
+		k, n, ms   int
+		minElapsed time.Duration
+	}{
+		{k: 2, n: 6, ms: 60, minElapsed: 180 * time.Millisecond},
+		{k: 3, n: 4, ms: 60, minElapsed: 120 * time.Millisecond},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("k%d", c.k), func(t *testing.T) {
+			t.Parallel()
+			cs := connect(t, newServer(t, WithMaxConcurrency(c.k)), onHTTP, "", nil)
+			start := time.Now()
+			var wg sync.WaitGroup
+			errs := make(chan error, c.n)
+			for range c.n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": c.ms}})
+					errs <- err
+				}()
+			}
+			// while the slots are taken, a ping still goes through
+			time.Sleep(20 * time.Millisecond)
+			pstart := time.Now()
+			if err := cs.Ping(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(pstart); d >= time.Duration(c.n/c.k)*time.Duration(c.ms)*time.Millisecond {
+				t.Errorf("ping waited %v behind the tool calls", d)
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if el := time.Since(start); el < c.minElapsed {
+				t.Errorf("%d calls of %d ms with %d slots took %v, want at least %v", c.n, c.ms, c.k, el, c.minElapsed)
+			}
+		})
+	}
+	if _, err := New(WithMaxConcurrency(0)); err == nil {
+		t.Error("WithMaxConcurrency(0) accepted")
+	}
+}

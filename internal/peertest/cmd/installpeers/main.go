@@ -1,7 +1,8 @@
 // Command installpeers installs every real MCP peer that mcptape's
 // end-to-end tests use (npm ci of testdata/peers, go build of
 // testdata/gopeers, npm ci of testdata/conformance: the official
-// conformance suite and its Node 22, on linux/amd64 only) into the peer
+// conformance suite and its Node 22, on linux/amd64 only; npm ci of
+// testdata/duckdb: DuckDB for the docs/sql.md test) into the peer
 // cache, so that CI sees install errors before the tests start, and prints
 // where it put them.
 //
@@ -93,6 +94,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 	default:
 		fmt.Fprintf(stdout, "conformance suite (%.1fs): %s\n", time.Since(start).Seconds(), conf.Dir)
 		fmt.Fprintf(stdout, "  run:               %s\n", strings.Join(conf.Suite, " "))
+	}
+
+	start = time.Now()
+	duck, err := in.DuckDB(ctx)
+	switch {
+	case errors.Is(err, peertest.ErrDuckDBUnsupported):
+		fmt.Fprintf(stdout, "duckdb: skipped: %v\n", err)
+	case err != nil:
+		return err
+	default:
+		fmt.Fprintf(stdout, "duckdb %s (%.1fs): %s\n", peertest.DuckDBVersion, time.Since(start).Seconds(), duck.Dir)
 	}
 	return nil
 }

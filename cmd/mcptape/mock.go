@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcptape/mcptape/mock"
+	"github.com/mcptape/mcptape/replay"
+)
+
+// mockFlags are the flags of "mcptape mock".
+type mockFlags struct {
+	session   string
+	match     string
+	cycle     bool
+	strict    bool
+	speed     string
+	output    string
+	http      string
+	stateless bool
+	sse       string
+	faults    mock.Faults
+}
+
+func mockCmd() *command {
+	return &command{
+		name:    "mock",
+		summary: "Serve a recorded session as an MCP server, to test clients with no real server",
+		usage:   "mock TAPE [--session ID] [--http ADDR [--stateless] | --sse ADDR] [--match exact|method|tool] [--cycle] [--strict] [--speed 1|N|max] [-o NEW_TAPE] [FAULTS]",
+		examples: `  mcptape mock run.jsonl.zst                                  # stdio: point a client's command at this
+  mcptape mock run.jsonl.zst --http 127.0.0.1:8080            # Streamable HTTP at http://127.0.0.1:8080/mcp
+  mcptape mock run.jsonl.zst --sse 127.0.0.1:3001             # legacy HTTP+SSE at http://127.0.0.1:3001/sse
+  mcptape mock run.jsonl.zst --match tool --speed max --strict
+  mcptape replay run.jsonl.zst -- mcptape mock run.jsonl.zst  # the tape checks its own mock
+  mcptape mock run.jsonl.zst --error-rate 0.1 --drop-rate 0.05 --delay 200ms --seed 7
+
+  Several recorded sessions make one pool (a client tool that starts a
+  session per command, like the Inspector CLI, meets the answers in
+  recorded order); --session serves one. Each client request gets the recorded answer of the matching recorded
+  request (method and params; ids, _meta, progress tokens and cursors
+  ignored), with what the server sent before it played back in place:
+  progress under the live token, log messages, list_changed, and the
+  server's own requests under fresh ids, their answers awaited. A key
+  recorded several times answers in recorded order, then repeats the last
+  answer (--cycle: starts again). An unmatched request gets a JSON-RPC
+  error naming the closest recorded request and why it differs.
+  At exit a report on stderr: requests matched and unmatched, recorded
+  requests never asked for.
+  Exit code: 0 served until the client left, 1 --strict met an unmatched
+  request, 2 bad invocation or tape.
+`,
+		setup: func(fs *pflag.FlagSet) runFunc {
+			var f mockFlags
+			fs.StringVar(&f.session, "session", "", "serve only the session `ID` (default: every session of the tape, as one pool)")
+			fs.StringVar(&f.match, "match", "exact", "what picks the answer: exact (method and params), method, or tool (method and name/uri)")
+			fs.BoolVar(&f.cycle, "cycle", false, "a request asked more often than recorded cycles through its answers (default: repeats the last)")
+			fs.BoolVar(&f.strict, "strict", false, "end the run (exit 1) at the first request that matches no recorded one")
+			fs.StringVar(&f.speed, "speed", "1", "recorded latency divided by `N`; max answers at once")
+			fs.StringVarP(&f.output, "output", "o", "", "record the mock's session to `NEW_TAPE`")
+			fs.StringVar(&f.http, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (a bare PORT listens on 127.0.0.1)")
+			fs.BoolVar(&f.stateless, "stateless", false, "with --http: no sessions, every POST stands alone (protocol 2026-07-28)")
+			fs.StringVar(&f.sse, "sse", "", "serve legacy HTTP+SSE at http://`ADDR`/sse instead of stdio")
+			fs.Float64Var(&f.faults.ErrorRate, "error-rate", 0, "share of requests (0..1) answered with an internal error instead")
+			fs.Float64Var(&f.faults.DropRate, "drop-rate", 0, "share of requests (0..1) never answered")
+			fs.DurationVar(&f.faults.Delay, "delay", 0, "added before every answer")
+			fs.DurationVar(&f.faults.Jitter, "delay-jitter", 0, "a random extra delay up to `DUR` before every answer")
+			fs.IntVar(&f.faults.DisconnectAfter, "disconnect-after", 0, "end the connection (stdio: the process; HTTP: the server) after `N` answers")
+			fs.Int64Var(&f.faults.Seed, "seed", 1, "seed of the fault draws, for repeatable runs")
+			return func(ctx context.Context, st *stdio, args []string) error {
+				opts, err := f.check(args)
+				if err != nil {
+					return err
+				}
+				return runMock(ctx, st, &f, args[0], opts)
+			}
+		},
+	}
+}
+
+// check validates the flags and returns the mock options they give.
+func (f *mockFlags) check(args []string) ([]mock.Option, error) {
+	switch {
+	case len(args) != 1:
+		return nil, usageError("want one tape, got %d arguments (usage: mcptape mock TAPE [FLAGS])", len(args))
+	case f.http != "" && f.sse != "":
+		return nil, usageError("give either --http or --sse, not both")
+	case f.stateless && f.http == "":
+		return nil, usageError("--stateless needs --http")
+	case f.output == "-":
+		return nil, usageError("-o -: give a file name")
+	}
+	m, err := mock.ParseMatch(f.match)
+	if err != nil {
+		return nil, usageError("--%v", err)
+	}
+	opts := []mock.Option{mock.WithMatch(m), mock.WithFaults(f.faults)}
+	if f.cycle {
+		opts = append(opts, mock.WithCycle())
+	}
+	if f.strict {
+		opts = append(opts, mock.WithStrict())
+	}
+	if f.speed == "max" {
+		opts = append(opts, mock.WithMaxSpeed())
+	} else {
+		v, err := strconv.ParseFloat(f.speed, 64)
+		if err != nil {
+			return nil, usageError("--speed %q: want a positive number or max", f.speed)
+		}
+		opts = append(opts, mock.WithSpeed(v))
+	}
+	return opts, nil
+}
+
+// runMock loads the session, serves it and reports.
+func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []mock.Option) error {
+	sessions, err := loadReplayTape(st, path)
+	if err != nil {
+		return withCode(2, err)
+	}
+	if f.session != "" {
+		s, err := replay.Pick(sessions, f.session)
+		if err != nil {
+			return withCode(2, errors.New(strings.TrimPrefix(err.Error(), "replay: ")))
+		}
+		sessions = []*replay.Session{s}
+	}
+	kind, target := "stdio", "mcptape mock"
+	switch {
+	case f.http != "":
+		kind, target = "http", f.http
+	case f.sse != "":
+		kind, target = "sse", f.sse
+	}
+	if f.output != "" {
+		w, closeTape, err := createOutputTape(st, "mock", f.output, false, kind, target)
+		if err != nil {
+			return withCode(2, err)
+		}
+		defer closeTape()
+		opts = append(opts, mock.WithTape(w))
+	}
+	m, err := mock.New(sessions, opts...)
+	if err != nil {
+		return withCode(2, errors.New(strings.TrimPrefix(err.Error(), "mock: ")))
+	}
+	err = serveMock(ctx, st, f, m)
+	rep := m.Report()
+	if werr := rep.WriteText(st.err); werr != nil && err == nil {
+		err = werr
+	}
+	switch {
+	case errors.Is(err, mock.ErrMismatch):
+		return withCode(1, err)
+	case errors.Is(err, mock.ErrDisconnected):
+		return nil
+	case err != nil:
+		return withCode(2, err)
+	}
+	return nil
+}
+
+// serveMock serves m on the transport the flags name.
+func serveMock(ctx context.Context, st *stdio, f *mockFlags, m *mock.Mock) error {
+	addr := f.http
+	if addr == "" {
+		addr = f.sse
+	}
+	if addr == "" {
+		return m.ServeStdio(ctx, st.in, st.out)
+	}
+	a, err := listenAddr(addr)
+	if err != nil {
+		return usageError("--http/--sse: %v", err)
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, listenNetwork(a), a)
+	if err != nil {
+		return err
+	}
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
+		fmt.Fprintf(st.err, "mcptape mock: warning: listening on %s, which other machines can reach; use 127.0.0.1:PORT to stay local\n", ln.Addr())
+	}
+	if f.sse != "" {
+		fmt.Fprintf(st.err, "listening on http://%s/sse\n", ln.Addr())
+		return m.ServeSSE(ctx, ln)
+	}
+	fmt.Fprintf(st.err, "listening on http://%s/mcp\n", ln.Addr())
+	return m.ServeHTTP(ctx, ln, mock.HTTPConfig{Stateless: f.stateless})
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcptape/mcptape/tape"
+)
+
+// basicTape is a recorded stdio session with the reference server:
+// initialize, tools/list, sleep with progress, echo.
+var basicTape = filepath.Join("..", "..", "testdata", "tapes", "basic.jsonl.zst")
+
+const mockInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+func TestMockUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jsonl.zst")
+	w, err := tape.Create(empty, tape.Header{Tool: "mcptape"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no tape", []string{"mock"}, "want one tape"},
+		{"two tapes", []string{"mock", basicTape, basicTape}, "want one tape"},
+		{"http and sse", []string{"mock", basicTape, "--http", "1", "--sse", "2"}, "either --http or --sse"},
+		{"stateless alone", []string{"mock", basicTape, "--stateless"}, "--stateless needs --http"},
+		{"bad match", []string{"mock", basicTape, "--match", "fuzzy"}, `match "fuzzy": want exact, method or tool`},
+		{"bad speed", []string{"mock", basicTape, "--speed", "fast"}, `--speed "fast"`},
+		{"zero speed", []string{"mock", basicTape, "--speed", "0"}, "speed 0 must be a positive number"},
+		{"bad error rate", []string{"mock", basicTape, "--error-rate", "2"}, "error rate 2 must be between 0 and 1"},
+		{"missing tape", []string{"mock", filepath.Join(dir, "nope.jsonl.zst")}, "nope.jsonl.zst"},
+		{"tape with no session", []string{"mock", empty}, "no client-to-server messages"},
+		{"unknown session", []string{"mock", basicTape, "--session", "zz"}, `session "zz" is not in the tape (sessions: "stdio-1")`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runMcptape(t, "", tt.args...)
+			if code != 2 || !strings.Contains(stderr, tt.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("exit %d, stderr %q: want exit 2 and one line with %q", code, stderr, tt.want)
+			}
+		})
+	}
+}
+
+func TestMockCommandStdio(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "mock.jsonl.zst")
+	in := mockInit + "\n" + "garbage\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"héllo, wörld"}}}` + "\n"
+	code, stdout, stderr := runMcptape(t, in, "mock", basicTape, "--speed", "max", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{`"id":1,"result":{"protocolVersion":"2025-11-25"`, `"code":-32700`, `"id":2,"result":{"content":[{"type":"text","text":"héllo, wörld"}]}`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "2 requests matched, 0 unmatched; 2 of 4 recorded requests never asked") {
+		t.Errorf("report:\n%s", stderr)
+	}
+	fi, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("output tape mode %v, want 0600", fi.Mode().Perm())
+	}
+	_, recs := readTapeFile(t, out)
+	msgs := 0
+	for _, r := range recs {
+		if r.Type == tape.TypeMessage {
+			msgs++
+		}
+	}
+	if msgs != 6 { // 3 in, 3 out
+		t.Errorf("output tape holds %d messages, want 6", msgs)
+	}
+}
+
+func TestMockCommandStrict(t *testing.T) {
+	in := mockInit + "\n" + `{"jsonrpc":"2.0","id":2,"method":"prompts/list"}` + "\n"
+	code, stdout, stderr := runMcptape(t, in, "mock", basicTape, "--speed", "max", "--strict")
+	if code != 1 || !strings.Contains(stderr, `unmatched: prompts/list: no recorded request has method "prompts/list"`) {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, `"id":2,"error":{"code":-32601`) {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+}
+
+// TestReplayAgainstMockCommand runs `mcptape replay T -- mcptape mock T`
+// on a tape with progress: every answer matches.
+func TestReplayAgainstMockCommand(t *testing.T) {
+	bin := serveBinary(t)
+	code, stdout, stderr := runMcptape(t, "", "replay", basicTape, "--speed", "max", "--", bin, "mock", basicTape)
+	if code != 0 || !strings.Contains(stdout, "OK: 5/5 messages sent, 4 matched") {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+}

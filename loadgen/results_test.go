@@ -1,0 +1,96 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/refserver"
+)
+
+// TestResults writes the results lines of a run with successes and tool
+// errors in both formats, and checks one line per request with its
+// fields.
+func TestResults(t *testing.T) {
+	url := refHTTP(t, refserver.HTTPConfig{})
+	calls := mustCalls(t, `tools/call echo {"message":"a,\"b\""}`, `tools/call fail {}`)
+	type line struct {
+		Intended int64  `json:"intended_ns"`
+		Sent     int64  `json:"sent_ns"`
+		Latency  int64  `json:"latency_ns"`
+		Series   string `json:"series"`
+		Outcome  string `json:"outcome"`
+		Error    string `json:"error"`
+	}
+	for _, format := range []string{ResultsNDJSON, ResultsCSV} {
+		t.Run(format, func(t *testing.T) {
+			var buf bytes.Buffer
+			start := time.Now()
+			rep, err := Run(context.Background(), Target{URL: url}, calls, WithRate(200), WithRequests(60), WithSessions(2), WithResults(&buf, format))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []line
+			if format == ResultsCSV {
+				recs, err := csv.NewReader(&buf).ReadAll()
+				if err != nil || len(recs) == 0 || strings.Join(recs[0], ",") != ResultsCSVHeader {
+					t.Fatalf("csv: %v %q", err, recs)
+				}
+				for _, r := range recs[1:] {
+					var l line
+					_ = json.Unmarshal([]byte(r[0]), &l.Intended)
+					_ = json.Unmarshal([]byte(r[1]), &l.Sent)
+					_ = json.Unmarshal([]byte(r[2]), &l.Latency)
+					l.Series, l.Outcome, l.Error = r[3], r[4], r[5]
+					lines = append(lines, l)
+				}
+			} else {
+				for _, s := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+					var l line
+					if err := json.Unmarshal([]byte(s), &l); err != nil {
+						t.Fatalf("line %q: %v", s, err)
+					}
+					lines = append(lines, l)
+				}
+			}
+			if int64(len(lines)) != rep.Requests {
+				t.Fatalf("%d lines for %d requests", len(lines), rep.Requests)
+			}
+			fails := 0
+			for _, l := range lines {
+				if l.Intended < start.UnixNano() || l.Sent < l.Intended-int64(time.Millisecond) || l.Latency <= 0 {
+					t.Errorf("times: %+v", l)
+				}
+				switch l.Series {
+				case "tools/call fail":
+					fails++
+					if l.Outcome != "error" || l.Error != ClassTool {
+						t.Errorf("fail: %+v", l)
+					}
+				case "tools/call echo":
+					if l.Outcome != "ok" || l.Error != "" {
+						t.Errorf("echo: %+v", l)
+					}
+				default:
+					t.Errorf("series %q", l.Series)
+				}
+			}
+			if int64(fails) != errorCount(rep, ClassTool) {
+				t.Errorf("%d failed lines, %d tool errors", fails, errorCount(rep, ClassTool))
+			}
+		})
+	}
+	for _, c := range []struct{ path, want string }{{"r.csv", ResultsCSV}, {"R.NDJSON", ResultsNDJSON}, {"r.jsonl", ResultsNDJSON}, {"r.txt", ""}} {
+		got, err := ResultsFormat(c.path)
+		if got != c.want || (c.want == "") != (err != nil) {
+			t.Errorf("%s: %q %v, want %q", c.path, got, err, c.want)
+		}
+	}
+	if _, err := Run(context.Background(), Target{URL: url}, calls, WithRequests(1), WithResults(&bytes.Buffer{}, "xml")); err == nil {
+		t.Error("format xml accepted")
+	}
+}

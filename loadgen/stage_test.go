@@ -1,0 +1,172 @@
+package loadgen
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/refserver"
+)
+
+// TestProfileArrival checks the open model's schedule under stages: the
+// arrivals are the integral of a piecewise linear rate.
+func TestProfileArrival(t *testing.T) {
+	up := profile{{time.Second, 0, 100}, {time.Second, 100, 100}, {time.Second, 100, 0}} // 50 + 100 + 50 arrivals
+	cases := []struct {
+		p      profile
+		x      float64
+		want   time.Duration
+		wantOK bool
+	}{
+		{up, 0, 0, true},
+		{up, 50, time.Second, true},
+		{up, 12.5, 500 * time.Millisecond, true},
+		{up, 150, 2 * time.Second, true},
+		{up, 175, 2*time.Second + 292893219*time.Nanosecond, true},          // 100t-50t²=25
+		{up, 200, 0, false},                                                 // the rate fell to 0
+		{profile{{0, 10, 10}}, 25, 2500 * time.Millisecond, true},           // a constant rate
+		{profile{{time.Second, 10, 10}}, 15, 1500 * time.Millisecond, true}, // the last target holds
+	}
+	for _, c := range cases {
+		got, ok := c.p.arrival(c.x)
+		if ok != c.wantOK || (ok && math.Abs(float64(got-c.want)) > float64(time.Microsecond)) {
+			t.Errorf("%v: arrival %v at %v %v, want %v %v", c.p, c.x, got, ok, c.want, c.wantOK)
+		}
+	}
+}
+
+// TestProfileNextAbove checks when a closed-model session becomes active.
+func TestProfileNextAbove(t *testing.T) {
+	p := profile{{time.Second, 0, 4}, {time.Second, 4, 4}, {time.Second, 4, 0}}
+	cases := []struct {
+		v      float64
+		t      time.Duration
+		want   time.Duration
+		wantOK bool
+	}{
+		{0, 0, time.Millisecond, true},                              // just after the start
+		{2, 0, 501 * time.Millisecond, true},                        // target 2 at 0.5 s
+		{3, 1500 * time.Millisecond, 1500 * time.Millisecond, true}, // active now
+		{3, 2900 * time.Millisecond, 0, false},                      // ramping down below 3
+		{4, 0, 0, false},                                            // never above 4
+	}
+	for _, c := range cases {
+		got, ok := p.nextAbove(c.v, c.t)
+		if ok != c.wantOK || (ok && got != c.want) {
+			t.Errorf("above %v from %v: %v %v, want %v %v", c.v, c.t, got, ok, c.want, c.wantOK)
+		}
+	}
+}
+
+// TestStagesOpen runs rate stages (ramp up, hold, ramp down) and checks
+// the schedule's total, that the stages' figures add up to the run's,
+// and that each stage got about its share.
+func TestStagesOpen(t *testing.T) {
+	url := refHTTP(t, refserver.HTTPConfig{})
+	stages := []Stage{{400 * time.Millisecond, 50, true}, {400 * time.Millisecond, 50, true}, {400 * time.Millisecond, 0, true}}
+	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, "ping"), WithSessions(2), WithStages(stages))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Requests != 40 || rep.Model != "open" || len(rep.Stages) != 3 {
+		t.Fatalf("requests %d model %s stages %d, want 40 open 3", rep.Requests, rep.Model, len(rep.Stages))
+	}
+	var sum int64
+	for i, want := range []int64{10, 20, 10} {
+		st := rep.Stages[i]
+		sum += st.Figures.Requests
+		if d := st.Figures.Requests - want; d < -4 || d > 4 {
+			t.Errorf("stage %d: %d requests, want about %d", i+1, st.Figures.Requests, want)
+		}
+		if st.Stage != i+1 || !st.Rate || st.Offset != time.Duration(i)*400*time.Millisecond {
+			t.Errorf("stage %d: %+v", i+1, st)
+		}
+	}
+	if sum != rep.Requests {
+		t.Errorf("stages hold %d requests, the run %d", sum, rep.Requests)
+	}
+	if rep.Stages[0].From != 0 || rep.Stages[2].From != 50 || rep.Stages[2].Target != 0 {
+		t.Errorf("stage loads: %+v %+v", rep.Stages[0], rep.Stages[2])
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "0→50/s") || !strings.Contains(b.String(), "50→0/s") {
+		t.Errorf("text report without the stages:\n%s", b.String())
+	}
+}
+
+// TestStagesClosed checks that a closed-model session sends nothing while
+// the target is at or below its number: two stages at 0 sessions send
+// nothing, the third (ramping to 2) does. Only the first stage is held to
+// 0 exactly: the second is a margin for a mark taken late.
+func TestStagesClosed(t *testing.T) {
+	url := refHTTP(t, refserver.HTTPConfig{})
+	stages := []Stage{{300 * time.Millisecond, 0, false}, {300 * time.Millisecond, 0, false}, {400 * time.Millisecond, 2, false}}
+	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, "ping"), WithStages(stages), WithThink(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Sessions != 2 || rep.Model != "closed" || len(rep.Stages) != 3 {
+		t.Fatalf("sessions %d model %s stages %d", rep.Sessions, rep.Model, len(rep.Stages))
+	}
+	if n := rep.Stages[0].Figures.Requests; n != 0 {
+		t.Errorf("%d requests sent while the target was 0", n)
+	}
+	if n := rep.Stages[2].Figures.Requests; n == 0 || n < rep.Requests/2 {
+		t.Errorf("stage 3 sent %d of %d", n, rep.Requests)
+	}
+	if rep.Stages[0].Figures.Setups != 0 {
+		t.Errorf("%d sessions set up before their stage", rep.Stages[0].Figures.Setups)
+	}
+}
+
+// TestIntervals checks the intervals a report records: they tile the
+// run, their counts add up to the run's, their series have percentiles
+// and histograms, and they survive a JSON round trip.
+func TestIntervals(t *testing.T) {
+	url := refHTTP(t, refserver.HTTPConfig{})
+	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, `tools/call echo {"message":"x"}`),
+		WithRate(100), WithDuration(time.Second), WithIntervals(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rep.Intervals); n < 4 || n > 7 {
+		t.Fatalf("%d intervals of 200ms in a 1s run", n)
+	}
+	var sent, answered int64
+	var next time.Duration
+	for i, in := range rep.Intervals {
+		sent += in.Requests
+		answered += in.Answered
+		if d := in.Offset - next; d < -time.Millisecond || d > time.Millisecond {
+			t.Errorf("interval %d starts at %v, the previous ended at %v", i, in.Offset, next)
+		}
+		next = in.Offset + in.Duration
+		for _, s := range in.Series {
+			if s.Count > 0 && (s.P50 <= 0 || s.P99 < s.P50 || s.Max < s.P99 || s.Histogram == "") {
+				t.Errorf("interval %d series %s: %+v", i, s.Name, s)
+			}
+		}
+	}
+	if sent != rep.Requests || answered != rep.Answered {
+		t.Errorf("intervals hold %d sent %d answered, the run %d %d", sent, answered, rep.Requests, rep.Answered)
+	}
+	var buf strings.Builder
+	if err := rep.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadReport(strings.NewReader(buf.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Intervals) != len(rep.Intervals) || back.Intervals[1].Series[0].P99 != rep.Intervals[1].Series[0].P99 {
+		t.Errorf("intervals after a round trip: %+v", back.Intervals)
+	}
+	if _, err := Run(context.Background(), Target{URL: url}, mustCalls(t, "ping"), WithDuration(time.Second), WithIntervals(time.Millisecond)); err == nil {
+		t.Error("an interval of 1ms accepted")
+	}
+}

@@ -1,0 +1,184 @@
+package mock
+
+import (
+	"context"
+	"time"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+)
+
+// clock paces a playback: a recorded time maps to the live moment that is
+// as far (divided by the speed) from the live start as it was from the
+// recorded base.
+type clock struct {
+	speed float64 // 0: no waiting
+	start time.Time
+	base  int64
+}
+
+func newClock(speed float64, base int64) *clock {
+	return &clock{speed: speed, start: time.Now(), base: base}
+}
+
+// wait waits until the live moment of the recorded time at. It returns
+// false when ctx ends first.
+func (k *clock) wait(ctx context.Context, at int64, extra time.Duration) bool {
+	var d time.Duration
+	if k.speed > 0 {
+		d = time.Duration(float64(at-k.base)/k.speed) - time.Since(k.start)
+	}
+	d += extra
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// rebase makes the recorded time at the live now (after an answer from
+// the client, whose delay was the client's).
+func (k *clock) rebase(at int64) {
+	k.start, k.base = time.Now(), at
+}
+
+// play sends what the server said for the recorded request e, then its
+// answer under the live id, then (in the background) what came after it.
+func (c *Conn) play(ctx context.Context, e *entry, liveID, token []byte, f fault, reply Stream) {
+	if f.drop {
+		c.waitClient(ctx) // never answered: the client gives up or cancels
+		return
+	}
+	k := newClock(c.m.o.speed, e.at)
+	if !f.fail {
+		for i := range e.script {
+			if e.cancelAt != 0 && e.script[i].at >= e.cancelAt {
+				break
+			}
+			if !c.playItem(ctx, k, &e.script[i], token, reply) {
+				return
+			}
+		}
+		if e.cancelAt != 0 {
+			// The recorded client cancelled here: like the recorded
+			// server, go no further until the live client does.
+			c.waitClient(ctx)
+			return
+		}
+	}
+	if e.resp == nil && !f.fail {
+		if !c.streams {
+			c.waitClient(ctx) // the recorded server never answered either
+		}
+		return
+	}
+	var answer []byte
+	at := e.at
+	if e.resp != nil {
+		at = e.resp.at
+	}
+	if !k.wait(ctx, at, f.delay) {
+		return
+	}
+	if f.fail {
+		answer = errorFrame(liveID, codeInternal, "mcptape mock: injected fault (--error-rate)")
+	} else {
+		var err error
+		if answer, err = jsonrpc.RewriteID(e.resp.frame, liveID); err != nil {
+			answer = errorFrame(liveID, codeInternal, "mcptape mock: the recorded answer cannot carry the live id: "+err.Error())
+		}
+	}
+	if !c.send(ctx, reply, answer) {
+		return
+	}
+	c.m.answeredOne()
+	if len(e.tail) == 0 {
+		return
+	}
+	c.tails.Add(1)
+	go func() {
+		defer c.tails.Done()
+		for i := range e.tail {
+			if !c.playItem(context.WithoutCancel(ctx), k, &e.tail[i], nil, nil) {
+				return
+			}
+		}
+	}()
+}
+
+// playItem sends one recorded server message at its time: on reply, or
+// on the session stream when reply is nil. It returns false when the
+// playback must stop.
+func (c *Conn) playItem(ctx context.Context, k *clock, it *item, token []byte, reply Stream) bool {
+	if !k.wait(ctx, it.at, 0) {
+		return false
+	}
+	s := reply
+	if s == nil {
+		s = c.sessionStream()
+	}
+	frame := it.frame
+	switch {
+	case it.progress:
+		if token == nil {
+			return true // the live request asked for no progress
+		}
+		var err error
+		if frame, err = jsonrpc.RewriteProgressToken(frame, token); err != nil {
+			return true
+		}
+	case it.kind == jsonrpc.KindRequest:
+		return c.ask(ctx, k, it, s)
+	}
+	c.send(ctx, s, frame)
+	return true
+}
+
+// ask sends a server request under a fresh id and waits for the client's
+// answer when the recorded client answered.
+func (c *Conn) ask(ctx context.Context, k *clock, it *item, s Stream) bool {
+	info := jsonrpc.Classify(it.frame)
+	id := c.freshID(info.ID.Type)
+	frame, err := jsonrpc.RewriteID(it.frame, id)
+	if err != nil {
+		return true
+	}
+	key := jsonrpc.Classify(frame).ID.Key()
+	ch := make(chan []byte, 1)
+	if it.answerAt != 0 {
+		c.mu.Lock()
+		c.waiting[key] = ch
+		c.mu.Unlock()
+	}
+	if !c.send(ctx, s, frame) || it.answerAt == 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(c.m.o.answerTimeout)
+	defer t.Stop()
+	select {
+	case <-ch:
+		k.rebase(it.answerAt)
+		return true
+	case <-t.C:
+		c.m.note("the client did not answer %s within %v", info.Method, c.m.o.answerTimeout)
+	case <-ctx.Done():
+	case <-c.gone:
+	}
+	c.mu.Lock()
+	delete(c.waiting, key)
+	c.mu.Unlock()
+	return ctx.Err() == nil
+}
+
+// waitClient waits until ctx ends or the client can send nothing more.
+func (c *Conn) waitClient(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-c.gone:
+	}
+}
