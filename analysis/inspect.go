@@ -325,12 +325,6 @@ func (in *Inspector) batch(it *Item, s *sessionState) {
 // violation counts a violation of rule by the message it.
 func (in *Inspector) violation(rule string, it *Item, s *sessionState, format string, a ...any) {
 	s.violations++
-	in.note(rule, it, format, a...)
-}
-
-// note reports what it shows under rule, without counting it as a
-// violation of the session: for info rules (non-standard extensions).
-func (in *Inspector) note(rule string, it *Item, format string, a ...any) {
 	if in.live != nil {
 		d := describeItem(it)
 		if format != "" {
@@ -338,6 +332,13 @@ func (in *Inspector) note(rule string, it *Item, format string, a ...any) {
 		}
 		in.flag(it, rule, d)
 	}
+	in.note(rule, it, format, a...)
+}
+
+// note reports what it shows under rule, without counting it as a
+// violation of the session nor flagging it when following a tape: for
+// info rules (non-standard extensions).
+func (in *Inspector) note(rule string, it *Item, format string, a ...any) {
 	in.viol.add(rule, func() Example {
 		d := describeItem(it)
 		if format != "" {
