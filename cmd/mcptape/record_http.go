@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/capture"
+	"github.com/mcptape/mcptape/internal/syncio"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -95,7 +96,7 @@ type httpRecordConfig struct {
 // the URL clients must use.
 func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordConfig) error {
 	start := time.Now()
-	errw := &lockedWriter{w: st.err}
+	errw := syncio.NewWriter(st.err)
 	logf := func(format string, a ...any) { fmt.Fprintf(errw, "mcptape record: "+format+"\n", a...) }
 	debugf := func(string, ...any) {}
 	if c.Verbose {

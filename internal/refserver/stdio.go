@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/mcptape/mcptape/internal/syncio"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -49,7 +50,7 @@ func ServeStdioChat(ctx context.Context, s *mcp.Server, chat Chat, in io.Reader,
 	if err := chat.check(); err != nil {
 		return fmt.Errorf("refserver: %w", err)
 	}
-	out = &lockedWriter{w: out}
+	out = syncio.NewWriter(out) // the SDK and the chat streams write
 	// The SDK reads with a context that never ends, so the client's bytes
 	// reach it through a pipe, fed by pump, whose read side is closed when
 	// ctx is done: the session then stops reading, cancels its calls and
@@ -349,18 +350,6 @@ func scalarLen(b []byte) int {
 		i++
 	}
 	return i
-}
-
-// lockedWriter serialises the writes of the SDK and of the chat streams.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // streamChat answers frame itself, in a goroutine, when it is a chat call:
