@@ -73,6 +73,7 @@ type harExchange struct {
 	end      *harEvent // "end" event
 	endAt    int64
 	errs     []string
+	parts    harParts // parts of answers streamed as several results
 }
 
 // harWriter streams a HAR document.
@@ -200,6 +201,7 @@ func (x *harExchange) write(s ...string) {
 
 func (x *harExchange) addResponse(rec *tape.Record) {
 	x.respMsgs++
+	x.parts.add(rec)
 	if !x.sse {
 		if x.respMsgs > 1 {
 			x.write(",")
@@ -252,6 +254,7 @@ type (
 		ClosedBy        string      `json:"_closedBy,omitempty"`
 		Error           string      `json:"_error,omitempty"`
 		Incomplete      bool        `json:"_incomplete,omitempty"`
+		Streamed        *harStream  `json:"_streamed,omitempty"`
 	}
 	harRequest struct {
 		Method      string       `json:"method"`
@@ -384,6 +387,7 @@ func (hw *harWriter) entry(x *harExchange) error {
 	if x.sse {
 		e.Response.Content.Comment = "event stream rebuilt from the recorded events"
 	}
+	e.Streamed = x.parts.har(start)
 	if x.cut {
 		e.Response.Content.Comment = "cut by mcptape after " + strconv.Itoa(harMaxBody) + " bytes"
 	}

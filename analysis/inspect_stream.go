@@ -266,3 +266,54 @@ func describeStream(st *StreamStats) string {
 		plural(st.Operations, "streamed answer"), plural(st.Chunks, "part"), fmtDur(st.FirstChunk.P50NS),
 		fmtDur(st.Complete.P50NS), st.Usage.TotalTokens, st.Unfinished)
 }
+
+// harParts counts the stream parts an HTTP exchange's response carried.
+type harParts struct {
+	n, bytes    int64
+	first, last int64 // times of the first and last part
+	usage       jsonrpc.Usage
+}
+
+// add notes rec when it is a stream part.
+func (p *harParts) add(rec *tape.Record) {
+	info := jsonrpc.Classify(rec.Frame)
+	if info.Kind != jsonrpc.KindResponse || !streamDialect.MayStream(rec.Frame) {
+		return
+	}
+	members := jsonrpc.ClassifyMembers(rec.Frame, &info, nil)
+	part := streamDialect.Part(rec.Frame, members)
+	if part == jsonrpc.PartSingle {
+		return
+	}
+	if p.n == 0 {
+		p.first = rec.Time
+	}
+	p.n++
+	p.bytes += int64(len(rec.Frame))
+	p.last = rec.Time
+	if u, ok := streamDialect.Usage(rec.Frame, members); ok && part == jsonrpc.PartEnd {
+		p.usage.PromptTokens += u.PromptTokens
+		p.usage.CompletionTokens += u.CompletionTokens
+		p.usage.TotalTokens += u.TotalTokens
+	}
+}
+
+// harStream is the _streamed member of a HAR entry whose response
+// carried stream parts: their number and bytes, the times (ms since the
+// entry's start) of the first and the last, and the end parts' usage.
+type harStream struct {
+	Parts       int64         `json:"parts"`
+	Bytes       int64         `json:"bytes"`
+	FirstPartMS float64       `json:"firstPartMs"`
+	LastPartMS  float64       `json:"lastPartMs"`
+	Usage       jsonrpc.Usage `json:"usage"`
+}
+
+// har returns the _streamed member, nil when there were no parts.
+func (p *harParts) har(start int64) *harStream {
+	if p.n == 0 {
+		return nil
+	}
+	return &harStream{Parts: p.n, Bytes: p.bytes, FirstPartMS: harMS(max(p.first-start, 0)),
+		LastPartMS: harMS(max(p.last-start, 0)), Usage: p.usage}
+}

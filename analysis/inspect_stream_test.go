@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -241,5 +242,30 @@ func TestReportHTMLStreams(t *testing.T) {
 	plain, _ := writeReport(t, tempTape(t, reportTape()...), "plain")
 	if strings.Contains(string(plain), "Streamed answers") {
 		t.Error("a tape without streams has a streams section")
+	}
+}
+
+// TestExportHARStreamed: an HTTP exchange whose event stream carries a
+// streamed answer gets the _streamed figures in its HAR entry.
+func TestExportHARStreamed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl.zst")
+	writeRecords(t, path, "http", []tape.Record{
+		httpRec(1*tick, 1, tape.ClientToServer, chatCall("1")),
+		httpEvt(2*tick, 1, tape.EventHTTP, `{"phase":"response","method":"POST","path":"/mcp","host":"127.0.0.1:9000","conn":1,"status":200,"content_type":"text/event-stream","wait_ns":1000000}`),
+		httpRec(2*tick, 1, tape.ServerToClient, partStart("1")),
+		httpRec(5*tick, 1, tape.ServerToClient, partDelta("1", "a")),
+		httpRec(9*tick, 1, tape.ServerToClient, partEnd("1", "2", "3")),
+		httpEvt(9*tick, 1, tape.EventHTTP, `{"phase":"end","method":"POST","path":"/mcp","conn":1,"status":200,"duration_ns":8000000,"closed_by":"server","messages":3}`),
+	})
+	out, _ := export(t, path, ExportHAR)
+	entries := validateHAR(t, out)
+	if len(entries) != 1 {
+		t.Fatalf("%d entries, want 1", len(entries))
+	}
+	for field, want := range map[string]string{"_streamed.parts": "3", "_streamed.firstPartMs": "1", "_streamed.lastPartMs": "8",
+		"_streamed.usage.total_tokens": "5"} {
+		if got := harField(entries[0], field); got != want {
+			t.Errorf("%s = %q, want %q", field, got, want)
+		}
 	}
 }
