@@ -22,7 +22,7 @@ CROSS_TARGETS := darwin/arm64 darwin/amd64 windows/amd64 freebsd/amd64 linux/arm
 # (their end-to-end tests run the mcptape binary, built without the tag).
 PORTABLE_RUN := ^(TestSetRawPortable|TestRunStdio|TestRecorder|TestProgress|TestHTTPLean|TestHTTPPassThrough|TestHTTPStreams|TestHTTPUpstream|TestCancelHTTP|TestCancelStdio|TestGetStream|TestSessionExpiry|TestExactCounts|TestBatches)
 
-.PHONY: all build demo test cross test-portable dist peers sysdeps bench fuzz lint clean
+.PHONY: all build demo test cross test-portable dist peers sysdeps bench fuzz lint deploy-check clean
 
 all: build
 
@@ -84,6 +84,18 @@ bench: peers
 ## fuzz: a short run of every fuzz target.
 fuzz:
 	@bash scripts/fuzz.sh $(FUZZTIME)
+
+## deploy-check: build the container image when a container engine runs here;
+## in any case lint the Dockerfile with BuildKit's linter and decode the
+## Kubernetes manifests strictly into the API's types (deploy/check, a module
+## of its own so that its dependencies stay out of mcptape's).
+deploy-check:
+	@if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then \
+		docker build -t mcptape:check . ; \
+	elif command -v podman >/dev/null 2>&1; then \
+		podman build -t mcptape:check . ; \
+	else echo "deploy-check: no container engine here: the image is not built, only linted"; fi
+	cd deploy/check && $(GO) run . ../../Dockerfile ../kubernetes/sidecar.yaml
 
 lint:
 	$(GO) vet ./...

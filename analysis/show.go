@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/glob"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -67,11 +68,11 @@ func WithSession(id string) ShowOption {
 // "*" matches any run of characters (slashes included), "?" one
 // character, "[...]" a class. A response matches by the method of its
 // request. Events never match.
-func WithMethod(glob string) ShowOption {
+func WithMethod(pattern string) ShowOption {
 	return func(o *showOptions) error {
-		re, err := globRegexp(glob)
+		re, err := glob.Regexp(pattern)
 		if err != nil {
-			return fmt.Errorf("method pattern %q: %w", glob, err)
+			return fmt.Errorf("method pattern %q: %w", pattern, err)
 		}
 		o.method = re
 		return nil
@@ -110,35 +111,6 @@ func WithFrom(t TimeSpec) ShowOption {
 // WithTo keeps only records at or before t.
 func WithTo(t TimeSpec) ShowOption {
 	return func(o *showOptions) error { o.to = &t; return nil }
-}
-
-// globRegexp turns a glob into an anchored regular expression.
-func globRegexp(glob string) (*regexp.Regexp, error) {
-	var b strings.Builder
-	b.WriteString("^")
-	for i := 0; i < len(glob); i++ {
-		switch c := glob[i]; c {
-		case '*':
-			b.WriteString(".*")
-		case '?':
-			b.WriteString(".")
-		case '[':
-			j := strings.IndexByte(glob[i+1:], ']')
-			if j < 0 {
-				return nil, errors.New("unterminated [")
-			}
-			class := glob[i+1 : i+1+j]
-			if strings.HasPrefix(class, "!") {
-				class = "^" + class[1:]
-			}
-			b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
-			i += j + 1
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	b.WriteString("$")
-	return regexp.Compile(b.String())
 }
 
 // TimeSpec is a point in a tape: an offset from the tape's start, or an

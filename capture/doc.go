@@ -66,6 +66,15 @@
 // Header and query values that look secret are redacted in the tape only.
 // See [HTTPProxy] for the rules, and docs/tape-format.md for the records.
 //
+// For production capture: every record goes to the tape through one place,
+// where [WithSample] (whole sessions, by a seeded hash of their id) and
+// [WithMethodFilter] (messages by method, responses with their request)
+// leave records out, counted in [HTTPStats].Unrecorded; [WithTLS] makes
+// the listener speak HTTPS (HTTP/1.1 only, see http_tls.go); and
+// [WithObserver] reports each exchange and message to an [HTTPObserver]
+// (the metrics of "mcptape record --metrics"). The tape side (rotation,
+// retention, recovery from a full disk) is the tape package's.
+//
 // # Redaction
 //
 // [RedactArgs] and [RedactAssignment] remove secret values from command

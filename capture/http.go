@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,6 +76,13 @@ type httpOptions struct {
 	grace        time.Duration
 	headTimeout  time.Duration // for a request head, whole (ReadHeaderTimeout)
 	netHTTPOnly  bool          // tests: no lean path
+	sample       float64       // WithSample
+	seed         uint64
+	sampling     bool
+	recordOnly   []*regexp.Regexp // WithMethodFilter
+	skip         []*regexp.Regexp
+	tls          *tls.Config  // WithTLS: the listener speaks HTTPS
+	obs          HTTPObserver // WithObserver
 }
 
 // WithPreserveHost forwards the client's Host header even when it names the
@@ -199,10 +207,14 @@ func withHeadTimeout(d time.Duration) HTTPOption {
 // HTTPStats counts what an HTTPProxy did.
 type HTTPStats struct {
 	Exchanges      int64 // HTTP requests handled
-	ClientMessages int64 // messages recorded client to server
-	ServerMessages int64 // messages recorded server to client
+	ClientMessages int64 // messages client to server: recorded, or left out by a method filter (those of sessions out of the sample are not even parsed, unless an observer counts them)
+	ServerMessages int64 // messages server to client, counted alike
 	UpstreamErrors int64 // exchanges that got no upstream response (502) or broke mid-stream
 	RecordErrors   int64 // records the tape refused
+	Unrecorded     int64 // records built and left out by WithSample or WithMethodFilter (forwarded all the same; an exchange known at once to be out of the sample builds none)
+	Cut            int64 // messages recorded cut (forwarded whole)
+	OpenSessions   int64 // sessions open in the tape now
+	OpenStreams    int64 // event streams and bodies of unknown length being forwarded now
 }
 
 // HTTPProxy is a recording reverse proxy for MCP over HTTP: Streamable HTTP
@@ -322,10 +334,11 @@ type HTTPProxy struct {
 	closeOnce sync.Once
 
 	sessions sessionRegistry
+	filter   *recordFilter // nil: every record is kept (http_filter.go)
 	nextX    atomic.Uint64
 	warned   atomic.Bool
 	st       struct {
-		exchanges, c2s, s2c, upstreamErrs, recordErrs atomic.Int64
+		exchanges, c2s, s2c, upstreamErrs, recordErrs, unrecorded, cut, streams atomic.Int64
 		// ended counts the exchanges whose recording is over, the
 		// session's close included (exchange.finish returned).
 		ended atomic.Int64
@@ -370,7 +383,8 @@ func NewHTTPProxy(upstream string, rec RecordWriter, opts ...HTTPOption) (*HTTPP
 		o.transport = t
 	}
 	o.redact.known, o.redact.count = new(sync.Map), new(atomic.Int64)
-	p := &HTTPProxy{up: up, rec: rec, o: o, lean: lean, decode: newDecodeBudget(min(o.maxDecoded, o.maxBody), o.decodeBudget)}
+	p := &HTTPProxy{up: up, rec: rec, o: o, lean: lean, decode: newDecodeBudget(min(o.maxDecoded, o.maxBody), o.decodeBudget),
+		filter: newRecordFilter(&o)}
 	closing, stop := context.WithCancelCause(context.Background())
 	p.closing, p.stop = closing, func() { stop(errProxyClosing) }
 	p.sessions.init()
@@ -446,6 +460,10 @@ func (p *HTTPProxy) Stats() HTTPStats {
 		ServerMessages: p.st.s2c.Load(),
 		UpstreamErrors: p.st.upstreamErrs.Load(),
 		RecordErrors:   p.st.recordErrs.Load(),
+		Unrecorded:     p.st.unrecorded.Load(),
+		Cut:            p.st.cut.Load(),
+		OpenSessions:   p.sessions.openCount(),
+		OpenStreams:    p.st.streams.Load(),
 	}
 }
 
@@ -502,6 +520,9 @@ var forwardingHeaders = [...]string{"Forwarded", "X-Forwarded-For", "X-Forwarded
 // rewrite points the outgoing request at the upstream.
 func (p *HTTPProxy) rewrite(pr *httputil.ProxyRequest) {
 	in, out := pr.In, pr.Out
+	if x := exchangeFrom(in.Context()); x != nil {
+		x.markDispatched() // http_observe.go
+	}
 	out.URL.Scheme, out.URL.Host = p.up.Scheme, p.up.Host
 	out.URL.RawQuery = in.URL.RawQuery // ReverseProxy drops parameters it cannot parse
 	out.Host = in.Host
@@ -560,6 +581,10 @@ func (p *HTTPProxy) Close() error {
 // write hands one record to the tape. A failure never affects forwarding:
 // it is counted, and the first one is reported through warnf.
 func (p *HTTPProxy) write(r *tape.Record) {
+	if p.filter != nil && !p.filter.keep(r) {
+		p.st.unrecorded.Add(1)
+		return
+	}
 	if err := p.rec.Write(r); err != nil {
 		p.st.recordErrs.Add(1)
 		if !p.warned.Swap(true) {

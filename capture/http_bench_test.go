@@ -88,11 +88,11 @@ func (m *cpuMeter) proxyCPU() time.Duration {
 // recordProcess starts "mcptape record --listen ... --upstream url",
 // writing a tape in a temporary directory: the proxy as users run it, in a
 // process of its own. It returns the URL to use instead of url, and the
-// process id.
-func recordProcess(b *testing.B, url string) (string, int) {
+// process id. extra are more flags of record.
+func recordProcess(b *testing.B, url string, extra ...string) (string, int) {
 	tp := filepath.Join(b.TempDir(), "process.jsonl.zst")
 	return proxyProcess(b, url, func(addr, _ string) ([]string, []string) {
-		return []string{mcptapeBin(b), "record", "--listen", addr, "--upstream", url, "-o", tp}, nil
+		return append([]string{mcptapeBin(b), "record", "--listen", addr, "--upstream", url, "-o", tp}, extra...), nil
 	})
 }
 
@@ -228,6 +228,32 @@ func bareProxy(b *testing.B, url string) string {
 	return s.URL + u.Path
 }
 
+// runRounds warms the paths up (the server's process is pid), then makes
+// the same number of echo calls on each with n sessions, the paths taking
+// turns over 16 rounds so that all see the same machine, keeping
+// latencies when lat is set. It returns the calls made on each path.
+func runRounds(b *testing.B, paths []*benchPath, pid, n int, lat bool) float64 {
+	for _, p := range paths {
+		p.cpu.pid = pid
+		runEcho(b, p.sessions, 4*n, nil) // warm up connections and paths
+	}
+	const rounds = 16
+	per := max(b.N/rounds, n)
+	b.ResetTimer()
+	for r := range rounds {
+		for k := range paths {
+			p := paths[(k+r)%len(paths)]
+			var l *[]time.Duration
+			if lat {
+				l = &p.lat
+			}
+			p.elapsed += p.cpu.measure(func() time.Duration { return runEcho(b, p.sessions, per, l) })
+		}
+	}
+	b.StopTimer()
+	return float64(per * rounds)
+}
+
 // BenchmarkHTTPProxyThroughput: echo calls per second through the
 // recording proxy against the same calls made directly, with 1 and 64
 // sessions at once; with 1 session, also the median latency the proxy
@@ -262,27 +288,9 @@ func BenchmarkHTTPProxyThroughput(b *testing.B) {
 				cfloor = &benchPath{name: "c-floor", sessions: newEchoSessions(b, curl, n), cpu: cpuMeter{proxyPid: cpid}}
 				paths = append(paths, cfloor)
 			}
-			for _, p := range paths {
-				p.cpu.pid = pid
-				runEcho(b, p.sessions, 4*n, nil) // warm up connections and paths
-			}
 			paths[3].cpu.proxyPid = xpid
 			paths[4].cpu.proxyPid = fpid
-			const rounds = 16
-			per := max(b.N/rounds, n)
-			b.ResetTimer()
-			for r := range rounds {
-				for k := range paths {
-					p := paths[(k+r)%len(paths)]
-					lat := &p.lat
-					if n != 1 {
-						lat = nil
-					}
-					p.elapsed += p.cpu.measure(func() time.Duration { return runEcho(b, p.sessions, per, lat) })
-				}
-			}
-			b.StopTimer()
-			total := float64(per * rounds)
+			total := runRounds(b, paths, pid, n, n == 1)
 			rate := func(p *benchPath) float64 { return total / p.elapsed.Seconds() }
 			direct, bare, ours, proc, floor := paths[0], paths[1], paths[2], paths[3], paths[4]
 			b.ReportMetric(rate(direct), "direct-calls/s")

@@ -69,6 +69,7 @@ type cutNote struct {
 // noteCut records the "error" event that announces a message cut.
 func (x *exchange) noteCut(t time.Time, dir tape.Direction, n *cutNote) {
 	n.Truncated = true
+	x.p.st.cut.Add(1)
 	x.record(tape.Record{Type: tape.TypeEvent, Time: t.UnixNano(), Dir: dir, Event: tape.EventError, Data: marshalData(n), Stream: x.stream})
 }
 

@@ -61,6 +61,8 @@ type exchange struct {
 	respPending  bool          // the "response" event waits for the session, or for releaseResponse
 	holdResp     bool          // response holds the "response" event back for releaseResponse
 	sentAt       time.Time     // when the bytes being recorded went out, if not now (see keptChunks)
+	dispatched   time.Time     // when the request went to the upstream (only with an observer)
+	unsampled    bool          // the session is out of the sample: nothing of the exchange is recorded (http_filter.go)
 	legacy       bool          // a GET event stream whose session comes from its endpoint event
 	held         []tape.Record // records of a legacy stream written before its session was known
 	batch        int
@@ -102,7 +104,7 @@ func (p *HTTPProxy) newExchange(r *http.Request) *exchange {
 		method:    r.Method,
 		path:      p.o.redact.requestURI(r.URL),
 		host:      r.Host,
-		tls:       r.TLS != nil,
+		tls:       r.TLS != nil || p.o.tls != nil, // the lean path and a handed-over connection leave r.TLS unset
 		conn:      p.sessions.conn(r.RemoteAddr),
 		reqHeader: r.Header,
 		clientCtx: r.Context(),
@@ -138,6 +140,7 @@ func streamName(m string) string {
 // exchange is shared) and opens the session in the tape if it is new.
 func (x *exchange) setSession(id, kind, how string) {
 	x.session, x.kind, x.sessionKnown = id, kind, true
+	x.unsampled = x.p.filter != nil && !x.p.filter.sessionSampled(id)
 	x.p.sessions.open(x.p, id, kind, how, x)
 }
 
@@ -167,6 +170,9 @@ var recordPool = sync.Pool{New: func() any { return new(tape.Record) }}
 
 // note writes an event of this exchange; data is marshalled to JSON.
 func (x *exchange) note(t time.Time, name string, data any) {
+	if x.unsampled {
+		return
+	}
 	raw := marshalData(data)
 	x.record(tape.Record{Type: tape.TypeEvent, Time: t.UnixNano(), Event: name, Data: raw, Stream: x.stream})
 }
@@ -176,6 +182,9 @@ func (x *exchange) note(t time.Time, name string, data any) {
 // The tape writer takes the encoding as valid JSON (tape.Record.DataValid):
 // FuzzHTTPEventJSON holds appendJSON to encoding/json's output.
 func (x *exchange) httpEvent(t time.Time, ev *HTTPEvent) {
+	if x.unsampled {
+		return
+	}
 	bp := eventBuffers.Get().(*[]byte)
 	*bp = ev.appendJSON((*bp)[:0])
 	x.record(tape.Record{Type: tape.TypeEvent, Time: t.UnixNano(), Event: tape.EventHTTP, Data: *bp, DataValid: true, Stream: x.stream})
@@ -210,6 +219,7 @@ func (x *exchange) recordFrame(dir tape.Direction, frame []byte, eventID string,
 	for _, m := range members {
 		rec.Frame = m
 		x.record(rec)
+		x.p.observeMessage(dir, m)
 	}
 	if dir == tape.ClientToServer {
 		x.p.st.c2s.Add(int64(len(members)))
@@ -249,7 +259,7 @@ func (x *exchange) requestBytes(b []byte, eof bool, end time.Time) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.reqSize += int64(len(b))
-	if room := x.p.o.maxBody - len(x.reqBuf); room > 0 {
+	if room := x.p.o.maxBody - len(x.reqBuf); room > 0 && !x.parseless() {
 		x.reqBuf = append(x.reqBuf, b[:min(room, len(b))]...)
 	}
 	if eof && !x.reqDone {
@@ -325,6 +335,9 @@ func (x *exchange) response(resp *http.Response, at time.Time) {
 	x.status, x.respHeader = resp.StatusCode, resp.Header
 	x.ctype = headerValue(resp.Header, "Content-Type")
 	x.sse, x.streaming = streamingResponse(resp)
+	if x.streaming {
+		x.p.st.streams.Add(1) // until finish
+	}
 	x.mu.Lock()
 	if !x.sessionKnown {
 		switch sid := headerValue(resp.Header, "Mcp-Session-Id"); {
@@ -344,6 +357,11 @@ func (x *exchange) response(resp *http.Response, at time.Time) {
 	}
 	x.mu.Unlock()
 
+	x.upBody = upstreamBody{rc: resp.Body, x: x}
+	resp.Body = &x.upBody
+	if x.parseless() {
+		return // forwarded only: no decoding, no framing, no copy
+	}
 	maxEvent := x.p.o.maxBody
 	if enc := headerValue(resp.Header, "Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
 		sink, hold := x.decodedBody, x.p.decode.body()
@@ -362,8 +380,6 @@ func (x *exchange) response(resp *http.Response, at time.Time) {
 		x.framer, _ = transport.NewSSEFramer(x.onEvent, transport.WithoutRaw(), transport.WithMaxEvent(maxEvent)) // valid options
 	}
 	x.sinkOn = true
-	x.upBody = upstreamBody{rc: resp.Body, x: x}
-	resp.Body = &x.upBody
 	if x.legacy && x.decoder == nil && resp.ContentLength < 0 {
 		resp.Body = &endpointRewriter{rc: resp.Body, x: x}
 	}
@@ -396,6 +412,9 @@ func streamingResponse(resp *http.Response) (sse, streaming bool) {
 // writeResponseEvent records the "response" event (x.mu held).
 func (x *exchange) writeResponseEvent() {
 	x.respPending = false
+	if x.unsampled { // spare the headers' redaction
+		return
+	}
 	x.httpEvent(x.respAt, &HTTPEvent{
 		Phase: "response", Method: x.method, Path: x.path, Host: x.host, Conn: x.conn.id,
 		Status: x.status, ContentType: x.ctype,
@@ -515,6 +534,10 @@ func (x *exchange) finish() {
 	x.body = nil
 	x.httpEvent(end, ev)
 	x.endSession(ev.ClosedBy)
+	if x.streaming {
+		x.p.st.streams.Add(-1)
+	}
+	x.observeExchange(end, ev.Status, reqSize) // http_observe.go
 	x.p.st.ended.Add(1)
 }
 

@@ -232,6 +232,7 @@ func (lc *leanConn) exchange(req *http.Request) bool {
 		}
 	}
 	lc.arm(false)
+	x.markDispatched() // http_observe.go
 	resp, err := lc.roundTrip(x, req, body, recordBody)
 	recordBody()
 	if err != nil {

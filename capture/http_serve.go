@@ -30,6 +30,7 @@ import (
 // HTTP proxy for the upstream; then, and for requests the lean path does
 // not handle, net/http serves them with ServeHTTP.
 func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
+	ln = p.listener(ln) // http_tls.go: HTTPS when WithTLS
 	srv := &http.Server{
 		Handler:           p,
 		ReadHeaderTimeout: p.o.headTimeout,

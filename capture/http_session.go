@@ -59,6 +59,13 @@ func (s *sessionRegistry) init() {
 	s.conns = make(map[string]*connInfo)
 }
 
+// open returns the number of sessions open in the tape.
+func (s *sessionRegistry) openCount() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return int64(len(s.live))
+}
+
 // conn returns the connection with remote address remote, numbering it on
 // first sight.
 func (s *sessionRegistry) conn(remote string) *connInfo {

@@ -29,6 +29,7 @@ type options struct {
 	level         zstd.EncoderLevel
 	now           func() time.Time
 	exclusive     bool
+	onGap         func(Gap) // WithRecovery
 }
 
 func defaultOptions() options {

@@ -53,15 +53,24 @@ const (
 
 // Header is the first record of every tape.
 type Header struct {
-	Format    int             `json:"format"`           // FormatVersion
-	Tool      string          `json:"tool"`             // "mcptape"
-	Version   string          `json:"version"`          // tool version
-	Time      int64           `json:"time"`             // start, Unix nanoseconds
-	Transport string          `json:"transport"`        // "stdio", "http", "sse", ...
-	Target    string          `json:"target,omitempty"` // command line or upstream URL
-	Argv      []string        `json:"argv,omitempty"`   // mcptape's own argv, secrets redacted
-	Host      string          `json:"host,omitempty"`   // hostname of the recorder
-	Extra     json.RawMessage `json:"extra,omitempty"`  // anything else the recorder wants kept
+	Format    int             `json:"format"`            // FormatVersion
+	Tool      string          `json:"tool"`              // "mcptape"
+	Version   string          `json:"version"`           // tool version
+	Time      int64           `json:"time"`              // start, Unix nanoseconds
+	Transport string          `json:"transport"`         // "stdio", "http", "sse", ...
+	Target    string          `json:"target,omitempty"`  // command line or upstream URL
+	Argv      []string        `json:"argv,omitempty"`    // mcptape's own argv, secrets redacted
+	Host      string          `json:"host,omitempty"`    // hostname of the recorder
+	Segment   *Segment        `json:"segment,omitempty"` // set when the recording is rotated over several tapes
+	Extra     json.RawMessage `json:"extra,omitempty"`   // anything else the recorder wants kept
+}
+
+// Segment places a tape in a rotated recording (see Rotator): every tape of
+// one recording shares its Series, and Seq numbers them from 1. A session
+// open at a rotation continues in the next segment under the same id.
+type Segment struct {
+	Series string `json:"series"` // random id of the recording (one proxy run)
+	Seq    int    `json:"seq"`    // 1, 2, ... in writing order
 }
 
 // Record is one line of a tape.

@@ -33,6 +33,8 @@ type Stats struct {
 	PeakQueued int64         // highest Queued seen
 	Waits      int64         // times a Write had to wait because MaxQueued was reached
 	WaitTime   time.Duration // total time Writes spent waiting
+	Lost       int64         // records accepted but not written: a write failed (WithRecovery)
+	Gaps       int64         // gap markers written after writing worked again (WithRecovery)
 	Err        error         // the write error that stopped the writer, if any
 }
 
@@ -46,6 +48,8 @@ type StatsData struct {
 	PeakQueued int64 `json:"peak_queued"`
 	Waits      int64 `json:"waits"`
 	WaitNs     int64 `json:"wait_ns"`
+	Lost       int64 `json:"lost,omitempty"` // records not written (WithRecovery)
+	Gaps       int64 `json:"gaps,omitempty"` // gap markers written (WithRecovery)
 }
 
 // Writer writes a tape. Write encodes a record into the current batch; a
@@ -74,7 +78,9 @@ type Writer struct {
 
 	mu      sync.Mutex
 	cur     []byte        // batch being filled
+	curN    int64         // records in cur
 	pending [][]byte      // cut batches the flusher has not taken yet
+	pendN   []int64       // records in each pending batch
 	free    [][]byte      // written batch buffers, for reuse
 	cutSeq  uint64        // batches cut so far
 	doneSeq uint64        // batches written (or dropped after an error)
@@ -82,6 +88,8 @@ type Writer struct {
 	closed  bool
 	err     error // first write error
 	st      Stats
+
+	gap gapState // the flusher's: an outage being bridged (WithRecovery)
 }
 
 // Create creates (or truncates, unless WithExclusive) the tape file at path
@@ -118,6 +126,9 @@ func NewWriter(dst io.Writer, h Header, opts ...Option) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.onGap != nil {
+		return nil, errors.New("tape: option: WithRecovery needs a file (Create): a failed frame is cut off the file")
+	}
 	return newWriter("", dst, h, o)
 }
 
@@ -153,6 +164,7 @@ func newWriter(name string, dst io.Writer, h Header, o options) (*Writer, error)
 		return nil, w.wrap(err)
 	}
 	w.st = Stats{Records: 1, Bytes: int64(len(line)), Frames: 1, Compressed: int64(len(frame))}
+	w.gap.good = int64(len(frame))
 	go w.flusher()
 	return w, nil
 }
@@ -296,6 +308,7 @@ func (w *Writer) appendLocked(r *Record, kind frameKind, data json.RawMessage) {
 	n := len(w.cur)
 	w.cur = appendRecord(w.cur, r, kind, data)
 	size := int64(len(w.cur) - n)
+	w.curN++
 	w.st.Records++
 	if r.Type == TypeMessage {
 		w.st.Messages++
@@ -314,7 +327,8 @@ func (w *Writer) cutLocked() {
 		return
 	}
 	w.pending = append(w.pending, w.cur)
-	w.cur = nil
+	w.pendN = append(w.pendN, w.curN)
+	w.cur, w.curN = nil, 0
 	w.cutSeq++
 	select {
 	case w.kick <- struct{}{}:
@@ -365,22 +379,34 @@ func (w *Writer) writePending(out []byte) []byte {
 			w.mu.Unlock()
 			return out
 		}
-		batch := w.pending[0]
+		batch, n := w.pending[0], w.pendN[0]
 		w.pending[0] = nil
-		w.pending = w.pending[1:]
+		w.pending, w.pendN = w.pending[1:], w.pendN[1:]
 		failed := w.err != nil
 		w.mu.Unlock()
 
 		var err error
+		var gapped bool // the frame written began with a gap marker
 		if !failed {
-			out = w.enc.EncodeAll(batch, out[:0])
-			_, err = w.dst.Write(out)
+			if w.o.onGap != nil {
+				out, gapped, err = w.writeRecovering(batch, n, out)
+			} else {
+				out = w.enc.EncodeAll(batch, out[:0])
+				_, err = w.dst.Write(out)
+			}
 		}
 
 		w.mu.Lock()
 		w.st.Queued -= int64(len(batch))
 		w.doneSeq++
-		if !failed {
+		if gapped {
+			w.st.Gaps++
+		}
+		switch {
+		case failed:
+		case err != nil && w.o.onGap != nil:
+			w.st.Lost += n
+		default:
 			if err != nil {
 				w.err = fmt.Errorf("write: %w", err)
 				w.st.Err = w.wrap(w.err)
@@ -448,7 +474,7 @@ func (w *Writer) close() error {
 		st := w.st
 		data, err := json.Marshal(StatsData{Records: st.Records, Messages: st.Messages, Bytes: st.Bytes,
 			Frames: st.Frames, Compressed: st.Compressed, PeakQueued: st.PeakQueued,
-			Waits: st.Waits, WaitNs: int64(st.WaitTime)})
+			Waits: st.Waits, WaitNs: int64(st.WaitTime), Lost: st.Lost, Gaps: st.Gaps})
 		if err == nil {
 			r := Record{Type: TypeEvent, Time: w.o.now().UnixNano(), Event: EventStats, Data: data}
 			w.appendLocked(&r, frameJSON, data)
@@ -466,6 +492,8 @@ func (w *Writer) close() error {
 	w.mu.Unlock()
 	if err != nil {
 		err = w.wrap(err)
+	} else if w.gap.active { // the flusher has exited: its state is ours
+		err = w.wrap(fmt.Errorf("%d records not recorded since %s: %w", w.gap.lost, w.gap.from.UTC().Format(time.RFC3339), w.gap.cause))
 	}
 	if w.file != nil {
 		if serr := w.file.Sync(); serr != nil && err == nil {

@@ -24,7 +24,8 @@ func diffCmd() *command {
   default: ids, params.requestId, _meta, progress tokens, session, task and
   subscription ids, requestState, timestamps (--no-default-ignores compares them).
   PATH syntax: a.b[0].c, [*] any index, * any key or index, ** any depth,
-  ["key.with.dots"]. Exit code: 0 equal, 1 different, 2 error.
+  ["key.with.dots"]. A or B may be a directory: its tapes read as one (a rotated
+  recording). Exit code: 0 equal, 1 different, 2 error.
 
   mcptape diff --surface baseline.json today.jsonl.zst
   --surface compares what the server offered instead: tools, prompts, resources
@@ -65,7 +66,7 @@ func diffCmd() *command {
 
 // runDiff compares two tapes and turns the verdict into the exit code.
 func runDiff(ctx context.Context, st *stdio, a, b, format string, opts []analysis.DiffOption) error {
-	rep, err := analysis.Diff(ctx, a, b, opts...)
+	rep, err := diffPaths(ctx, st, a, b, opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return withCode(130, ctx.Err())
@@ -119,4 +120,25 @@ func runSurfaceDiff(ctx context.Context, st *stdio, a, b, format string) error {
 		return withCode(1, nil)
 	}
 	return nil
+}
+
+// diffPaths compares the tapes a and b; a directory stands for the tapes
+// in it, joined (a rotated recording).
+func diffPaths(ctx context.Context, st *stdio, a, b string, opts []analysis.DiffOption) (*analysis.DiffReport, error) {
+	ra, na, err := openTapes(st, []string{a})
+	if err != nil {
+		return nil, err
+	}
+	defer ra.Close()
+	rb, nb, err := openTapes(st, []string{b})
+	if err != nil {
+		return nil, err
+	}
+	defer rb.Close()
+	rep, err := analysis.DiffTapes(ctx, ra, rb, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("diff %s %s: %w", na, nb, err)
+	}
+	rep.A.File, rep.B.File = a, b
+	return rep, nil
 }

@@ -8,19 +8,19 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/analysis"
-	"github.com/mcptape/mcptape/tape"
 )
 
 func exportCmd() *command {
 	return &command{
 		name:    "export",
 		summary: "Export a tape as HAR 1.2 (HTTP tapes), NDJSON of messages, OTLP/JSON traces, or a requests table",
-		usage:   "export TAPE --format har|ndjson|otlp [-o FILE]\n  mcptape export TAPE... --format requests [-o FILE.ndjson|.csv|.parquet]",
+		usage:   "export TAPE... --format har|ndjson|otlp [-o FILE]\n  mcptape export TAPE... --format requests [-o FILE.ndjson|.csv|.parquet]",
 		examples: `  mcptape export run.jsonl.zst --format har -o run.har     # open in a browser's network panel
   mcptape export run.jsonl.zst --format ndjson | jq 'select(.kind=="response") | .latency_ns'
   zstdcat run.jsonl.zst | zstd | mcptape export - --format ndjson
   mcptape export run.jsonl.zst --format otlp -o trace.json   # for a tracing backend (OTLP/HTTP JSON)
   mcptape export tapes/*.jsonl.zst --format requests -o requests.parquet   # for DuckDB & co
+  mcptape export tapes/ --format har -o all.har          # several tapes (or a directory) read as one
 
   HAR has one entry per HTTP exchange with the request and response bodies (event
   streams as their SSE text) and timings; it needs a tape recorded over HTTP.
@@ -41,8 +41,8 @@ func exportCmd() *command {
 				if *format == "requests" {
 					return runExportRequests(ctx, st, args, *out)
 				}
-				if len(args) != 1 {
-					return usageError("want one tape, got %d arguments (usage: mcptape export TAPE --format har|ndjson [-o FILE])", len(args))
+				if len(args) == 0 {
+					return usageError("no tape given (usage: mcptape export TAPE... --format har|ndjson|otlp [-o FILE])")
 				}
 				if *format == "" {
 					return usageError("--format is required: har, ndjson, otlp or requests")
@@ -51,22 +51,16 @@ func exportCmd() *command {
 				if err != nil {
 					return usageError("--%v", err)
 				}
-				return runExport(ctx, st, args[0], *out, f)
+				return runExport(ctx, st, args, *out, f)
 			}
 		},
 	}
 }
 
-// runExport exports the tape at path (or stdin for "-") to out (or stdout
-// for "-"). A failed export leaves no output file behind.
-func runExport(ctx context.Context, st *stdio, path, out string, f analysis.ExportFormat) error {
-	var r *tape.Reader
-	var err error
-	if path == "-" {
-		r, err = openStdinTape(st.in)
-	} else {
-		r, err = tape.Open(path)
-	}
+// runExport exports the tapes of args, read as one (or stdin for "-"), to
+// out (or stdout for "-"). A failed export leaves no output file behind.
+func runExport(ctx context.Context, st *stdio, args []string, out string, f analysis.ExportFormat) error {
+	r, path, err := openTapes(st, args) // tapes.go: several are joined
 	if err != nil {
 		return withCode(2, err)
 	}

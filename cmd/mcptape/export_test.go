@@ -36,7 +36,8 @@ func TestExportCommand(t *testing.T) {
 		{name: "har of stdio", args: []string{fx("stdio.jsonl.zst"), "--format", "har", "-o", filepath.Join(dir, "bad.har")}, code: 2, stderr: "no HTTP exchanges"},
 		{name: "no format", args: []string{fx("stdio.jsonl.zst")}, code: 2, stderr: "--format is required"},
 		{name: "bad format", args: []string{fx("stdio.jsonl.zst"), "--format", "csv"}, code: 2, stderr: `"csv"`},
-		{name: "two tapes", args: []string{"a", "b", "--format", "har"}, code: 2, stderr: "want one tape"},
+		{name: "no tape", args: []string{"--format", "har"}, code: 2, stderr: "no tape given"},
+		{name: "two tapes, one missing", args: []string{"a", "b", "--format", "har"}, code: 2, stderr: "open a: no such file"},
 		{name: "missing", args: []string{fx("nope.jsonl.zst"), "--format", "har"}, code: 2, stderr: "nope.jsonl.zst"},
 	}
 	for _, tt := range tests {

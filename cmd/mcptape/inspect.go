@@ -18,9 +18,11 @@ func inspectCmd() *command {
 	return &command{
 		name:    "inspect",
 		summary: "Summarise tapes: sessions, latency, errors, protocol violations",
-		usage:   "inspect TAPE... [--format text|json] [--follow]",
+		usage:   "inspect TAPE... [--format text|json] [--merge | --follow]",
 		examples: `  mcptape inspect run.jsonl.zst                    # problems first, then sessions, latency, tools
   mcptape inspect a.jsonl.zst b.jsonl.zst          # one report per tape
+  mcptape inspect tapes/                           # a directory: its tapes; a rotated recording's are one report
+  mcptape inspect --merge pod-a/ pod-b/            # one report of every tape, sessions kept apart by proxy (P/ID)
   mcptape inspect --format json run.jsonl.zst | jq '.violations[].rule'
   zstdcat run.jsonl.zst | zstd | mcptape inspect - # "-" reads the tape from stdin
   mcptape inspect --follow run.jsonl.zst           # problems as they happen, the report at the end
@@ -37,6 +39,7 @@ func inspectCmd() *command {
 			format := fs.String("format", "text", "output `FORMAT`: text (for a terminal) or json (the whole report, one JSON object per tape)")
 			maxSessions := fs.Int("max-sessions", analysis.DefaultMaxSessions, "sessions listed one by one; later ones are folded into a count")
 			follow := fs.BoolP("follow", "f", false, "follow one tape while it is recorded: problems as they happen, the report at its end or on Ctrl-C")
+			merge := fs.Bool("merge", false, "one report of all the tapes given (several proxies of one server: sessions become PROXY/ID)")
 			return func(ctx context.Context, st *stdio, args []string) error {
 				if len(args) == 0 {
 					return usageError("no tape given (usage: mcptape inspect TAPE... [--format text|json])")
@@ -48,12 +51,16 @@ func inspectCmd() *command {
 					return usageError("--max-sessions %d: must be at least 1", *maxSessions)
 				}
 				if *follow {
-					if len(args) != 1 || args[0] == "-" {
+					if len(args) != 1 || args[0] == "-" || *merge {
 						return usageError("--follow takes one tape file")
 					}
 					return runFollowInspect(ctx, st, args[0], *format, analysis.WithMaxSessions(*maxSessions))
 				}
-				return runInspect(ctx, st, args, *format, analysis.WithMaxSessions(*maxSessions))
+				groups, err := groupTapes(args, *merge) // tapes.go
+				if err != nil {
+					return withCode(2, err)
+				}
+				return runInspect(ctx, st, groups, *format, analysis.WithMaxSessions(*maxSessions))
 			}
 		},
 	}
@@ -61,7 +68,7 @@ func inspectCmd() *command {
 
 // runInspect inspects each tape in turn; a tape that fails does not stop
 // the others, and makes the exit code 2.
-func runInspect(ctx context.Context, st *stdio, paths []string, format string, opts ...analysis.Option) error {
+func runInspect(ctx context.Context, st *stdio, paths [][]string, format string, opts ...analysis.Option) error {
 	if os.Getenv("GOGC") == "" { // a GOGC the user set wins
 		defer debug.SetGCPercent(debug.SetGCPercent(analysis.RecommendedGCPercent))
 	}
@@ -97,8 +104,23 @@ func runInspect(ctx context.Context, st *stdio, paths []string, format string, o
 	return nil
 }
 
-// inspectOne inspects the tape at path, or on stdin for "-".
-func inspectOne(ctx context.Context, st *stdio, path string, opts []analysis.Option) (*analysis.Report, error) {
+// inspectOne inspects the tapes of one report: a tape, stdin for "-",
+// or tapes joined.
+func inspectOne(ctx context.Context, st *stdio, paths []string, opts []analysis.Option) (*analysis.Report, error) {
+	if len(paths) > 1 {
+		r, name, err := openTapes(st, paths)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		rep, err := analysis.InspectTape(ctx, r, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("inspect %s: %w", name, err)
+		}
+		rep.File = name
+		return rep, nil
+	}
+	path := paths[0]
 	if path != "-" {
 		return analysis.Inspect(ctx, path, opts...)
 	}

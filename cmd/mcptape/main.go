@@ -89,6 +89,7 @@ func commands() []*command {
 		reportCmd(),
 		checkCmd(),
 		baselineCmd(),
+		pruneCmd(),
 		wrapCmd(),
 		unwrapCmd(),
 		completionCmd(),

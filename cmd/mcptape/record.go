@@ -43,11 +43,14 @@ func recordCmd() *command {
 		name:    "record",
 		summary: "Record an MCP server's traffic to a tape (stdio: run it; HTTP: proxy it)",
 		usage: "record [-o FILE [--force]] [--flush DUR] [--level N] [--env K=V ...] [--cwd DIR] [--grace DUR] [-v] -- CMD [ARGS...]\n" +
-			"  mcptape record --upstream URL [--listen ADDR] [-o FILE [--force]] [--flush DUR] [--level N] [-v]",
+			"  mcptape record --upstream URL [--listen ADDR] [-o FILE [--force]] [--flush DUR] [--level N] [-v]\n" +
+			"                 [--rotate DUR] [--rotate-size SIZE] [--keep DUR] [--keep-size SIZE]",
 		examples: `  mcptape record -o t.jsonl.zst -- npx -y @modelcontextprotocol/server-everything stdio
   mcptape record --env API_KEY=$KEY -- node server.js     # tape under ~/.local/state/mcptape/tapes
   mcptape record -o t.jsonl.zst -- mcptape serve          # the built-in reference server
   mcptape record --upstream http://127.0.0.1:3000/mcp -o t.jsonl.zst   # HTTP mode
+  mcptape record --upstream http://127.0.0.1:3000/mcp -o tapes/api.jsonl.zst --rotate 1h --keep 168h
+      # tapes/api-000001-20261201T160700Z.jsonl.zst, -000002-..., the week's kept
 
   In an MCP client's configuration, replace
     "command": "npx", "args": ["-y", "some-server"]

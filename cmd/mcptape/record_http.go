@@ -8,6 +8,9 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -32,10 +35,19 @@ type httpFlags struct {
 	noRedact      bool
 	maxDecoded    int // MiB
 	decodeBudget  int // MiB
+	rotate        rotateFlags
+	sample        float64
+	seed          uint64
+	recordOnly    []string
+	skip          []string
+	tlsCert       string
+	tlsKey        string
+	metrics       string
 }
 
 // httpFlagNames are the flags that only make sense in HTTP mode.
-var httpFlagNames = [...]string{"listen", "upstream", "preserve-host", "insecure", "redact-header", "no-redact", "max-decoded-mib", "decode-budget-mib"}
+var httpFlagNames = append([]string{"listen", "upstream", "preserve-host", "insecure", "redact-header", "no-redact", "max-decoded-mib", "decode-budget-mib",
+	"sample", "seed", "record-only", "skip", "tls-cert", "tls-key", "metrics"}, rotateFlagNames[:]...)
 
 // declareHTTPFlags declares the HTTP-mode flags of "mcptape record" on fs.
 func declareHTTPFlags(fs *pflag.FlagSet) *httpFlags {
@@ -48,6 +60,14 @@ func declareHTTPFlags(fs *pflag.FlagSet) *httpFlags {
 	fs.BoolVar(&h.noRedact, "no-redact", false, "HTTP mode: record every header and query value as it is, secrets included")
 	fs.IntVar(&h.maxDecoded, "max-decoded-mib", capture.DefaultMaxDecoded>>20, "HTTP mode: most MiB recorded of one gzip/deflate body (or event) once decoded; longer ones are forwarded whole but recorded cut")
 	fs.IntVar(&h.decodeBudget, "decode-budget-mib", capture.DefaultDecodeBudget>>20, "HTTP mode: most MiB of decoded bodies held at once across all exchanges; a body past it is recorded cut")
+	h.rotate.declare(fs) // record_rotate.go
+	fs.Float64Var(&h.sample, "sample", 1, "HTTP mode: record this share `F` of sessions (0 to 1), each whole or not at all; the rest is forwarded unrecorded")
+	fs.Uint64Var(&h.seed, "seed", 0, "HTTP mode: with --sample, the seed `N` that makes the choice of sessions repeatable (default: random, written in the tape header)")
+	fs.StringArrayVar(&h.recordOnly, "record-only", nil, "HTTP mode: record only messages whose method matches `GLOB` (repeatable; responses go with their request; sessions' open and close events are always recorded)")
+	fs.StringVar(&h.tlsCert, "tls-cert", "", "HTTP mode: listen with HTTPS, with the certificate (chain) in this PEM `FILE` (HTTP/1.1 only; see README)")
+	fs.StringVar(&h.metrics, "metrics", "", "HTTP mode: serve the proxy's metrics (Prometheus text format, /metrics) and /healthz on `ADDR` (HOST:PORT, or a bare PORT on 127.0.0.1)")
+	fs.StringVar(&h.tlsKey, "tls-key", "", "HTTP mode: the private key of --tls-cert, a PEM `FILE`")
+	fs.StringArrayVar(&h.skip, "skip", nil, "HTTP mode: do not record messages whose method matches `GLOB` (repeatable; responses go with their request)")
 	return &h
 }
 
@@ -72,8 +92,17 @@ func (h *httpFlags) httpMode(fs *pflag.FlagSet, args []string) (bool, error) {
 		return true, usageError("--max-decoded-mib %d: must be between 1 and %d", h.maxDecoded, 1<<20)
 	case h.decodeBudget <= 0 || h.decodeBudget > 1<<20:
 		return true, usageError("--decode-budget-mib %d: must be between 1 and %d", h.decodeBudget, 1<<20)
+	case !(h.sample >= 0 && h.sample <= 1):
+		return true, usageError("--sample %v: want a share from 0 to 1", h.sample)
+	case fs.Changed("seed") && !fs.Changed("sample"):
+		return true, usageError("--seed makes --sample repeatable: give --sample too")
+	case (h.tlsCert == "") != (h.tlsKey == ""):
+		return true, usageError("--tls-cert and --tls-key go together: give both")
 	}
-	return true, nil
+	if !fs.Changed("seed") {
+		h.seed = randomSeed()
+	}
+	return true, h.rotate.check()
 }
 
 // httpRecordConfig is what HTTP mode takes from the rest of "mcptape
@@ -118,6 +147,8 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 		capture.WithLogf(logf, debugf),
 		capture.WithMaxDecoded(h.maxDecoded << 20),
 		capture.WithDecodeBudget(h.decodeBudget << 20),
+		capture.WithSample(h.sample, h.seed),
+		capture.WithMethodFilter(h.recordOnly, h.skip),
 	}
 	if h.noRedact {
 		opts = append(opts, capture.WithoutRedaction())
@@ -127,6 +158,13 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	}
 	if c.MaxBody > 0 {
 		opts = append(opts, capture.WithMaxBody(c.MaxBody))
+	}
+	if h.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(h.tlsCert, h.tlsKey)
+		if err != nil {
+			return usageError("--tls-cert %s --tls-key %s: %v", h.tlsCert, h.tlsKey, err)
+		}
+		opts = append(opts, capture.WithTLS(&tls.Config{Certificates: []tls.Certificate{cert}}))
 	}
 	if host, _, _ := net.SplitHostPort(addr); net.ParseIP(host) == nil {
 		opts = append(opts, capture.WithListenAddr(addr)) // a name: Host headers may use it
@@ -140,7 +178,18 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	// The proxy is built before anything is opened so that bad flags cost
 	// nothing; it records into the tape through a late-bound writer.
 	var tw lateTape
-	p, err := capture.NewHTTPProxy(h.upstream, &tw, opts...)
+	var p *capture.HTTPProxy
+	var metrics *proxyMetrics // record_metrics.go
+	metricsAddr := ""
+	if h.metrics != "" {
+		if metricsAddr, err = listenAddr(h.metrics); err != nil {
+			return usageError("--metrics %q: %v", h.metrics, err)
+		}
+		// Read at scrapes, which begin once p and the tape are set.
+		metrics = newProxyMetrics(func() capture.HTTPStats { return p.Stats() }, func() (int64, int64, int64) { return tapeCountersOf(tw.w) })
+		opts = append(opts, capture.WithObserver(metrics))
+	}
+	p, err = capture.NewHTTPProxy(h.upstream, &tw, opts...)
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -149,16 +198,30 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	if err != nil {
 		return err // "listen tcp 127.0.0.1:8931: bind: address already in use"
 	}
-	w, err := createTape(path, c.Force, httpHeader(c.Header, h, ln.Addr().String(), start), tape.WithFlushInterval(c.Flush), tape.WithLevel(cmp.Or(c.Level, tape.DefaultLevel)))
+	w, err := h.rotate.open(path, c.Force, httpHeader(c.Header, h, ln.Addr().String(), start), logf,
+		tape.WithFlushInterval(c.Flush), tape.WithLevel(cmp.Or(c.Level, tape.DefaultLevel)))
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	tw.w = w
+	if rot, ok := w.(*tape.Rotator); ok {
+		path = rot.Stats().Path
+	}
 	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
 		logf("warning: listening on %s, which other machines can reach: anyone who can connect uses your upstream session and ends up in the tape; use 127.0.0.1:PORT to stay local", ln.Addr())
 	}
-	logf("proxying %s to %s, recording to %s", proxyURL(ln.Addr().String(), p.Upstream()), capture.RedactURL(h.upstream), path)
+	if metrics != nil {
+		at, stop, err := serveMetrics(ctx, metricsAddr, metrics, logf)
+		if err != nil {
+			ln.Close()
+			w.Close()
+			return err
+		}
+		defer stop()
+		logf("metrics on http://%s/metrics, health on /healthz", at)
+	}
+	logf("proxying %s to %s, recording to %s", proxyURL(ln.Addr().String(), p.Upstream(), h.tlsCert != ""), capture.RedactURL(h.upstream), path)
 	serveErr := p.Serve(ctx, ln)
 	closeErr := w.Close()
 	if c.Verbose {
@@ -176,7 +239,7 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 
 // lateTape hands records to a tape writer set after the proxy was built;
 // nothing is recorded before the listener exists.
-type lateTape struct{ w *tape.Writer }
+type lateTape struct{ w recordTape }
 
 func (l *lateTape) Write(r *tape.Record) error { return l.w.Write(r) }
 
@@ -197,13 +260,31 @@ func httpHeader(h tape.Header, f *httpFlags, listen string, start time.Time) tap
 		RedactHeaders []string `json:"redact_headers,omitempty"`
 		NoRedact      bool     `json:"no_redact,omitempty"`
 		Pid           int      `json:"pid"`
-	}{listen, f.preserveHost, f.insecure, f.redactHeaders, f.noRedact, os.Getpid()}
+		Sample        *float64 `json:"sample,omitempty"` // set when sampling
+		Seed          *uint64  `json:"seed,omitempty"`
+		RecordOnly    []string `json:"record_only,omitempty"`
+		Skip          []string `json:"skip,omitempty"`
+	}{Listen: listen, PreserveHost: f.preserveHost, Insecure: f.insecure, RedactHeaders: f.redactHeaders, NoRedact: f.noRedact, Pid: os.Getpid(),
+		RecordOnly: f.recordOnly, Skip: f.skip}
+	if f.sample < 1 {
+		extra.Sample, extra.Seed = &f.sample, &f.seed
+	}
 	h.Extra, _ = json.Marshal(extra) // strings, bools and an int: cannot fail
 	return h
 }
 
 // proxyURL is the URL clients use: the listen address with the upstream's
 // path.
-func proxyURL(listen string, upstream *url.URL) string {
+func proxyURL(listen string, upstream *url.URL, https bool) string {
+	if https {
+		return "https://" + listen + upstream.EscapedPath()
+	}
 	return "http://" + listen + upstream.EscapedPath()
+}
+
+// randomSeed picks a seed for --sample when none is given.
+func randomSeed() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail (Go 1.24+)
+	return binary.LittleEndian.Uint64(b[:])
 }

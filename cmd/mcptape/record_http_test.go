@@ -95,7 +95,7 @@ func startHTTPRecord(t testing.TB, args ...string) *httpRecordRun {
 		return runErr
 	}
 	t.Cleanup(func() { run.stop() })
-	re := regexp.MustCompile(`proxying (http://\S+) to `)
+	re := regexp.MustCompile(`proxying (https?://\S+) to `)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if m := re.FindStringSubmatch(run.stderr.String()); m != nil {
 			run.url = m[1]

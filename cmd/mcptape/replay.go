@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -117,7 +118,7 @@ func replayCmd() *command {
 				if err != nil {
 					return err
 				}
-				return runReplay(ctx, st, &f, args[0], command, opts)
+				return runReplay(ctx, st, &f, args, command, opts)
 			}
 		},
 	}
@@ -126,8 +127,8 @@ func replayCmd() *command {
 // check validates the flags and returns the replay options they give.
 func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
 	switch {
-	case len(args) != 1:
-		return nil, usageError("want one tape, got %d arguments (usage: mcptape replay TAPE [FLAGS] (--url URL | -- CMD [ARGS...]))", len(args))
+	case len(args) == 0:
+		return nil, usageError("no tape given (usage: mcptape replay TAPE... [FLAGS] (--url URL | -- CMD [ARGS...]))")
 	case f.url == "" && len(command) == 0:
 		return nil, usageError("no live server: give --url URL or -- CMD [ARGS...]")
 	case f.url != "" && len(command) > 0:
@@ -174,8 +175,8 @@ func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
 
 // runReplay loads the tape, replays it and turns the verdict into the exit
 // code.
-func runReplay(ctx context.Context, st *stdio, f *replayFlags, path string, command []string, opts []replay.Option) error {
-	sessions, err := loadReplayTape(st, path)
+func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, command []string, opts []replay.Option) error {
+	sessions, err := loadReplayTapes(st, args)
 	if err != nil {
 		return withCode(2, err)
 	}
@@ -233,6 +234,31 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, path string, comm
 // loadReplayTape reads the sessions of the tape at path, warning on stderr
 // about a damaged tail or skipped frames. A big tape's sessions are
 // streamed from the file as they are replayed (replay.Open).
+// loadReplayTapes loads the sessions of the tapes in args: one file is
+// indexed by replay.Open (big tapes streamed from the file); several, or a
+// directory, are joined (tapes.go) and held in memory.
+func loadReplayTapes(st *stdio, args []string) ([]*replay.Session, error) {
+	if fi, err := os.Stat(args[0]); len(args) == 1 && (err != nil || !fi.IsDir()) {
+		return loadReplayTape(st, args[0])
+	}
+	r, name, err := openTapes(st, args)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	sessions, skipped, err := replay.Load(r)
+	if w := r.Warning(); w != nil {
+		fmt.Fprintf(st.err, "mcptape replay: warning: %v\n", w)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if skipped > 0 {
+		fmt.Fprintf(st.err, "mcptape replay: warning: %d recorded frames are not JSON-RPC messages and are not replayed\n", skipped)
+	}
+	return sessions, nil
+}
+
 func loadReplayTape(st *stdio, path string) ([]*replay.Session, error) {
 	t, err := replay.Open(path, replay.DefaultMemory)
 	if t != nil && t.Warning != nil {

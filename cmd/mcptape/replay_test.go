@@ -76,7 +76,7 @@ func TestReplayUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"replay"}, "want one tape"},
+		{[]string{"replay"}, "no tape given"},
 		{[]string{"replay", tp}, "no live server"},
 		{[]string{"replay", tp, "--url", "http://x/mcp", "--", "srv"}, "either --url or -- CMD"},
 		{[]string{"replay", tp, "--all", "--session", "a", "--", "srv"}, "either --session or --all"},

@@ -15,9 +15,10 @@ func reportCmd() *command {
 	return &command{
 		name:    "report",
 		summary: "Write a self-contained HTML report of a tape, or of load runs (charts, errors, violations)",
-		usage:   "report TAPE -o report.html\n  mcptape report RUN.json [RUN2.json...] -o load.html\n  mcptape report merge A.json B.json... [--json OUT] [--threshold T]... [--hgrm DIR]",
+		usage:   "report TAPE... -o report.html\n  mcptape report RUN.json [RUN2.json...] -o load.html\n  mcptape report merge A.json B.json... [--json OUT] [--threshold T]... [--hgrm DIR]",
 		examples: `  mcptape report run.jsonl.zst -o report.html     # open report.html in any browser, offline
   mcptape report run.jsonl.zst -o - > report.html
+  mcptape report pod-a/ pod-b/ -o all.html         # several tapes as one, sessions kept apart by proxy
   mcptape report merge gen-0.json gen-1.json gen-2.json --json all.json   # merge load reports exactly
   mcptape report run.json -o load.html               # a load run (mcptape load --json run.json)
   mcptape report before.json after.json -o cmp.html  # load runs overlaid, changes against the first
@@ -54,8 +55,8 @@ func reportCmd() *command {
 					}
 					return runLoadReport(st, args, *out, *title)
 				}
-				if len(args) != 1 {
-					return usageError("want one tape, got %d arguments (usage: mcptape report TAPE -o report.html)", len(args))
+				if len(args) == 0 {
+					return usageError("no tape given (usage: mcptape report TAPE... -o report.html)")
 				}
 				if *out == "" {
 					return usageError("-o FILE is required (use -o - for stdout)")
@@ -67,19 +68,24 @@ func reportCmd() *command {
 				if t == "" {
 					t = filepath.Base(args[0])
 				}
-				return runReport(ctx, st, args[0], *out,
+				return runReport(ctx, st, args, *out,
 					analysis.WithTitle(t), analysis.WithMaxTimeline(*maxTimeline))
 			}
 		},
 	}
 }
 
-// runReport writes the HTML report of the tape at path to out (or stdout
-// for "-"). A failed report leaves no file behind.
-func runReport(ctx context.Context, st *stdio, path, out string, opts ...analysis.HTMLOption) error {
+// runReport writes the HTML report of the tapes of args, read as one, to
+// out (or stdout for "-"). A failed report leaves no file behind.
+func runReport(ctx context.Context, st *stdio, args []string, out string, opts ...analysis.HTMLOption) error {
+	r, _, err := openTapes(st, args) // tapes.go: several are joined, sessions kept apart by proxy
+	if err != nil {
+		return withCode(2, err)
+	}
+	defer r.Close()
 	var rep *analysis.Report
-	err := writeOutput(st, out, func(w io.Writer) (err error) {
-		rep, err = analysis.WriteHTMLReport(ctx, path, w, opts...)
+	err = writeOutput(st, out, func(w io.Writer) (err error) {
+		rep, err = analysis.WriteHTMLReportTape(ctx, r, w, opts...)
 		return err
 	})
 	if err != nil {

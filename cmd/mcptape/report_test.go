@@ -25,7 +25,7 @@ func TestReportCommand(t *testing.T) {
 		{name: "to file", args: []string{hand, "-o", filepath.Join(dir, "r.html"), "--title", "hand-made"}, file: filepath.Join(dir, "r.html"), stderr: "wrote"},
 		{name: "to stdout", args: []string{hand, "-o", "-", "--title", "hand-made"}, stdout: true},
 		{name: "no output", args: []string{hand}, code: 2, stderr: "-o FILE is required"},
-		{name: "no tape", args: []string{"-o", "x.html"}, code: 2, stderr: "want one tape"},
+		{name: "no tape", args: []string{"-o", "x.html"}, code: 2, stderr: "no tape given"},
 		{name: "not a tape", args: []string{"report_test.go", "-o", filepath.Join(dir, "bad.html")}, code: 2, stderr: "report_test.go"},
 		{name: "bad flag", args: []string{hand, "-o", "-", "--max-timeline", "-1"}, code: 2, stderr: "--max-timeline"},
 	}

@@ -20,13 +20,14 @@ func showCmd() *command {
 	return &command{
 		name:    "show",
 		summary: "Print a tape's messages as a timeline (text, NDJSON or raw frames)",
-		usage:   "show TAPE [--session S] [--method GLOB] [--dir in|out] [--grep RE] [--from T --to T] [--format text|ndjson|raw] [--follow]",
+		usage:   "show TAPE... [--session S] [--method GLOB] [--dir in|out] [--grep RE] [--from T --to T] [--format text|ndjson|raw] [--follow]",
 		examples: `  mcptape show run.jsonl.zst                              # every message, with latency on responses
   mcptape show run.jsonl.zst --method 'tools/*' --from 2s --to 5s
   mcptape show run.jsonl.zst --grep '"isError":true'
   mcptape show run.jsonl.zst --format ndjson | jq 'select(.latency_ns > 1e9)'
   mcptape show run.jsonl.zst --dir in --format raw | some-mcp-server   # replay the client side by hand
   mcptape show --follow run.jsonl.zst --method 'tools/*'  # live, while mcptape record writes it
+  mcptape show tapes/ pod-b.jsonl.zst                     # several tapes (or a directory) as one timeline
 
   --follow reads the tape as it grows (records in file order, each within about
   100 ms of its writing), flags problems as they happen ("!!" lines, text
@@ -49,20 +50,23 @@ func showCmd() *command {
 			fs.StringVar(&f.format, "format", "text", "output `FORMAT`: text, ndjson (one JSON object per line) or raw (exact frames, one per line)")
 			fs.BoolVarP(&f.follow, "follow", "f", false, "follow the tape while it is recorded, until its end record or Ctrl-C")
 			return func(ctx context.Context, st *stdio, args []string) error {
-				if len(args) != 1 {
-					return usageError("want exactly one tape (usage: mcptape show TAPE [FLAGS])")
+				if len(args) == 0 {
+					return usageError("no tape given (usage: mcptape show TAPE... [FLAGS])")
 				}
 				opts, err := f.options(fs)
 				if err != nil {
 					return err
 				}
 				if f.follow {
+					if len(args) != 1 {
+						return usageError("--follow takes one tape file")
+					}
 					if args[0] == "-" {
 						return usageError("--follow needs a file, not stdin")
 					}
 					return runFollowShow(ctx, st, args[0], opts)
 				}
-				return runShow(ctx, st, args[0], opts)
+				return runShow(ctx, st, args, opts)
 			}
 		},
 	}
@@ -110,20 +114,15 @@ func (f *showFlags) options(fs *pflag.FlagSet) ([]analysis.ShowOption, error) {
 	return opts, nil
 }
 
-func runShow(ctx context.Context, st *stdio, path string, opts []analysis.ShowOption) error {
-	var (
-		stats analysis.ShowStats
-		err   error
-	)
-	if path == "-" {
-		r, oerr := openStdinTape(st.in)
-		if oerr != nil {
-			return withCode(2, oerr)
-		}
-		defer r.Close()
-		stats, err = analysis.ShowTape(ctx, r, st.out, opts...)
-	} else {
-		stats, err = analysis.Show(ctx, path, st.out, opts...)
+func runShow(ctx context.Context, st *stdio, args []string, opts []analysis.ShowOption) error {
+	r, name, err := openTapes(st, args) // tapes.go: several are joined
+	if err != nil {
+		return withCode(2, err)
+	}
+	defer r.Close()
+	stats, err := analysis.ShowTape(ctx, r, st.out, opts...)
+	if err != nil {
+		err = fmt.Errorf("show %s: %w", name, err)
 	}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -15,8 +15,8 @@ func TestShowCommandErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no tape", []string{"show"}, "exactly one tape"},
-		{"two tapes", []string{"show", tp, tp}, "exactly one tape"},
+		{"no tape", []string{"show"}, "no tape given"},
+		{"stdin joined", []string{"show", tp, "-"}, "stdin is read alone"},
 		{"bad dir", []string{"show", tp, "--dir", "up"}, `--dir "up"`},
 		{"bad method", []string{"show", tp, "--method", "tools/[x"}, "method pattern"},
 		{"bad grep", []string{"show", tp, "--grep", "("}, "grep"},

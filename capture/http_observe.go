@@ -1,0 +1,89 @@
+package capture
+
+// Watching the proxy from outside (WithObserver): what a metrics exporter
+// needs, without capture depending on one.
+
+import (
+	"errors"
+	"time"
+
+	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/tape"
+)
+
+// ExchangeStats describes one finished exchange to an HTTPObserver.
+type ExchangeStats struct {
+	Method string // HTTP method
+	Status int    // status the client got (502 when the upstream failed; 0 when none was sent)
+	Stream string // StreamPOST, StreamGET, StreamSSE, StreamDELETE or the lower-cased method
+	// Duration runs from the request head's arrival to the exchange's end.
+	Duration time.Duration
+	// Upstream runs from the request's dispatch to the upstream to the
+	// upstream's response head (0 when none came).
+	Upstream time.Duration
+	// Overhead runs from the request head's arrival at the proxy to the
+	// request's dispatch to the upstream: the proxy's own time before the
+	// upstream has the request (on the lean path, reading a request body
+	// of known length is part of it).
+	Overhead time.Duration
+	// RequestBytes and ResponseBytes are the body bytes forwarded each way.
+	RequestBytes, ResponseBytes int64
+}
+
+// HTTPObserver hears what the proxy does. Its methods are called
+// concurrently, on the forwarding path: they must be quick and must not
+// block.
+type HTTPObserver interface {
+	// Exchange is called once per exchange, when it is over.
+	Exchange(e *ExchangeStats)
+	// Message is called for each message that crossed the proxy, recorded
+	// or not; method is "" for responses, errors and invalid frames.
+	Message(dir tape.Direction, kind jsonrpc.Kind, method string)
+}
+
+// WithObserver makes the proxy report its exchanges and messages to obs.
+// Messages are then classified (one pass over each frame) even when they
+// are not recorded.
+func WithObserver(obs HTTPObserver) HTTPOption {
+	return func(o *httpOptions) error {
+		if obs == nil {
+			return errors.New("observer: must not be nil")
+		}
+		o.obs = obs
+		return nil
+	}
+}
+
+// observeExchange reports a finished exchange.
+func (x *exchange) observeExchange(end time.Time, status int, reqSize int64) {
+	obs := x.p.o.obs
+	if obs == nil {
+		return
+	}
+	e := ExchangeStats{Method: x.method, Status: status, Stream: x.stream, Duration: end.Sub(x.start),
+		RequestBytes: reqSize, ResponseBytes: x.bodySize}
+	if !x.dispatched.IsZero() {
+		e.Overhead = x.dispatched.Sub(x.start)
+		if x.gotResp && x.respAt.After(x.dispatched) {
+			e.Upstream = x.respAt.Sub(x.dispatched)
+		}
+	}
+	obs.Exchange(&e)
+}
+
+// observeMessage reports one message.
+func (p *HTTPProxy) observeMessage(dir tape.Direction, frame []byte) {
+	if p.o.obs == nil {
+		return
+	}
+	info := jsonrpc.Classify(frame)
+	p.o.obs.Message(dir, info.Kind, info.Method)
+}
+
+// markDispatched notes when the request goes to the upstream (only when
+// an observer wants the time).
+func (x *exchange) markDispatched() {
+	if x.p.o.obs != nil && x.dispatched.IsZero() {
+		x.dispatched = x.p.o.now()
+	}
+}

@@ -1,0 +1,278 @@
+package tape
+
+// Joined reading: the tapes of a rotated recording, or of several
+// recordings, read as one tape.
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// joinBatch is the size of the frames a joined Reader's producer writes.
+const joinBatch = 1 << 20
+
+// OpenJoined opens several tapes and reads them as one. Tapes of one
+// rotated recording (same Header.Segment.Series) are read one after the
+// other in number order; a missing number, and a tape's damaged tail, give
+// an "error" event where they are, and reading goes on with the next tape.
+// Their "stats" events are left out. When the tapes come from more than
+// one recording (several proxies of one server), their records are merged
+// in time order and kept apart: each session id becomes "P/ID" and each
+// exchange number is offset by P<<40, P being the recording's label (its
+// host, or "rN" when hosts repeat or are unknown). The header is the
+// first recording's (its host cleared when the recordings' differ).
+//
+// A single path opens as Open does. The returned Reader works like any
+// other; Close releases every file.
+func OpenJoined(paths []string, opts ...ReaderOption) (*Reader, error) {
+	switch len(paths) {
+	case 0:
+		return nil, errors.New("tape: no tape to open")
+	case 1:
+		return Open(paths[0], opts...)
+	}
+	var recs []*recording
+	bySeries := map[string]*recording{}
+	closeAll := func() {
+		for _, g := range recs {
+			g.close()
+		}
+	}
+	for _, p := range paths {
+		r, err := Open(p, opts...)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		pt := &part{path: p, r: r}
+		h := r.Header()
+		if s := h.Segment; s != nil {
+			if g := bySeries[s.Series]; g != nil {
+				g.parts = append(g.parts, pt)
+				continue
+			}
+		}
+		g := &recording{hdr: h, parts: []*part{pt}}
+		if h.Segment != nil {
+			bySeries[h.Segment.Series] = g
+		}
+		recs = append(recs, g)
+	}
+	for _, g := range recs {
+		slices.SortStableFunc(g.parts, func(a, b *part) int { return cmp.Compare(a.seq(), b.seq()) })
+	}
+	slices.SortStableFunc(recs, func(a, b *recording) int { return cmp.Compare(a.parts[0].r.Header().Time, b.parts[0].r.Header().Time) })
+	labelRecordings(recs)
+	h := *recs[0].parts[0].r.Header()
+	for _, g := range recs[1:] {
+		if g.hdr.Host != h.Host {
+			h.Host = ""
+		}
+	}
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer closeAll()
+		pw.CloseWithError(produceJoined(pw, &h, recs))
+	}()
+	name := fmt.Sprintf("%s (+%d tapes)", paths[0], len(paths)-1)
+	r, err := newReader(name, pr, opts)
+	if err != nil {
+		pr.Close()
+		<-done
+		return nil, err
+	}
+	r.file = joinCloser{pr: pr, done: done}
+	return r, nil
+}
+
+// joinCloser ends a joined Reader's producer.
+type joinCloser struct {
+	pr   *io.PipeReader
+	done chan struct{}
+}
+
+func (c joinCloser) Close() error {
+	c.pr.Close()
+	<-c.done
+	return nil
+}
+
+// part is one tape of a recording.
+type part struct {
+	path string
+	r    *Reader
+}
+
+func (p *part) seq() int {
+	if s := p.r.Header().Segment; s != nil {
+		return s.Seq
+	}
+	return 0
+}
+
+// recording is the tapes of one recording, read in order.
+type recording struct {
+	hdr   *Header
+	label string // "" when it is the only recording
+	parts []*part
+	i     int     // part being read
+	head  *Record // next record, nil when none read yet
+	eof   bool
+	idx   int // 1, 2, ... in the order of their start
+}
+
+func (g *recording) close() {
+	for _, p := range g.parts {
+		p.r.Close()
+	}
+}
+
+// labelRecordings names each recording when there are several.
+func labelRecordings(recs []*recording) {
+	if len(recs) < 2 {
+		return
+	}
+	for i, g := range recs {
+		g.idx = i + 1
+	}
+	hosts := map[string]int{}
+	for _, g := range recs {
+		hosts[g.hdr.Host]++
+	}
+	for i, g := range recs {
+		if g.hdr.Host != "" && hosts[g.hdr.Host] == 1 {
+			g.label = g.hdr.Host
+		} else {
+			g.label = "r" + strconv.Itoa(i+1)
+		}
+	}
+}
+
+// next returns the recording's next record, or nil at its end.
+func (g *recording) next() (*Record, error) {
+	for g.i < len(g.parts) {
+		p := g.parts[g.i]
+		rec, err := p.r.Next()
+		if err == io.EOF {
+			warn := p.r.Warning()
+			g.i++
+			if warn != nil {
+				return g.note(p.start(), fmt.Sprintf("%s: %v", p.path, warn)), nil
+			}
+			if g.i < len(g.parts) {
+				if prev, nxt := p.seq(), g.parts[g.i].seq(); prev > 0 && nxt > prev+1 {
+					return g.note(p.start(), fmt.Sprintf("tapes %d to %d of this recording are missing (deleted, or not given)", prev+1, nxt-1)), nil
+				}
+			}
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.path, err)
+		}
+		if rec.Type == TypeEvent && rec.Event == EventStats && (g.label != "" || g.i < len(g.parts)-1) {
+			continue // the writer's counts of one tape, not of what is joined
+		}
+		if g.label != "" {
+			if rec.Session != "" {
+				rec.Session = g.label + "/" + rec.Session
+			}
+			if rec.Exchange != 0 {
+				rec.Exchange += uint64(g.idx) << 40
+			}
+		}
+		return rec, nil
+	}
+	return nil, nil
+}
+
+// start is the start time of p's tape, the time of notes about it.
+func (p *part) start() int64 { return p.r.Header().Time }
+
+// note is an "error" event joined into the stream.
+func (g *recording) note(t int64, msg string) *Record {
+	data, _ := json.Marshal(struct {
+		Error string `json:"error"`
+	}{msg})
+	return &Record{Type: TypeEvent, Time: t, Event: EventError, Data: data}
+}
+
+// produceJoined writes the joined tape to w.
+func produceJoined(w io.Writer, h *Header, recs []*recording) error {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return err
+	}
+	defer enc.Close()
+	line, err := appendHeader(nil, h)
+	if err != nil {
+		return err
+	}
+	var out []byte
+	emit := func(batch []byte) error {
+		out = enc.EncodeAll(batch, out[:0])
+		_, err := w.Write(out)
+		return err
+	}
+	if err := emit(line); err != nil {
+		return err
+	}
+	var batch []byte
+	for {
+		g, err := earliest(recs)
+		if err != nil {
+			return err
+		}
+		if g == nil {
+			break
+		}
+		rec := g.head
+		g.head = nil
+		data, err := checkRecord(rec)
+		if err != nil {
+			return err
+		}
+		kind := frameJSON
+		if rec.Type == TypeMessage {
+			kind = storage(rec.Frame)
+		}
+		batch = appendRecord(batch, rec, kind, data)
+		if len(batch) >= joinBatch {
+			if err := emit(batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+	}
+	if len(batch) > 0 {
+		return emit(batch)
+	}
+	return nil
+}
+
+// earliest fills each recording's head and returns the one whose head
+// comes first in time (nil when all are read).
+func earliest(recs []*recording) (*recording, error) {
+	var best *recording
+	for _, g := range recs {
+		if g.head == nil && !g.eof {
+			rec, err := g.next()
+			if err != nil {
+				return nil, err
+			}
+			g.head, g.eof = rec, rec == nil
+		}
+		if g.head != nil && (best == nil || g.head.Time < best.head.Time) {
+			best = g
+		}
+	}
+	return best, nil
+}
