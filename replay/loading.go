@@ -105,10 +105,9 @@ type entry struct {
 	batch    int  // for a member of a client batch: its batch number (from 1)
 	batchLen int  // and the batch's size
 	closes   bool // the client closed the HTTP exchange's response stream
-	// A streamed answer joined into one message (streamed.go): its parts
-	// (the end included) and the time of the first.
-	parts     int
-	firstPart int64
+	// A streamed answer joined into one message (streamed.go): its
+	// parts as recorded.
+	parts *StreamParts
 }
 
 // add takes one message record (whose slices it keeps) and returns how
@@ -374,7 +373,7 @@ func (l *loading) noteExchange(ex uint64, key string) {
 func (l *loading) addServer(e *entry) {
 	info := &e.info
 	m := ServerMsg{Frame: e.frame, Kind: info.Kind, Method: info.Method, IDKey: info.ID.Key(), Time: e.time, Answer: -1,
-		Parts: e.parts, FirstPart: e.firstPart}
+		Stream: e.parts}
 	if e.stream == "get" {
 		l.s.GetStream = true
 	}

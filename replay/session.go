@@ -148,11 +148,19 @@ type ServerMsg struct {
 	// Answer is the index in Steps of the client's answer to this server
 	// request, or -1.
 	Answer int
-	// Parts is, for an answer streamed in several results (joined into
-	// Frame, see streamed.go), how many there were, the end included;
-	// FirstPart is when the first was recorded. 0 otherwise.
-	Parts     int
-	FirstPart int64
+	// Stream holds, for an answer streamed in several results (joined
+	// into Frame, see streamed.go), the parts as recorded; nil otherwise.
+	Stream *StreamParts
+}
+
+// StreamParts are the recorded parts of an answer streamed in several
+// results under one id: the start and the deltas (Frames, recorded at
+// Times) and End, the terminal answer as recorded. A player (mock) sends
+// these; replay compares the joined Frame.
+type StreamParts struct {
+	Frames [][]byte
+	Times  []int64
+	End    []byte
 }
 
 // ErrNoClientMessages is wrapped by Load's error when the tape holds no

@@ -35,8 +35,9 @@ var chunkPaths = []string{"result.stream.parts", "result.stream.deltas"}
 type streamParts struct {
 	text        []byte
 	deltas      []string
-	n           int   // parts (start and deltas)
-	first, last int64 // times of the first and last part (Unix ns)
+	n           int          // parts (start and deltas)
+	first, last int64        // times of the first and last part (Unix ns)
+	kept        *StreamParts // the recorded parts themselves (loading only)
 }
 
 // partOf returns the stream part of a server message: PartSingle unless
@@ -118,19 +119,21 @@ func (l *loading) joinRecorded(e *entry, k string) bool {
 			return false // a part after the end of its answer: not compared
 		}
 		if p == nil {
-			p = &streamParts{}
+			p = &streamParts{kept: &StreamParts{}}
 			l.parts[k] = p
 		}
 		p.add(part, e.frame, members, e.time)
+		p.kept.Frames, p.kept.Times = append(p.kept.Frames, e.frame), append(p.kept.Times, e.time)
 		return false
 	}
 	if p == nil {
 		return true
 	}
 	delete(l.parts, k)
+	p.kept.End = e.frame
 	e.frame = p.join(e.frame)
 	e.info = jsonrpc.Classify(e.frame)
-	e.parts, e.firstPart = p.n+1, p.first
+	e.parts = p.kept
 	return true
 }
 
@@ -202,13 +205,13 @@ func (r *runner) streamStats() *StreamTiming {
 // recordedStream counts the recorded parts of the answer m when it was
 // streamed. mu is held.
 func (r *runner) recordedStream(m *srvState) {
-	if m.Parts == 0 {
+	if m.Stream == nil || len(m.Stream.Times) == 0 {
 		return
 	}
 	st := r.streamStats()
-	st.RecordedParts += m.Parts
+	st.RecordedParts += len(m.Stream.Frames) + 1
 	st.recAnswers++
-	st.recSpan += m.Time - m.FirstPart
+	st.recSpan += m.Time - m.Stream.Times[0]
 }
 
 // liveStreamStarted reports whether the live answer to the recorded
