@@ -75,6 +75,7 @@ type harExchange struct {
 	endAt    int64
 	errs     []string
 	ws       []harWSMessage // a WebSocket connection's frames (har_ws.go)
+	parts    harParts       // parts of answers streamed as several results
 }
 
 // harWriter streams a HAR document.
@@ -207,6 +208,7 @@ func (x *harExchange) write(s ...string) {
 
 func (x *harExchange) addResponse(rec *tape.Record) {
 	x.respMsgs++
+	x.parts.add(rec)
 	if !x.sse {
 		if x.respMsgs > 1 {
 			x.write(",")
@@ -262,6 +264,7 @@ type (
 		// A WebSocket connection (har_ws.go).
 		ResourceType      string         `json:"_resourceType,omitempty"`
 		WebSocketMessages []harWSMessage `json:"_webSocketMessages,omitempty"`
+		Streamed          *harStream     `json:"_streamed,omitempty"`
 	}
 	harRequest struct {
 		Method      string       `json:"method"`
@@ -394,6 +397,7 @@ func (hw *harWriter) entry(x *harExchange) error {
 	if x.sse {
 		e.Response.Content.Comment = "event stream rebuilt from the recorded events"
 	}
+	e.Streamed = x.parts.har(start)
 	if x.cut {
 		e.Response.Content.Comment = "cut by mcptape after " + strconv.Itoa(harMaxBody) + " bytes"
 	}

@@ -67,7 +67,7 @@ func (c *Conn) play(ctx context.Context, e *entry, liveID, token []byte, f fault
 			if e.cancelAt != 0 && e.script[i].at >= e.cancelAt {
 				break
 			}
-			if !c.playItem(ctx, k, &e.script[i], token, reply) {
+			if !c.playItem(ctx, k, &e.script[i], liveID, token, reply) {
 				return
 			}
 		}
@@ -107,7 +107,7 @@ func (c *Conn) play(ctx context.Context, e *entry, liveID, token []byte, f fault
 	go func() {
 		defer c.tails.Done()
 		for i := range e.tail {
-			if !c.playItem(context.WithoutCancel(ctx), k, &e.tail[i], nil, nil) {
+			if !c.playItem(context.WithoutCancel(ctx), k, &e.tail[i], nil, nil, nil) {
 				return
 			}
 		}
@@ -124,9 +124,9 @@ func (e *entry) answerAt() int64 {
 }
 
 // playItem sends one recorded server message at its time: on reply, or
-// on the session stream when reply is nil. It returns false when the
-// playback must stop.
-func (c *Conn) playItem(ctx context.Context, k *clock, it *item, token []byte, reply Stream) bool {
+// on the session stream when reply is nil (a stream part under liveID).
+// It returns false when the playback must stop.
+func (c *Conn) playItem(ctx context.Context, k *clock, it *item, liveID, token []byte, reply Stream) bool {
 	if !k.wait(ctx, it.at, 0) {
 		return false
 	}
@@ -142,6 +142,11 @@ func (c *Conn) playItem(ctx context.Context, k *clock, it *item, token []byte, r
 		}
 		var err error
 		if frame, err = jsonrpc.RewriteProgressToken(frame, token); err != nil {
+			return true
+		}
+	case it.part:
+		var err error
+		if frame, err = jsonrpc.RewriteID(frame, liveID); err != nil {
 			return true
 		}
 	case it.kind == jsonrpc.KindRequest:

@@ -149,7 +149,7 @@ func loadCmd() *command {
 			fs.StringVar(&f.hgrm, "hgrm", "", "write one percentile distribution file per series (SERIES.hgrm, for the HdrHistogram plotter) into `DIR`")
 			fs.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (one histogram per series per interval) to `FILE`")
 			fs.DurationVar(&f.hlogEvery, "hlog-interval", loadgen.DefaultInterval, "interval of --hlog and of the intervals the JSON report records (charts over time in 'mcptape report RUN.json')")
-			fs.StringArrayVar(&f.thresholds, "threshold", nil, "fail with exit code 3 unless `T` holds: 'SERIES:p99<50ms', 'errors<1%' (repeatable)")
+			fs.StringArrayVar(&f.thresholds, "threshold", nil, "fail with exit code 3 unless `T` holds: 'SERIES:p99<50ms', 'errors<1%', for streamed answers 'SERIES#first_chunk:p99<300ms', 'SERIES:tokens_per_s>50' (repeatable)")
 			fs.DurationVar(&f.every, "every", 2*time.Second, "live progress line interval on stderr")
 			fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress")
 			fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the generator to `FILE` (for tuning mcptape itself)")

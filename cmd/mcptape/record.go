@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/signal"
@@ -13,7 +12,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 
 	"github.com/mcptape/mcptape/capture"
 	"github.com/mcptape/mcptape/internal/proc"
+	"github.com/mcptape/mcptape/internal/syncio"
 	"github.com/mcptape/mcptape/tape"
 	"github.com/mcptape/mcptape/transport"
 )
@@ -152,7 +151,7 @@ func (f *recordFlags) checkStdio(args []string) error {
 // as an exitError.
 func runRecord(ctx context.Context, st *stdio, f *recordFlags, fs *pflag.FlagSet, args []string) error {
 	start := time.Now()
-	errw := &lockedWriter{w: st.err}
+	errw := syncio.NewWriter(st.err)
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(errw, "mcptape record: "+format+"\n", a...)
 	}
@@ -298,17 +297,4 @@ func createTape(path string, force bool, h tape.Header, opts ...tape.Option) (*t
 		return nil, withCode(2, fmt.Errorf("%s already exists: refusing to overwrite it (give --force to replace it, or another -o)", path))
 	}
 	return w, err
-}
-
-// lockedWriter serialises writes, so that mcptape's own lines and the
-// server's forwarded stderr chunks do not interleave mid-write.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

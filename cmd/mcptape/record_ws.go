@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/capture"
+	"github.com/mcptape/mcptape/internal/syncio"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -98,7 +99,7 @@ func runRecordWS(ctx context.Context, st *stdio, h *httpFlags, c httpRecordConfi
 // recordLogs returns the loggers of the proxy modes of "mcptape record":
 // warnings always, details with -v, one line each on stderr.
 func recordLogs(st *stdio, verbose bool) (logf, debugf func(string, ...any)) {
-	errw := &lockedWriter{w: st.err}
+	errw := syncio.NewWriter(st.err)
 	logf = func(format string, a ...any) { fmt.Fprintf(errw, "mcptape record: "+format+"\n", a...) }
 	debugf = func(string, ...any) {}
 	if verbose {

@@ -28,6 +28,7 @@ func serveCmd() *command {
   mcptape serve --ws 127.0.0.1:8081                   # WebSocket at ws://127.0.0.1:8081/mcp (subprotocol mcp)
   mcptape serve --echo-prefix 'v2: '                  # change echo's answers (replay diff tests)
   mcptape serve --protocol-version 2025-06-18         # accept only this protocol version
+  mcptape serve --stream-chunks 5 --chunk-delay 20ms  # a chat tool answering in streamed chunks
   mcptape record -o run.jsonl.zst -- mcptape serve    # record a session with the reference server
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
@@ -39,6 +40,9 @@ func serveCmd() *command {
 			echoPrefix := fs.String("echo-prefix", "", "text put before every echo answer")
 			versions := fs.StringSlice("protocol-version", nil, "accept only these protocol `VERSIONS` (repeat or comma-separate; default: all of "+
 				strings.Join(refserver.ProtocolVersions(), ", ")+")")
+			chunks := fs.Int("stream-chunks", 0, "add a chat {query} tool answering in `N` streamed content_delta results between content_start and content_end "+
+				"(several results for one id, as in the LangGraph MCP server's docs); 0: no chat tool")
+			chunkDelay := fs.Duration("chunk-delay", 0, "with --stream-chunks: pause before each delta and the end result")
 			maxConc := fs.Int("max-concurrency", 0, "run at most `K` tool calls at once; more wait their turn (0: no bound). With the sleep tool at ms milliseconds, capacity is K/(ms/1000) calls/s")
 			logLevel := fs.String("log-level", "error", "server log on stderr: debug, info, warn, error or off")
 			return func(ctx context.Context, st *stdio, args []string) error {
@@ -54,6 +58,13 @@ func serveCmd() *command {
 				if *sessionTimeout < 0 {
 					return usageError("--session-timeout must not be negative")
 				}
+				if *chunks != 0 && *wsAddr != "" {
+					return usageError("--stream-chunks: the chat tool is served over stdio and --http, not --ws")
+				}
+				if *chunks == 0 && *chunkDelay != 0 {
+					return usageError("--chunk-delay needs --stream-chunks")
+				}
+				chat := refserver.Chat{Chunks: *chunks, Delay: *chunkDelay}
 				logger, err := serveLogger(st, *logLevel)
 				if err != nil {
 					return err
@@ -62,6 +73,9 @@ func serveCmd() *command {
 					refserver.WithImplementation(refserver.DefaultName, version),
 					refserver.WithEchoPrefix(*echoPrefix),
 					refserver.WithLogger(logger),
+				}
+				if *chunks != 0 {
+					opts = append(opts, refserver.WithChat(chat))
 				}
 				if len(*versions) > 0 {
 					opts = append(opts, refserver.WithProtocolVersions(*versions...))
@@ -74,7 +88,7 @@ func serveCmd() *command {
 					return usageError("%v", err)
 				}
 				if *httpAddr == "" && *wsAddr == "" {
-					return refserver.ServeStdio(ctx, srv, st.in, st.out)
+					return refserver.ServeStdioChat(ctx, srv, chat, st.in, st.out)
 				}
 				flag, scheme, raw := "--http", "http", *httpAddr
 				if *wsAddr != "" {
@@ -101,6 +115,7 @@ func serveCmd() *command {
 					JSONResponse:   *jsonResp,
 					SessionTimeout: *sessionTimeout,
 					Logger:         logger,
+					Chat:           chat,
 				})
 			}
 		},

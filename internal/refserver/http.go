@@ -42,6 +42,10 @@ type HTTPConfig struct {
 	SessionTimeout time.Duration
 	// Logger receives the HTTP handler's logs; nil discards them.
 	Logger *slog.Logger
+	// Chat streams the chat tool's calls: a POST holding one such call is
+	// answered with an SSE stream of its chunks (see [Chat]), whatever
+	// JSONResponse says. The zero value leaves them to the SDK.
+	Chat Chat
 }
 
 // HTTPHandler returns a handler serving s over Streamable HTTP at [Path]
@@ -59,7 +63,11 @@ func HTTPHandler(s *mcp.Server, cfg HTTPConfig) http.Handler {
 		PropagateRequestCancellation: true,
 	})
 	mux := http.NewServeMux()
-	mux.Handle(Path, h)
+	if cfg.Chat.enabled() {
+		mux.Handle(Path, chatHandler{chat: cfg.Chat, next: h})
+	} else {
+		mux.Handle(Path, h)
+	}
 	return mux
 }
 
