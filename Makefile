@@ -40,10 +40,11 @@ peers:
 	$(GO) run ./internal/peertest/cmd/installpeers
 
 ## sysdeps: Debian packages the tests use (headless Chromium renders the HTML
-## report; zsh and fish check the completion scripts). Installed only when
+## report; zsh and fish check the completion scripts; python3 runs the
+## streaming test peer testdata/streampeer). Installed only when
 ## missing and when apt-get can run.
 sysdeps:
-	@bash scripts/sysdeps.sh chromium zsh fish
+	@bash scripts/sysdeps.sh chromium zsh fish python3
 
 ## test: the whole suite, with the race detector, end-to-end tests included.
 test: peers sysdeps

@@ -95,7 +95,7 @@ func ExportTape(ctx context.Context, r *tape.Reader, w io.Writer, f ExportFormat
 // exportNDJSON writes the messages as Show's ndjson lines.
 func exportNDJSON(sc *Scanner, h *tape.Header, w io.Writer, st *ExportStats) error {
 	out := newShowWriter(w, FormatNDJSON)
-	pairs := NewPairer[showReq]()
+	pairs := NewPairer[*showReq]()
 	origin := h.Time
 	for {
 		it, err := sc.Next()

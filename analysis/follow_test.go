@@ -84,9 +84,16 @@ func TestFollowShow(t *testing.T) {
 	if strings.Contains(out.String(), "initialize") {
 		t.Errorf("the method filter let initialize through:\n%s", out.String())
 	}
+	// A streamed answer is an info note, not a flagged problem.
+	l.send(tape.ServerToClient, `{"jsonrpc":"2.0","id":1,"result":{"type":"content_start"}}`)
+	l.send(tape.ServerToClient, `{"jsonrpc":"2.0","id":1,"result":{"type":"content_end","usage":{"total_tokens":1}}}`)
+	waitFor(t, out, "end #2")
 	l.send(tape.ServerToClient, `{"jsonrpc":"2.0","id":7,"result":{}}`)
 	waitFor(t, out, "!! ")
 	waitFor(t, out, "response-unknown-id")
+	if strings.Contains(out.String(), RuleStreamedResponse) {
+		t.Errorf("a streamed answer was flagged as a problem:\n%s", out.String())
+	}
 	select {
 	case err := <-done:
 		t.Fatalf("follow ended before the end record: %v", err)

@@ -23,7 +23,8 @@ import (
 // (http://www.softwareishard.com/blog/har-12-spec/). What the tape does not
 // record is filled in as the spec allows: httpVersion "HTTP/1.1", no
 // cookies, headersSize -1, send time 0. Fields of our own start with "_":
-// _session, _exchange, _stream, _closedBy, _error, _incomplete.
+// _session, _exchange, _stream, _closedBy, _error, _incomplete, and for a
+// WebSocket connection _resourceType and _webSocketMessages (har_ws.go).
 //
 // Request bodies are the client's messages (batch members put back into an
 // array), or for a plain HTTP exchange (OAuth, discovery) the "end" event's
@@ -73,6 +74,8 @@ type harExchange struct {
 	end      *harEvent // "end" event
 	endAt    int64
 	errs     []string
+	ws       []harWSMessage // a WebSocket connection's frames (har_ws.go)
+	parts    harParts       // parts of answers streamed as several results
 }
 
 // harWriter streams a HAR document.
@@ -105,6 +108,11 @@ func exportHAR(sc *Scanner, h *tape.Header, w io.Writer, st *ExportStats) error 
 		}
 		x := hw.exchange(rec)
 		switch {
+		case it.IsMessage() && rec.Stream == tape.StreamWS:
+			st.Messages++
+			x.addWS(rec, 1, string(rec.Frame))
+		case rec.Event == tape.EventWS:
+			x.addWSEvent(rec)
 		case it.IsMessage():
 			st.Messages++
 			if rec.Dir == tape.ClientToServer {
@@ -200,6 +208,7 @@ func (x *harExchange) write(s ...string) {
 
 func (x *harExchange) addResponse(rec *tape.Record) {
 	x.respMsgs++
+	x.parts.add(rec)
 	if !x.sse {
 		if x.respMsgs > 1 {
 			x.write(",")
@@ -252,6 +261,10 @@ type (
 		ClosedBy        string      `json:"_closedBy,omitempty"`
 		Error           string      `json:"_error,omitempty"`
 		Incomplete      bool        `json:"_incomplete,omitempty"`
+		// A WebSocket connection (har_ws.go).
+		ResourceType      string         `json:"_resourceType,omitempty"`
+		WebSocketMessages []harWSMessage `json:"_webSocketMessages,omitempty"`
+		Streamed          *harStream     `json:"_streamed,omitempty"`
 	}
 	harRequest struct {
 		Method      string       `json:"method"`
@@ -384,9 +397,11 @@ func (hw *harWriter) entry(x *harExchange) error {
 	if x.sse {
 		e.Response.Content.Comment = "event stream rebuilt from the recorded events"
 	}
+	e.Streamed = x.parts.har(start)
 	if x.cut {
 		e.Response.Content.Comment = "cut by mcptape after " + strconv.Itoa(harMaxBody) + " bytes"
 	}
+	x.wsEntry(&e)
 	b, err := json.MarshalIndent(&e, "      ", "  ")
 	if err != nil {
 		return err

@@ -124,6 +124,7 @@ type Inspector struct {
 	viol       *violations
 
 	firstProgress latencyHist
+	streams       streamState
 	mrtrLat       latencyHist
 	taskLat       latencyHist
 	unanswered    []RequestRef                // requests superseded by an id reuse
@@ -155,6 +156,9 @@ type request struct {
 
 	progress      int64
 	lastProgress  float64
+	chunks        int64 // stream parts received (start, deltas)
+	chunkBytes    int64 // their bytes
+	firstPart     int64 // time of the first stream part, 0 when none
 	cancelled     int64 // time of the cancel, 0 when none
 	op            *operation
 	wantsTask     bool
@@ -230,6 +234,7 @@ func NewInspector(h *tape.Header, opts ...Option) (*Inspector, error) {
 		tokens:      map[string]*request{},
 		recent:      newRecentSet(o.recent),
 		answeredIDs: newRecentSet(o.recent),
+		streams:     newStreamState(),
 		mrtr:        map[opKey]*operation{},
 		tasks:       map[string]*operation{},
 		names:       map[string]string{},
@@ -327,6 +332,13 @@ func (in *Inspector) violation(rule string, it *Item, s *sessionState, format st
 		}
 		in.flag(it, rule, d)
 	}
+	in.note(rule, it, format, a...)
+}
+
+// note reports what it shows under rule, without counting it as a
+// violation of the session nor flagging it when following a tape: for
+// info rules (non-standard extensions).
+func (in *Inspector) note(rule string, it *Item, format string, a ...any) {
 	in.viol.add(rule, func() Example {
 		d := describeItem(it)
 		if format != "" {

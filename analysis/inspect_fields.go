@@ -9,7 +9,8 @@ import "github.com/mcptape/mcptape/jsonrpc"
 // (topFields); the indexes below name their places.
 var (
 	paramKeys  = []string{"name", "uri", "taskId", "task", "inputResponses", "requestState", "_meta", "protocolVersion", "clientInfo", "progress"}
-	resultKeys = []string{"resultType", "isError", "task", "taskId", "status", "serverInfo", "protocolVersion", "_meta"}
+	resultKeys = []string{"resultType", "isError", "task", "taskId", "status", "serverInfo", "protocolVersion", "_meta",
+		streamDialect.TypeKey}
 
 	paramIndex, resultIndex = newKeyIndex(paramKeys), newKeyIndex(resultKeys)
 )
@@ -78,6 +79,7 @@ const (
 	rServerInfo
 	rProtocolVersion
 	rMeta
+	rStreamType // the stream dialect's part member ("type")
 	resultCount
 )
 

@@ -61,6 +61,7 @@ func (in *Inspector) Finish(warning error) *Report {
 	rep.Progress.FirstProgress = in.firstProgress.summary()
 	rep.Operations.MRTR.Latency = in.mrtrLat.summary()
 	rep.Operations.Tasks.Latency = in.taskLat.summary()
+	rep.Streams = in.streamReport()
 	rep.Violations = in.viol.list()
 	rep.Problems = in.problems(rep)
 	return rep
@@ -78,6 +79,9 @@ func (in *Inspector) finishPending() {
 			continue
 		}
 		in.emitOp(req, req.op, OutcomeUnanswered, 0, 0, 0)
+		if in.streamUnfinished(req) {
+			continue
+		}
 		rep.Unanswered.Count++
 		req.sess.unanswered++
 		in.unanswered = append(in.unanswered, in.ref(req))
@@ -222,6 +226,13 @@ func (in *Inspector) problems(rep *Report) []Problem {
 	}
 	if n := rep.Operations.MRTR.Abandoned; n > 0 {
 		add(SeverityWarning, "mrtr-abandoned", n, nil, "%s asked for input and never retried", plural(n, "MRTR operation"))
+	}
+	if st := rep.Streams; st != nil && st.Unfinished > 0 {
+		d = nil
+		for _, r := range st.UnfinishedRequests[:min(len(st.UnfinishedRequests), problemDetails)] {
+			d = append(d, describeRef(r))
+		}
+		add(SeverityError, "stream-unfinished", st.Unfinished, d, "%s cut before the end part", plural(st.Unfinished, "streamed answer"))
 	}
 	if n := rep.Operations.Tasks.Unfinished; n > 0 {
 		add(SeverityWarning, "task-unfinished", n, nil, "%s never reached a terminal status", plural(n, "task"))

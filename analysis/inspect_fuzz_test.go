@@ -80,7 +80,7 @@ func FuzzInspect(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pairs := NewPairer[showReq]()
+		pairs := NewPairer[*showReq]()
 		for i := range items {
 			in.Add(&items[i])
 			m := line{item: &items[i]}

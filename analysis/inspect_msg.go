@@ -347,6 +347,11 @@ func (in *Inspector) cancel(it *Item, s *sessionState) {
 func (in *Inspector) response(it *Item, s *sessionState) {
 	rec, info, frame := it.Rec, &it.Info, it.Frame
 	isErr := info.Kind == jsonrpc.KindError
+	part := streamPartOf(it)
+	if part == jsonrpc.PartStart || part == jsonrpc.PartDelta {
+		in.streamChunk(it, s)
+		return
+	}
 	var req *request
 	ok := false
 	if Pairable(info.ID) {
@@ -357,7 +362,7 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 			req, ok = in.inflight.Close(rec.Session, Opposite(rec.Dir), info.ID)
 		}
 		if !ok {
-			in.violation(RuleResponseUnknownID, it, s, "no such request in flight")
+			in.unpairedPart(it, s, part)
 		}
 	} else if isErr && info.ID.Type == jsonrpc.IDNull {
 		req, ok = in.nullIDAnswer(it)
@@ -377,6 +382,9 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 	}
 	if !ok {
 		return
+	}
+	if part == jsonrpc.PartEnd || req.chunks > 0 {
+		in.streamEnd(it, s, req, part)
 	}
 	in.buf = tokenKey(in.buf[:0], rec.Session, req.dir, info.ID)
 	in.answeredIDs.add(string(in.buf))

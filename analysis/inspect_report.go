@@ -19,13 +19,16 @@ type Report struct {
 	Unanswered     UnansweredStats `json:"unanswered"`
 	// Refused counts HTTP requests the server refused with an HTTP error
 	// status (4xx, 5xx) and no JSON-RPC answer: answered, by the status.
-	Refused       RefusedStats     `json:"refused,omitzero"`
-	Cancellations CancelStats      `json:"cancellations"`
-	Progress      ProgressStats    `json:"progress"`
-	Operations    OperationStats   `json:"operations"`
-	Violations    []ViolationStats `json:"violations"`
-	ProxyErrors   []Example        `json:"proxy_errors,omitempty"`
-	ProxyErrorsN  int64            `json:"proxy_errors_count,omitempty"`
+	Refused       RefusedStats   `json:"refused,omitzero"`
+	Cancellations CancelStats    `json:"cancellations"`
+	Progress      ProgressStats  `json:"progress"`
+	Operations    OperationStats `json:"operations"`
+	// Streams describes answers streamed as several results under one id
+	// (a non-standard extension); absent when the tape has none.
+	Streams      *StreamStats     `json:"streams,omitempty"`
+	Violations   []ViolationStats `json:"violations"`
+	ProxyErrors  []Example        `json:"proxy_errors,omitempty"`
+	ProxyErrorsN int64            `json:"proxy_errors_count,omitempty"`
 	// CutMessages counts the messages the HTTP recorder announced as
 	// recorded cut (forwarded whole): they are not checked against
 	// JSON-RPC, and the proxy error that announced each is listed.
@@ -59,7 +62,8 @@ type Problem struct {
 	Severity Severity `json:"severity"`
 	// What is a stable name: a rule name, or one of "tape-damaged",
 	// "unanswered", "error-response", "tool-error", "answered-after-cancel",
-	// "server-exit", "proxy-error", "mrtr-abandoned", "task-unfinished".
+	// "server-exit", "proxy-error", "mrtr-abandoned", "task-unfinished",
+	// "stream-unfinished".
 	What    string   `json:"what"`
 	Count   int64    `json:"count"`
 	Summary string   `json:"summary"`

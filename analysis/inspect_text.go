@@ -98,6 +98,7 @@ func WriteText(w io.Writer, rep *Report) error {
 		}
 	}
 	writeActivity(p, rep)
+	writeStreams(p, rep.Streams)
 	if len(rep.Errors) > 0 {
 		p("")
 		p("ERRORS  (by code and message)")

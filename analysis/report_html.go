@@ -56,6 +56,7 @@ type htmlPage struct {
 	MethodCards          []htmlCard
 	ToolCards            []htmlCard
 	Errors               htmlTable
+	Streams              *htmlStreams
 	Violations           []htmlSevRow
 	ViolationsMore       int
 }
@@ -135,6 +136,7 @@ func writeHTML(w io.Writer, o *htmlOptions, rep *Report, c *chartData) error {
 	page.Timeline = timelineSection(c)
 	latencySection(page, o, rep, c)
 	errorsSection(page, rep)
+	page.Streams = streamsSection(rep.Streams)
 	if err := reportTemplate.Execute(w, page); err != nil {
 		return fmt.Errorf("analysis: report: %w", err)
 	}

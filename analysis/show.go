@@ -189,6 +189,7 @@ type showReq struct {
 	method string
 	name   string
 	time   int64
+	parts  int // stream parts of its answer seen so far
 }
 
 // Show writes the timeline of the tape at path to w. It streams: memory
@@ -255,7 +256,7 @@ func showItems(src itemSource, h *tape.Header, w io.Writer, live bool, opts ...S
 		}
 		in.live = out.w
 	}
-	pairs := NewPairer[showReq]()
+	pairs := NewPairer[*showReq]()
 	var from, to int64 = -1 << 63, 1<<63 - 1
 	bounded := false
 	for {
@@ -318,15 +319,17 @@ type line struct {
 	method  string // the message's method, or its request's
 	name    string // tool, prompt or resource of the request
 	latency int64  // responses: time since the request, -1 when unpaired
+	part    jsonrpc.StreamPart
+	partN   int // streamed answers: this part's number, from 1
 }
 
 // pairLine pairs requests and responses and fills in method and latency.
-func pairLine(pairs *Pairer[showReq], m *line) {
+func pairLine(pairs *Pairer[*showReq], m *line) {
 	it := m.item
 	m.method, m.latency = it.Info.Method, -1
 	switch it.Info.Kind {
 	case jsonrpc.KindRequest:
-		req := showReq{method: it.Info.Method, time: it.Rec.Time}
+		req := &showReq{method: it.Info.Method, time: it.Rec.Time}
 		switch req.method {
 		case mToolsCall, mPromptsGet:
 			req.name, _ = lookupString(it.Frame, "params", "name")
@@ -341,8 +344,22 @@ func pairLine(pairs *Pairer[showReq], m *line) {
 		if !Pairable(it.Info.ID) {
 			return
 		}
-		if req, ok := pairs.Close(it.Rec.Session, Opposite(it.Rec.Dir), it.Info.ID); ok {
+		// The parts of a streamed answer are shown under their request:
+		// its method, name and the time since it, numbered.
+		m.part = streamPartOf(it)
+		var req *showReq
+		ok := false
+		if m.part == jsonrpc.PartStart || m.part == jsonrpc.PartDelta {
+			req, ok = pairs.Lookup(it.Rec.Session, Opposite(it.Rec.Dir), it.Info.ID)
+		} else {
+			req, ok = pairs.Close(it.Rec.Session, Opposite(it.Rec.Dir), it.Info.ID)
+		}
+		if ok {
 			m.method, m.name, m.latency = req.method, req.name, it.Rec.Time-req.time
+			if m.part.Streamed() || req.parts > 0 {
+				req.parts++
+				m.partN = req.parts
+			}
 		}
 	}
 }

@@ -98,6 +98,9 @@ func textLine(m *line) string {
 	if method == "" && (it.Info.Kind == jsonrpc.KindResponse || it.Info.Kind == jsonrpc.KindError) {
 		method = "?"
 	}
+	if m.partN > 0 { // a part of a streamed answer, under its request
+		method = fmt.Sprintf("↳ %s %s #%d", method, m.part, m.partN)
+	}
 	lat := ""
 	if m.latency >= 0 {
 		lat = fmtDur(m.latency)
@@ -183,6 +186,7 @@ type ndjsonLine struct {
 	Name      string          `json:"name,omitempty"`
 	Size      int             `json:"size"`
 	Batch     *batchPos       `json:"batch,omitempty"`
+	Stream    *streamPos      `json:"stream,omitempty"`
 	LatencyNS *int64          `json:"latency_ns,omitempty"`
 	ErrorCode *int64          `json:"error_code,omitempty"`
 	Summary   string          `json:"summary,omitempty"`
@@ -193,6 +197,13 @@ type ndjsonLine struct {
 	Message json.RawMessage `json:"message,omitempty"`
 	Text    *string         `json:"text,omitempty"`
 	B64     string          `json:"b64,omitempty"`
+}
+
+// streamPos places a part of a streamed answer: its kind (start, delta,
+// end, or single for a plain answer closing a stream) and number from 1.
+type streamPos struct {
+	Part  string `json:"part"`
+	Index int    `json:"index"`
 }
 
 type batchPos struct {
@@ -221,6 +232,9 @@ func (s *showWriter) ndjson(m *line) error {
 		}
 		if m.latency >= 0 {
 			l.LatencyNS = &m.latency
+		}
+		if m.partN > 0 {
+			l.Stream = &streamPos{Part: m.part.String(), Index: m.partN}
 		}
 		if info.HasErrorCode {
 			l.ErrorCode = &info.ErrorCode

@@ -56,6 +56,8 @@ const (
 	RuleInitializeCancelled  = "initialize-cancelled"
 	RuleBeforeInitialize     = "request-before-initialize"
 	RuleMissingSessionHeader = "missing-session-header"
+	RuleStreamedResponse     = "streamed-response"
+	RuleStreamAfterEnd       = "stream-part-after-end"
 )
 
 // streamRules describes the rules checked across messages.
@@ -73,6 +75,9 @@ var streamRules = []Rule{
 	{RuleInitializeBatched, SeverityError, "initialize sent in a batch"},
 	{RuleInitializeCancelled, SeverityError, "initialize request cancelled"},
 	{RuleBeforeInitialize, SeverityError, "client request other than ping before initialize"},
+	{RuleStreamedResponse, SeverityInfo, "answer streamed as several results under one id, ended by a terminal one " +
+		"(non-standard extension: LangGraph's content_start, content_delta, content_end)"},
+	{RuleStreamAfterEnd, SeverityError, "stream part (delta) for a request whose streamed answer had ended"},
 	{RuleMissingSessionHeader, SeverityError, "HTTP request without Mcp-Session-Id after the server assigned one"},
 	{RuleMcpHeaderMissing, SeverityError, "2026-07-28 request without the Mcp-Method, Mcp-Name or Mcp-Param-* header it needs"},
 	{RuleMcpHeaderMismatch, SeverityError, "2026-07-28 Mcp-Method, Mcp-Name or Mcp-Param-* header that disagrees with the body"},

@@ -141,6 +141,13 @@ var ruleCases = []struct {
 			evt(1*ms, tape.EventHTTP, `{"method":"POST","path":"/mcp","status":400,"request_headers":{"Content-Type":"application/json"}}`)},
 		[]step{evt(0, tape.EventHTTP, `{"method":"POST","path":"/mcp","status":200,"request_headers":{},"response_headers":{"Mcp-Session-Id":["abc"]}}`),
 			evt(1*ms, tape.EventHTTP, `{"method":"POST","path":"/mcp","status":200,"request_headers":{"mcp-session-id":"abc"}}`)}},
+	{RuleStreamedResponse,
+		after(c2s(5*ms, chatCall("1")), s2c(6*ms, partStart("1")), s2c(7*ms, partDelta("1", "a")), s2c(8*ms, partEnd("1", "1", "1"))),
+		after(c2s(5*ms, chatCall("1")), s2c(6*ms, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`))},
+	// The good form is a stream too, which the info rule notes.
+	{RuleStreamAfterEnd,
+		after(c2s(5*ms, chatCall("1")), s2c(6*ms, partStart("1")), s2c(7*ms, partEnd("1", "1", "1")), s2c(8*ms, partDelta("1", "late"))),
+		nil},
 	{RuleMcpHeaderMissing, modernPost(`"Mcp-Protocol-Version":["2026-07-28"]`), modernPost(`"Mcp-Protocol-Version":["2026-07-28"],"Mcp-Method":["tools/list"]`)},
 	{RuleMcpHeaderMismatch, modernPost(`"Mcp-Protocol-Version":["2026-07-28"],"Mcp-Method":["ping"]`),
 		modernPost(`"Mcp-Protocol-Version":["2026-07-28"],"Mcp-Method":["tools/list"]`)},

@@ -179,7 +179,7 @@ func (s *echoSession) call(b *testing.B) time.Duration {
 // runEcho makes calls echo calls spread over the sessions, each session in
 // a closed loop, and returns the time taken; latencies are appended to lat
 // when it is not nil.
-func runEcho(b *testing.B, sessions []*echoSession, calls int, lat *[]time.Duration) time.Duration {
+func runEcho[S echoCaller](b *testing.B, sessions []S, calls int, lat *[]time.Duration) time.Duration {
 	var left atomic.Int64
 	left.Store(int64(calls))
 	var mu sync.Mutex

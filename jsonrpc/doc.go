@@ -28,6 +28,14 @@
 // [Split] (or the allocation-free [AppendSplit]) returns the members as
 // sub-slices of the frame, each of which can then be classified.
 //
+// A response may also be one part of an answer streamed as several results
+// under one id (start, deltas, a terminal end). [StreamPart] is that general
+// mechanism; a [StreamDialect] (such as [LangGraphStream], the
+// content_start/content_delta/content_end results of the LangGraph MCP
+// server's docs) says which result members mark the parts, from the members
+// [ClassifyMembers] lists. Classify itself is unchanged: callers that do not
+// look for streams pay nothing.
+//
 // [RewriteID], [RewriteProgressToken] and [RewriteCancelTarget] return a new
 // frame in which exactly one value's bytes are replaced, every other byte
 // kept; [AppendRewrite] does the same into a caller's buffer, and [Replace]

@@ -202,7 +202,7 @@ func isRequestSeries(names []string) bool {
 }
 
 // seriesCounts are the requests and errors of one series.
-type seriesCounts struct{ requests, errors int64 }
+type seriesCounts struct{ requests, errors, tokens int64 }
 
 // fail counts one error of class and detail, for a request of the named
 // series (nil: an error of no request, such as a frame the server sent

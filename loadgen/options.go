@@ -414,6 +414,9 @@ func (o *options) transportOptions(t Target) []transport.Option {
 	if o.grace > 0 {
 		out = append(out, transport.WithGrace(o.grace))
 	}
+	if transport.IsWebSocketURL(t.URL) {
+		return o.wsTransportOptions(out)
+	}
 	if t.URL != "" || t.SSE != "" {
 		out = append(out, transport.WithHTTPClient(o.client))
 		if len(o.header) > 0 {

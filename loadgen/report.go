@@ -104,18 +104,22 @@ type ErrorCount struct {
 // for session setup; 0 for series that are not requests, such as
 // progress intervals) and Errors those that failed, by any error kind.
 type Series struct {
-	Name     string        `json:"name"`
-	Count    int64         `json:"count"`
-	Requests int64         `json:"requests,omitempty"`
-	Errors   int64         `json:"errors,omitempty"`
-	Rate     float64       `json:"rate"` // per second over the report's duration
-	Mean     time.Duration `json:"mean_ns"`
-	Min      time.Duration `json:"min_ns"`
-	P50      time.Duration `json:"p50_ns"`
-	P90      time.Duration `json:"p90_ns"`
-	P99      time.Duration `json:"p99_ns"`
-	P999     time.Duration `json:"p99_9_ns"`
-	Max      time.Duration `json:"max_ns"`
+	Name     string  `json:"name"`
+	Count    int64   `json:"count"`
+	Requests int64   `json:"requests,omitempty"`
+	Errors   int64   `json:"errors,omitempty"`
+	Rate     float64 `json:"rate"` // per second over the report's duration
+	// Tokens sums the usage total_tokens of streamed answers (see
+	// FirstChunkSuffix), TokensPerSec over the report's duration.
+	Tokens       int64         `json:"tokens,omitempty"`
+	TokensPerSec float64       `json:"tokens_per_s,omitempty"`
+	Mean         time.Duration `json:"mean_ns"`
+	Min          time.Duration `json:"min_ns"`
+	P50          time.Duration `json:"p50_ns"`
+	P90          time.Duration `json:"p90_ns"`
+	P99          time.Duration `json:"p99_ns"`
+	P999         time.Duration `json:"p99_9_ns"`
+	Max          time.Duration `json:"max_ns"`
 	// Histogram is the HdrHistogram V2 compressed encoding (base64).
 	Histogram string `json:"histogram"`
 
@@ -194,6 +198,7 @@ func (rep *Report) fill() {
 		s.Count = h.TotalCount()
 		if secs := rep.Duration.Seconds(); secs > 0 {
 			s.Rate = float64(s.Count) / secs
+			s.TokensPerSec = float64(s.Tokens) / secs
 		}
 		s.Mean = time.Duration(h.Mean())
 		s.Min = time.Duration(h.Min())
@@ -307,6 +312,7 @@ func Merge(reports ...*Report) (*Report, error) {
 			}
 			counts[name].requests += r.Series[j].Requests
 			counts[name].errors += r.Series[j].Errors
+			counts[name].tokens += r.Series[j].Tokens
 			if dropped := hists[name].Merge(h); dropped != 0 {
 				return nil, fmt.Errorf("loadgen: merge: report %d: series %q: %d values out of range", i+1, name, dropped)
 			}
@@ -360,7 +366,7 @@ func seriesOf(hists map[string]*hdrhistogram.Histogram, counts map[string]*serie
 	for name, h := range hists {
 		s := Series{Name: name, hist: h}
 		if c := counts[name]; c != nil {
-			s.Requests, s.Errors = c.requests, c.errors
+			s.Requests, s.Errors, s.Tokens = c.requests, c.errors, c.tokens
 		}
 		out = append(out, s)
 	}

@@ -83,6 +83,8 @@ func (r *runner) claim(at time.Time) bool {
 func (r *runner) dial(ctx context.Context) (transport.Conn, error) {
 	opts := r.o.transportOptions(r.target)
 	switch {
+	case transport.IsWebSocketURL(r.target.URL):
+		return transport.DialWebSocket(ctx, r.target.URL, opts...)
 	case r.target.URL != "":
 		return transport.DialHTTP(ctx, r.target.URL, opts...)
 	case r.target.SSE != "":

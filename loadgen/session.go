@@ -50,10 +50,11 @@ type call struct {
 	done     chan reply // capacity 1
 	names    []string   // the series the request counts in
 	tmpl     *template
-	progress int64     // notifications/progress received
-	first    time.Time // first progress
-	lastAt   time.Time // latest progress
-	last     float64   // last progress value
+	progress int64        // notifications/progress received
+	first    time.Time    // first progress
+	lastAt   time.Time    // latest progress
+	last     float64      // last progress value
+	stream   streamedCall // parts of a streamed answer (streamed.go)
 }
 
 // reply is what the reader hands to a waiting request.
@@ -396,6 +397,9 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 		return buf, backsOff(err)
 	}
 	st.answered(names, rep.at.Sub(intended))
+	if c.stream.parts > 0 || c.stream.end { // written before c.done was sent
+		st.streamed(names, &c.stream, intended, rep.at)
+	}
 	class := s.judge(names, t, &rep)
 	s.r.result(ctx, intended, sent, rep.at, names, nil, class)
 	if s.r.o.progress {
@@ -558,8 +562,22 @@ func (s *session) dispatch(conn transport.Conn, at time.Time, info jsonrpc.Info,
 			}
 			return
 		}
+		part, tokens := streamPart(frame, &info)
 		s.mu.Lock()
 		c := s.pending[id]
+		if part == jsonrpc.PartStart || part == jsonrpc.PartDelta {
+			if c != nil { // the call stays in flight until its end
+				if c.stream.parts == 0 {
+					c.stream.first = at
+				}
+				c.stream.parts++
+			}
+			s.mu.Unlock()
+			return
+		}
+		if c != nil && part == jsonrpc.PartEnd {
+			c.stream.end, c.stream.tokens = true, tokens
+		}
 		delete(s.pending, id)
 		s.mu.Unlock()
 		if c != nil {

@@ -77,6 +77,8 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 		var c transport.Conn
 		var err error
 		switch {
+		case transport.IsWebSocketURL(target.URL):
+			c, err = transport.DialWebSocket(ctx, target.URL, topts...)
 		case target.URL != "":
 			c, err = transport.DialHTTP(ctx, target.URL, append(topts[:len(topts):len(topts)], replay.HTTPOptions(s)...)...)
 		case target.SSE != "":

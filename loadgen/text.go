@@ -61,6 +61,11 @@ func (rep *Report) WriteText(w io.Writer) error {
 			dur3(s.Mean), dur3(s.P50), dur3(s.P90), dur3(s.P99), dur3(s.P999), dur3(s.Max))
 	}
 	_ = tw.Flush()
+	for _, s := range rep.Series {
+		if s.Tokens > 0 {
+			fmt.Fprintf(&b, "tokens    %s: %d in streamed answers, %.1f/s\n", s.Name, s.Tokens, s.TokensPerSec)
+		}
+	}
 	if rep.Capacity != nil {
 		writeCapacity(&b, rep.Capacity)
 	} else {

@@ -10,8 +10,12 @@ import (
 // Threshold is one pass/fail condition on a report, parsed by
 // ParseThreshold from "SERIES:STAT<VALUE" (STAT one of mean, p50, p90,
 // p99, p99.9, max, with a duration value; or rate with a number per
-// second, or count with a number), "errors<N" or "errors<F%". The operators
-// are <, <=, > and >=.
+// second, count with a number, or tokens_per_s with the usage tokens per
+// second of streamed answers), "errors<N" or "errors<F%". The operators
+// are <, <=, > and >=. The series of streamed calls carry the suffixes
+// FirstChunkSuffix and CompleteSuffix:
+// "tools/call chat#first_chunk:p99<300ms",
+// "tools/call chat#complete:p99<2s", "tools/call chat:tokens_per_s>100".
 type Threshold struct {
 	Spec   string
 	Series string // "" for errors
@@ -21,7 +25,7 @@ type Threshold struct {
 	Pct    bool
 }
 
-var thresholdStats = map[string]bool{"mean": true, "p50": true, "p90": true, "p99": true, "p99.9": true, "max": true, "rate": true, "count": true}
+var thresholdStats = map[string]bool{"mean": true, "p50": true, "p90": true, "p99": true, "p99.9": true, "max": true, "rate": true, "count": true, "tokens_per_s": true}
 
 // ParseThreshold parses a threshold spec.
 func ParseThreshold(spec string) (Threshold, error) {
@@ -61,9 +65,9 @@ func ParseThreshold(spec string) (Threshold, error) {
 	}
 	t.Series, t.Stat = strings.TrimSpace(lhs[:j]), strings.TrimSpace(lhs[j+1:])
 	if !thresholdStats[t.Stat] {
-		return t, fmt.Errorf("threshold %q: unknown statistic %q (mean, p50, p90, p99, p99.9, max, rate, count)", spec, t.Stat)
+		return t, fmt.Errorf("threshold %q: unknown statistic %q (mean, p50, p90, p99, p99.9, max, rate, count, tokens_per_s)", spec, t.Stat)
 	}
-	if t.Stat == "rate" || t.Stat == "count" {
+	if t.Stat == "rate" || t.Stat == "count" || t.Stat == "tokens_per_s" {
 		v, err := strconv.ParseFloat(strings.TrimSuffix(rhs, "/s"), 64)
 		if err != nil || v < 0 {
 			return t, fmt.Errorf("threshold %q: %q is not a non-negative number", spec, rhs)
@@ -114,6 +118,8 @@ func (t Threshold) Check(rep *Report) string {
 			got, show = s.Rate, fmt.Sprintf("%.1f/s", s.Rate)
 		case "count":
 			got, show = float64(s.Count), strconv.FormatInt(s.Count, 10)
+		case "tokens_per_s":
+			got, show = s.TokensPerSec, fmt.Sprintf("%.1f tokens/s", s.TokensPerSec)
 		}
 		if show == "" {
 			got, show = float64(d), d.String()

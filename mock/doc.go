@@ -46,8 +46,17 @@
 //   - A request whose recorded twin the client cancelled plays what came
 //     before the recorded cancel, then waits for the live cancel: what the
 //     recorded server sent after it depended on it.
-//   - A request recorded without an answer, or dropped by a fault, is not
-//     answered; the Play ends when the client cancels or leaves.
+//   - A request recorded without an answer is not answered: over stdio
+//     and legacy SSE the Play ends when the client cancels or leaves; over
+//     Streamable HTTP its POST stream ends after the recorded playback, as
+//     the recorded one did.
+//   - A request dropped by a fault (--drop-rate) plays nothing. Over
+//     Streamable HTTP its POST stream ends, empty, when its answer would
+//     have been sent (recorded latency and --delay), like a server that
+//     lost the request while handling it; a client sees a stream end with
+//     no answer. Over stdio and legacy SSE, where answers share one
+//     stream, nothing tells the client: the Play ends when it cancels or
+//     leaves.
 //   - An unmatched request is answered -32601 (no recorded request has its
 //     method) or -32602, with a message naming the closest recorded request
 //     of the method (fewest differing params) and up to three differences.
@@ -59,8 +68,15 @@
 //     header must name a loopback host (403 otherwise).
 //   - A batch is handled member by member. Over stdio its responses go out
 //     as one array once every member is answered, in the order of the
-//     batch (what comes before them, such as progress, goes out at once);
-//     over HTTP each response is an event of the POST's stream.
+//     batch (what comes before them, such as progress, goes out at once).
+//     Over Streamable HTTP the answer has the shape the recorded server
+//     answered batches in ([RecordedBatchShape], [WithBatchShape]): one
+//     application/json array, in the order of the batch (the default, also
+//     for tapes with no HTTP batch; should progress or a server request
+//     have to go out first, the POST becomes an event stream and each
+//     response follows as its own event), one event per message, or the
+//     other messages as events and then the responses as one array in one
+//     event.
 //   - Faults draw from one generator seeded with [Faults].Seed, under the
 //     mock's lock, in arrival order.
 package mock

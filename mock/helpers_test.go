@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http/httptest"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcptape/mcptape/capture"
 	"github.com/mcptape/mcptape/internal/refserver"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/tape"
@@ -209,4 +211,29 @@ func converse(t *testing.T, m *Mock, lines ...string) []string {
 func loadSessionsOf(t testing.TB, lines []string) []*replay.Session {
 	t.Helper()
 	return []*replay.Session{loadSession(t, writeTape(t, lines...))}
+}
+
+// recordHTTP starts the HTTP recording proxy in front of upstream,
+// writing the tape at path, and returns the proxy's URL (scheme and host)
+// and the function that stops it and closes the tape.
+func recordHTTP(t testing.TB, upstream, path string) (string, func()) {
+	t.Helper()
+	w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "http", Target: upstream})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := capture.NewHTTPProxy(upstream, w, capture.WithShutdownGrace(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := httptest.NewServer(proxy)
+	return ps.URL, func() {
+		ps.Close()
+		if err := proxy.Close(); err != nil {
+			t.Errorf("proxy: %v", err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

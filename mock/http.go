@@ -147,10 +147,14 @@ func (h *httpSessions) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stream := newSSEStream(w)
-	if p := s.c.Handle(r.Context(), body, ex, stream.send); p != nil {
+	reply, finish := Stream(stream.send), stream.close
+	if info.Kind == jsonrpc.KindBatch {
+		reply, finish = batchPost(h.m.o.batch, w, stream, body)
+	}
+	if p := s.c.Handle(r.Context(), body, ex, reply); p != nil {
 		p(r.Context())
 	}
-	stream.close()
+	finish()
 }
 
 // sessionProblem words what is wrong with a request's session.

@@ -19,6 +19,9 @@ type item struct {
 	answerAt int64
 	// progress marks a progress notification, sent under the live token.
 	progress bool
+	// part marks a part of an answer streamed in several results, sent
+	// under the live request id.
+	part bool
 }
 
 // entry is one recorded client request with what the server said for it.
@@ -131,6 +134,14 @@ func (x *Index) addSession(s *replay.Session) error {
 		switch m.Kind {
 		case jsonrpc.KindResponse, jsonrpc.KindError:
 			if e := reqOf[m.IDKey]; e != nil && e.resp == nil {
+				if ps := m.Stream; ps != nil {
+					// Streamed in several results: the parts, at their
+					// recorded times, then the end as recorded.
+					for j, f := range ps.Frames {
+						e.script = append(e.script, item{frame: f, kind: jsonrpc.KindResponse, at: ps.Times[j], part: true})
+					}
+					it.frame = ps.End
+				}
 				e.resp = &it
 				pending = drop(pending, e)
 			}

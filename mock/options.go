@@ -25,6 +25,7 @@ type options struct {
 	answerTimeout time.Duration
 	out           *tape.Writer
 	faults        Faults
+	batch         BatchShape // how a batch POSTed over HTTP is answered
 }
 
 // Faults are the failures a Mock injects, for chaos-testing clients. Every

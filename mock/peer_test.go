@@ -2,7 +2,6 @@ package mock
 
 import (
 	"context"
-	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcptape/mcptape/capture"
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/tape"
@@ -45,29 +43,9 @@ func TestMockInspectorEverything(t *testing.T) {
 	defer cancel()
 	srv := peertest.EverythingHTTP(t, ctx)
 	tapePath := filepath.Join(t.TempDir(), "inspector.jsonl.zst")
-	w, err := tape.Create(tapePath, tape.Header{Tool: "mcptape", Transport: "http", Target: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := capture.NewHTTPProxy(srv.URL, w, capture.WithShutdownGrace(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pctx, stop := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- proxy.Serve(pctx, ln) }()
-	recorded := inspectAll(t, ctx, "http://"+ln.Addr().String()+"/mcp", "--transport", "http")
+	url, stop := recordHTTP(t, srv.URL, tapePath)
+	recorded := inspectAll(t, ctx, url+"/mcp", "--transport", "http")
 	stop()
-	if err := <-served; err != nil {
-		t.Fatalf("proxy: %v", err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
 	if !strings.Contains(recorded[1], "hello") || !strings.Contains(recorded[5], "architecture") {
 		t.Fatalf("the recorded Inspector outputs lack the answers: %q", recorded)
 	}

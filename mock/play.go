@@ -50,17 +50,24 @@ func (k *clock) rebase(at int64) {
 // play sends what the server said for the recorded request e, then its
 // answer under the live id, then (in the background) what came after it.
 func (c *Conn) play(ctx context.Context, e *entry, liveID, token []byte, f fault, reply Stream) {
+	k := newClock(c.m.o.speed, e.at)
 	if f.drop {
+		if c.streams {
+			// Over Streamable HTTP, like a server that lost the request
+			// while handling it: its POST stream ends, with nothing on
+			// it, when the answer would have been sent.
+			k.wait(ctx, e.answerAt(), f.delay)
+			return
+		}
 		c.waitClient(ctx) // never answered: the client gives up or cancels
 		return
 	}
-	k := newClock(c.m.o.speed, e.at)
 	if !f.fail {
 		for i := range e.script {
 			if e.cancelAt != 0 && e.script[i].at >= e.cancelAt {
 				break
 			}
-			if !c.playItem(ctx, k, &e.script[i], token, reply) {
+			if !c.playItem(ctx, k, &e.script[i], liveID, token, reply) {
 				return
 			}
 		}
@@ -78,11 +85,7 @@ func (c *Conn) play(ctx context.Context, e *entry, liveID, token []byte, f fault
 		return
 	}
 	var answer []byte
-	at := e.at
-	if e.resp != nil {
-		at = e.resp.at
-	}
-	if !k.wait(ctx, at, f.delay) {
+	if !k.wait(ctx, e.answerAt(), f.delay) {
 		return
 	}
 	if f.fail {
@@ -104,17 +107,26 @@ func (c *Conn) play(ctx context.Context, e *entry, liveID, token []byte, f fault
 	go func() {
 		defer c.tails.Done()
 		for i := range e.tail {
-			if !c.playItem(context.WithoutCancel(ctx), k, &e.tail[i], nil, nil) {
+			if !c.playItem(context.WithoutCancel(ctx), k, &e.tail[i], nil, nil, nil) {
 				return
 			}
 		}
 	}()
 }
 
+// answerAt is the recorded time of e's answer, or of e itself when the
+// server never answered.
+func (e *entry) answerAt() int64 {
+	if e.resp != nil {
+		return e.resp.at
+	}
+	return e.at
+}
+
 // playItem sends one recorded server message at its time: on reply, or
-// on the session stream when reply is nil. It returns false when the
-// playback must stop.
-func (c *Conn) playItem(ctx context.Context, k *clock, it *item, token []byte, reply Stream) bool {
+// on the session stream when reply is nil (a stream part under liveID).
+// It returns false when the playback must stop.
+func (c *Conn) playItem(ctx context.Context, k *clock, it *item, liveID, token []byte, reply Stream) bool {
 	if !k.wait(ctx, it.at, 0) {
 		return false
 	}
@@ -130,6 +142,11 @@ func (c *Conn) playItem(ctx context.Context, k *clock, it *item, token []byte, r
 		}
 		var err error
 		if frame, err = jsonrpc.RewriteProgressToken(frame, token); err != nil {
+			return true
+		}
+	case it.part:
+		var err error
+		if frame, err = jsonrpc.RewriteID(frame, liveID); err != nil {
 			return true
 		}
 	case it.kind == jsonrpc.KindRequest:

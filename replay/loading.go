@@ -67,6 +67,8 @@ type loading struct {
 	// its exchange, until answered; server messages per exchange.
 	streams   map[string]uint64
 	streamMsg map[uint64]int
+
+	parts map[string]*streamParts // streamed answers being gathered, by dirKey of the request
 }
 
 // doneID is an id whose uses were all answered when step number at was
@@ -88,7 +90,7 @@ func newLoading(s *Session, out sink) *loading {
 		exchReq: map[uint64]string{}, ordinal: map[[2]string]int{}, sessOrd: map[string]int{},
 		later: map[string]int{}, open: map[string]int{}, held: map[string][]entry{},
 		reqUses: map[string]int{}, resUses: map[string]int{}, lastUse: map[string]string{},
-		streams: map[string]uint64{}, streamMsg: map[uint64]int{},
+		streams: map[string]uint64{}, streamMsg: map[uint64]int{}, parts: map[string]*streamParts{},
 	}
 }
 
@@ -103,6 +105,9 @@ type entry struct {
 	batch    int  // for a member of a client batch: its batch number (from 1)
 	batchLen int  // and the batch's size
 	closes   bool // the client closed the HTTP exchange's response stream
+	// A streamed answer joined into one message (streamed.go): its
+	// parts as recorded.
+	parts *StreamParts
 }
 
 // add takes one message record (whose slices it keeps) and returns how
@@ -192,6 +197,7 @@ func (l *loading) finish() {
 	for l.buf.Ready(true) {
 		l.pop()
 	}
+	l.unfinishedRecorded()
 }
 
 // pop builds the oldest waiting entry, or holds it when it answers a
@@ -207,8 +213,7 @@ func (l *loading) pop() {
 		l.open[k]++
 		l.build(e)
 		for _, h := range l.held[k] {
-			l.answered(k)
-			l.build(h)
+			l.buildAnswer(k, h)
 		}
 		delete(l.held, k)
 	case jsonrpc.KindResponse, jsonrpc.KindError:
@@ -224,11 +229,20 @@ func (l *loading) pop() {
 			l.held[k] = append(l.held[k], e)
 			return
 		}
-		l.answered(k)
-		l.build(e)
+		l.buildAnswer(k, e)
 	default:
 		l.build(e)
 	}
+}
+
+// buildAnswer builds the answer e to the open request k; the parts of a
+// streamed answer are joined into its end first.
+func (l *loading) buildAnswer(k string, e entry) {
+	if !l.joinRecorded(&e, k) {
+		return
+	}
+	l.answered(k)
+	l.build(e)
 }
 
 // answered counts an answer to the open request k (a dirKey).
@@ -358,7 +372,8 @@ func (l *loading) noteExchange(ex uint64, key string) {
 
 func (l *loading) addServer(e *entry) {
 	info := &e.info
-	m := ServerMsg{Frame: e.frame, Kind: info.Kind, Method: info.Method, IDKey: info.ID.Key(), Time: e.time, Answer: -1}
+	m := ServerMsg{Frame: e.frame, Kind: info.Kind, Method: info.Method, IDKey: info.ID.Key(), Time: e.time, Answer: -1,
+		Stream: e.parts}
 	if e.stream == "get" {
 		l.s.GetStream = true
 	}

@@ -41,6 +41,7 @@ type options struct {
 	out         *tape.Writer
 	unbatch     bool          // send batch members one by one
 	settle      time.Duration // margin of the wait for what the server sent last
+	exactChunks bool          // compare the parts of streamed answers one by one
 }
 
 // DefaultSettle is the margin added to the recorded gap when waiting, after
@@ -128,6 +129,13 @@ func WithIgnore(paths ...string) Option {
 // batch is sent as a batch.
 func WithUnbatch() Option {
 	return func(o *options) error { o.unbatch = true; return nil }
+}
+
+// WithExactChunks compares the parts of answers streamed as several
+// results one by one: their number and each delta, not only the joined
+// text and the end result (see streamed.go).
+func WithExactChunks() Option {
+	return func(o *options) error { o.exactChunks = true; return nil }
 }
 
 // WithSettle sets the margin of the wait, once every client message was

@@ -105,6 +105,10 @@ func (r *runner) take(ctx context.Context, frame []byte, info *jsonrpc.Info, exc
 
 // takeResponse pairs a live response with its recorded twin. mu is held.
 func (r *runner) takeResponse(frame []byte, info *jsonrpc.Info) {
+	done, frame := r.takeLivePart(frame, info)
+	if done {
+		return // a part of a streamed answer: the request stays in flight
+	}
 	var recKey string
 	if t := info.ID.Type; t == jsonrpc.IDNull || t == jsonrpc.IDAbsent {
 		// Paired in order with the recorded answers without an id.
@@ -150,6 +154,7 @@ func (r *runner) unexpectedResponse(recKey string) {
 // the end when the recording cancels the request). mu is held.
 func (r *runner) pairResponse(recKey string, idx int, frame []byte, info *jsonrpc.Info) {
 	m := r.srv[idx]
+	r.recordedStream(m)
 	delete(r.respIdx, recKey)
 	m.arrived, m.arrivedAt = true, time.Now()
 	r.maxArrivedResp = max(r.maxArrivedResp, idx)

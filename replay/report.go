@@ -43,6 +43,9 @@ type SessionReport struct {
 	// Problems lists the missing and extra messages, the fallbacks and
 	// the MRTR input keys without a counterpart.
 	Problems []Problem `json:"problems,omitempty"`
+	// Streams gives the timing of answers streamed as several results
+	// (absent when there were none).
+	Streams *StreamTiming `json:"streams,omitempty"`
 	// Notes are remarks that do not change the verdict.
 	Notes []string `json:"notes,omitempty"`
 	// Error says why the replay of the session failed ("" when it did not).
@@ -166,9 +169,15 @@ func (r *runner) finishReport() {
 	for _, g := range r.pendingServer(jsonrpc.KindResponse) {
 		if m := r.srv[g]; !r.cancelled[m.IDKey] {
 			rep.Missing++
+			if n, ok := r.liveStreamStarted(m.IDKey); ok {
+				rep.Problems = append(rep.Problems, Problem{Kind: "unfinished",
+					What: fmt.Sprintf("response to %s: the live stream stopped after %d parts, without its end part", r.requestDesc(m.IDKey), n)})
+				continue
+			}
 			rep.Problems = append(rep.Problems, Problem{Kind: "missing", What: "response to " + r.requestDesc(m.IDKey)})
 		}
 	}
+	r.finishStreams()
 	for _, g := range r.pendingServer(jsonrpc.KindRequest) {
 		m := r.srv[g]
 		rep.Missing++

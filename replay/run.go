@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/mcptape/mcptape/internal/jsondiff"
@@ -24,7 +25,11 @@ func Run(ctx context.Context, sessions []*Session, dial DialFunc, opts ...Option
 	if dial == nil {
 		return nil, errors.New("replay: nil dial function")
 	}
-	cmp, err := newComparer(o.ignore)
+	paths := o.ignore
+	if !o.exactChunks {
+		paths = append(slices.Clip(paths), chunkPaths...)
+	}
+	cmp, err := newComparer(paths)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}

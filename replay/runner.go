@@ -52,6 +52,9 @@ type runner struct {
 
 	maxArrivedResp int                            // largest Server index of an arrived response, -1
 	respIdx        map[string]int                 // recorded request id key -> Server index of its response, until it arrives
+	recUnfinished  []string                       // recorded streamed answers the tape ends in
+	liveParts      map[string]*streamParts        // live streamed answers being gathered, by raw live id
+	members        []jsonrpc.Member               // scratch for partOf
 	early          map[string][][]byte            // recorded request id key -> live answers come before their twin was admitted
 	reqStep        map[string]stepDesc            // recorded request id key -> its step
 	sentAt         map[string]time.Time           // recorded request id key -> live send time
@@ -99,12 +102,12 @@ func newRunner(s *Session, o *options, cmp *jsondiff.Comparer) *runner {
 		ids: newIDMap("mcptape-"), tokens: newIDMap("mcptape-progress-"), opaque: map[string]string{},
 		subs: map[string][]byte{}, inputNames: map[int]map[string]string{},
 		srv: map[int]*srvState{}, tokenOwner: s.tokenOwner, recCancelled: s.cancelled, recAnswered: map[string]bool{},
-		maxArrivedResp: -1, respIdx: map[string]int{}, early: map[string][][]byte{}, reqStep: map[string]stepDesc{},
+		maxArrivedResp: -1, respIdx: map[string]int{}, liveParts: map[string]*streamParts{}, early: map[string][][]byte{}, reqStep: map[string]stepDesc{},
 		sentAt: map[string]time.Time{}, cancelled: map[string]bool{},
 		exchReq: map[uint64]string{}, exchanges: map[string]*transport.Exchange{}, launched: map[string]chan struct{}{},
 		twins: map[[2]string][]int{}, sessTwins: map[string][]int{},
 		recNotif: map[string]int{}, liveNotif: map[string]int{}, recProgress: map[[2]string]int{}, liveProgress: map[[2]string]int{},
-		rep:      &SessionReport{Session: s.ID, Steps: s.StepCount()},
+		rep: &SessionReport{Session: s.ID, Steps: s.StepCount()}, recUnfinished: s.unfinished,
 		openUses: map[string][]string{}, lastSentIdx: -1,
 		exchMsgs: map[uint64]int{}, closeAt: map[string]int{}, closed: map[string]bool{},
 	}

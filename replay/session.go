@@ -43,6 +43,7 @@ type Session struct {
 	hasRelated bool              // some server request has a known related request
 	tokenOwner map[string]string // progress token key -> recorded id key of its request
 	cancelled  map[string]bool   // recorded id keys of the requests the client cancelled
+	unfinished []string          // recorded streamed answers the tape ends in (streamed.go)
 	// path is set for a streamed session: Steps and Server are nil, and
 	// a replay reads the session's records again from this tape file.
 	path string
@@ -147,6 +148,19 @@ type ServerMsg struct {
 	// Answer is the index in Steps of the client's answer to this server
 	// request, or -1.
 	Answer int
+	// Stream holds, for an answer streamed in several results (joined
+	// into Frame, see streamed.go), the parts as recorded; nil otherwise.
+	Stream *StreamParts
+}
+
+// StreamParts are the recorded parts of an answer streamed in several
+// results under one id: the start and the deltas (Frames, recorded at
+// Times) and End, the terminal answer as recorded. A player (mock) sends
+// these; replay compares the joined Frame.
+type StreamParts struct {
+	Frames [][]byte
+	Times  []int64
+	End    []byte
 }
 
 // ErrNoClientMessages is wrapped by Load's error when the tape holds no

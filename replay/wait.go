@@ -77,8 +77,12 @@ func (r *runner) awaitOne(ctx context.Context, d int) (bool, error) {
 				return false, nil // reported missing at the end
 			}
 			r.mu.Lock()
+			_, streaming := r.liveStreamStarted(key)
 			err := r.timeoutError(key)
 			r.mu.Unlock()
+			if streaming {
+				return false, nil // a stream cut before its end: reported unfinished
+			}
 			return false, err
 		}
 		t := time.NewTimer(wait)

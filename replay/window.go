@@ -183,6 +183,7 @@ func (r *runner) readSession(ctx context.Context) error {
 		if errors.Is(err, io.EOF) {
 			r.mu.Lock()
 			l.finish()
+			r.recUnfinished = priv.unfinished
 			r.mu.Unlock()
 			return nil
 		}

@@ -25,8 +25,10 @@ run ./internal/refserver 'StdioOverhead' -benchtime 2s
 run ./capture 'RecordRoundTrip|RecordPipelined' -benchtime 5000x
 run ./capture 'RecordRSS' -benchtime 1x
 run ./capture 'HTTPProxy' -benchtime 3000x
+run ./capture 'WSProxyThroughput' -benchtime 3000x
 run ./capture 'SamplingThroughput' -benchtime 3000x
 run ./analysis '^BenchmarkInspect$' -benchtime 9x
+run ./analysis '^BenchmarkInspectStreamed$' -benchtime 5x   # streamed/plain: msgs/s on streamed parts vs plain responses (>= 0.9)
 run ./analysis '^BenchmarkExportRequests$' -benchtime 5x
 run ./analysis 'InspectMemory10M' -benchtime 1x -timeout 30m
 run ./replay 'ReplayMaxSpeed' -benchtime 1x

@@ -21,9 +21,10 @@ import (
 // the server sends, on any stream, is delivered by Recv with its transport
 // metadata.
 //
-// Three implementations exist: [DialStdio] (a child process),
+// Four implementations exist: [DialStdio] (a child process),
 // [DialHTTP] (Streamable HTTP, 2025-03-26 sessions through 2026-07-28
-// stateless) and [DialLegacySSE] (the 2024-11-05 HTTP+SSE transport).
+// stateless), [DialLegacySSE] (the 2024-11-05 HTTP+SSE transport) and
+// [DialWebSocket] (one message per text frame, ws_client.go).
 //
 // # Data flow
 //
@@ -92,6 +93,8 @@ const (
 	StreamGET Stream = "get"
 	// StreamSSE is the event stream of the legacy HTTP+SSE transport.
 	StreamSSE Stream = "sse"
+	// StreamWS is a WebSocket connection's text frames.
+	StreamWS Stream = "ws"
 )
 
 // Incoming is one frame received from the server.

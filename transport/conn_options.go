@@ -28,7 +28,8 @@ const (
 	forStdio optKind = 1 << iota
 	forHTTP
 	forLegacy
-	forAll = forStdio | forHTTP | forLegacy
+	forWS
+	forAll = forStdio | forHTTP | forLegacy | forWS
 )
 
 type options struct {
@@ -155,7 +156,7 @@ func WithHTTPClient(c *http.Client) Option {
 			return errors.New("HTTP client is nil")
 		}
 		o.client = c
-		o.use("WithHTTPClient", forHTTP|forLegacy)
+		o.use("WithHTTPClient", forHTTP|forLegacy|forWS)
 		return nil
 	}
 }
@@ -176,7 +177,7 @@ func WithHeader(h http.Header) Option {
 		for k, v := range h {
 			o.header[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
 		}
-		o.use("WithHeader", forHTTP|forLegacy)
+		o.use("WithHeader", forHTTP|forLegacy|forWS)
 		return nil
 	}
 }

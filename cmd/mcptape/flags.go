@@ -73,22 +73,19 @@ func insecureFlag(fs *pflag.FlagSet, p *bool, what string) {
 }
 
 // checkServerURL checks the URL given to flag for a live server: an
-// absolute http or https URL. ws and wss, MCP's WebSocket transport, are
-// named as such: this build does not speak it. Anything else is a usage
-// error (exit 2).
+// absolute http, https, ws or wss URL (ws and wss: MCP over WebSocket).
+// Anything else is a usage error (exit 2).
 func checkServerURL(flag, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return usageError("%s %q: %v", flag, raw, errors.Unwrap(err))
 	}
 	switch strings.ToLower(u.Scheme) {
-	case "http", "https":
+	case "http", "https", "ws", "wss":
 		if u.Host == "" {
-			return usageError("%s %q: no host (want http://HOST[:PORT]/PATH)", flag, raw)
+			return usageError("%s %q: no host (want %s://HOST[:PORT]/PATH)", flag, raw, strings.ToLower(u.Scheme))
 		}
 		return nil
-	case "ws", "wss":
-		return usageError("%s %q: WebSocket (%s://) is not supported by this build; give the server's Streamable HTTP endpoint (http:// or https://)", flag, raw, u.Scheme)
 	case "":
 		return usageError("%s %q: no scheme: want http://, https://, ws:// or wss://", flag, raw)
 	}

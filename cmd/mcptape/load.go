@@ -114,7 +114,7 @@ func loadCmd() *command {
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f loadFlags
-			fs.StringVar(&f.url, "url", "", "Streamable HTTP endpoint of the server")
+			fs.StringVar(&f.url, "url", "", "the server's Streamable HTTP endpoint (http:// or https://) or MCP WebSocket endpoint (ws:// or wss://)")
 			fs.StringVar(&f.sse, "sse", "", "legacy HTTP+SSE stream URL of the server (…/sse)")
 			fs.StringArrayVar(&f.calls, "call", nil, "workload call `[W:]METHOD [TOOL] [JSON]` with optional weight W (repeatable)")
 			fs.StringVar(&f.scenario, "scenario", "", "workload from `FILE.json`: per-session setup steps, weighted steps, think times, templated arguments (see 'mcptape help scenario')")
@@ -149,7 +149,7 @@ func loadCmd() *command {
 			fs.StringVar(&f.hgrm, "hgrm", "", "write one percentile distribution file per series (SERIES.hgrm, for the HdrHistogram plotter) into `DIR`")
 			fs.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (one histogram per series per interval) to `FILE`")
 			fs.DurationVar(&f.hlogEvery, "hlog-interval", loadgen.DefaultInterval, "interval of --hlog and of the intervals the JSON report records (charts over time in 'mcptape report RUN.json')")
-			fs.StringArrayVar(&f.thresholds, "threshold", nil, "fail with exit code 3 unless `T` holds: 'SERIES:p99<50ms', 'errors<1%' (repeatable)")
+			fs.StringArrayVar(&f.thresholds, "threshold", nil, "fail with exit code 3 unless `T` holds: 'SERIES:p99<50ms', 'errors<1%', for streamed answers 'SERIES#first_chunk:p99<300ms', 'SERIES:tokens_per_s>50' (repeatable)")
 			fs.DurationVar(&f.every, "every", 2*time.Second, "live progress line interval on stderr")
 			fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress")
 			fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the generator to `FILE` (for tuning mcptape itself)")
@@ -196,6 +196,9 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 				return target, nil, nil, nil, err
 			}
 		}
+	}
+	if transport.IsWebSocketURL(f.sse) {
+		return target, nil, nil, nil, usageError("--sse %q: the legacy SSE transport is HTTP; give a ws:// URL with --url", f.sse)
 	}
 	if f.tape == "" && (len(f.calls) == 0) == (f.scenario == "") {
 		return target, nil, nil, nil, usageError("give at least one --call, or a --scenario (not both)")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/mcptape/mcptape/mock"
 	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/tape"
 )
 
 // mockFlags are the flags of "mcptape mock".
@@ -25,6 +27,7 @@ type mockFlags struct {
 	http      string
 	stateless bool
 	sse       string
+	ws        string
 	faults    mock.Faults
 }
 
@@ -32,10 +35,11 @@ func mockCmd() *command {
 	return &command{
 		name:    "mock",
 		summary: "Serve a recorded session as an MCP server, to test clients with no real server",
-		usage:   "mock TAPE [--session ID] [--http ADDR [--stateless] | --sse ADDR] [--match exact|method|tool] [--cycle] [--strict] [--speed 1|N|max] [-o NEW_TAPE] [FAULTS]",
+		usage:   "mock TAPE [--session ID] [--http ADDR [--stateless] | --sse ADDR | --ws ADDR] [--match exact|method|tool] [--cycle] [--strict] [--speed 1|N|max] [-o NEW_TAPE] [FAULTS]",
 		examples: `  mcptape mock run.jsonl.zst                                  # stdio: point a client's command at this
   mcptape mock run.jsonl.zst --http 127.0.0.1:8080            # Streamable HTTP at http://127.0.0.1:8080/mcp
   mcptape mock run.jsonl.zst --sse 127.0.0.1:3001             # legacy HTTP+SSE at http://127.0.0.1:3001/sse
+  mcptape mock run.jsonl.zst --ws 127.0.0.1:8081             # MCP over WebSocket at ws://127.0.0.1:8081/mcp
   mcptape mock run.jsonl.zst --match tool --speed max --strict
   mcptape replay run.jsonl.zst -- mcptape mock run.jsonl.zst  # the tape checks its own mock
   mcptape mock run.jsonl.zst --error-rate 0.1 --drop-rate 0.05 --delay 200ms --seed 7
@@ -50,6 +54,10 @@ func mockCmd() *command {
   recorded several times answers in recorded order, then repeats the last
   answer (--cycle: starts again). An unmatched request gets a JSON-RPC
   error naming the closest recorded request and why it differs.
+  Over --http a client batch is answered in the shape the recorded server
+  answered batches in: one application/json array (the default; an event
+  stream when progress or a server request must go out first), one event
+  per response, or one event holding the array.
   At exit a report on stderr: requests matched and unmatched, recorded
   requests never asked for.
   Exit code: 0 served until the client left, 1 --strict met an unmatched
@@ -66,8 +74,9 @@ func mockCmd() *command {
 			fs.StringVar(&f.http, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (a bare PORT listens on 127.0.0.1)")
 			fs.BoolVar(&f.stateless, "stateless", false, "with --http: no sessions, every POST stands alone (protocol 2026-07-28)")
 			fs.StringVar(&f.sse, "sse", "", "serve legacy HTTP+SSE at http://`ADDR`/sse instead of stdio")
+			fs.StringVar(&f.ws, "ws", "", "serve MCP over WebSocket at ws://`ADDR`/mcp instead of stdio (subprotocol mcp)")
 			fs.Float64Var(&f.faults.ErrorRate, "error-rate", 0, "share of requests (0..1) answered with an internal error instead")
-			fs.Float64Var(&f.faults.DropRate, "drop-rate", 0, "share of requests (0..1) never answered")
+			fs.Float64Var(&f.faults.DropRate, "drop-rate", 0, "share of requests (0..1) never answered (--http: the stream ends empty when the answer was due)")
 			fs.DurationVar(&f.faults.Delay, "delay", 0, "added before every answer")
 			fs.DurationVar(&f.faults.Jitter, "delay-jitter", 0, "a random extra delay up to `DUR` before every answer")
 			fs.IntVar(&f.faults.DisconnectAfter, "disconnect-after", 0, "end the connection (stdio: the process; HTTP: the server) after `N` answers")
@@ -90,6 +99,8 @@ func (f *mockFlags) check(args []string) ([]mock.Option, error) {
 		return nil, usageError("want one tape, got %d arguments (usage: mcptape mock TAPE [FLAGS])", len(args))
 	case f.http != "" && f.sse != "":
 		return nil, usageError("give either --http or --sse, not both")
+	case f.ws != "" && (f.http != "" || f.sse != ""):
+		return nil, usageError("--ws serves WebSocket: give it without --http or --sse")
 	case f.stateless && f.http == "":
 		return nil, usageError("--stateless needs --http")
 	case f.output == "-":
@@ -137,6 +148,8 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 		kind, target = "http", f.http
 	case f.sse != "":
 		kind, target = "sse", f.sse
+	case f.ws != "":
+		kind, target = "ws", f.ws
 	}
 	if f.output != "" {
 		w, closeTape, err := createOutputTape(st, "mock", f.output, false, kind, target)
@@ -145,6 +158,13 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 		}
 		defer closeTape()
 		opts = append(opts, mock.WithTape(w))
+	}
+	if f.http != "" {
+		shape, err := recordedBatchShape(path)
+		if err != nil {
+			return withCode(2, err)
+		}
+		opts = append(opts, mock.WithBatchShape(shape))
 	}
 	m, err := mock.New(sessions, opts...)
 	if err != nil {
@@ -168,16 +188,13 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 
 // serveMock serves m on the transport the flags name.
 func serveMock(ctx context.Context, st *stdio, f *mockFlags, m *mock.Mock) error {
-	addr := f.http
-	if addr == "" {
-		addr = f.sse
-	}
+	addr := cmp.Or(f.http, f.sse, f.ws)
 	if addr == "" {
 		return m.ServeStdio(ctx, st.in, st.out)
 	}
 	a, err := listenAddr(addr)
 	if err != nil {
-		return usageError("--http/--sse: %v", err)
+		return usageError("--http/--sse/--ws: %v", err)
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, listenNetwork(a), a)
@@ -187,10 +204,26 @@ func serveMock(ctx context.Context, st *stdio, f *mockFlags, m *mock.Mock) error
 	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
 		fmt.Fprintf(st.err, "mcptape mock: warning: listening on %s, which other machines can reach; use 127.0.0.1:PORT to stay local\n", ln.Addr())
 	}
+	if f.ws != "" {
+		fmt.Fprintf(st.err, "listening on ws://%s/mcp\n", ln.Addr())
+		return m.ServeWS(ctx, ln)
+	}
 	if f.sse != "" {
 		fmt.Fprintf(st.err, "listening on http://%s/sse\n", ln.Addr())
 		return m.ServeSSE(ctx, ln)
 	}
 	fmt.Fprintf(st.err, "listening on http://%s/mcp\n", ln.Addr())
 	return m.ServeHTTP(ctx, ln, mock.HTTPConfig{Stateless: f.stateless})
+}
+
+// recordedBatchShape returns how the recorded HTTP server answered client
+// batches (mock.BatchJSON when the tape shows none).
+func recordedBatchShape(path string) (mock.BatchShape, error) {
+	r, err := tape.Open(path)
+	if err != nil {
+		return mock.BatchJSON, err
+	}
+	defer r.Close()
+	shape, _, err := mock.RecordedBatchShape(r)
+	return shape, err
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcptape/mcptape/mock"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -105,5 +106,43 @@ func TestReplayAgainstMockCommand(t *testing.T) {
 	code, stdout, stderr := runMcptape(t, "", "replay", basicTape, "--speed", "max", "--", bin, "mock", basicTape)
 	if code != 0 || !strings.Contains(stdout, "OK: 5/5 messages sent, 4 matched") {
 		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+}
+
+// TestMockRecordedBatchShape: --http answers batches in the shape read
+// from the tape's "http" events; a tape with none gives the JSON default,
+// a missing tape an error.
+func TestMockRecordedBatchShape(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "http.jsonl.zst")
+	w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "http"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []tape.Record{
+		{Type: tape.TypeEvent, Time: 1, Session: "s", Exchange: 4, Event: tape.EventHTTP,
+			Data: []byte(`{"phase":"response","method":"POST","path":"/mcp","conn":1,"status":200,"content_type":"text/event-stream"}`)},
+		{Type: tape.TypeEvent, Time: 2, Session: "s", Exchange: 4, Event: tape.EventHTTP,
+			Data: []byte(`{"phase":"end","method":"POST","path":"/mcp","conn":1,"status":200,"batch":2,"messages":2,"events":2}`)},
+	} {
+		if err := w.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path    string
+		want    mock.BatchShape
+		wantErr bool
+	}{
+		{path, mock.BatchEvents, false},
+		{basicTape, mock.BatchJSON, false},
+		{filepath.Join(t.TempDir(), "none.jsonl.zst"), mock.BatchJSON, true},
+	} {
+		got, err := recordedBatchShape(tc.path)
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("%s: %v, %v; want %v, error %v", filepath.Base(tc.path), got, err, tc.want, tc.wantErr)
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/signal"
@@ -13,7 +12,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 
 	"github.com/mcptape/mcptape/capture"
 	"github.com/mcptape/mcptape/internal/proc"
+	"github.com/mcptape/mcptape/internal/syncio"
 	"github.com/mcptape/mcptape/tape"
 	"github.com/mcptape/mcptape/transport"
 )
@@ -50,6 +49,7 @@ func recordCmd() *command {
   mcptape record --env API_KEY=$KEY -- node server.js     # tape under ~/.local/state/mcptape/tapes
   mcptape record -o t.jsonl.zst -- mcptape serve          # the built-in reference server
   mcptape record --upstream http://127.0.0.1:3000/mcp -o t.jsonl.zst   # HTTP mode
+  mcptape record --upstream ws://127.0.0.1:8081/mcp --listen 127.0.0.1:8932 -o t.jsonl.zst   # WebSocket
   mcptape record --upstream http://127.0.0.1:3000/mcp -o tapes/api.jsonl.zst --rotate 1h --keep 168h
       # tapes/api-000001-20261201T160700Z.jsonl.zst, -000002-..., the week's kept
 
@@ -96,7 +96,14 @@ func recordCmd() *command {
 							return usageError("--%s is for a stdio server; HTTP mode (--upstream) starts none", name)
 						}
 					}
-					return runRecordHTTP(ctx, st, h, httpRecordConfig{
+					run := runRecordHTTP
+					if transport.IsWebSocketURL(h.upstream) {
+						if err := wsFlagsApply(fs); err != nil {
+							return err
+						}
+						run = runRecordWS
+					}
+					return run(ctx, st, h, httpRecordConfig{
 						Output: f.output, Force: f.force, Flush: f.flush, Level: f.level, MaxBody: f.maxFrame << 20, Verbose: f.verbose,
 						Header: recordHeader(&f, fs, args, time.Now()),
 					})
@@ -144,7 +151,7 @@ func (f *recordFlags) checkStdio(args []string) error {
 // as an exitError.
 func runRecord(ctx context.Context, st *stdio, f *recordFlags, fs *pflag.FlagSet, args []string) error {
 	start := time.Now()
-	errw := &lockedWriter{w: st.err}
+	errw := syncio.NewWriter(st.err)
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(errw, "mcptape record: "+format+"\n", a...)
 	}
@@ -290,17 +297,4 @@ func createTape(path string, force bool, h tape.Header, opts ...tape.Option) (*t
 		return nil, withCode(2, fmt.Errorf("%s already exists: refusing to overwrite it (give --force to replace it, or another -o)", path))
 	}
 	return w, err
-}
-
-// lockedWriter serialises writes, so that mcptape's own lines and the
-// server's forwarded stderr chunks do not interleave mid-write.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

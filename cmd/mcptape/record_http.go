@@ -51,7 +51,7 @@ var httpFlagNames = append([]string{"listen", "upstream", "preserve-host", "inse
 // declareHTTPFlags declares the HTTP-mode flags of "mcptape record" on fs.
 func declareHTTPFlags(fs *pflag.FlagSet) *httpFlags {
 	var h httpFlags
-	fs.StringVar(&h.upstream, "upstream", "", "HTTP mode: record a Streamable HTTP or HTTP+SSE server at this `URL` (http:// or https://) instead of running a stdio server")
+	fs.StringVar(&h.upstream, "upstream", "", "HTTP mode: record a Streamable HTTP or HTTP+SSE server at this `URL` (http:// or https://), or an MCP WebSocket server (ws:// or wss://), instead of running a stdio server")
 	fs.StringVar(&h.listen, "listen", capture.DefaultListen, "HTTP mode: where clients connect (`HOST:PORT`, or a bare PORT on 127.0.0.1; port 0 picks a free one)")
 	fs.BoolVar(&h.preserveHost, "preserve-host", false, "HTTP mode: forward a Host header that names the proxy as it is (default: replace it with the upstream's)")
 	insecureFlag(fs, &h.insecure, "HTTP mode: ")
@@ -124,12 +124,7 @@ type httpRecordConfig struct {
 // the URL clients must use.
 func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordConfig) error {
 	start := time.Now()
-	errw := &lockedWriter{w: st.err}
-	logf := func(format string, a ...any) { fmt.Fprintf(errw, "mcptape record: "+format+"\n", a...) }
-	debugf := func(string, ...any) {}
-	if c.Verbose {
-		debugf = logf
-	}
+	logf, debugf := recordLogs(st, c.Verbose)
 	if c.Output == "-" {
 		return usageError("-o -: a tape is a file; give a file name")
 	}
@@ -140,33 +135,17 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	if c.Flush <= 0 {
 		return usageError("--flush %v: must be positive", c.Flush)
 	}
-	opts := []capture.HTTPOption{
-		capture.WithPreserveHost(h.preserveHost),
-		capture.WithInsecureTLS(h.insecure),
-		capture.WithLogf(logf, debugf),
-		capture.WithMaxDecoded(h.maxDecoded << 20),
-		capture.WithDecodeBudget(h.decodeBudget << 20),
+	opts := append(proxyOptions(h, c, addr, logf, debugf),
+		capture.WithMaxDecoded(h.maxDecoded<<20),
+		capture.WithDecodeBudget(h.decodeBudget<<20),
 		capture.WithSample(h.sample, h.seed),
-		capture.WithMethodFilter(h.recordOnly, h.skip),
-	}
-	if h.noRedact {
-		opts = append(opts, capture.WithoutRedaction())
-	}
-	if len(h.redactHeaders) > 0 {
-		opts = append(opts, capture.WithRedactHeaders(h.redactHeaders...))
-	}
-	if c.MaxBody > 0 {
-		opts = append(opts, capture.WithMaxBody(c.MaxBody))
-	}
+		capture.WithMethodFilter(h.recordOnly, h.skip))
 	if h.tlsCert != "" {
 		cert, err := tls.LoadX509KeyPair(h.tlsCert, h.tlsKey)
 		if err != nil {
 			return usageError("--tls-cert %s --tls-key %s: %v", h.tlsCert, h.tlsKey, err)
 		}
 		opts = append(opts, capture.WithTLS(&tls.Config{Certificates: []tls.Certificate{cert}}))
-	}
-	if host, _, _ := net.SplitHostPort(addr); net.ParseIP(host) == nil {
-		opts = append(opts, capture.WithListenAddr(addr)) // a name: Host headers may use it
 	}
 	path := c.Output
 	if path == "" {

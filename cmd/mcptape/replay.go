@@ -33,6 +33,7 @@ type replayFlags struct {
 	insecure    bool
 	unbatch     bool
 	settle      time.Duration
+	exactChunks bool
 }
 
 func replayCmd() *command {
@@ -72,6 +73,13 @@ func replayCmd() *command {
   client closed a request's response stream (the 2026-07-28 cancel), the
   live stream is closed after as many server messages as were recorded on
   it, and only those are compared.
+  An answer streamed as several results under one id (the LangGraph
+  dialect: content_start, content_delta..., content_end) keeps its request
+  in flight until the end part; it is compared as the joined deltas plus the
+  end result, chunk boundaries and counts ignored unless --exact-chunks, and
+  the mean time between parts, live and recorded, is noted. A stream that
+  stops before its end part (live, when --timeout is up, or in the tape) is
+  reported unfinished: exit code 1.
   Over HTTP, initialize is answered and each notification or response
   acknowledged before anything recorded after it is sent (a stdio client may
   have pipelined them). A cut tape replays up to the cut: answers the server
@@ -87,11 +95,12 @@ func replayCmd() *command {
 			fs.StringVar(&f.session, "session", "", "replay only the session `ID` (needed when the tape holds several, unless --all)")
 			fs.BoolVar(&f.all, "all", false, "replay every session of the tape")
 			fs.IntVar(&f.concurrency, "concurrency", 1, "with --all: sessions replayed at once, each on its own connection")
-			fs.StringVar(&f.url, "url", "", "Streamable HTTP endpoint of the live server (instead of -- CMD)")
+			fs.StringVar(&f.url, "url", "", "the live server's Streamable HTTP endpoint (http:// or https://) or MCP WebSocket endpoint (ws:// or wss://), instead of -- CMD")
 			fs.BoolVar(&f.sse, "sse", false, "with --url: the URL is the /sse stream of a legacy HTTP+SSE (2024-11-05) server")
 			fs.StringVar(&f.speed, "speed", "1", "recorded spacing divided by `N`; max sends as soon as causality allows")
 			fs.DurationVar(&f.timeout, "timeout", replay.DefaultTimeout, "longest wait for the live answer to one request")
 			fs.DurationVar(&f.settle, "settle", replay.DefaultSettle, "after the last client message, wait for the server messages recorded after it up to their recorded gap plus `DUR`")
+			fs.BoolVar(&f.exactChunks, "exact-chunks", false, "compare streamed answers part by part (their number and each delta), not only the joined text and the end")
 			fs.BoolVar(&f.unbatch, "unbatch", false, "send the members of a recorded batch one by one, for servers that refuse batches (default: as the recorded batch)")
 			fs.StringVarP(&f.output, "output", "o", "", "record the replay to `NEW_TAPE`, which must not exist (for mcptape diff / inspect)")
 			fs.BoolVar(&f.force, "force", false, "overwrite the -o file when it exists (without it, an existing file is refused with exit code 2)")
@@ -134,6 +143,8 @@ func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
 		return nil, usageError("-o -: stdout carries the report; give a file name")
 	case (len(f.headers) > 0 || f.sse || f.insecure) && f.url == "":
 		return nil, usageError("--header, --sse and --insecure need --url")
+	case f.sse && transport.IsWebSocketURL(f.url):
+		return nil, usageError("--sse needs an http:// or https:// --url, not %q", capture.RedactURL(f.url))
 	}
 	if f.url != "" {
 		if err := checkServerURL("--url", f.url); err != nil {
@@ -153,6 +164,9 @@ func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
 	opts = append(opts, replay.WithTimeout(f.timeout), replay.WithConcurrency(f.concurrency), replay.WithSettle(f.settle))
 	if f.unbatch {
 		opts = append(opts, replay.WithUnbatch())
+	}
+	if f.exactChunks {
+		opts = append(opts, replay.WithExactChunks())
 	}
 	// Let the library judge the values: a bad one is a usage error.
 	if err := replay.CheckOptions(opts...); err != nil {
@@ -284,6 +298,9 @@ func (f *replayFlags) dialer(st *stdio, command []string) (replay.DialFunc, stri
 	var copts []transport.ClientOption
 	if f.insecure {
 		copts = append(copts, transport.WithInsecureTLS())
+	}
+	if transport.IsWebSocketURL(f.url) {
+		return wsDialer(f.url, hopts, copts)
 	}
 	client, err := transport.NewHTTPClient(f.concurrency*4, copts...)
 	if err != nil {

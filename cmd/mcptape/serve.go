@@ -17,31 +17,40 @@ import (
 func serveCmd() *command {
 	return &command{
 		name:    "serve",
-		summary: "Run the reference MCP server (stdio, or Streamable HTTP with --http)",
-		usage:   "serve [--http ADDR [--stateless] [--json]] [--echo-prefix S] [FLAGS]",
+		summary: "Run the reference MCP server (stdio, Streamable HTTP with --http, WebSocket with --ws)",
+		usage:   "serve [--http ADDR [--stateless] [--json] | --ws ADDR] [--echo-prefix S] [FLAGS]",
 		examples: `  mcptape serve                                       # stdio: MCP on stdin/stdout, stops on stdin EOF
   mcptape serve --http 127.0.0.1:8080                 # Streamable HTTP at http://127.0.0.1:8080/mcp
   mcptape serve --http 8080                           # the same: a bare port listens on 127.0.0.1
   mcptape serve --http 127.0.0.1:0                    # any free port; the address is printed on stderr
   mcptape serve --http 127.0.0.1:8080 --stateless     # no sessions: the 2026-07-28 style
   mcptape serve --http 127.0.0.1:8080 --json          # application/json answers instead of SSE
+  mcptape serve --ws 127.0.0.1:8081                   # WebSocket at ws://127.0.0.1:8081/mcp (subprotocol mcp)
   mcptape serve --echo-prefix 'v2: '                  # change echo's answers (replay diff tests)
   mcptape serve --protocol-version 2025-06-18         # accept only this protocol version
+  mcptape serve --stream-chunks 5 --chunk-delay 20ms  # a chat tool answering in streamed chunks
   mcptape record -o run.jsonl.zst -- mcptape serve    # record a session with the reference server
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			httpAddr := fs.String("http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (HOST:PORT, or a bare PORT on 127.0.0.1; port 0 picks a free one)")
+			wsAddr := fs.String("ws", "", "serve MCP over WebSocket at ws://`ADDR`/mcp instead of stdio (subprotocol mcp; HOST:PORT or a bare PORT on 127.0.0.1)")
 			stateless := fs.Bool("stateless", false, "with --http: no sessions, every POST stands alone (needed for protocol 2026-07-28 over HTTP)")
 			jsonResp := fs.Bool("json", false, "with --http: answer application/json instead of an SSE stream (progress notifications are dropped)")
 			sessionTimeout := fs.Duration("session-timeout", 0, "with --http: close sessions idle this long (0: keep until DELETE)")
 			echoPrefix := fs.String("echo-prefix", "", "text put before every echo answer")
 			versions := fs.StringSlice("protocol-version", nil, "accept only these protocol `VERSIONS` (repeat or comma-separate; default: all of "+
 				strings.Join(refserver.ProtocolVersions(), ", ")+")")
+			chunks := fs.Int("stream-chunks", 0, "add a chat {query} tool answering in `N` streamed content_delta results between content_start and content_end "+
+				"(several results for one id, as in the LangGraph MCP server's docs); 0: no chat tool")
+			chunkDelay := fs.Duration("chunk-delay", 0, "with --stream-chunks: pause before each delta and the end result")
 			maxConc := fs.Int("max-concurrency", 0, "run at most `K` tool calls at once; more wait their turn (0: no bound). With the sleep tool at ms milliseconds, capacity is K/(ms/1000) calls/s")
 			logLevel := fs.String("log-level", "error", "server log on stderr: debug, info, warn, error or off")
 			return func(ctx context.Context, st *stdio, args []string) error {
 				if len(args) > 0 {
 					return usageError("serve takes no arguments (got %q)", args[0])
+				}
+				if *httpAddr != "" && *wsAddr != "" {
+					return usageError("--http and --ws exclude each other")
 				}
 				if *httpAddr == "" && (*stateless || *jsonResp || *sessionTimeout != 0) {
 					return usageError("--stateless, --json and --session-timeout need --http")
@@ -49,6 +58,13 @@ func serveCmd() *command {
 				if *sessionTimeout < 0 {
 					return usageError("--session-timeout must not be negative")
 				}
+				if *chunks != 0 && *wsAddr != "" {
+					return usageError("--stream-chunks: the chat tool is served over stdio and --http, not --ws")
+				}
+				if *chunks == 0 && *chunkDelay != 0 {
+					return usageError("--chunk-delay needs --stream-chunks")
+				}
+				chat := refserver.Chat{Chunks: *chunks, Delay: *chunkDelay}
 				logger, err := serveLogger(st, *logLevel)
 				if err != nil {
 					return err
@@ -57,6 +73,9 @@ func serveCmd() *command {
 					refserver.WithImplementation(refserver.DefaultName, version),
 					refserver.WithEchoPrefix(*echoPrefix),
 					refserver.WithLogger(logger),
+				}
+				if *chunks != 0 {
+					opts = append(opts, refserver.WithChat(chat))
 				}
 				if len(*versions) > 0 {
 					opts = append(opts, refserver.WithProtocolVersions(*versions...))
@@ -68,12 +87,16 @@ func serveCmd() *command {
 				if err != nil {
 					return usageError("%v", err)
 				}
-				if *httpAddr == "" {
-					return refserver.ServeStdio(ctx, srv, st.in, st.out)
+				if *httpAddr == "" && *wsAddr == "" {
+					return refserver.ServeStdioChat(ctx, srv, chat, st.in, st.out)
 				}
-				addr, err := listenAddr(*httpAddr)
+				flag, scheme, raw := "--http", "http", *httpAddr
+				if *wsAddr != "" {
+					flag, scheme, raw = "--ws", "ws", *wsAddr
+				}
+				addr, err := listenAddr(raw)
 				if err != nil {
-					return usageError("--http: %v", err)
+					return usageError("%s: %v", flag, err)
 				}
 				var lc net.ListenConfig
 				ln, err := lc.Listen(ctx, listenNetwork(addr), addr)
@@ -83,12 +106,16 @@ func serveCmd() *command {
 				if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
 					fmt.Fprintf(st.err, "mcptape serve: warning: listening on %s, which other machines can reach; use 127.0.0.1:PORT to stay local\n", ln.Addr())
 				}
-				fmt.Fprintf(st.err, "listening on http://%s%s\n", ln.Addr(), refserver.Path)
+				fmt.Fprintf(st.err, "listening on %s://%s%s\n", scheme, ln.Addr(), refserver.Path)
+				if *wsAddr != "" {
+					return refserver.ServeWS(ctx, ln, srv, logger)
+				}
 				return refserver.ServeHTTP(ctx, ln, srv, refserver.HTTPConfig{
 					Stateless:      *stateless,
 					JSONResponse:   *jsonResp,
 					SessionTimeout: *sessionTimeout,
 					Logger:         logger,
+					Chat:           chat,
 				})
 			}
 		},

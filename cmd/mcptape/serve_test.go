@@ -36,11 +36,15 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--json"}, "need --http"},
 		{[]string{"serve", "--stateless"}, "need --http"},
 		{[]string{"serve", "--http", "nonsense"}, "--http: want HOST:PORT or PORT"},
+		{[]string{"serve", "--ws", "nonsense"}, "--ws: want HOST:PORT or PORT"},
+		{[]string{"serve", "--ws", "127.0.0.1:0", "--http", "127.0.0.1:0"}, "--http and --ws exclude each other"},
 		{[]string{"serve", "--http", "127.0.0.1:99999"}, `bad port "99999"`},
 		{[]string{"serve", "--http", "127.0.0.1:0", "--session-timeout", "-1s"}, "must not be negative"},
 		{[]string{"serve", "--log-level", "loud"}, "--log-level"},
 		{[]string{"serve", "--protocol-version", "1999-01-01"}, `protocol version "1999-01-01" is not supported`},
 		{[]string{"serve", "--no-such-flag"}, "unknown flag"},
+		{[]string{"serve", "--chunk-delay", "5ms"}, "--chunk-delay needs --stream-chunks"},
+		{[]string{"serve", "--stream-chunks", "-2"}, "chunks -2 out of range"},
 	}
 	for _, tt := range tests {
 		var out, errOut bytes.Buffer
@@ -283,5 +287,28 @@ func TestServeStdioProcess(t *testing.T) {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	if code := p.wait(t); code != 0 {
 		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+}
+
+// TestServeStreamChunksInProcess checks that --stream-chunks answers a chat
+// call with start, N deltas and an end carrying usage, on one id.
+func TestServeStreamChunksInProcess(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"chat","arguments":{"query":"two words"}}}` + "\n"
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), &stdio{in: strings.NewReader(in), out: &out, err: &errOut},
+		[]string{"serve", "--stream-chunks", "2", "--chunk-delay", "1ms"})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	want := []string{`"type":"content_start"`, `"type":"content_delta"`, `"type":"content_delta"`,
+		`"usage":{"prompt_tokens":2,"completion_tokens":11,"total_tokens":13}`}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d frames, want %d:\n%s", len(lines), len(want), out.String())
+	}
+	for i, l := range lines {
+		if !strings.Contains(l, `"id":5,`) || !strings.Contains(l, want[i]) {
+			t.Errorf("frame %d = %s, want id 5 and %s", i, l, want[i])
+		}
 	}
 }

@@ -50,6 +50,23 @@
 // that passed against the server passes against the mock, and the mock's
 // report shows no unmatched request.
 //
+// # The go-sdk client against mcptape mock
+//
+// TestGoClientAgainstMock runs the go-sdk v1.8.0 everything-client under
+// `conformance client --scenario NAME` for each non-auth client scenario
+// (initialize, tools_call, elicitation-sep1034-client-defaults,
+// sse-retry), with the test binary itself as the client command: started
+// with MCPTAPE_TEST_WRAP_CLIENT set, it puts `mcptape record --listen
+// 127.0.0.1:0 --upstream URL` in front of the suite's test server and runs
+// the client through it. The scenario must pass; then the client runs
+// again, alone (MCP_CONFORMANCE_SCENARIO=NAME), against `mcptape mock
+// --http` of that tape: it must exit as it did against the test server,
+// and the mock's report must show no unmatched request. The auth/*
+// scenarios are left out: their test server names its own address in the
+// OAuth metadata and runs the authorization server there, so the client's
+// OAuth traffic bypasses a proxy on another address and is not on the
+// tape, and the mock serves only the MCP endpoint.
+//
 // # What is not run, and why
 //
 // The suite's OAuth scenarios are client scenarios (`conformance client`),

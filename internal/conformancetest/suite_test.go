@@ -40,6 +40,9 @@ const (
 var binDir string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(wrapEnv) != "" { // started by `conformance client --command`
+		os.Exit(runWrapper())
+	}
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)

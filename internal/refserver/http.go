@@ -42,6 +42,10 @@ type HTTPConfig struct {
 	SessionTimeout time.Duration
 	// Logger receives the HTTP handler's logs; nil discards them.
 	Logger *slog.Logger
+	// Chat streams the chat tool's calls: a POST holding one such call is
+	// answered with an SSE stream of its chunks (see [Chat]), whatever
+	// JSONResponse says. The zero value leaves them to the SDK.
+	Chat Chat
 }
 
 // HTTPHandler returns a handler serving s over Streamable HTTP at [Path]
@@ -59,7 +63,11 @@ func HTTPHandler(s *mcp.Server, cfg HTTPConfig) http.Handler {
 		PropagateRequestCancellation: true,
 	})
 	mux := http.NewServeMux()
-	mux.Handle(Path, h)
+	if cfg.Chat.enabled() {
+		mux.Handle(Path, chatHandler{chat: cfg.Chat, next: h})
+	} else {
+		mux.Handle(Path, h)
+	}
 	return mux
 }
 
@@ -82,21 +90,31 @@ func ServeHTTP(ctx context.Context, ln net.Listener, s *mcp.Server, cfg HTTPConf
 		ConnState:         fresh.track,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelError),
 	}
+	return serveUntil(ctx, srv, ln, "http", fresh.closeAll)
+}
+
+// serveUntil serves srv on ln until ctx is done, then calls before (when
+// not nil) and shuts srv down, waiting up to shutdownGrace for open
+// requests before closing what is left. It returns nil after such a stop
+// and the serving error otherwise, prefixed with what.
+func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, what string, before func()) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return fmt.Errorf("refserver: http: %w", err)
+		return fmt.Errorf("refserver: %s: %w", what, err)
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
-	fresh.closeAll()
+	if before != nil {
+		before()
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		_ = srv.Close()
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("refserver: http: %w", err)
+		return fmt.Errorf("refserver: %s: %w", what, err)
 	}
 	return nil
 }

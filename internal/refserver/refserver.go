@@ -116,6 +116,7 @@ type options struct {
 	echoPrefix    string
 	logger        *slog.Logger
 	versions      []string
+	chat          Chat
 	maxConc       int
 }
 
@@ -242,6 +243,12 @@ func New(opts ...Option) (*mcp.Server, error) {
 	t := &tools{echoPrefix: o.echoPrefix, log: o.logger}
 	if err := t.register(s); err != nil {
 		return nil, fmt.Errorf("refserver: %w", err)
+	}
+	if o.chat.enabled() {
+		if err := addTool(s, ChatTool, "Answer the query in streamed chunks (content_start, content_delta…, content_end with usage), "+
+			"the streaming dialect of the LangGraph MCP server's documentation.", nil, o.chat.plain); err != nil {
+			return nil, fmt.Errorf("refserver: %w", err)
+		}
 	}
 	s.AddResource(&mcp.Resource{
 		URI:         ReadmeURI,

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/mcptape/mcptape/internal/syncio"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,12 +39,27 @@ import (
 // goroutine when ServeStdio returns: there is no portable way to interrupt
 // it. It ends at the next byte or EOF.
 func ServeStdio(ctx context.Context, s *mcp.Server, in io.Reader, out io.Writer) error {
+	return ServeStdioChat(ctx, s, Chat{}, in, out)
+}
+
+// ServeStdioChat is [ServeStdio] with the chat tool's calls streamed as
+// chat says (see [Chat]): each is answered in its own goroutine, its frames
+// written whole between the SDK's, so answers to concurrent calls
+// interleave. A stream stopped by ctx ends without its end result.
+func ServeStdioChat(ctx context.Context, s *mcp.Server, chat Chat, in io.Reader, out io.Writer) error {
+	if err := chat.check(); err != nil {
+		return fmt.Errorf("refserver: %w", err)
+	}
+	out = syncio.NewWriter(out) // the SDK and the chat streams write
 	// The SDK reads with a context that never ends, so the client's bytes
 	// reach it through a pipe, fed by pump, whose read side is closed when
 	// ctx is done: the session then stops reading, cancels its calls and
 	// ends.
 	pr, pw := io.Pipe()
 	tr := newTracker()
+	if chat.enabled() {
+		tr.chat = func(frame []byte) bool { return tr.streamChat(ctx, chat, out, frame) }
+	}
 	go tr.pump(ctx, pw, in)
 	stop := context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })
 	defer func() {
@@ -81,6 +97,8 @@ type tracker struct {
 	changed     chan struct{}       // closed and replaced at every change
 	stopped     chan struct{}       // closed when the session has ended
 	readerGone  atomic.Bool         // a write failed because the client stopped reading
+	chat        func([]byte) bool   // answers a chat call itself (true), or not; nil when off
+	streams     sync.WaitGroup      // chat answers being written
 	stopOnce    sync.Once
 }
 
@@ -117,11 +135,12 @@ func (t *tracker) pump(ctx context.Context, dst *io.PipeWriter, src io.Reader) {
 		}
 		// A line over MaxFrameBytes goes on untracked: the SDK rejects it
 		// and ends the session.
-		if !full && !skipping && len(frame) > 0 {
+		whole := !full && !skipping && len(frame) > 0
+		if whole {
 			t.note(frame, true)
 		}
 		skipping = full
-		if len(frame) > 0 {
+		if len(frame) > 0 && (!whole || t.chat == nil || !t.chat(frame)) {
 			if _, werr := dst.Write(frame); werr != nil {
 				return // the session stopped reading
 			}
@@ -131,6 +150,7 @@ func (t *tracker) pump(ctx context.Context, dst *io.PipeWriter, src io.Reader) {
 			continue
 		case err == io.EOF:
 			t.waitDone(ctx)
+			t.streams.Wait()
 			dst.Close()
 		default:
 			dst.CloseWithError(err)
@@ -330,4 +350,29 @@ func scalarLen(b []byte) int {
 		i++
 	}
 	return i
+}
+
+// streamChat answers frame itself, in a goroutine, when it is a chat call:
+// the start and deltas go straight to out, the end result through the
+// tracking writer, which marks the call answered.
+func (t *tracker) streamChat(ctx context.Context, chat Chat, out io.Writer, frame []byte) bool {
+	id, query, ok := parseChatCall(frame)
+	if !ok {
+		return false
+	}
+	t.streams.Add(1)
+	go func() {
+		defer t.streams.Done()
+		tw := trackingWriter{w: out, t: t}
+		_ = chat.stream(ctx, id, query, func(f []byte, last bool) error {
+			f = append(f, '\n')
+			if last {
+				_, err := tw.Write(f)
+				return err
+			}
+			_, err := out.Write(f)
+			return err
+		})
+	}()
+	return true
 }

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// chatClientLines calls the chat tool twice without waiting: the two
+// streamed answers interleave.
+const chatClientLines = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"chat","arguments":{"query":"Hello"}}}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"chat","arguments":{"query":"Bye now"}}}
+`
+
+// pythonPeer returns the command of the independent Python streaming
+// server, or skips the test without python3 (make sysdeps installs it).
+func pythonPeer(t *testing.T) []string {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found (make sysdeps installs it): the Python streaming peer cannot run")
+	}
+	return []string{py, filepath.Join("..", "..", "testdata", "streampeer", "chat_stream.py")}
+}
+
+// streamFigures is what the tests read of inspect's JSON.
+type streamFigures struct {
+	Streams *struct {
+		Operations int64 `json:"operations"`
+		Chunks     int64 `json:"chunks"`
+		Unfinished int64 `json:"unfinished"`
+		AfterEnd   int64 `json:"after_end"`
+		Usage      struct {
+			TotalTokens int64 `json:"total_tokens"`
+		} `json:"usage"`
+	} `json:"streams"`
+	Violations []struct {
+		Rule  string `json:"rule"`
+		Count int64  `json:"count"`
+	} `json:"violations"`
+}
+
+// TestStreamedAnswersRecordInspectReplay records the two streaming peers
+// (the reference server's chat tool and the Python server), inspects the
+// tapes and replays them: whole, cut before the end and with a part after
+// the end.
+func TestStreamedAnswersRecordInspectReplay(t *testing.T) {
+	serve := []string{serveBinary(t), "serve", "--stream-chunks", "3", "--chunk-delay", "2ms"}
+	tests := []struct {
+		name       string
+		env        map[string]string
+		python     bool
+		unfinished int64
+		afterEnd   int64
+		replayCode int // against the same server
+	}{
+		{name: "refserver", replayCode: 0},
+		{name: "python", python: true, replayCode: 0},
+		{name: "python-cut", python: true, env: map[string]string{"CUT": "1"}, unfinished: 2, replayCode: 1},
+		{name: "python-late-delta", python: true, env: map[string]string{"LATE": "1"}, afterEnd: 2, replayCode: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			server := serve
+			if tt.python {
+				server = pythonPeer(t)
+			}
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
+			if code, _, stderr := runMcptape(t, chatClientLines, append([]string{"record", "-o", tp, "--"}, server...)...); code != 0 {
+				t.Fatalf("record: exit %d: %s", code, stderr)
+			}
+			_, out, stderr := runMcptape(t, "", "inspect", "--format", "json", tp)
+			var rep streamFigures
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatalf("inspect: %v: %s %s", err, out, stderr)
+			}
+			st := rep.Streams
+			if st == nil || st.Operations != 2-tt.unfinished || st.Unfinished != tt.unfinished || st.AfterEnd != tt.afterEnd {
+				t.Fatalf("streams %+v, want %d finished, %d unfinished, %d after the end", st, 2-tt.unfinished, tt.unfinished, tt.afterEnd)
+			}
+			if tt.unfinished == 0 && st.Usage.TotalTokens == 0 {
+				t.Errorf("no usage tokens summed: %+v", st)
+			}
+			for _, v := range rep.Violations {
+				if v.Rule == "response-unknown-id" {
+					t.Errorf("streamed parts reported as %s ×%d", v.Rule, v.Count)
+				}
+			}
+			start := time.Now()
+			code, out, stderr := runMcptape(t, "", append([]string{"replay", "--timeout", "2s", tp, "--"}, server...)...)
+			if code != tt.replayCode {
+				t.Errorf("replay: exit %d, want %d:\n%s%s", code, tt.replayCode, out, stderr)
+			}
+			if tt.unfinished > 0 && (!strings.Contains(out, "unfinished") || time.Since(start) > 20*time.Second) {
+				t.Errorf("replay of a cut stream: %s, took %v; want it reported unfinished, soon", out, time.Since(start))
+			}
+		})
+	}
+}
+
+// TestReplayStreamedChunkBoundaries replays a tape of 3-part answers
+// against a server streaming 7: the same joined text matches, unless
+// --exact-chunks.
+func TestReplayStreamedChunkBoundaries(t *testing.T) {
+	tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
+	bin := serveBinary(t)
+	if code, _, stderr := runMcptape(t, chatClientLines, "record", "-o", tp, "--", bin, "serve", "--stream-chunks", "3"); code != 0 {
+		t.Fatalf("record: exit %d: %s", code, stderr)
+	}
+	for _, c := range []struct {
+		exact bool
+		want  int
+	}{{false, 0}, {true, 1}} {
+		args := []string{"replay", tp}
+		if c.exact {
+			args = append(args, "--exact-chunks")
+		}
+		code, out, stderr := runMcptape(t, "", append(args, "--", bin, "serve", "--stream-chunks", "7")...)
+		if code != c.want || !strings.Contains(out, "2 streamed answers") {
+			t.Errorf("exact %v: exit %d, want %d:\n%s%s", c.exact, code, c.want, out, stderr)
+		}
+		if c.exact && !strings.Contains(out, "result.stream.parts") {
+			t.Errorf("--exact-chunks: the difference does not name the parts:\n%s", out)
+		}
+	}
+}
