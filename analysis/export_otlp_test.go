@@ -150,10 +150,7 @@ func TestExportOTLPTasksAndTraceparent(t *testing.T) {
 	path := tempTape(t, steps...)
 	out, _ := export(t, path, ExportOTLP)
 	td := parseOTLP(t, out)
-	var got []*tracepb.Span
-	for _, s := range td.ResourceSpans[0].ScopeSpans[0].Spans {
-		got = append(got, s)
-	}
+	got := append([]*tracepb.Span(nil), td.ResourceSpans[0].ScopeSpans[0].Spans...)
 	byID := map[string]*tracepb.Span{}
 	for _, s := range got {
 		byID[attr(s, "jsonrpc.request.id")] = s
