@@ -2,7 +2,7 @@
 # make demo: the main job of mcptape on the embedded reference server.
 #  1. record: a scripted MCP client talks to `mcptape serve` through `mcptape record`;
 #  2. inspect/show/check: the tape is read back offline, and checked as a CI gate.
-#  (then HTTP recording, replay, mock of the tape, load: see the steps below)
+#  (then HTTP and WebSocket recording, replay, mock of the tape, load: see the steps below)
 set -euo pipefail
 MCPTAPE=${1:-bin/mcptape}
 OUT=demo-out
@@ -62,6 +62,9 @@ set -e
 
 step "3b. record over HTTP too (reverse proxy)"
 bash "$(dirname "$0")/demo-http.sh" "$MCPTAPE" "$OUT"
+
+step "3c. record over WebSocket too (load and a replay of the stdio tape through the ws proxy)"
+bash "$(dirname "$0")/demo-ws.sh" "$MCPTAPE" "$OUT" "$TAPE"
 
 step "4. replay the recorded session against a fresh server: ids rewritten, answers compared"
 "$MCPTAPE" replay "$TAPE" -o "$OUT/replayed.jsonl.zst" -- "$MCPTAPE" serve
