@@ -8,7 +8,7 @@ MCPTAPE=${1:-bin/mcptape}
 OUT=demo-out
 mkdir -p "$OUT"
 TAPE=$OUT/demo.jsonl.zst
-rm -f "$TAPE"
+rm -f "$TAPE" "$OUT/replayed.jsonl.zst" # tapes are never overwritten: start afresh
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
 
