@@ -1,12 +1,11 @@
 package transport
 
 import (
-	"bytes"
 	"context"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/syncio"
 	"github.com/mcptape/mcptape/jsonrpc"
 )
 
@@ -39,20 +38,5 @@ func recvAnswer(t *testing.T, c Conn, idRaw string) Incoming {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a buffer safe for a writer and a reader goroutine.
+type syncBuffer = syncio.Buffer
