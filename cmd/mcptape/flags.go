@@ -27,7 +27,7 @@ func (c *command) flagSet() (*pflag.FlagSet, runFunc) {
 func (c *command) execute(ctx context.Context, st *stdio, args []string) error {
 	if len(args) > 0 {
 		if sub, ok := c.subcommands[args[0]]; ok {
-			return sub(ctx, st, args[1:])
+			return sub.execute(ctx, st, args[1:])
 		}
 	}
 	fs, run := c.flagSet()
