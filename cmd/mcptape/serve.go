@@ -58,9 +58,6 @@ func serveCmd() *command {
 				if *sessionTimeout < 0 {
 					return usageError("--session-timeout must not be negative")
 				}
-				if *chunks != 0 && *wsAddr != "" {
-					return usageError("--stream-chunks: the chat tool is served over stdio and --http, not --ws")
-				}
 				if *chunks == 0 && *chunkDelay != 0 {
 					return usageError("--chunk-delay needs --stream-chunks")
 				}
@@ -108,7 +105,7 @@ func serveCmd() *command {
 				}
 				fmt.Fprintf(st.err, "listening on %s://%s%s\n", scheme, ln.Addr(), refserver.Path)
 				if *wsAddr != "" {
-					return refserver.ServeWS(ctx, ln, srv, logger)
+					return refserver.ServeWS(ctx, ln, srv, refserver.WSConfig{Logger: logger, Chat: chat})
 				}
 				return refserver.ServeHTTP(ctx, ln, srv, refserver.HTTPConfig{
 					Stateless:      *stateless,
