@@ -31,6 +31,7 @@ type replayFlags struct {
 	ignore      []string
 	headers     []string
 	insecure    bool
+	wsProto     wsProtoFlag
 	unbatch     bool
 	settle      time.Duration
 	exactChunks bool
@@ -108,6 +109,7 @@ func replayCmd() *command {
 			fs.StringArrayVar(&f.ignore, "ignore", nil, "leave `PATH` out of the comparison, or a notification method out of the counts (repeatable)")
 			fs.StringArrayVar(&f.headers, "header", nil, "with --url: add `NAME: VALUE` to every HTTP request (repeatable)")
 			insecureFlag(fs, &f.insecure, "with --url: ")
+			f.wsProto.register(fs)
 			return func(ctx context.Context, st *stdio, args []string) error {
 				dash := fs.ArgsLenAtDash()
 				var command []string
@@ -150,6 +152,9 @@ func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
 		if err := checkServerURL("--url", f.url); err != nil {
 			return nil, err
 		}
+	}
+	if err := f.wsProto.check(f.url); err != nil {
+		return nil, err
 	}
 	opts := []replay.Option{replay.WithIgnore(f.ignore...)}
 	if f.speed == "max" {
@@ -300,6 +305,9 @@ func (f *replayFlags) dialer(st *stdio, command []string) (replay.DialFunc, stri
 		copts = append(copts, transport.WithInsecureTLS())
 	}
 	if transport.IsWebSocketURL(f.url) {
+		if f.wsProto.set {
+			hopts = append(hopts, transport.WithWSSubprotocols(f.wsProto.protos...))
+		}
 		return wsDialer(f.url, hopts, copts)
 	}
 	client, err := transport.NewHTTPClient(f.concurrency*4, copts...)
