@@ -76,6 +76,7 @@ func loadCmd() *command {
   mcptape load --url http://127.0.0.1:8080/mcp --stage 30s:50 --stage 1m:50 --call ping   # closed model: 0 to 50 sessions
   mcptape load --url http://127.0.0.1:8080/mcp --find-max --threshold 'tools/call:p99<100ms' --threshold 'errors<1%' --call 'tools/call search {"q":"x"}'
   mcptape load --url http://127.0.0.1:8080/mcp --scenario agent.json --sessions 200 --duration 2m
+  mcptape load --url ws://127.0.0.1:8000/mcp/ws --ws-subprotocol '' --requests 100 --call 'tools/call chat {"query":"hi"}'   # WebSocket, no subprotocol offered
   mcptape load --tape run.jsonl.zst --sessions 50 --speed max -- ./my-server   # amplified replay
   mcptape report merge gen-0.json gen-1.json gen-2.json --json all.json
 
