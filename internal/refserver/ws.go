@@ -79,7 +79,11 @@ func WSHandlerWith(s *mcp.Server, cfg WSConfig) http.Handler {
 			_ = c.Close(websocket.StatusInternalError, "session failed")
 			return
 		}
+		// The SDK reads with a context that never ends: a server stopping
+		// (r's context, from ServeWS's) closes the connection itself.
+		stop := context.AfterFunc(r.Context(), func() { conn.closeWith(websocket.StatusGoingAway, "server shutting down") })
 		_ = ss.Wait()
+		stop()
 		_ = ss.Close()
 		conn.endStreams(cancel)
 		conn.closeWith(conn.status())
@@ -165,7 +169,7 @@ func (w *wsConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // streamChat answers frame itself, in a goroutine, when chat streaming is
 // on and frame is one chat call: each chunk is a text frame of its own.
 // The stream stops, without its end result, when the connection's context
-// ends or a write fails.
+// ends (before its next chunk) or a write fails.
 func (w *wsConn) streamChat(frame []byte) bool {
 	if !w.chat.enabled() {
 		return false
@@ -184,8 +188,12 @@ func (w *wsConn) streamChat(frame []byte) bool {
 	w.streams.Add(1)
 	go func() {
 		defer w.streams.Done()
+		// The write itself is not bound to ctx: the library drops the
+		// connection, close frame unsent, when a write's context ends.
+		// Closing the connection ends a blocked write.
+		wctx := context.WithoutCancel(w.ctx)
 		_ = w.chat.stream(w.ctx, id, query, func(f []byte, _ bool) error {
-			return w.c.Write(w.ctx, websocket.MessageText, f)
+			return w.c.Write(wctx, websocket.MessageText, f)
 		})
 	}()
 	return true
