@@ -198,7 +198,7 @@ func checkPythonWSClient(t *testing.T, url string, chunks int) {
 // WebSocket (exit 0), and against a server whose streams stop before
 // their end (exit 1, soon) or that drops the connection there (exit 2).
 func TestStreamedOverWebSocket(t *testing.T) {
-	upstream := wsPath(serveWS(t, "--stream-chunks", "3", "--chunk-delay", "2ms"))
+	upstream := wsPath(serveWS(t, "--stream-chunks", "3", "--chunk-delay", "20ms")) // long enough to interleave
 	out := filepath.Join(t.TempDir(), "ws.jsonl.zst")
 	rec, proxy := startWSRecord(t, upstream, out)
 	if !strings.HasSuffix(proxy, refserver.WSPath) {
