@@ -48,6 +48,10 @@ type options struct {
 	getStrm  bool
 	noDelete bool
 
+	// WebSocket
+	wsProtos    []string
+	wsProtosSet bool
+
 	used []usedOption // which options were given, to reject misplaced ones
 }
 
