@@ -113,10 +113,11 @@ func compareTapes(t *testing.T, conf *peertest.ConformancePeers, bin, directURL,
 // compare runs the suite directly and through a new `mcptape record`,
 // fails on differing results, and returns what the tape left unanswered
 // that the direct run answered.
-func compare(t *testing.T, conf *peertest.ConformancePeers, bin, directURL, proxiedURL string, timeout time.Duration, want []string, args ...string) []string {
+func compare(t *testing.T, conf *peertest.ConformancePeers, bin, directURL, proxiedURL string, timeout time.Duration, want []string, args ...string) (lost []string) {
 	t.Helper()
 	ctx := t.Context()
 	dir := t.TempDir()
+	defer func() { keepFailed(t, dir, lost) }()
 	directDir, proxyDir := filepath.Join(dir, "direct"), filepath.Join(dir, "proxy")
 	for _, d := range []string{directDir, proxyDir} {
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -239,4 +240,34 @@ func cmpName(name string) string {
 		return "no name"
 	}
 	return fmt.Sprintf("%q", name)
+}
+
+// keepEnv names a directory where a failed comparison's files are kept:
+// with MCPTAPE_CONFORMANCE_KEEP=DIR, each run of the suite that fails the
+// test or leaves a request unanswered (even one the retry then clears) is
+// copied to DIR/TEST-TIME/: direct/observed.jsonl and direct/results (what
+// the direct run sent and read, and its checks), proxy/tape.jsonl.zst and
+// proxy/tape.jsonl.zst.stderr (the tape and the proxy's output) and
+// proxy/results. Tapes hold the traffic of the test servers only.
+const keepEnv = "MCPTAPE_CONFORMANCE_KEEP"
+
+// keepFailed copies dir under $MCPTAPE_CONFORMANCE_KEEP when this run
+// failed the test or lost requests.
+func keepFailed(t *testing.T, dir string, lost []string) {
+	t.Helper()
+	keep := os.Getenv(keepEnv)
+	if keep == "" || (!t.Failed() && len(lost) == 0) {
+		return
+	}
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()) + "-" + time.Now().UTC().Format("20060102T150405.000000000")
+	dst := filepath.Join(keep, name)
+	if err := os.MkdirAll(keep, 0o700); err != nil {
+		t.Logf("%s: %v", keepEnv, err)
+		return
+	}
+	if err := os.CopyFS(dst, os.DirFS(dir)); err != nil {
+		t.Logf("%s: %v", keepEnv, err)
+		return
+	}
+	t.Logf("kept the tape, the proxy's output and both runs' results in %s", dst)
 }
