@@ -56,7 +56,9 @@
 // as the upstream transport reads it and recorded as the client's messages;
 // response bytes are written (and, for event streams, flushed) to the
 // client first, then parsed from the copy: a JSON body becomes messages
-// when it ends, an event stream one message per SSE event. Around them
+// when it ends, an event stream one message per SSE event, each timed
+// when the write that carried its last bytes to the client began, so that
+// nothing the client sends in reply is timed before it. Around them
 // the exchange writes "http" events (Phase "response" when the headers
 // arrive, "end" when it is over; an [HTTPEvent]), "sse" notes for events
 // without a message (an [SSENote]) and "error" events. Records are

@@ -73,12 +73,17 @@ func (x *exchange) noteCut(t time.Time, dir tape.Direction, n *cutNote) {
 	x.record(tape.Record{Type: tape.TypeEvent, Time: t.UnixNano(), Dir: dir, Event: tape.EventError, Data: marshalData(n), Stream: x.stream})
 }
 
-// plainBody records a chunk of the response body, decoded.
-func (x *exchange) plainBody(b []byte) {
+// plainBody records a chunk of the response body, decoded, whose write
+// to the client began at sent: the events it completes are timed then,
+// and so is a whole body whose last chunk it is.
+func (x *exchange) plainBody(b []byte, sent time.Time) {
 	if x.framer != nil {
+		x.sentAt = sent
 		x.framer.Write(b) // onEvent never fails
+		x.sentAt = time.Time{}
 	} else {
 		x.bodyBytes(b)
+		x.bodySent = sent
 	}
 }
 

@@ -60,7 +60,7 @@ type exchange struct {
 	reqNote      string        // a plain exchange's request body, redacted, for the "end" event
 	respPending  bool          // the "response" event waits for the session, or for releaseResponse
 	holdResp     bool          // response holds the "response" event back for releaseResponse
-	sentAt       time.Time     // when the bytes being recorded went out, if not now (see keptChunks)
+	sentAt       time.Time     // when the write of the bytes being framed began, if not now (see forwarded)
 	dispatched   time.Time     // when the request went to the upstream (only with an observer)
 	unsampled    bool          // the session is out of the sample: nothing of the exchange is recorded (http_filter.go)
 	legacy       bool          // a GET event stream whose session comes from its endpoint event
@@ -80,6 +80,7 @@ type exchange struct {
 	sink       func([]byte) // a decoder's (or nothing's) for an encoded body
 	hold       decodeHold   // the decoded response bytes held (on the decoder's goroutine)
 	body       []byte
+	bodySent   time.Time // when the write of body's last chunk began (see forwarded)
 	bodySize   int64
 	bodyCut    string // why body was cut ("" when it was not): cappedBody, cappedBudget or cappedFrame
 	endpoint   string // original data of a rewritten legacy endpoint event
@@ -523,7 +524,11 @@ func (x *exchange) finish() {
 		ev.Host, ev.RequestHeaders = x.host, x.p.o.redact.headers(x.reqHeader)
 	}
 	if x.gotResp && !x.sse && len(x.body) > 0 {
-		x.recordBody(end, ev, plain)
+		at := end
+		if !x.bodySent.IsZero() {
+			at = x.bodySent // see forwarded
+		}
+		x.recordBody(at, ev, plain)
 	}
 	ev.Messages = x.messages
 	ev.ClosedBy, ev.Error = x.closer()

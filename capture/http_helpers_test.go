@@ -35,13 +35,20 @@ func startProxy(t testing.TB, upstreamURL string, opts ...HTTPOption) *proxyRig 
 // rec is a *memTape).
 func startProxyTape(t testing.TB, upstreamURL string, rec RecordWriter, opts ...HTTPOption) *proxyRig {
 	t.Helper()
-	opts = append([]HTTPOption{WithShutdownGrace(100 * time.Millisecond)}, opts...)
-	p, err := NewHTTPProxy(upstreamURL, rec, opts...)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return startProxyOn(t, ln, upstreamURL, rec, opts...)
+}
+
+// startProxyOn is startProxyTape serving on ln.
+func startProxyOn(t testing.TB, ln net.Listener, upstreamURL string, rec RecordWriter, opts ...HTTPOption) *proxyRig {
+	t.Helper()
+	opts = append([]HTTPOption{WithShutdownGrace(100 * time.Millisecond)}, opts...)
+	p, err := NewHTTPProxy(upstreamURL, rec, opts...)
 	if err != nil {
+		ln.Close()
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

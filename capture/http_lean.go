@@ -423,7 +423,7 @@ func (lc *leanConn) copyResponse(x *exchange, req *http.Request, resp *http.Resp
 		if !x.gotResp {
 			x.response(resp, at)
 		}
-		x.forwarded(nil, err)
+		x.forwarded(nil, time.Time{}, err)
 		x.upEOF = noBody
 		return err == nil
 	}
@@ -454,7 +454,9 @@ func (lc *leanConn) copyResponse(x *exchange, req *http.Request, resp *http.Resp
 		buf := *bp
 		n, rerr := resp.Body.Read(buf)
 		var werr error
+		var sent time.Time
 		if n > 0 {
+			sent = lc.p.o.now() // before the client can have them: see exchange.forwarded
 			werr = lc.writeBody(buf[:n], chunked)
 		}
 		if rerr == io.EOF && werr == nil && chunked {
@@ -473,12 +475,12 @@ func (lc *leanConn) copyResponse(x *exchange, req *http.Request, resp *http.Resp
 			}
 		}
 		if hook != nil && x.decoder == nil && werr == nil && rerr == nil && n > 0 && len(lc.kept.buf)+n <= maxKept {
-			lc.kept.add(buf[:n], lc.p.o.now())
+			lc.kept.add(buf[:n], sent)
 			hook.SetIdle(lc.handKept)
 			continue
 		}
 		lc.kept.hand()
-		x.forwarded(buf[:n], werr)
+		x.forwarded(buf[:n], sent, werr)
 		switch {
 		case werr != nil:
 			return false

@@ -19,7 +19,8 @@ import (
 // over when a read of the upstream connection would wait
 // (rawio.Conn.SetIdle), when the response ends or fails, or when
 // maxKept bytes are kept: what waits goes out first, nothing waits for a
-// silent upstream, and each event keeps the time its chunk went out. (A
+// silent upstream, and each event keeps the time its chunk went out
+// (taken before the write: see exchange.forwarded). (A
 // compressed stream is not kept: its decoder's goroutine records it.)
 
 // maxKept bounds the bytes of a streaming response kept from the recorder.
@@ -38,7 +39,7 @@ type keptChunks struct {
 	at   []time.Time
 }
 
-// add keeps b, which went out at at.
+// add keeps b, whose write to the client began at at.
 func (k *keptChunks) add(b []byte, at time.Time) {
 	k.buf = append(k.buf, b...)
 	k.ends = append(k.ends, len(k.buf))
@@ -58,11 +59,9 @@ func (k *keptChunks) hand() {
 	}
 	start := 0
 	for i, end := range k.ends {
-		x.sentAt = k.at[i]
-		x.forwarded(k.buf[start:end], nil)
+		x.forwarded(k.buf[start:end], k.at[i], nil)
 		start = end
 	}
-	x.sentAt = time.Time{}
 	if cap(k.buf) > 2*maxKept {
 		k.buf = nil
 	}
@@ -80,7 +79,7 @@ func (lc *leanConn) waitFirstBytes(x *exchange, up *upstreamConn) {
 	_, err := up.BR.Peek(1)
 	up.NC.SetReadDeadline(time.Time{})
 	if err != nil {
-		x.forwarded(nil, lc.bw.Flush())
+		x.forwarded(nil, time.Time{}, lc.bw.Flush())
 	}
 }
 

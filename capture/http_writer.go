@@ -42,6 +42,7 @@ func (w *exchangeWriter) WriteHeader(code int) {
 }
 
 func (w *exchangeWriter) Write(b []byte) (int, error) {
+	sent := w.x.p.o.now() // before the client can have them: see forwarded
 	w.mu.Lock()
 	w.wrote = true
 	n, err := w.rw.Write(b)
@@ -49,13 +50,20 @@ func (w *exchangeWriter) Write(b []byte) (int, error) {
 		err = w.rc.Flush()
 	}
 	w.mu.Unlock()
-	w.x.forwarded(b[:n], err)
+	w.x.forwarded(b[:n], sent, err)
 	return n, err
 }
 
 // forwarded hands response bytes that reached the client (b) to the
-// recorder, and notes a failed write to the client (err).
-func (x *exchange) forwarded(b []byte, err error) {
+// recorder, and notes a failed write to the client (err). sent is when
+// the write of b began: its messages are timed then, not when they are
+// recorded. The client may have read them, answered (a server request's
+// answer, or its next request after a response) and had its message
+// timed on arrival before this goroutine runs again; a later time here
+// would put the answer before what it answers in the tape's time order,
+// and a request before the response it followed. A decoder's goroutine
+// times what it decodes when it decodes it.
+func (x *exchange) forwarded(b []byte, sent time.Time, err error) {
 	if err != nil && x.writeErr == nil {
 		x.writeErr = err
 	}
@@ -64,7 +72,7 @@ func (x *exchange) forwarded(b []byte, err error) {
 		if x.sink != nil {
 			x.sink(b)
 		} else {
-			x.plainBody(b)
+			x.plainBody(b, sent)
 		}
 	}
 }

@@ -54,14 +54,14 @@ func TestConformanceThroughProxy(t *testing.T) {
 				direct, proxied := srv.start(t, t.Context()), srv.start(t, t.Context())
 				for _, sc := range scenarios {
 					t.Run(sc, func(t *testing.T) {
-						compareTapes(t, conf, bin, direct.URL, proxied.URL, scenarioTimeout, []string{sc}, "--scenario", sc)
+						compare(t, conf, bin, direct.URL, proxied.URL, scenarioTimeout, []string{sc}, "--scenario", sc)
 					})
 				}
 			})
 			t.Run("suite-all", func(t *testing.T) {
 				t.Parallel()
 				direct, proxied := srv.start(t, t.Context()), srv.start(t, t.Context())
-				compareTapes(t, conf, bin, direct.URL, proxied.URL, suiteTimeout, scenarios, "--suite", "all")
+				compare(t, conf, bin, direct.URL, proxied.URL, suiteTimeout, scenarios, "--suite", "all")
 			})
 		})
 	}
@@ -90,33 +90,23 @@ func listScenarios(t *testing.T, conf *peertest.ConformancePeers) []string {
 }
 
 // compare runs the suite with args against directURL (observed) and,
-// at the same time, through a new proxy in front of proxiedURL, then checks
-// the results of the scenarios want.
-// compareTapes runs compare and fails on the requests the tape left
-// unanswered that the direct run answered. The suite itself is not always
-// deterministic in what it answers (a server request it may or may not
-// answer before the scenario ends), so a run whose only problem is such a
-// request is made once more, directly and through a new proxy: a proxy
-// that loses messages loses them again, and the test fails then.
-func compareTapes(t *testing.T, conf *peertest.ConformancePeers, bin, directURL, proxiedURL string, timeout time.Duration, want []string, args ...string) {
-	t.Helper()
-	lost := compare(t, conf, bin, directURL, proxiedURL, timeout, want, args...)
-	if len(lost) > 0 && !t.Failed() {
-		t.Logf("%s; running the suite again, directly and through a new proxy", strings.Join(lost, "; "))
-		lost = compare(t, conf, bin, directURL, proxiedURL, timeout, want, args...)
-	}
-	for _, l := range lost {
-		t.Error(l)
-	}
-}
-
-// compare runs the suite directly and through a new `mcptape record`,
-// fails on differing results, and returns what the tape left unanswered
-// that the direct run answered.
-func compare(t *testing.T, conf *peertest.ConformancePeers, bin, directURL, proxiedURL string, timeout time.Duration, want []string, args ...string) []string {
+// at the same time, through a new `mcptape record` in front of
+// proxiedURL, then checks the results of the scenarios want and the tape.
+//
+// There is no second try: every server request of the suite's server
+// scenarios (elicitation/create, sampling/createMessage) is answered by
+// the suite's client handlers before the tool call it belongs to can
+// return, so a tape that leaves one unanswered when the direct run
+// answered it is a recording fault. (Such a flake, s2c elicitation/create
+// id 1 unanswered once in a dozen --suite all runs, was the proxy timing
+// a server message after writing it to the client: on a loaded machine
+// the client's answer, timed on arrival, could get the earlier time; see
+// capture's TestHTTPMessagesTimedBeforeTheClientsNext.)
+func compare(t *testing.T, conf *peertest.ConformancePeers, bin, directURL, proxiedURL string, timeout time.Duration, want []string, args ...string) {
 	t.Helper()
 	ctx := t.Context()
 	dir := t.TempDir()
+	defer keepFailed(t, dir)
 	directDir, proxyDir := filepath.Join(dir, "direct"), filepath.Join(dir, "proxy")
 	for _, d := range []string{directDir, proxyDir} {
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -157,7 +147,7 @@ func compare(t *testing.T, conf *peertest.ConformancePeers, bin, directURL, prox
 	}
 	t.Logf("%s: %v directly, %v through the proxy", suite, direct.took.Round(time.Millisecond), proxied.took.Round(time.Millisecond))
 	checkResults(t, suite, timeout, want, direct, proxied)
-	return checkTape(t, suite, tapePath, filepath.Join(directDir, "observed.jsonl"))
+	checkTape(t, suite, tapePath, filepath.Join(directDir, "observed.jsonl"))
 }
 
 // checkResults requires the proxied run to give every scenario's checks as
@@ -204,9 +194,9 @@ func exitCode(err error) string {
 	return err.Error()
 }
 
-// checkTape returns each request the tape left unanswered that the direct
-// run did not leave unanswered.
-func checkTape(t *testing.T, suite, tapePath, observed string) []string {
+// checkTape requires every request the tape left unanswered to have been
+// left unanswered in the direct run too.
+func checkTape(t *testing.T, suite, tapePath, observed string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -221,17 +211,15 @@ func checkTape(t *testing.T, suite, tapePath, observed string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lost []string
 	for _, r := range rep.Unanswered.Requests {
 		key := requestKey(r.Dir, r.Method, r.ID)
 		if allowed[key] > 0 {
 			allowed[key]--
 			continue
 		}
-		lost = append(lost, fmt.Sprintf("%s: the tape leaves %s (%s, record %d, session %s) unanswered, which the direct run answered",
-			suite, key, cmpName(r.Name), r.Seq, r.Session))
+		t.Errorf("%s: the tape leaves %s (%s, record %d, session %s) unanswered, which the direct run answered",
+			suite, key, cmpName(r.Name), r.Seq, r.Session)
 	}
-	return lost
 }
 
 func cmpName(name string) string {
@@ -239,4 +227,33 @@ func cmpName(name string) string {
 		return "no name"
 	}
 	return fmt.Sprintf("%q", name)
+}
+
+// keepEnv names a directory where a failed comparison's files are kept:
+// with MCPTAPE_CONFORMANCE_KEEP=DIR, each comparison that fails the test
+// is copied to DIR/TEST-TIME/: direct/observed.jsonl and direct/results (what
+// the direct run sent and read, and its checks), proxy/tape.jsonl.zst and
+// proxy/tape.jsonl.zst.stderr (the tape and the proxy's output) and
+// proxy/results. Tapes hold the traffic of the test servers only.
+const keepEnv = "MCPTAPE_CONFORMANCE_KEEP"
+
+// keepFailed copies dir under $MCPTAPE_CONFORMANCE_KEEP when the test
+// failed.
+func keepFailed(t *testing.T, dir string) {
+	t.Helper()
+	keep := os.Getenv(keepEnv)
+	if keep == "" || !t.Failed() {
+		return
+	}
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()) + "-" + time.Now().UTC().Format("20060102T150405.000000000")
+	dst := filepath.Join(keep, name)
+	if err := os.MkdirAll(keep, 0o700); err != nil {
+		t.Logf("%s: %v", keepEnv, err)
+		return
+	}
+	if err := os.CopyFS(dst, os.DirFS(dir)); err != nil {
+		t.Logf("%s: %v", keepEnv, err)
+		return
+	}
+	t.Logf("kept the tape, the proxy's output and both runs' results in %s", dst)
 }

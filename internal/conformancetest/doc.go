@@ -42,6 +42,13 @@
 //   - The proxy exits 0 on SIGINT; the binary is built with -race when the
 //     test is, so a data race under real traffic fails the test too.
 //
+// A comparison that fails is made once only: the suite answers every
+// request its server scenarios make the client answer, so a second try
+// would only hide a recording fault. With MCPTAPE_CONFORMANCE_KEEP=DIR
+// the tape, the proxy's output and both runs' results of a failed
+// comparison are kept under DIR (see keepEnv), for mcptape show and
+// inspect.
+//
 // # The suite against mcptape mock
 //
 // TestConformanceAgainstMock records the whole suite (--suite all) against
