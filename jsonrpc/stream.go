@@ -200,3 +200,16 @@ func (d *StreamDialect) Usage(frame []byte, result []Member) (Usage, bool) {
 	}
 	return u, true
 }
+
+// FramePart returns the stream part of frame, a message that [Classify]
+// described as info: the cheap [StreamDialect.MayStream] filter first,
+// then the result's members. Anything but a success response is
+// [PartSingle].
+func (d *StreamDialect) FramePart(frame []byte, info *Info) StreamPart {
+	if info.Kind != KindResponse || !d.MayStream(frame) {
+		return PartSingle
+	}
+	var full Info
+	var buf [16]Member
+	return d.Part(frame, ClassifyMembers(frame, &full, buf[:0]))
+}
