@@ -45,6 +45,7 @@ type loadFlags struct {
 	protocol    string
 	progress    bool
 	getStream   bool
+	streamPath  string
 	headers     []string
 	jsonOut     string
 	hgrm        string
@@ -136,6 +137,7 @@ func loadCmd() *command {
 			fs.StringVar(&f.protocol, "protocol", loadgen.DefaultProtocolVersion, "protocol `VERSION` to ask for; 2026-07-28 is stateless (no handshake)")
 			fs.BoolVar(&f.progress, "progress", false, "attach a progressToken to every call and report the progress notifications")
 			fs.BoolVar(&f.getStream, "get-stream", false, "with --url: open each session's GET stream")
+			streamPathFlag(fs, &f.streamPath)
 			fs.IntVar(&f.maxConns, "max-conns", 0, "most HTTP connections to the server (0: one per request in flight); bounds memory with many sessions")
 			fs.IntVar(&f.batch, "batch", 1, "send requests `K` at a time as JSON-RPC batches and report how the server answered")
 			fs.DurationVar(&f.cancelAfter, "cancel-after", 0, "cancel calls not answered after `DUR` (notifications/cancelled and/or closing the stream)")
@@ -293,6 +295,15 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 			return target, nil, nil, nil, usageError("--get-stream needs --url")
 		}
 		opts = append(opts, loadgen.WithGetStream())
+	}
+	if f.streamPath != "" {
+		if err := checkStreamPath(f.streamPath, f.url); err != nil {
+			return target, nil, nil, nil, err
+		}
+		if f.getStream {
+			return target, nil, nil, nil, usageError("--stream-path and --get-stream exclude each other: the server's messages come on one stream")
+		}
+		opts = append(opts, loadgen.WithStreamPath(f.streamPath))
 	}
 	if f.insecure {
 		if len(command) > 0 {
@@ -463,6 +474,7 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 		}
 		sessions = []*replay.Session{s}
 	}
+	setStreamPath(sessions, f.streamPath)
 	opts, bar, err := liveOptions(st, f, opts)
 	if err != nil {
 		return err

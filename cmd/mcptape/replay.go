@@ -34,6 +34,7 @@ type replayFlags struct {
 	unbatch     bool
 	settle      time.Duration
 	exactChunks bool
+	streamPath  string
 }
 
 func replayCmd() *command {
@@ -107,6 +108,7 @@ func replayCmd() *command {
 			fs.StringVar(&f.format, "format", "text", "report `FORMAT`: text or json")
 			fs.StringArrayVar(&f.ignore, "ignore", nil, "leave `PATH` out of the comparison, or a notification method out of the counts (repeatable)")
 			fs.StringArrayVar(&f.headers, "header", nil, "with --url: add `NAME: VALUE` to every HTTP request (repeatable)")
+			streamPathFlag(fs, &f.streamPath)
 			insecureFlag(fs, &f.insecure, "with --url: ")
 			return func(ctx context.Context, st *stdio, args []string) error {
 				dash := fs.ArgsLenAtDash()
@@ -151,6 +153,14 @@ func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
 			return nil, err
 		}
 	}
+	if f.streamPath != "" {
+		if err := checkStreamPath(f.streamPath, f.url); err != nil {
+			return nil, err
+		}
+		if f.sse {
+			return nil, usageError("--stream-path needs a Streamable HTTP --url, not --sse")
+		}
+	}
 	opts := []replay.Option{replay.WithIgnore(f.ignore...)}
 	if f.speed == "max" {
 		opts = append(opts, replay.WithMaxSpeed())
@@ -189,6 +199,7 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 		}
 		sessions = []*replay.Session{s}
 	}
+	setStreamPath(sessions, f.streamPath)
 	dial, target, kind, err := f.dialer(st, command)
 	if err != nil {
 		return withCode(2, err)
