@@ -77,6 +77,8 @@ func loadCmd() *command {
   mcptape load --url http://127.0.0.1:8080/mcp --find-max --threshold 'tools/call:p99<100ms' --threshold 'errors<1%' --call 'tools/call search {"q":"x"}'
   mcptape load --url http://127.0.0.1:8080/mcp --scenario agent.json --sessions 200 --duration 2m
   mcptape load --tape run.jsonl.zst --sessions 50 --speed max -- ./my-server   # amplified replay
+  mcptape load --url http://127.0.0.1:8000/mcp --stream-path /mcp/stream --sessions 10 --inflight 2 \
+    --requests 1000 --call 'tools/call chat {"query":"hi"}'   # LangGraph docs' HTTP: answers on GET /mcp/stream
   mcptape report merge gen-0.json gen-1.json gen-2.json --json all.json
 
   Closed model (default): each session sends its next request when the last

@@ -41,10 +41,11 @@ func replayCmd() *command {
 	return &command{
 		name:    "replay",
 		summary: "Re-send recorded sessions to a live server, ids rewritten, and compare its answers",
-		usage:   "replay TAPE [--session ID | --all] [--concurrency N] (--url URL | -- CMD [ARGS...]) [--speed 1|N|max] [--timeout DUR] [--settle DUR] [--unbatch] [-o NEW_TAPE [--force]] [--format text|json]",
+		usage:   "replay TAPE [--session ID | --all] [--concurrency N] (--url URL | -- CMD [ARGS...]) [--speed 1|N|max] [--timeout DUR] [--settle DUR] [--unbatch] [--stream-path PATH] [-o NEW_TAPE [--force]] [--format text|json]",
 		examples: `  mcptape replay bug.jsonl.zst -- ./my-server                     # over stdio
   mcptape replay bug.jsonl.zst --url http://127.0.0.1:8080/mcp     # over Streamable HTTP
   mcptape replay bug.jsonl.zst --url http://127.0.0.1:3001/sse --sse   # over legacy HTTP+SSE
+  mcptape replay run.jsonl.zst --all --url http://127.0.0.1:8000/mcp --stream-path /mcp/stream  # LangGraph docs' HTTP
   mcptape replay run.jsonl.zst --all --concurrency 8 --speed max -- mcptape serve
   mcptape replay run.jsonl.zst -o replayed.jsonl.zst -- mcptape serve && mcptape diff run.jsonl.zst replayed.jsonl.zst
   mcptape replay run.jsonl.zst --ignore result.serverInfo.version --ignore notifications/progress -- ./srv
@@ -81,6 +82,13 @@ func replayCmd() *command {
   the mean time between parts, live and recorded, is noted. A stream that
   stops before its end part (live, when --timeout is up, or in the tape) is
   reported unfinished: exit code 1.
+  A tape recorded from a server of the LangGraph docs' HTTP dialect (plain
+  JSON POSTs, answers on an event stream at another path, /mcp/stream)
+  replays with that stream: a session whose answers came on it opens the
+  recorded path before its first POST and takes the answers to its own
+  requests from it; sessions replayed at once get disjoint live ids (the
+  server may send every answer to every stream); the stream ending fails
+  the session at once. --stream-path PATH forces it for any tape.
   Over HTTP, initialize is answered and each notification or response
   acknowledged before anything recorded after it is sent (a stdio client may
   have pipelined them). A cut tape replays up to the cut: answers the server

@@ -18,7 +18,7 @@ func serveCmd() *command {
 	return &command{
 		name:    "serve",
 		summary: "Run the reference MCP server (stdio, Streamable HTTP with --http, WebSocket with --ws)",
-		usage:   "serve [--http ADDR [--stateless] [--json] | --ws ADDR] [--echo-prefix S] [FLAGS]",
+		usage:   "serve [--http ADDR [--stateless] [--json] [--dialect streamable|langgraph] | --ws ADDR] [--echo-prefix S] [FLAGS]",
 		examples: `  mcptape serve                                       # stdio: MCP on stdin/stdout, stops on stdin EOF
   mcptape serve --http 127.0.0.1:8080                 # Streamable HTTP at http://127.0.0.1:8080/mcp
   mcptape serve --http 8080                           # the same: a bare port listens on 127.0.0.1
