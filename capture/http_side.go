@@ -113,7 +113,7 @@ func (s *sideStreams) answer(host string, exchange uint64, m []byte) (string, bo
 			return "", false // a copy on another client's stream
 		}
 	}
-	if info.Kind == jsonrpc.KindError || streamDialect.FramePart(m, &info).Terminal() {
+	if streamDialect.Ends(m, &info) {
 		if r.n--; r.n <= 0 {
 			delete(s.reqs, k)
 		} else {

@@ -213,3 +213,17 @@ func (d *StreamDialect) FramePart(frame []byte, info *Info) StreamPart {
 	var buf [16]Member
 	return d.Part(frame, ClassifyMembers(frame, &full, buf[:0]))
 }
+
+// Ends reports whether frame, classified as info, is a terminal answer to
+// its request: an error response, a single success response or the end
+// part of a streamed answer (a start or a delta leaves the request in
+// flight). Anything but a response is false.
+func (d *StreamDialect) Ends(frame []byte, info *Info) bool {
+	switch info.Kind {
+	case KindError:
+		return true
+	case KindResponse:
+		return d.FramePart(frame, info).Terminal()
+	}
+	return false
+}

@@ -55,6 +55,10 @@ func TestStreamDialectPart(t *testing.T) {
 		if got := d.FramePart([]byte(tt.frame), &info); got != want {
 			t.Errorf("%s: FramePart %v, want %v", tt.frame, got, want)
 		}
+		wantEnds := info.Kind == KindError || (info.Kind == KindResponse && want.Terminal())
+		if got := d.Ends([]byte(tt.frame), &info); got != wantEnds {
+			t.Errorf("%s: Ends %v, want %v", tt.frame, got, wantEnds)
+		}
 	}
 }
 

@@ -184,7 +184,7 @@ func (s *sideStream) take(frame []byte, info *jsonrpc.Info, drop bool) bool {
 		}
 		return !drop
 	}
-	if info.Kind == jsonrpc.KindError || streamDialect.FramePart(frame, info).Terminal() {
+	if streamDialect.Ends(frame, info) {
 		s.release(key, n)
 	}
 	return true
