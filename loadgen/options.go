@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/httphead"
 	"github.com/mcptape/mcptape/transport"
 )
 
@@ -88,6 +89,7 @@ type options struct {
 	onTick      func(Live)
 	onExit      string
 	insecure    bool
+	wsProtos    []string // WithWSSubprotocols; nil: the transport's default
 	stages      []Stage
 	stageFrom   float64 // target before the first stage
 	interval    time.Duration
@@ -299,6 +301,22 @@ func WithMaxConns(n int) Option {
 // WithHTTPClient.
 func WithInsecureTLS() Option {
 	return func(o *options) error { o.insecure = true; return nil }
+}
+
+// WithWSSubprotocols sets the subprotocols offered to a ws:// or wss://
+// server (see transport.WithWSSubprotocols): none when called without any.
+// Without it the transport's default, "mcp", is offered. Each name must
+// be an HTTP token.
+func WithWSSubprotocols(protos ...string) Option {
+	return func(o *options) error {
+		for _, p := range protos {
+			if !httphead.IsToken(p) {
+				return fmt.Errorf("websocket subprotocol %q is not a token", p)
+			}
+		}
+		o.wsProtos = append([]string{}, protos...) // not nil: given
+		return nil
+	}
 }
 
 // WithBatch sends the requests k at a time as JSON-RPC batches (one POST

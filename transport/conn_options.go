@@ -50,6 +50,10 @@ type options struct {
 	// streamPath: WithStreamPath
 	streamPath string
 
+	// WebSocket
+	wsProtos    []string
+	wsProtosSet bool
+
 	used []usedOption // which options were given, to reject misplaced ones
 }
 

@@ -6,17 +6,40 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/mcptape/mcptape/internal/httphead"
 )
 
 // WSSubprotocol is the WebSocket subprotocol of MCP, which DialWebSocket
-// offers (as the TypeScript SDK's WebSocketClientTransport does).
+// offers by default (as the TypeScript SDK's WebSocketClientTransport
+// does).
 const WSSubprotocol = "mcp"
+
+// WithWSSubprotocols sets the subprotocols DialWebSocket offers, in order
+// of preference, instead of [WSSubprotocol]; none at all (no
+// Sec-WebSocket-Protocol header) when called without any, for servers
+// that refuse an offer they do not know. Each must be an HTTP token (no
+// spaces, commas or quotes). Whatever was offered, a server that selects
+// none is accepted, and one that selects a subprotocol not offered is
+// refused.
+func WithWSSubprotocols(protos ...string) Option {
+	return func(o *options) error {
+		for _, p := range protos {
+			if !httphead.IsToken(p) {
+				return fmt.Errorf("websocket subprotocol %q is not a token", p)
+			}
+		}
+		o.wsProtos, o.wsProtosSet = slices.Clone(protos), true
+		o.use("WithWSSubprotocols", forWS)
+		return nil
+	}
+}
 
 // IsWebSocketURL reports whether raw is a ws:// or wss:// URL.
 func IsWebSocketURL(raw string) bool {
@@ -42,10 +65,12 @@ type WSConn struct {
 }
 
 // DialWebSocket opens a WebSocket connection to rawURL (ws:// or wss://),
-// offering the subprotocol "mcp". ctx bounds the handshake only. Options:
-// WithHeader (a Host header sets the request's Host), WithHTTPClient (a
-// net/http client, for TLS settings), WithMaxFrame (a longer frame from
-// the server ends the connection: Recv returns the error), WithGrace.
+// offering the subprotocol "mcp" (WithWSSubprotocols changes the offer).
+// The server may select it or none. ctx bounds the handshake only.
+// Options: WithHeader (a Host header sets the request's Host),
+// WithHTTPClient (a net/http client, for TLS settings), WithMaxFrame (a
+// longer frame from the server ends the connection: Recv returns the
+// error), WithGrace, WithWSSubprotocols.
 // An upgrade the server refuses gives a *StatusError.
 func DialWebSocket(ctx context.Context, rawURL string, opts ...Option) (*WSConn, error) {
 	o, err := newOptions("DialWebSocket", forWS, opts)
@@ -55,7 +80,11 @@ func DialWebSocket(ctx context.Context, rawURL string, opts ...Option) (*WSConn,
 	if !IsWebSocketURL(rawURL) {
 		return nil, fmt.Errorf("transport: DialWebSocket %q: not a ws:// or wss:// URL", rawURL)
 	}
-	dopts := &websocket.DialOptions{Subprotocols: []string{WSSubprotocol}, HTTPClient: o.client}
+	protos := []string{WSSubprotocol}
+	if o.wsProtosSet {
+		protos = o.wsProtos
+	}
+	dopts := &websocket.DialOptions{Subprotocols: protos, HTTPClient: o.client}
 	if len(o.header) > 0 {
 		dopts.HTTPHeader = o.header.Clone()
 		if h := o.header.Get("Host"); h != "" {
@@ -66,7 +95,12 @@ func DialWebSocket(ctx context.Context, rawURL string, opts ...Option) (*WSConn,
 	c, resp, err := websocket.Dial(ctx, rawURL, dopts)
 	if err != nil {
 		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
-			return nil, &StatusError{Method: http.MethodGet, URL: rawURL, Status: resp.StatusCode}
+			se := &StatusError{Method: http.MethodGet, URL: rawURL, Status: resp.StatusCode}
+			if resp.StatusCode == http.StatusBadRequest && len(protos) > 0 {
+				// Some servers refuse any subprotocol they do not know.
+				return nil, fmt.Errorf("%w (subprotocols offered: %s)", se, strings.Join(protos, ", "))
+			}
+			return nil, se
 		}
 		return nil, fmt.Errorf("transport: DialWebSocket %s: %w", rawURL, err)
 	}

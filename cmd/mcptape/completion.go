@@ -18,7 +18,8 @@ import (
 type compCommand struct {
 	name, summary string
 	flags         []compFlag
-	subs          []string // subcommand names, or command names for "help"
+	subs          []string      // subcommand names, or command names for "help"
+	subcmds       []compCommand // subcommands with flags of their own ("report merge")
 }
 
 // compFlag is one flag: its names, the first line of its usage, and the
@@ -41,24 +42,7 @@ func completionModel() []compCommand {
 	var cmds []compCommand
 	var names []string
 	for _, c := range commands() {
-		cc := compCommand{name: c.name, summary: c.summary}
-		fs, _ := c.flagSet()
-		fs.VisitAll(func(f *pflag.Flag) {
-			if f.Hidden {
-				return
-			}
-			value, usage := pflag.UnquoteUsage(f)
-			if f.NoOptDefVal != "" {
-				value = ""
-			} else if value == "" {
-				value = "VALUE"
-			}
-			usage, _, _ = strings.Cut(usage, "\n")
-			cc.flags = append(cc.flags, compFlag{long: f.Name, short: f.Shorthand, usage: usage, value: value})
-		})
-		for s := range c.subcommands {
-			cc.subs = append(cc.subs, s)
-		}
+		cc := compOf(c, c.name)
 		if c.name == "completion" {
 			for s := range completionShells {
 				cc.subs = append(cc.subs, s)
@@ -69,6 +53,32 @@ func completionModel() []compCommand {
 		names = append(names, c.name)
 	}
 	return append(cmds, compCommand{name: "help", summary: "Show the help of a command", subs: names})
+}
+
+// compOf describes c under name: its visible flags and its subcommands,
+// each with its own flags (sorted by name).
+func compOf(c *command, name string) compCommand {
+	cc := compCommand{name: name, summary: c.summary}
+	fs, _ := c.flagSet()
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		value, usage := pflag.UnquoteUsage(f)
+		if f.NoOptDefVal != "" {
+			value = ""
+		} else if value == "" {
+			value = "VALUE"
+		}
+		usage, _, _ = strings.Cut(usage, "\n")
+		cc.flags = append(cc.flags, compFlag{long: f.Name, short: f.Shorthand, usage: usage, value: value})
+	})
+	for s, sub := range c.subcommands {
+		cc.subs = append(cc.subs, s)
+		cc.subcmds = append(cc.subcmds, compOf(sub, s))
+	}
+	slices.SortFunc(cc.subcmds, func(a, b compCommand) int { return strings.Compare(a.name, b.name) })
+	return cc
 }
 
 // completionShells are the generators, by shell name.
@@ -150,6 +160,17 @@ _mcptape() {
 			strings.Join(flagNames(c.flags, false), " "), strings.Join(flagNames(c.flags, true), " "), strings.Join(c.subs, " "))
 	}
 	fmt.Fprint(w, `    esac
+    if (( COMP_CWORD > 2 )); then
+        case "${COMP_WORDS[1]} ${COMP_WORDS[2]}" in
+`)
+	for _, c := range cmds {
+		for _, sc := range c.subcmds {
+			fmt.Fprintf(w, "            '%s %s') flags='%s' valued='%s' subs='' ;;\n", c.name, sc.name,
+				strings.Join(flagNames(sc.flags, false), " "), strings.Join(flagNames(sc.flags, true), " "))
+		}
+	}
+	fmt.Fprint(w, `        esac
+    fi
     [[ " $valued " == *" $prev "* ]] && return
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$flags" -- "$cur"))
@@ -192,26 +213,19 @@ _mcptape() {
   case $cmd in
 `)
 	for _, c := range cmds {
-		fmt.Fprintf(w, "    %s)\n      _arguments -s", c.name)
-		for _, f := range c.flags {
-			spec := "--" + f.long
-			if f.short != "" {
-				spec = "'(-" + f.short + " --" + f.long + ")'{-" + f.short + ",--" + f.long + "}"
+		fmt.Fprintf(w, "    %s)\n", c.name)
+		if len(c.subcmds) > 0 {
+			fmt.Fprint(w, "      if (( CURRENT > 2 )); then\n        case ${words[2]} in\n")
+			for _, sc := range c.subcmds {
+				fmt.Fprintf(w, "          %s)\n            shift words\n            (( CURRENT-- ))\n            ", sc.name)
+				zshArguments(w, "              ", sc)
+				fmt.Fprint(w, "            return\n            ;;\n")
 			}
-			arg := ""
-			if f.value != "" {
-				arg = ":" + zshQuote(f.value) + ":_files"
-			}
-			if f.short != "" {
-				fmt.Fprintf(w, " \\\n        %s'[%s]%s'", spec, zshQuote(f.usage), arg)
-			} else {
-				fmt.Fprintf(w, " \\\n        '%s[%s]%s'", spec, zshQuote(f.usage), arg)
-			}
+			fmt.Fprint(w, "        esac\n      fi\n")
 		}
-		if len(c.subs) > 0 {
-			fmt.Fprintf(w, " \\\n        '1: :{_alternative \"subcommands\\:subcommand\\:(%s)\" \"files\\:file\\:_files\"}'", strings.Join(c.subs, " "))
-		}
-		fmt.Fprint(w, " \\\n        '*:file:_files'\n      ;;\n")
+		fmt.Fprint(w, "      ")
+		zshArguments(w, "        ", c)
+		fmt.Fprint(w, "      ;;\n")
 	}
 	fmt.Fprint(w, `  esac
 }
@@ -221,6 +235,31 @@ else
   compdef _mcptape mcptape
 fi
 `)
+}
+
+// zshArguments writes the _arguments call that completes c's flags, its
+// subcommand names and files, continuation lines indented by indent.
+func zshArguments(w io.Writer, indent string, c compCommand) {
+	fmt.Fprint(w, "_arguments -s")
+	for _, f := range c.flags {
+		spec := "--" + f.long
+		if f.short != "" {
+			spec = "'(-" + f.short + " --" + f.long + ")'{-" + f.short + ",--" + f.long + "}"
+		}
+		arg := ""
+		if f.value != "" {
+			arg = ":" + zshQuote(f.value) + ":_files"
+		}
+		if f.short != "" {
+			fmt.Fprintf(w, " \\\n%s%s'[%s]%s'", indent, spec, zshQuote(f.usage), arg)
+		} else {
+			fmt.Fprintf(w, " \\\n%s'%s[%s]%s'", indent, spec, zshQuote(f.usage), arg)
+		}
+	}
+	if len(c.subs) > 0 {
+		fmt.Fprintf(w, " \\\n%s'1: :{_alternative \"subcommands\\:subcommand\\:(%s)\" \"files\\:file\\:_files\"}'", indent, strings.Join(c.subs, " "))
+	}
+	fmt.Fprintf(w, " \\\n%s'*:file:_files'\n", indent)
 }
 
 // fishQuote quotes s for fish, in single quotes.
@@ -238,20 +277,31 @@ func fishCompletion(w io.Writer, cmds []compCommand) {
 		fmt.Fprintf(w, "complete -c mcptape -n __fish_use_subcommand -a %s -d %s\n", c.name, fishQuote(c.summary))
 	}
 	for _, c := range cmds {
-		cond := fishQuote("__fish_seen_subcommand_from " + c.name)
-		for _, f := range c.flags {
-			line := "complete -c mcptape -n " + cond + " -l " + f.long
-			if f.short != "" {
-				line += " -s " + f.short
-			}
-			if f.value != "" {
-				line += " -r"
-			}
-			fmt.Fprintf(w, "%s -d %s\n", line, fishQuote(f.usage))
+		cond := "__fish_seen_subcommand_from " + c.name
+		own := cond
+		for _, sc := range c.subcmds {
+			own += "; and not __fish_seen_subcommand_from " + sc.name
+			fishFlags(w, cond+"; and __fish_seen_subcommand_from "+sc.name, sc.flags)
 		}
+		fishFlags(w, own, c.flags)
 		for _, s := range c.subs {
-			fmt.Fprintf(w, "complete -c mcptape -n %s -a %s\n", cond, s)
+			fmt.Fprintf(w, "complete -c mcptape -n %s -a %s\n", fishQuote(own), s)
 		}
+	}
+}
+
+// fishFlags writes one fish "complete" line per flag, offered when the
+// condition cond holds.
+func fishFlags(w io.Writer, cond string, flags []compFlag) {
+	for _, f := range flags {
+		line := "complete -c mcptape -n " + fishQuote(cond) + " -l " + f.long
+		if f.short != "" {
+			line += " -s " + f.short
+		}
+		if f.value != "" {
+			line += " -r"
+		}
+		fmt.Fprintf(w, "%s -d %s\n", line, fishQuote(f.usage))
 	}
 }
 
@@ -279,8 +329,12 @@ Register-ArgumentCompleter -Native -CommandName 'mcptape', 'mcptape.exe' -Script
     $commands = [ordered]@{
 `)
 	for _, c := range cmds {
-		fmt.Fprintf(w, "        %s = @{ Summary = %s; Flags = %s; Subs = %s }\n",
-			psQuote(c.name), psQuote(c.summary), psList(flagNames(c.flags, false)), psList(c.subs))
+		subFlags := make([]string, len(c.subcmds))
+		for i, sc := range c.subcmds {
+			subFlags[i] = psQuote(sc.name) + " = " + psList(flagNames(sc.flags, false))
+		}
+		fmt.Fprintf(w, "        %s = @{ Summary = %s; Flags = %s; Subs = %s; SubFlags = @{ %s } }\n",
+			psQuote(c.name), psQuote(c.summary), psList(flagNames(c.flags, false)), psList(c.subs), strings.Join(subFlags, "; "))
 	}
 	fmt.Fprint(w, `    }
     $words = @($commandAst.CommandElements | ForEach-Object { $_.ToString() })
@@ -296,8 +350,10 @@ Register-ArgumentCompleter -Native -CommandName 'mcptape', 'mcptape.exe' -Script
     }
     $c = $commands[$words[1]]
     if ($null -eq $c -or $words[1..($n - 1)] -contains '--') { return }
+    $flags = $c.Flags
+    if ($n -gt 2 -and $c.SubFlags.Contains($words[2])) { $flags = $c.SubFlags[$words[2]] }
     $candidates = @()
-    if ($wordToComplete -like '-*') { $candidates = $c.Flags } elseif ($n -eq 2) { $candidates = $c.Subs }
+    if ($wordToComplete -like '-*') { $candidates = $flags } elseif ($n -eq 2) { $candidates = $c.Subs }
     foreach ($s in $candidates) {
         if ($s -like "$wordToComplete*") {
             [System.Management.Automation.CompletionResult]::new($s, $s, 'ParameterName', $s)

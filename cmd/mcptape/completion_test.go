@@ -18,20 +18,37 @@ import (
 func tableFlags() map[string][]string {
 	flags := map[string][]string{}
 	for _, c := range commands() {
-		fs, _ := c.flagSet()
-		names := []string{}
-		fs.VisitAll(func(f *pflag.Flag) {
-			if f.Hidden { // kept for developers (--cpuprofile), not offered
-				return
-			}
-			names = append(names, "--"+f.Name)
-			if f.Shorthand != "" {
-				names = append(names, "-"+f.Shorthand)
-			}
-		})
-		flags[c.name] = names
+		flags[c.name] = commandFlags(c)
 	}
 	return flags
+}
+
+// subcommandFlags lists the flag spellings of every subcommand, by its
+// whole name ("report merge").
+func subcommandFlags() map[string][]string {
+	flags := map[string][]string{}
+	for _, c := range commands() {
+		for _, sub := range c.subcommands {
+			flags[sub.name] = commandFlags(sub)
+		}
+	}
+	return flags
+}
+
+// commandFlags lists the visible flag spellings of c.
+func commandFlags(c *command) []string {
+	fs, _ := c.flagSet()
+	names := []string{}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden { // kept for developers (--cpuprofile), not offered
+			return
+		}
+		names = append(names, "--"+f.Name)
+		if f.Shorthand != "" {
+			names = append(names, "-"+f.Shorthand)
+		}
+	})
+	return names
 }
 
 // completion returns the script for shell, failing the test on an error.
@@ -69,6 +86,9 @@ func TestCompletionBash(t *testing.T) {
 		names = append(names, c.name)
 		asks = append(asks, ask{c.name + " flags", []string{c.name, "-"}, flags[c.name]})
 	}
+	for name, fl := range subcommandFlags() {
+		asks = append(asks, ask{name + " flags", append(strings.Fields(name), "-"), fl})
+	}
 	asks = append(asks,
 		ask{"commands", []string{""}, append(names, "help")},
 		ask{"subcommands", []string{"report", ""}, []string{"merge"}},
@@ -105,6 +125,56 @@ func TestCompletionBash(t *testing.T) {
 	}
 }
 
+// TestCompletionFish asks fish, as on Tab, for the flags of every command
+// and of every subcommand: a subcommand offers its own flags, not its
+// parent's.
+func TestCompletionFish(t *testing.T) {
+	fish, err := exec.LookPath("fish")
+	if err != nil {
+		t.Skip("no fish (make sysdeps installs it)")
+	}
+	script := filepath.Join(t.TempDir(), "mcptape.fish")
+	if err := os.WriteFile(script, []byte(completion(t, "fish")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := tableFlags()
+	for name, fl := range subcommandFlags() {
+		want[name] = fl
+	}
+	var lines []string
+	var driver strings.Builder
+	fmt.Fprintf(&driver, "source %q\n", script)
+	for name := range want {
+		lines = append(lines, name)
+	}
+	slices.Sort(lines)
+	for _, name := range lines {
+		fmt.Fprintf(&driver, "echo (complete -C 'mcptape %s --' | string replace -r '\\t.*' '')\n", name)
+	}
+	out, err := exec.Command(fish, "--no-config", "-c", driver.String()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("fish: %v\n%s", err, out)
+	}
+	got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(got) != len(lines) {
+		t.Fatalf("fish printed %d lines for %d commands:\n%s", len(got), len(lines), out)
+	}
+	for i, name := range lines {
+		var long []string // fish completes "--" with the long flags only
+		for _, f := range want[name] {
+			if strings.HasPrefix(f, "--") {
+				long = append(long, f)
+			}
+		}
+		g := strings.Fields(got[i])
+		slices.Sort(g)
+		slices.Sort(long)
+		if !slices.Equal(g, long) {
+			t.Errorf("%s: fish completed %q, want %q", name, g, long)
+		}
+	}
+}
+
 // TestCompletionScripts: every script names every command and every flag
 // of it, and the shells that are installed find no syntax error in it.
 func TestCompletionScripts(t *testing.T) {
@@ -133,9 +203,9 @@ func TestCompletionScripts(t *testing.T) {
 			}
 			return "'" + f + "["
 		}},
-		{"fish", []string{"fish", "--no-execute"}, func(c, f string) string {
+		{"fish", []string{"fish", "--no-execute"}, func(_, f string) string { // per command: TestCompletionFish
 			if strings.HasPrefix(f, "--") {
-				return "'__fish_seen_subcommand_from " + c + "' -l " + f[2:]
+				return " -l " + f[2:]
 			}
 			return " -s " + f[1:]
 		}},

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcptape/mcptape/internal/httphead"
+	"github.com/mcptape/mcptape/transport"
 	"github.com/spf13/pflag"
 )
 
@@ -27,7 +29,7 @@ func (c *command) flagSet() (*pflag.FlagSet, runFunc) {
 func (c *command) execute(ctx context.Context, st *stdio, args []string) error {
 	if len(args) > 0 {
 		if sub, ok := c.subcommands[args[0]]; ok {
-			return sub(ctx, st, args[1:])
+			return sub.execute(ctx, st, args[1:])
 		}
 	}
 	fs, run := c.flagSet()
@@ -90,4 +92,54 @@ func checkServerURL(flag, raw string) error {
 		return usageError("%s %q: no scheme: want http://, https://, ws:// or wss://", flag, raw)
 	}
 	return usageError("%s %q: scheme %q: want http, https, ws or wss", flag, raw, u.Scheme)
+}
+
+// wsProtoFlag is --ws-subprotocol (replay, load): the WebSocket
+// subprotocols offered to a ws:// or wss:// --url, comma-separated; the
+// empty value offers none.
+type wsProtoFlag struct {
+	protos []string
+	set    bool // given on the command line
+}
+
+// register declares --ws-subprotocol on fs.
+func (w *wsProtoFlag) register(fs *pflag.FlagSet) {
+	fs.Var(w, "ws-subprotocol", "with a ws:// or wss:// --url: the WebSocket subprotocols to offer, comma-separated `LIST` "+
+		"(default "+transport.WSSubprotocol+"); '' offers none, for servers that refuse an offer they do not know. "+
+		"A server that selects none is accepted either way")
+}
+
+// String implements pflag.Value.
+func (w *wsProtoFlag) String() string {
+	if !w.set {
+		return ""
+	}
+	return strings.Join(w.protos, ",")
+}
+
+// Type implements pflag.Value.
+func (w *wsProtoFlag) Type() string { return "list" }
+
+// Set implements pflag.Value: a bad name is an error (a usage error).
+func (w *wsProtoFlag) Set(v string) error {
+	w.protos, w.set = []string{}, true
+	if v == "" {
+		return nil
+	}
+	for _, p := range strings.Split(v, ",") {
+		p = strings.TrimSpace(p)
+		if !httphead.IsToken(p) {
+			return fmt.Errorf("subprotocol %q is not a token (letters, digits and !#$%%&'*+-.^_`|~)", p)
+		}
+		w.protos = append(w.protos, p)
+	}
+	return nil
+}
+
+// check refuses --ws-subprotocol without a ws:// or wss:// url.
+func (w *wsProtoFlag) check(url string) error {
+	if w.set && !transport.IsWebSocketURL(url) {
+		return usageError("--ws-subprotocol needs a ws:// or wss:// --url")
+	}
+	return nil
 }

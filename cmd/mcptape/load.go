@@ -60,6 +60,7 @@ type loadFlags struct {
 	cpuprofile  string
 	onExit      string
 	insecure    bool
+	wsProto     wsProtoFlag
 	grace       time.Duration
 }
 
@@ -76,6 +77,7 @@ func loadCmd() *command {
   mcptape load --url http://127.0.0.1:8080/mcp --stage 30s:50 --stage 1m:50 --call ping   # closed model: 0 to 50 sessions
   mcptape load --url http://127.0.0.1:8080/mcp --find-max --threshold 'tools/call:p99<100ms' --threshold 'errors<1%' --call 'tools/call search {"q":"x"}'
   mcptape load --url http://127.0.0.1:8080/mcp --scenario agent.json --sessions 200 --duration 2m
+  mcptape load --url ws://127.0.0.1:8000/mcp/ws --ws-subprotocol '' --requests 100 --call 'tools/call chat {"query":"hi"}'   # WebSocket, no subprotocol offered
   mcptape load --tape run.jsonl.zst --sessions 50 --speed max -- ./my-server   # amplified replay
   mcptape load --url http://127.0.0.1:8000/mcp --stream-path /mcp/stream --sessions 10 --inflight 2 \
     --requests 1000 --call 'tools/call chat {"query":"hi"}'   # LangGraph docs' HTTP: answers on GET /mcp/stream
@@ -146,6 +148,7 @@ func loadCmd() *command {
 			fs.Float64Var(&f.cancelRatio, "cancel-ratio", 0, "share `F` of the calls to cancel (default 1 with --cancel-after)")
 			fs.StringArrayVar(&f.headers, "header", nil, "add `NAME: VALUE` to every HTTP request (repeatable)")
 			insecureFlag(fs, &f.insecure, "with --url or --sse: ")
+			f.wsProto.register(fs)
 			fs.DurationVar(&f.grace, "grace", transport.DefaultGrace, "closing a session: wait between closing a stdio server's stdin, SIGTERM and SIGKILL; over HTTP for the answer to DELETE")
 			fs.StringVar(&f.onExit, "on-exit", loadgen.OnExitStop, "with -- CMD: `POLICY` when a server exits during the run: stop (the run ends, exit 1) or restart")
 			fs.StringVar(&f.jsonOut, "json", "", "write the full report (histograms included) as JSON to `FILE` (- for stdout)")
@@ -312,6 +315,12 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 			return target, nil, nil, nil, usageError("--insecure needs --url or --sse")
 		}
 		opts = append(opts, loadgen.WithInsecureTLS())
+	}
+	if err := f.wsProto.check(f.url); err != nil {
+		return target, nil, nil, nil, err
+	}
+	if f.wsProto.set {
+		opts = append(opts, loadgen.WithWSSubprotocols(f.wsProto.protos...))
 	}
 	if f.onExit != loadgen.OnExitStop {
 		if len(command) == 0 {

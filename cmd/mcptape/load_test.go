@@ -147,7 +147,7 @@ func TestLoadMergeThreeProcesses(t *testing.T) {
 	}
 	var buf strings.Builder
 	st := &stdio{out: &buf, err: &buf}
-	if err := runReportMerge(t.Context(), st, append(append([]string{}, paths...), "--json", mergedPath, "--threshold", "errors<1%")); err != nil {
+	if err := reportMergeCmd().execute(t.Context(), st, append(append([]string{}, paths...), "--json", mergedPath, "--threshold", "errors<1%")); err != nil {
 		t.Fatalf("merge: %v\n%s", err, buf.String())
 	}
 	merged, err := readReportFile(&stdio{}, mergedPath)
@@ -289,7 +289,7 @@ func TestReportMergeUsage(t *testing.T) {
 	var out strings.Builder
 	st := &stdio{out: &out, err: &out}
 	for _, args := range [][]string{nil, {"--json"}, {"nosuch.json"}, {"a.json", "--threshold", "bad"}} {
-		err := runReportMerge(t.Context(), st, args)
+		err := reportMergeCmd().execute(t.Context(), st, args)
 		if err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: %v", args, err)
 		}

@@ -35,9 +35,10 @@ type command struct {
 	// ask for more, such as fs.ArgsLenAtDash().
 	setup func(fs *pflag.FlagSet) runFunc
 	// subcommands, when set, take over when the first argument names one
-	// of them: they get the remaining arguments unparsed and parse their
-	// own flags ("mcptape report merge ...").
-	subcommands map[string]runFunc
+	// of them (the map's key): the subcommand parses the remaining
+	// arguments with its own flags ("mcptape report merge ..."). Its name
+	// is the whole phrase ("report merge").
+	subcommands map[string]*command
 }
 
 // runFunc runs a command with its positional arguments.
@@ -130,6 +131,9 @@ func run(ctx context.Context, st *stdio, args []string) int {
 			if c == nil {
 				fmt.Fprintf(st.err, "mcptape: unknown command %q (see 'mcptape --help')\n", args[1])
 				return 2
+			}
+			if len(args) > 2 && c.subcommands[args[2]] != nil {
+				c = c.subcommands[args[2]]
 			}
 			printCommandHelp(st.out, c)
 			return 0

@@ -31,6 +31,7 @@ type replayFlags struct {
 	ignore      []string
 	headers     []string
 	insecure    bool
+	wsProto     wsProtoFlag
 	unbatch     bool
 	settle      time.Duration
 	exactChunks bool
@@ -45,6 +46,8 @@ func replayCmd() *command {
 		examples: `  mcptape replay bug.jsonl.zst -- ./my-server                     # over stdio
   mcptape replay bug.jsonl.zst --url http://127.0.0.1:8080/mcp     # over Streamable HTTP
   mcptape replay bug.jsonl.zst --url http://127.0.0.1:3001/sse --sse   # over legacy HTTP+SSE
+  mcptape replay bug.jsonl.zst --url ws://127.0.0.1:8000/mcp/ws    # over WebSocket (offers subprotocol mcp)
+  mcptape replay bug.jsonl.zst --url ws://127.0.0.1:8000/mcp/ws --ws-subprotocol ''   # offering none
   mcptape replay run.jsonl.zst --all --url http://127.0.0.1:8000/mcp --stream-path /mcp/stream  # LangGraph docs' HTTP
   mcptape replay run.jsonl.zst --all --concurrency 8 --speed max -- mcptape serve
   mcptape replay run.jsonl.zst -o replayed.jsonl.zst -- mcptape serve && mcptape diff run.jsonl.zst replayed.jsonl.zst
@@ -81,7 +84,11 @@ func replayCmd() *command {
   end result, chunk boundaries and counts ignored unless --exact-chunks, and
   the mean time between parts, live and recorded, is noted. A stream that
   stops before its end part (live, when --timeout is up, or in the tape) is
-  reported unfinished: exit code 1.
+  reported unfinished: exit code 1 (2 when the server also ended the
+  connection: the replay failed).
+  Over WebSocket (--url ws://...) the upgrade offers the subprotocol mcp;
+  --ws-subprotocol '' offers none, for servers that refuse it. A server
+  that selects none is accepted either way.
   A tape recorded from a server of the LangGraph docs' HTTP dialect (plain
   JSON POSTs, answers on an event stream at another path, /mcp/stream)
   replays with that stream: a session whose answers came on it opens the
@@ -118,6 +125,7 @@ func replayCmd() *command {
 			fs.StringArrayVar(&f.headers, "header", nil, "with --url: add `NAME: VALUE` to every HTTP request (repeatable)")
 			streamPathFlag(fs, &f.streamPath)
 			insecureFlag(fs, &f.insecure, "with --url: ")
+			f.wsProto.register(fs)
 			return func(ctx context.Context, st *stdio, args []string) error {
 				dash := fs.ArgsLenAtDash()
 				var command []string
@@ -168,6 +176,9 @@ func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
 		if f.sse {
 			return nil, usageError("--stream-path needs a Streamable HTTP --url, not --sse")
 		}
+	}
+	if err := f.wsProto.check(f.url); err != nil {
+		return nil, err
 	}
 	opts := []replay.Option{replay.WithIgnore(f.ignore...)}
 	if f.speed == "max" {
@@ -319,6 +330,9 @@ func (f *replayFlags) dialer(st *stdio, command []string) (replay.DialFunc, stri
 		copts = append(copts, transport.WithInsecureTLS())
 	}
 	if transport.IsWebSocketURL(f.url) {
+		if f.wsProto.set {
+			hopts = append(hopts, transport.WithWSSubprotocols(f.wsProto.protos...))
+		}
 		return wsDialer(f.url, hopts, copts)
 	}
 	client, err := transport.NewHTTPClient(f.concurrency*4, copts...)

@@ -38,7 +38,7 @@ func reportCmd() *command {
   created with mode 0600 (tapes hold other people's data). Exit code: 0, or 2 on
   error.
 `,
-		subcommands: map[string]runFunc{"merge": runReportMerge},
+		subcommands: map[string]*command{"merge": reportMergeCmd()},
 		setup: func(fs *pflag.FlagSet) runFunc {
 			out := fs.StringP("output", "o", "", "write the report to `FILE` (required; - for stdout)")
 			maxTimeline := fs.Int("max-timeline", analysis.DefaultMaxTimeline, "requests drawn in the timelines (the first ones)")

@@ -13,7 +13,7 @@ import (
 )
 
 // serveCmd is `mcptape serve`: the reference MCP server (internal/refserver)
-// on stdio or Streamable HTTP.
+// on stdio, Streamable HTTP or WebSocket.
 func serveCmd() *command {
 	return &command{
 		name:    "serve",
@@ -25,17 +25,19 @@ func serveCmd() *command {
   mcptape serve --http 127.0.0.1:0                    # any free port; the address is printed on stderr
   mcptape serve --http 127.0.0.1:8080 --stateless     # no sessions: the 2026-07-28 style
   mcptape serve --http 127.0.0.1:8080 --json          # application/json answers instead of SSE
-  mcptape serve --ws 127.0.0.1:8081                   # WebSocket at ws://127.0.0.1:8081/mcp (subprotocol mcp)
+  mcptape serve --ws 127.0.0.1:8081                   # WebSocket at ws://127.0.0.1:8081/mcp and /mcp/ws
   mcptape serve --echo-prefix 'v2: '                  # change echo's answers (replay diff tests)
   mcptape serve --protocol-version 2025-06-18         # accept only this protocol version
   mcptape serve --stream-chunks 5 --chunk-delay 20ms  # a chat tool answering in streamed chunks
+  mcptape serve --ws 8081 --stream-chunks 5           # the same over WebSocket: a text frame per chunk
   mcptape serve --http 8000 --dialect langgraph --stream-chunks 5
                     # the LangGraph docs' HTTP: POST /mcp plain JSON, no session; chunks on GET /mcp/stream
   mcptape record -o run.jsonl.zst -- mcptape serve    # record a session with the reference server
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			httpAddr := fs.String("http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (HOST:PORT, or a bare PORT on 127.0.0.1; port 0 picks a free one)")
-			wsAddr := fs.String("ws", "", "serve MCP over WebSocket at ws://`ADDR`/mcp instead of stdio (subprotocol mcp; HOST:PORT or a bare PORT on 127.0.0.1)")
+			wsAddr := fs.String("ws", "", "serve MCP over WebSocket at ws://`ADDR`/mcp and ws://ADDR/mcp/ws instead of stdio (HOST:PORT or a bare PORT on 127.0.0.1); "+
+				"subprotocol mcp when the client offers it, none otherwise")
 			stateless := fs.Bool("stateless", false, "with --http: no sessions, every POST stands alone (needed for protocol 2026-07-28 over HTTP)")
 			jsonResp := fs.Bool("json", false, "with --http: answer application/json instead of an SSE stream (progress notifications are dropped)")
 			dialect := fs.String("dialect", "streamable", "with --http: `NAME` of the HTTP dialect: streamable (Streamable HTTP) or langgraph "+
@@ -46,7 +48,7 @@ func serveCmd() *command {
 			versions := fs.StringSlice("protocol-version", nil, "accept only these protocol `VERSIONS` (repeat or comma-separate; default: all of "+
 				strings.Join(refserver.ProtocolVersions(), ", ")+")")
 			chunks := fs.Int("stream-chunks", 0, "add a chat {query} tool answering in `N` streamed content_delta results between content_start and content_end "+
-				"(several results for one id, as in the LangGraph MCP server's docs); 0: no chat tool")
+				"(several results for one id, as in the LangGraph MCP server's docs: a line each on stdio, an SSE stream per call over --http, a text frame each over --ws); 0: no chat tool")
 			chunkDelay := fs.Duration("chunk-delay", 0, "with --stream-chunks: pause before each delta and the end result")
 			maxConc := fs.Int("max-concurrency", 0, "run at most `K` tool calls at once; more wait their turn (0: no bound). With the sleep tool at ms milliseconds, capacity is K/(ms/1000) calls/s")
 			logLevel := fs.String("log-level", "error", "server log on stderr: debug, info, warn, error or off")
@@ -76,9 +78,6 @@ func serveCmd() *command {
 				}
 				if *sessionTimeout < 0 {
 					return usageError("--session-timeout must not be negative")
-				}
-				if *chunks != 0 && *wsAddr != "" {
-					return usageError("--stream-chunks: the chat tool is served over stdio and --http, not --ws")
 				}
 				if *chunks == 0 && *chunkDelay != 0 {
 					return usageError("--chunk-delay needs --stream-chunks")
@@ -130,7 +129,7 @@ func serveCmd() *command {
 					fmt.Fprintf(st.err, "server messages on GET http://%s%s\n", ln.Addr(), refserver.StreamPath)
 				}
 				if *wsAddr != "" {
-					return refserver.ServeWS(ctx, ln, srv, logger)
+					return refserver.ServeWS(ctx, ln, srv, refserver.WSConfig{Logger: logger, Chat: chat})
 				}
 				return refserver.ServeHTTP(ctx, ln, srv, refserver.HTTPConfig{
 					Stateless:      *stateless,

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,21 +12,13 @@ import (
 	"testing"
 
 	"github.com/mcptape/mcptape/internal/refserver"
+	"github.com/mcptape/mcptape/internal/refserver/refservertest"
 	"github.com/mcptape/mcptape/loadgen"
 )
 
 // refWSURL serves the reference server over WebSocket for the test and
 // returns its ws:// URL.
-func refWSURL(t *testing.T) string {
-	t.Helper()
-	s, err := refserver.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(refserver.WSHandler(s, nil))
-	t.Cleanup(ts.Close)
-	return "ws" + strings.TrimPrefix(ts.URL, "http") + refserver.Path
-}
+func refWSURL(t *testing.T) string { return refservertest.WS{}.Start(t) }
 
 // serveWS starts `mcptape serve --ws 127.0.0.1:0` and returns its URL.
 func serveWS(t *testing.T, args ...string) string {
@@ -214,7 +205,7 @@ func startWSRecord(t *testing.T, upstream, out string) (*exec.Cmd, string) {
 	if !sc.Scan() {
 		t.Fatal("record printed nothing")
 	}
-	m := regexp.MustCompile(`proxying (ws://127\.0\.0\.1:\d+/mcp) to `).FindStringSubmatch(sc.Text())
+	m := regexp.MustCompile(`proxying (ws://127\.0\.0\.1:\d+/\S*) to `).FindStringSubmatch(sc.Text())
 	if m == nil {
 		t.Fatalf("first line %q", sc.Text())
 	}
@@ -237,15 +228,9 @@ func stopWSRecord(t *testing.T, rec *exec.Cmd) {
 // TestWebSocketInsecure: replay and load reach a wss:// server with a
 // self-signed certificate with --insecure, and fail without it.
 func TestWebSocketInsecure(t *testing.T) {
-	s, err := refserver.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewTLSServer(refserver.WSHandler(s, nil))
-	defer ts.Close()
+	url := refservertest.WS{TLS: true}.Start(t)
 	// The replayed tape comes from the built binary, whose version the
 	// in-process server does not share: --ignore it.
-	url := "wss" + strings.TrimPrefix(ts.URL, "https") + refserver.Path
 	multi := recordServeTape(t, 1)
 	tests := []struct {
 		name string

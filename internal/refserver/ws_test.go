@@ -15,10 +15,10 @@ import (
 
 const wsInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 
-// wsDial connects to the handler's /mcp offering protos.
-func wsDial(t *testing.T, ctx context.Context, base string, protos []string) *websocket.Conn {
+// wsDial connects to the handler's path offering protos.
+func wsDial(t *testing.T, ctx context.Context, base, path string, protos []string) *websocket.Conn {
 	t.Helper()
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+Path, &websocket.DialOptions{Subprotocols: protos})
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+path, &websocket.DialOptions{Subprotocols: protos})
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
@@ -52,22 +52,26 @@ func TestWSHandler(t *testing.T) {
 	defer ts.Close()
 	tests := []struct {
 		name     string
+		path     string
 		protos   []string
 		wantSub  string
 		frame    string // sent after initialize and initialized
 		wantN    int
 		contains []string
 	}{
-		{"subprotocol mcp", []string{"mcp"}, "mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`, 1, []string{`"id":2`, `hi`}},
-		{"no subprotocol", nil, "", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, 1, []string{`"id":2`, `"echo"`}},
-		{"not JSON", []string{"mcp"}, "mcp", `hello`, 1, []string{`-32700`, `"id":null`}},
-		{"big frame", []string{"mcp"}, "mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"` + strings.Repeat("x", 16<<20) + `"}}}`, 1, []string{`"id":2`, strings.Repeat("x", 1000)}},
+		{"subprotocol mcp", Path, []string{"mcp"}, "mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`, 1, []string{`"id":2`, `hi`}},
+		{"no subprotocol", Path, nil, "", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, 1, []string{`"id":2`, `"echo"`}},
+		{"no subprotocol at /mcp/ws", WSPath, nil, "", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, 1, []string{`"id":2`, `"echo"`}},
+		{"mcp at /mcp/ws", WSPath, []string{"mcp"}, "mcp", `{"jsonrpc":"2.0","id":"x","method":"ping"}`, 1, []string{`"id":"x"`}},
+		{"other subprotocols only", Path, []string{"graphql-ws", "chat"}, "", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, 1, []string{`"id":2`}},
+		{"not JSON", Path, []string{"mcp"}, "mcp", `hello`, 1, []string{`-32700`, `"id":null`}},
+		{"big frame", Path, []string{"mcp"}, "mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"` + strings.Repeat("x", 16<<20) + `"}}}`, 1, []string{`"id":2`, strings.Repeat("x", 1000)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			c := wsDial(t, ctx, ts.URL, tt.protos)
+			c := wsDial(t, ctx, ts.URL, tt.path, tt.protos)
 			if got := c.Subprotocol(); got != tt.wantSub {
 				t.Errorf("subprotocol %q, want %q", got, tt.wantSub)
 			}
@@ -96,7 +100,7 @@ func TestWSHandlerBatch(t *testing.T) {
 	defer ts.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c := wsDial(t, ctx, ts.URL, []string{"mcp"})
+	c := wsDial(t, ctx, ts.URL, Path, []string{"mcp"})
 	init := strings.Replace(wsInit, "2025-06-18", "2025-03-26", 1) // batches are 2025-03-26's
 	wsRoundTrip(t, ctx, c, init, 1)
 	got := wsRoundTrip(t, ctx, c, `[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`, 2)
@@ -123,6 +127,7 @@ func TestWSHandlerRefusals(t *testing.T) {
 		want   int
 	}{
 		{"other path", "/x", nil, http.StatusNotFound},
+		{"below /mcp/ws", WSPath + "/x", nil, http.StatusNotFound},
 		{"cross origin", Path, http.Header{"Origin": {"http://evil.example"}}, http.StatusForbidden},
 	}
 	for _, tt := range tests {
@@ -137,18 +142,23 @@ func TestWSHandlerRefusals(t *testing.T) {
 	}
 }
 
+// TestServeWSStops stops ServeWS while a chat stream runs: it returns,
+// the connection is closed with status 1001 and the stream has no end
+// result.
 func TestServeWSStops(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	chat := Chat{Chunks: 1000, Delay: 5 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { errc <- ServeWS(ctx, ln, newServer(t), nil) }()
+	go func() { errc <- ServeWS(ctx, ln, newServer(t, WithChat(chat)), WSConfig{Chat: chat}) }()
 	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer dcancel()
-	c := wsDial(t, dctx, "http://"+ln.Addr().String(), []string{"mcp"})
+	c := wsDial(t, dctx, "http://"+ln.Addr().String(), Path, []string{"mcp"})
 	wsRoundTrip(t, dctx, c, wsInit, 1)
+	wsRoundTrip(t, dctx, c, chatCallFrame("5", "q"), 3) // start and two deltas
 	cancel()
 	select {
 	case err := <-errc:
@@ -158,7 +168,16 @@ func TestServeWSStops(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("ServeWS did not stop")
 	}
-	if _, _, err := c.Read(dctx); err == nil {
-		t.Error("connection still open after ServeWS returned")
+	for {
+		_, data, err := c.Read(dctx)
+		if err != nil {
+			if websocket.CloseStatus(err) != websocket.StatusGoingAway {
+				t.Errorf("after ServeWS returned: %v, want a close frame 1001", err)
+			}
+			break
+		}
+		if strings.Contains(string(data), "content_end") {
+			t.Fatalf("a stream cut by the stop ended with %s", data)
+		}
 	}
 }
