@@ -63,7 +63,9 @@
 // arrive, "end" when it is over; an [HTTPEvent]), "sse" notes for events
 // without a message (an [SSENote]) and "error" events. Records are
 // grouped in sessions by Mcp-Session-Id, by the legacy sessionId query
-// parameter, or, without either, by client connection ("conn-N"), each
+// parameter, or, without either, by client connection ("conn-N": but an
+// answer on a sessionless GET stream goes to its request's session, see
+// http_side.go), each
 // opened and closed by "open" and "close" events (an [HTTPSessionEvent]).
 // Header and query values that look secret are redacted in the tape only.
 // See [HTTPProxy] for the rules, and docs/tape-format.md for the records.

@@ -297,6 +297,12 @@ type HTTPStats struct {
 //     connection, so its requests stay together and in order, while
 //     requests of different clients, which never depend on each other, are
 //     never merged. The session closes when the connection does.
+//   - Side streams (the LangGraph docs' dialect: POSTs without a session,
+//     the server's messages on a GET event stream at another path, such
+//     as /mcp/stream): an answer arriving on a sessionless GET stream is
+//     recorded in the session of the request it answers, from the same
+//     client host, while that request is in flight (see http_side.go);
+//     the rest of the stream stays in its connection's session.
 //
 // An "open" event (an HTTPSessionEvent: kind "streamable", "legacy-sse" or
 // "connection", and how it was learned) precedes a session's first record;
@@ -334,6 +340,7 @@ type HTTPProxy struct {
 	closeOnce sync.Once
 
 	sessions sessionRegistry
+	side     sideStreams   // answers on sessionless GET streams (http_side.go)
 	filter   *recordFilter // nil: every record is kept (http_filter.go)
 	nextX    atomic.Uint64
 	warned   atomic.Bool

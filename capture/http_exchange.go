@@ -64,6 +64,8 @@ type exchange struct {
 	dispatched   time.Time     // when the request went to the upstream (only with an observer)
 	unsampled    bool          // the session is out of the sample: nothing of the exchange is recorded (http_filter.go)
 	legacy       bool          // a GET event stream whose session comes from its endpoint event
+	side         bool          // a GET event stream with no session: answers go to their requests' sessions (http_side.go)
+	sideNoted    bool          // the request's ids are noted for side streams (http_side.go)
 	held         []tape.Record // records of a legacy stream written before its session was known
 	batch        int
 
@@ -218,7 +220,10 @@ func (x *exchange) recordFrame(dir tape.Direction, frame []byte, eventID string,
 		}
 	}
 	for _, m := range members {
-		rec.Frame = m
+		rec.Frame, rec.Session = m, ""
+		if dir == tape.ServerToClient && x.kind == kindConnection && x.p.side.on.Load() {
+			x.sideMessage(m, &rec)
+		}
 		x.record(rec)
 		x.p.observeMessage(dir, m)
 	}
@@ -264,6 +269,7 @@ func (x *exchange) requestBytes(b []byte, eof bool, end time.Time) {
 		x.reqBuf = append(x.reqBuf, b[:min(room, len(b))]...)
 	}
 	if eof && !x.reqDone {
+		x.sideRequests(x.reqBuf)
 		if end.IsZero() {
 			end = x.p.o.now()
 		}
@@ -346,6 +352,7 @@ func (x *exchange) response(resp *http.Response, at time.Time) {
 			x.setSession(sid, kindStreamable, "assigned")
 		case x.method == http.MethodGet && x.sse && resp.StatusCode/100 == 2:
 			x.legacy = true // decided by the first event: endpoint or not
+			x.p.side.streamSeen()
 		default:
 			x.setSession(x.conn.session, kindConnection, "connection")
 		}
@@ -429,6 +436,7 @@ func (x *exchange) writeResponseEvent() {
 // stream that turned out not to be legacy belongs to its connection.
 func (x *exchange) resolvePendingLocked() {
 	if !x.sessionKnown {
+		x.side = x.method == http.MethodGet && x.sse
 		x.legacy = false
 		x.setSession(x.conn.session, kindConnection, "connection")
 	}

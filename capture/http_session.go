@@ -52,6 +52,7 @@ type sessionRegistry struct {
 type connInfo struct {
 	id      uint64
 	session string // "conn-N"
+	host    string // the client's host, without the port
 }
 
 func (s *sessionRegistry) init() {
@@ -75,7 +76,7 @@ func (s *sessionRegistry) conn(remote string) *connInfo {
 		return c
 	}
 	s.nextConn++
-	c := &connInfo{id: s.nextConn, session: "conn-" + strconv.FormatUint(s.nextConn, 10)}
+	c := &connInfo{id: s.nextConn, session: "conn-" + strconv.FormatUint(s.nextConn, 10), host: remoteHost(remote)}
 	s.conns[remote] = c
 	return c
 }

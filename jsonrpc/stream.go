@@ -200,3 +200,30 @@ func (d *StreamDialect) Usage(frame []byte, result []Member) (Usage, bool) {
 	}
 	return u, true
 }
+
+// FramePart returns the stream part of frame, a message that [Classify]
+// described as info: the cheap [StreamDialect.MayStream] filter first,
+// then the result's members. Anything but a success response is
+// [PartSingle].
+func (d *StreamDialect) FramePart(frame []byte, info *Info) StreamPart {
+	if info.Kind != KindResponse || !d.MayStream(frame) {
+		return PartSingle
+	}
+	var full Info
+	var buf [16]Member
+	return d.Part(frame, ClassifyMembers(frame, &full, buf[:0]))
+}
+
+// Ends reports whether frame, classified as info, is a terminal answer to
+// its request: an error response, a single success response or the end
+// part of a streamed answer (a start or a delta leaves the request in
+// flight). Anything but a response is false.
+func (d *StreamDialect) Ends(frame []byte, info *Info) bool {
+	switch info.Kind {
+	case KindError:
+		return true
+	case KindResponse:
+		return d.FramePart(frame, info).Terminal()
+	}
+	return false
+}

@@ -45,6 +45,20 @@ func TestStreamDialectPart(t *testing.T) {
 		if may := d.MayStream([]byte(tt.frame)); may != tt.may {
 			t.Errorf("%s: MayStream %v, want %v", tt.frame, may, tt.may)
 		}
+		// FramePart: the same, but an escaped part name is taken for a
+		// single answer (MayStream said no).
+		want := tt.want
+		if !tt.may {
+			want = PartSingle
+		}
+		info = Classify([]byte(tt.frame))
+		if got := d.FramePart([]byte(tt.frame), &info); got != want {
+			t.Errorf("%s: FramePart %v, want %v", tt.frame, got, want)
+		}
+		wantEnds := info.Kind == KindError || (info.Kind == KindResponse && want.Terminal())
+		if got := d.Ends([]byte(tt.frame), &info); got != wantEnds {
+			t.Errorf("%s: Ends %v, want %v", tt.frame, got, wantEnds)
+		}
 	}
 }
 

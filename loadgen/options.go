@@ -75,6 +75,7 @@ type options struct {
 	progress    bool
 	header      http.Header
 	getStream   bool
+	streamPath  string // WithStreamPath
 	client      *http.Client
 	maxConns    int
 	batch       int
@@ -240,6 +241,23 @@ func WithProgress() Option {
 func WithHeader(h http.Header) Option {
 	return func(o *options) error {
 		o.header = h.Clone()
+		return nil
+	}
+}
+
+// WithStreamPath makes every Streamable HTTP session read the server's
+// messages from an event stream it opens with GET at path, the HTTP
+// dialect of the LangGraph MCP server's documentation (/mcp/stream:
+// POSTs answered with plain JSON, or 202 with the answer, streamed or
+// not, on that stream; see transport.WithStreamPath). Such a server may
+// send every answer on every session's stream, so the sessions' request
+// ids are kept apart: session n counts its ids from n×2^32.
+func WithStreamPath(path string) Option {
+	return func(o *options) error {
+		if path == "" {
+			return errors.New("stream path is empty")
+		}
+		o.streamPath = path
 		return nil
 	}
 }
@@ -445,6 +463,9 @@ func (o *options) transportOptions(t Target) []transport.Option {
 		out = append(out, transport.WithProtocolVersion(o.version))
 		if o.getStream {
 			out = append(out, transport.WithGetStream())
+		}
+		if o.streamPath != "" {
+			out = append(out, transport.WithStreamPath(o.streamPath))
 		}
 	}
 	return out

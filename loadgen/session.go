@@ -67,7 +67,13 @@ type reply struct {
 }
 
 func newSession(r *runner, no int) *session {
-	return &session{r: r, no: no, pending: make(map[int64]*call)}
+	s := &session{r: r, no: no, pending: make(map[int64]*call)}
+	if r.o.streamPath != "" {
+		// The side stream's server may send every answer to every
+		// session: their ids must not meet (see WithStreamPath).
+		s.nextID.Store(int64(no) << 32)
+	}
+	return s
 }
 
 // ensure sets the session up unless it is up already. A failed setup is
@@ -110,7 +116,7 @@ func (s *session) setup(ctx context.Context) error {
 		conn = c
 		s.mu.Lock()
 		s.conn = c
-		s.lazy = s.r.target.URL != "" && !s.r.o.getStream
+		s.lazy = s.r.target.URL != "" && !s.r.o.getStream && s.r.o.streamPath == ""
 		if !s.lazy {
 			s.reading = true
 			s.wg.Add(1)
@@ -250,7 +256,7 @@ var errNoAnswer = errors.New("the answer's stream ended without the answer")
 // nil when c is answered after all (the answer is put back on c.done) or
 // may still be, on the session's GET stream. ctx is the request's.
 func (s *session) unanswered(ctx context.Context, ex *transport.Exchange, c *call) error {
-	if s.r.o.getStream && ex.Err() == nil {
+	if (s.r.o.getStream || s.r.o.streamPath != "") && ex.Err() == nil {
 		return nil
 	}
 	select {

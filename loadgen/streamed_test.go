@@ -1,28 +1,53 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"maps"
+	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/refserver"
+	"github.com/mcptape/mcptape/jsonrpc"
 )
 
 // TestStreamedCallsFirstChunkAndComplete loads the reference server's
 // streamed chat tool: each call counts once, at its end part, and gets
-// the first-chunk and complete series and its usage tokens.
+// the first-chunk and complete series and its usage tokens. Over
+// Streamable HTTP each call's parts come on its POST's event stream; in
+// the LangGraph docs' dialect they all come on the side stream
+// /mcp/stream, which the server sends to every session: their ids must
+// not meet.
 func TestStreamedCallsFirstChunkAndComplete(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  refserver.HTTPConfig
+		opts []Option
+	}{
+		{name: "streamable"},
+		{name: "langgraph", cfg: refserver.HTTPConfig{LangGraph: true}, opts: []Option{WithStreamPath(refserver.StreamPath), WithInFlight(2)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testStreamedCalls(t, tc.cfg, tc.opts) })
+	}
+}
+
+func testStreamedCalls(t *testing.T, cfg refserver.HTTPConfig, opts []Option) {
 	chat := refserver.Chat{Chunks: 4, Delay: 5 * time.Millisecond}
 	s, err := refserver.New(refserver.WithChat(chat))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(refserver.HTTPHandler(s, refserver.HTTPConfig{Chat: chat}))
+	cfg.Chat = chat
+	ids := &idLog{seen: map[string]int{}}
+	ts := httptest.NewServer(ids.wrap(refserver.HTTPHandler(s, cfg)))
 	defer ts.Close()
 	const n = 12
 	rep, err := Run(context.Background(), Target{URL: ts.URL + refserver.Path},
-		mustCalls(t, `tools/call chat {"query":"two words"}`), WithSessions(3), WithRequests(n), WithTimeout(10*time.Second))
+		mustCalls(t, `tools/call chat {"query":"two words"}`), append([]Option{WithSessions(3), WithRequests(n), WithTimeout(10 * time.Second)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +78,43 @@ func TestStreamedCallsFirstChunkAndComplete(t *testing.T) {
 			t.Errorf("%s: %s", spec, msg)
 		}
 	}
+	if cfg.LangGraph {
+		// Every session's stream carries every answer: the sessions'
+		// ids must differ, or one would take another's chunks.
+		for id, n := range ids.counts() {
+			if n > 1 {
+				t.Errorf("request id %s sent %d times across the sessions", id, n)
+			}
+		}
+	}
 	if th, _ := ParseThreshold("tools/call chat:tokens_per_s>1e12"); th.Check(rep) == "" {
 		t.Error("an impossible tokens_per_s threshold held")
 	}
+}
+
+// idLog notes the ids of the requests POSTed to a handler.
+type idLog struct {
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (l *idLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			if info := jsonrpc.Classify(body); info.Kind == jsonrpc.KindRequest && info.Method == "tools/call" {
+				l.mu.Lock()
+				l.seen[info.ID.Key()]++
+				l.mu.Unlock()
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (l *idLog) counts() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.seen)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcptape/mcptape/tape"
@@ -42,6 +43,8 @@ type options struct {
 	unbatch     bool          // send batch members one by one
 	settle      time.Duration // margin of the wait for what the server sent last
 	exactChunks bool          // compare the parts of streamed answers one by one
+
+	sideSessions atomic.Int64 // sessions with a side stream started (sidestream.go)
 }
 
 // DefaultSettle is the margin added to the recorded gap when waiting, after
@@ -189,7 +192,10 @@ func HTTPOptions(s *Session) []transport.Option {
 	if s.Version != "" {
 		opts = append(opts, transport.WithProtocolVersion(s.Version))
 	}
-	if s.GetStream {
+	switch {
+	case s.StreamPath != "":
+		opts = append(opts, transport.WithStreamPath(s.StreamPath))
+	case s.GetStream:
 		opts = append(opts, transport.WithGetStream())
 	}
 	return opts

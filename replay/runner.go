@@ -111,6 +111,10 @@ func newRunner(s *Session, o *options, cmp *jsondiff.Comparer) *runner {
 		openUses: map[string][]string{}, lastSentIdx: -1,
 		exchMsgs: map[uint64]int{}, closeAt: map[string]int{}, closed: map[string]bool{},
 	}
+	if s.StreamPath != "" {
+		base := disjointBase(o.sideSessions.Add(1))
+		r.ids.next, r.tokens.next = base, base
+	}
 	if r.tokenOwner == nil { // streamed: its loader fills its own
 		r.tokenOwner, r.recCancelled = map[string]string{}, map[string]bool{}
 	}

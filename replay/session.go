@@ -27,6 +27,11 @@ type Session struct {
 	// GetStream reports that the recorded server sent messages on the
 	// Streamable HTTP GET stream: an HTTP replay should open it too.
 	GetStream bool
+	// StreamPath is, when the recorded server's answers came on a GET
+	// event stream at another path than the endpoint (the LangGraph docs'
+	// /mcp/stream, recorded in another session: see sidestream.go), that
+	// stream's path; an HTTP replay opens it (HTTPOptions).
+	StreamPath string
 	// Cut reports that the tape ends, damaged, before the session's end
 	// (no close event was recorded for it): what the server sent after
 	// the cut is not in the recording, so live answers to requests whose
@@ -229,6 +234,7 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 	t := &Tape{}
 	var size int64
 	streamed := false
+	streams := getStreams{}
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -244,6 +250,7 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 			if l := byID[rec.Session]; l != nil {
 				l.addEvent(rec)
 			}
+			streams.noteEvent(rec)
 		}
 		if rec.Type != tape.TypeMessage {
 			continue
@@ -264,6 +271,9 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 			for _, l := range byID {
 				l.out, l.s.Steps, l.s.Server = discard{}, nil, nil
 			}
+		}
+		if p := streams.sidePath(rec); p != "" && l.s.StreamPath == "" {
+			l.s.StreamPath = p
 		}
 		t.Skipped += l.add(rec)
 	}

@@ -47,6 +47,8 @@ type options struct {
 	version  string
 	getStrm  bool
 	noDelete bool
+	// streamPath: WithStreamPath
+	streamPath string
 
 	// WebSocket
 	wsProtos    []string

@@ -77,6 +77,8 @@ type HTTPConn struct {
 	getEx    *Exchange
 	getting  bool // a GET stream is being opened
 
+	side *sideStream // WithStreamPath
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -105,6 +107,9 @@ func DialHTTP(ctx context.Context, rawURL string, opts ...Option) (*HTTPConn, er
 		return nil, fmt.Errorf("transport: DialHTTP: %w", err)
 	}
 	c.setPostURL(u)
+	if o.streamPath != "" {
+		c.side = newSideStream(u, o.streamPath)
+	}
 	return c, nil
 }
 
@@ -199,6 +204,7 @@ type reqInfo struct {
 	needsBody bool                  // a 2xx answer must be JSON or an event stream
 	onEvent   func(*SSEEvent) error // events of types other than "message"
 	onEnd     func(error)           // called when an event stream ended
+	keep      func([]byte) bool     // when set, sees every message first; false drops it
 }
 
 // Send POSTs frame; see Conn.Send and HTTPConn. The error is a
@@ -214,6 +220,13 @@ func (c *HTTPConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Ex
 	isInit := info.Kind == jsonrpc.KindRequest && info.Method == "initialize"
 	if isInit {
 		ri.initKey = info.ID.Key()
+	}
+	if c.side != nil {
+		if err := c.openSide(ctx); err != nil {
+			return nil, err
+		}
+		c.side.sent(frame, &info)
+		ri.keep = c.side.keepPOST
 	}
 
 	h := make(http.Header, 8)
@@ -250,6 +263,9 @@ func (c *HTTPConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Ex
 	resp, err := c.do(req)
 	if err != nil {
 		release()
+		if c.side != nil {
+			c.side.unsent(frame, &info)
+		}
 		return nil, c.requestError(rctx, err)
 	}
 	ex, err = c.handle(ex, resp, rctx, release, ri)
@@ -398,6 +414,9 @@ func (c *HTTPConn) readJSON(ex *Exchange, resp *http.Response, rctx context.Cont
 	if len(bytes.TrimSpace(body)) > 0 {
 		if ri.initKey != "" {
 			c.noteVersion(body)
+		}
+		if ri.keep != nil {
+			ri.keep(body)
 		}
 		c.in.put(Incoming{Frame: body, Exchange: ex.ID, Stream: ri.stream, Time: time.Now(), Truncated: truncated})
 		ex.frames = 1

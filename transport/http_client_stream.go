@@ -58,6 +58,9 @@ func (c *HTTPConn) readStream(ex *Exchange, body io.ReadCloser, rctx context.Con
 			data, truncated = data[:c.max], true
 		}
 		frame := bytes.Clone(data)
+		if ri.keep != nil && !ri.keep(frame) {
+			return nil
+		}
 		if ri.initKey != "" && isAnswerTo(frame, ri.initKey) {
 			c.noteVersion(frame)
 		}

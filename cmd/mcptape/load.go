@@ -45,6 +45,7 @@ type loadFlags struct {
 	protocol    string
 	progress    bool
 	getStream   bool
+	streamPath  string
 	headers     []string
 	jsonOut     string
 	hgrm        string
@@ -78,6 +79,8 @@ func loadCmd() *command {
   mcptape load --url http://127.0.0.1:8080/mcp --scenario agent.json --sessions 200 --duration 2m
   mcptape load --url ws://127.0.0.1:8000/mcp/ws --ws-subprotocol '' --requests 100 --call 'tools/call chat {"query":"hi"}'   # WebSocket, no subprotocol offered
   mcptape load --tape run.jsonl.zst --sessions 50 --speed max -- ./my-server   # amplified replay
+  mcptape load --url http://127.0.0.1:8000/mcp --stream-path /mcp/stream --sessions 10 --inflight 2 \
+    --requests 1000 --call 'tools/call chat {"query":"hi"}'   # LangGraph docs' HTTP: answers on GET /mcp/stream
   mcptape report merge gen-0.json gen-1.json gen-2.json --json all.json
 
   Closed model (default): each session sends its next request when the last
@@ -138,6 +141,7 @@ func loadCmd() *command {
 			fs.StringVar(&f.protocol, "protocol", loadgen.DefaultProtocolVersion, "protocol `VERSION` to ask for; 2026-07-28 is stateless (no handshake)")
 			fs.BoolVar(&f.progress, "progress", false, "attach a progressToken to every call and report the progress notifications")
 			fs.BoolVar(&f.getStream, "get-stream", false, "with --url: open each session's GET stream")
+			streamPathFlag(fs, &f.streamPath)
 			fs.IntVar(&f.maxConns, "max-conns", 0, "most HTTP connections to the server (0: one per request in flight); bounds memory with many sessions")
 			fs.IntVar(&f.batch, "batch", 1, "send requests `K` at a time as JSON-RPC batches and report how the server answered")
 			fs.DurationVar(&f.cancelAfter, "cancel-after", 0, "cancel calls not answered after `DUR` (notifications/cancelled and/or closing the stream)")
@@ -296,6 +300,15 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 			return target, nil, nil, nil, usageError("--get-stream needs --url")
 		}
 		opts = append(opts, loadgen.WithGetStream())
+	}
+	if f.streamPath != "" {
+		if err := checkStreamPath(f.streamPath, f.url); err != nil {
+			return target, nil, nil, nil, err
+		}
+		if f.getStream {
+			return target, nil, nil, nil, usageError("--stream-path and --get-stream exclude each other: the server's messages come on one stream")
+		}
+		opts = append(opts, loadgen.WithStreamPath(f.streamPath))
 	}
 	if f.insecure {
 		if len(command) > 0 {
@@ -472,6 +485,7 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 		}
 		sessions = []*replay.Session{s}
 	}
+	setStreamPath(sessions, f.streamPath)
 	opts, bar, err := liveOptions(st, f, opts)
 	if err != nil {
 		return err

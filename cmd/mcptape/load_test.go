@@ -59,6 +59,9 @@ func TestLoadUsage(t *testing.T) {
 		{[]string{"load", "--url", url, "--call", "ping", "--stage", "1s:10", "--sessions", "3"}, "no --sessions"},
 		{[]string{"load", "--url", url, "--call", "ping", "--stage", "1s:0/s"}, "every target is 0"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--grace", "0s"}, "--grace 0s: must be positive"},
+		{[]string{"load", "--call", "ping", "--requests", "1", "--stream-path", "/mcp/stream", "--", "srv"}, "--stream-path needs an http"},
+		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--stream-path", "mcp/stream"}, "want a path"},
+		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--stream-path", "/s", "--get-stream"}, "exclude each other"},
 	}
 	for _, c := range cases {
 		code, _, stderr := runCLI(t, nil, c.args...)

@@ -52,6 +52,8 @@ func recordCmd() *command {
   mcptape record --upstream ws://127.0.0.1:8081/mcp --listen 127.0.0.1:8932 -o t.jsonl.zst   # WebSocket
   mcptape record --upstream http://127.0.0.1:3000/mcp -o tapes/api.jsonl.zst --rotate 1h --keep 168h
       # tapes/api-000001-20261201T160700Z.jsonl.zst, -000002-..., the week's kept
+  mcptape record --upstream http://127.0.0.1:8000/mcp -o t.jsonl.zst
+      # also the LangGraph docs' HTTP: answers on its GET /mcp/stream are recorded with their requests
 
   In an MCP client's configuration, replace
     "command": "npx", "args": ["-y", "some-server"]

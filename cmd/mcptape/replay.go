@@ -35,18 +35,20 @@ type replayFlags struct {
 	unbatch     bool
 	settle      time.Duration
 	exactChunks bool
+	streamPath  string
 }
 
 func replayCmd() *command {
 	return &command{
 		name:    "replay",
 		summary: "Re-send recorded sessions to a live server, ids rewritten, and compare its answers",
-		usage:   "replay TAPE [--session ID | --all] [--concurrency N] (--url URL | -- CMD [ARGS...]) [--speed 1|N|max] [--timeout DUR] [--settle DUR] [--unbatch] [-o NEW_TAPE [--force]] [--format text|json]",
+		usage:   "replay TAPE [--session ID | --all] [--concurrency N] (--url URL | -- CMD [ARGS...]) [--speed 1|N|max] [--timeout DUR] [--settle DUR] [--unbatch] [--stream-path PATH] [-o NEW_TAPE [--force]] [--format text|json]",
 		examples: `  mcptape replay bug.jsonl.zst -- ./my-server                     # over stdio
   mcptape replay bug.jsonl.zst --url http://127.0.0.1:8080/mcp     # over Streamable HTTP
   mcptape replay bug.jsonl.zst --url http://127.0.0.1:3001/sse --sse   # over legacy HTTP+SSE
   mcptape replay bug.jsonl.zst --url ws://127.0.0.1:8000/mcp/ws    # over WebSocket (offers subprotocol mcp)
   mcptape replay bug.jsonl.zst --url ws://127.0.0.1:8000/mcp/ws --ws-subprotocol ''   # offering none
+  mcptape replay run.jsonl.zst --all --url http://127.0.0.1:8000/mcp --stream-path /mcp/stream  # LangGraph docs' HTTP
   mcptape replay run.jsonl.zst --all --concurrency 8 --speed max -- mcptape serve
   mcptape replay run.jsonl.zst -o replayed.jsonl.zst -- mcptape serve && mcptape diff run.jsonl.zst replayed.jsonl.zst
   mcptape replay run.jsonl.zst --ignore result.serverInfo.version --ignore notifications/progress -- ./srv
@@ -87,6 +89,13 @@ func replayCmd() *command {
   Over WebSocket (--url ws://...) the upgrade offers the subprotocol mcp;
   --ws-subprotocol '' offers none, for servers that refuse it. A server
   that selects none is accepted either way.
+  A tape recorded from a server of the LangGraph docs' HTTP dialect (plain
+  JSON POSTs, answers on an event stream at another path, /mcp/stream)
+  replays with that stream: a session whose answers came on it opens the
+  recorded path before its first POST and takes the answers to its own
+  requests from it; sessions replayed at once get disjoint live ids (the
+  server may send every answer to every stream); the stream ending fails
+  the session at once. --stream-path PATH forces it for any tape.
   Over HTTP, initialize is answered and each notification or response
   acknowledged before anything recorded after it is sent (a stdio client may
   have pipelined them). A cut tape replays up to the cut: answers the server
@@ -114,6 +123,7 @@ func replayCmd() *command {
 			fs.StringVar(&f.format, "format", "text", "report `FORMAT`: text or json")
 			fs.StringArrayVar(&f.ignore, "ignore", nil, "leave `PATH` out of the comparison, or a notification method out of the counts (repeatable)")
 			fs.StringArrayVar(&f.headers, "header", nil, "with --url: add `NAME: VALUE` to every HTTP request (repeatable)")
+			streamPathFlag(fs, &f.streamPath)
 			insecureFlag(fs, &f.insecure, "with --url: ")
 			f.wsProto.register(fs)
 			return func(ctx context.Context, st *stdio, args []string) error {
@@ -159,6 +169,14 @@ func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
 			return nil, err
 		}
 	}
+	if f.streamPath != "" {
+		if err := checkStreamPath(f.streamPath, f.url); err != nil {
+			return nil, err
+		}
+		if f.sse {
+			return nil, usageError("--stream-path needs a Streamable HTTP --url, not --sse")
+		}
+	}
 	if err := f.wsProto.check(f.url); err != nil {
 		return nil, err
 	}
@@ -200,6 +218,7 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 		}
 		sessions = []*replay.Session{s}
 	}
+	setStreamPath(sessions, f.streamPath)
 	dial, target, kind, err := f.dialer(st, command)
 	if err != nil {
 		return withCode(2, err)

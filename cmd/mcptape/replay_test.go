@@ -89,6 +89,8 @@ func TestReplayUsageErrors(t *testing.T) {
 		{[]string{"replay", tp, "--ignore", "a..b", "--", "srv"}, "a..b"},
 		{[]string{"replay", tp, "-o", "-", "--", "srv"}, "-o -"},
 		{[]string{"replay", tp, "--nope", "--", "srv"}, "unknown flag"},
+		{[]string{"replay", tp, "--stream-path", "/mcp/stream", "--", "srv"}, "--stream-path needs an http"},
+		{[]string{"replay", tp, "--stream-path", "/s", "--url", "http://x/sse", "--sse"}, "not --sse"},
 	}
 	for _, tc := range tests {
 		code, stdout, stderr := runMcptape(t, "", tc.args...)

@@ -18,7 +18,7 @@ func serveCmd() *command {
 	return &command{
 		name:    "serve",
 		summary: "Run the reference MCP server (stdio, Streamable HTTP with --http, WebSocket with --ws)",
-		usage:   "serve [--http ADDR [--stateless] [--json] | --ws ADDR] [--echo-prefix S] [FLAGS]",
+		usage:   "serve [--http ADDR [--stateless] [--json] [--dialect streamable|langgraph] | --ws ADDR] [--echo-prefix S] [FLAGS]",
 		examples: `  mcptape serve                                       # stdio: MCP on stdin/stdout, stops on stdin EOF
   mcptape serve --http 127.0.0.1:8080                 # Streamable HTTP at http://127.0.0.1:8080/mcp
   mcptape serve --http 8080                           # the same: a bare port listens on 127.0.0.1
@@ -30,6 +30,8 @@ func serveCmd() *command {
   mcptape serve --protocol-version 2025-06-18         # accept only this protocol version
   mcptape serve --stream-chunks 5 --chunk-delay 20ms  # a chat tool answering in streamed chunks
   mcptape serve --ws 8081 --stream-chunks 5           # the same over WebSocket: a text frame per chunk
+  mcptape serve --http 8000 --dialect langgraph --stream-chunks 5
+                    # the LangGraph docs' HTTP: POST /mcp plain JSON, no session; chunks on GET /mcp/stream
   mcptape record -o run.jsonl.zst -- mcptape serve    # record a session with the reference server
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
@@ -38,6 +40,9 @@ func serveCmd() *command {
 				"subprotocol mcp when the client offers it, none otherwise")
 			stateless := fs.Bool("stateless", false, "with --http: no sessions, every POST stands alone (needed for protocol 2026-07-28 over HTTP)")
 			jsonResp := fs.Bool("json", false, "with --http: answer application/json instead of an SSE stream (progress notifications are dropped)")
+			dialect := fs.String("dialect", "streamable", "with --http: `NAME` of the HTTP dialect: streamable (Streamable HTTP) or langgraph "+
+				"(the LangGraph MCP server docs' HTTP: POST /mcp answered with plain JSON, no session, batches; server messages, "+
+				"and the chat tool's chunks while one is open, on the event stream GET /mcp/stream)")
 			sessionTimeout := fs.Duration("session-timeout", 0, "with --http: close sessions idle this long (0: keep until DELETE)")
 			echoPrefix := fs.String("echo-prefix", "", "text put before every echo answer")
 			versions := fs.StringSlice("protocol-version", nil, "accept only these protocol `VERSIONS` (repeat or comma-separate; default: all of "+
@@ -56,6 +61,20 @@ func serveCmd() *command {
 				}
 				if *httpAddr == "" && (*stateless || *jsonResp || *sessionTimeout != 0) {
 					return usageError("--stateless, --json and --session-timeout need --http")
+				}
+				langGraph := false
+				switch *dialect {
+				case "streamable":
+				case "langgraph":
+					langGraph = true
+					if *httpAddr == "" {
+						return usageError("--dialect langgraph needs --http")
+					}
+					if *stateless || *jsonResp || *sessionTimeout != 0 {
+						return usageError("--dialect langgraph is stateless with JSON answers already: drop --stateless, --json and --session-timeout")
+					}
+				default:
+					return usageError("--dialect: want streamable or langgraph (got %q)", *dialect)
 				}
 				if *sessionTimeout < 0 {
 					return usageError("--session-timeout must not be negative")
@@ -106,6 +125,9 @@ func serveCmd() *command {
 					fmt.Fprintf(st.err, "mcptape serve: warning: listening on %s, which other machines can reach; use 127.0.0.1:PORT to stay local\n", ln.Addr())
 				}
 				fmt.Fprintf(st.err, "listening on %s://%s%s\n", scheme, ln.Addr(), refserver.Path)
+				if langGraph {
+					fmt.Fprintf(st.err, "server messages on GET http://%s%s\n", ln.Addr(), refserver.StreamPath)
+				}
 				if *wsAddr != "" {
 					return refserver.ServeWS(ctx, ln, srv, refserver.WSConfig{Logger: logger, Chat: chat})
 				}
@@ -115,6 +137,7 @@ func serveCmd() *command {
 					SessionTimeout: *sessionTimeout,
 					Logger:         logger,
 					Chat:           chat,
+					LangGraph:      langGraph,
 				})
 			}
 		},

@@ -45,6 +45,9 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--no-such-flag"}, "unknown flag"},
 		{[]string{"serve", "--chunk-delay", "5ms"}, "--chunk-delay needs --stream-chunks"},
 		{[]string{"serve", "--stream-chunks", "-2"}, "chunks -2 out of range"},
+		{[]string{"serve", "--dialect", "langgraph"}, "--dialect langgraph needs --http"},
+		{[]string{"serve", "--http", "0", "--dialect", "langgraph", "--json"}, "stateless with JSON answers already"},
+		{[]string{"serve", "--http", "0", "--dialect", "sse"}, `--dialect: want streamable or langgraph (got "sse")`},
 	}
 	for _, tt := range tests {
 		var out, errOut bytes.Buffer

@@ -46,14 +46,30 @@ type HTTPConfig struct {
 	// answered with an SSE stream of its chunks (see [Chat]), whatever
 	// JSONResponse says. The zero value leaves them to the SDK.
 	Chat Chat
+	// LangGraph serves the HTTP dialect of the LangGraph MCP server's
+	// documentation instead of Streamable HTTP (see langgraph.go): POST
+	// JSON-RPC at [Path] answered with plain JSON and no session (Stateless
+	// and JSONResponse are implied, SessionTimeout is unused), the
+	// server's messages on an event stream at GET [StreamPath], where the
+	// chat tool's chunks go when a stream is open.
+	LangGraph bool
 }
 
 // HTTPHandler returns a handler serving s over Streamable HTTP at [Path]
-// (other paths get 404). Request bodies are limited to [MaxFrameBytes]. In
+// (other paths get 404), or in the LangGraph dialect (cfg.LangGraph). Request bodies are limited to [MaxFrameBytes]. In
 // stateless mode a 2026-07-28 call is cancelled when its client closes the
 // response stream. The SDK's protections apply: requests arriving on a
 // loopback address with a non-loopback Host header get 403 (DNS rebinding).
 func HTTPHandler(s *mcp.Server, cfg HTTPConfig) http.Handler {
+	return httpHandler(context.Background(), s, cfg)
+}
+
+// httpHandler is HTTPHandler; ctx ends the LangGraph dialect's streamed
+// answers still going out.
+func httpHandler(ctx context.Context, s *mcp.Server, cfg HTTPConfig) http.Handler {
+	if cfg.LangGraph {
+		cfg.Stateless, cfg.JSONResponse = true, true
+	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
 		Stateless:                    cfg.Stateless,
 		JSONResponse:                 cfg.JSONResponse,
@@ -62,6 +78,9 @@ func HTTPHandler(s *mcp.Server, cfg HTTPConfig) http.Handler {
 		MaxRequestBodyBytes:          MaxFrameBytes,
 		PropagateRequestCancellation: true,
 	})
+	if cfg.LangGraph {
+		return newLangGraphHandler(ctx, h, cfg.Chat)
+	}
 	mux := http.NewServeMux()
 	if cfg.Chat.enabled() {
 		mux.Handle(Path, chatHandler{chat: cfg.Chat, next: h})
@@ -84,7 +103,7 @@ func ServeHTTP(ctx context.Context, ln net.Listener, s *mcp.Server, cfg HTTPConf
 	}
 	fresh := &freshConns{conns: make(map[net.Conn]struct{})}
 	srv := &http.Server{
-		Handler:           HTTPHandler(s, cfg),
+		Handler:           httpHandler(ctx, s, cfg),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ConnState:         fresh.track,

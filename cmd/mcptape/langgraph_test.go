@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/loadgen"
+)
+
+// The HTTP dialect of the LangGraph MCP docs (serve --dialect langgraph):
+// POST /mcp answered with plain JSON and no session, the chat tool's
+// chunks on the event stream GET /mcp/stream. Recorded through the
+// proxy, inspected, replayed and loaded with the built commands.
+
+var langGraphListening = regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+/mcp)$`)
+
+// startLangGraph runs `mcptape serve --http 127.0.0.1:0 --dialect
+// langgraph --stream-chunks N --chunk-delay D` and returns it and its URL.
+func startLangGraph(t *testing.T, chunks, delay string) (*serveProc, string) {
+	t.Helper()
+	p := startServe(t, "--http", "127.0.0.1:0", "--dialect", "langgraph", "--stream-chunks", chunks, "--chunk-delay", delay)
+	m := langGraphListening.FindStringSubmatch(p.line(t))
+	if m == nil {
+		t.Fatal("first stderr line is not 'listening on http://ADDR/mcp'")
+	}
+	if l := p.line(t); !strings.HasSuffix(l, "/mcp/stream") {
+		t.Fatalf("second stderr line %q does not name the stream", l)
+	}
+	return p, m[1]
+}
+
+// langGraphClients are the clients recorded: mcptape's own load client
+// (one session, four calls in flight, on keep-alive connections) and the
+// independent stdlib Python client (a connection per POST, uuid ids).
+var langGraphClients = []struct {
+	name  string
+	calls int64
+	run   func(t *testing.T, url string, env ...string)
+}{
+	{"load", 8, func(t *testing.T, url string, _ ...string) {
+		code, out, stderr := runMcptape(t, "", "load", "--url", url, "--stream-path", "/mcp/stream", "--sessions", "1", "--inflight", "4",
+			"--requests", "8", "-q", "--call", `tools/call chat {"query":"hi there"}`)
+		if code != 0 || !strings.Contains(out, "8 answered") {
+			t.Fatalf("load through the proxy: exit %d\n%s%s", code, out, stderr)
+		}
+	}},
+	{"python", 3, func(t *testing.T, url string, env ...string) {
+		py := pythonPeer(t)[0]
+		cmd := exec.Command(py, filepath.Join("..", "..", "testdata", "streampeer", "langgraph_http_client.py"), url)
+		cmd.Env = append(os.Environ(), append([]string{"CALLS=3"}, env...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("python client: %v\n%s", err, out)
+		}
+	}},
+}
+
+// TestLangGraphHTTPRecordInspectReplayLoad records both clients against
+// the LangGraph dialect, checks that inspect pairs every chunk with its
+// request, replays the tape and loads the server with the chat tool.
+func TestLangGraphHTTPRecordInspectReplayLoad(t *testing.T) {
+	_, url := startLangGraph(t, "4", "3ms")
+	for _, c := range langGraphClients {
+		t.Run(c.name, func(t *testing.T) {
+			tp := filepath.Join(t.TempDir(), "lg.jsonl.zst")
+			rec := startHTTPRecord(t, "--listen", "127.0.0.1:0", "--upstream", url, "-o", tp)
+			c.run(t, rec.url)
+			if err := rec.stop(); err != nil {
+				t.Fatalf("record: %v\n%s", err, rec.stderr)
+			}
+			_, out, stderr := runMcptape(t, "", "inspect", "--format", "json", tp)
+			var rep streamFigures
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatalf("inspect: %v: %s %s", err, out, stderr)
+			}
+			if st := rep.Streams; st == nil || st.Operations != c.calls || st.Unfinished != 0 || st.Chunks != c.calls*6 || st.Usage.TotalTokens == 0 {
+				t.Errorf("streams %+v, want %d answers of 6 parts, none unfinished", st, c.calls)
+			}
+			for _, v := range rep.Violations {
+				if v.Rule == "response-unknown-id" {
+					t.Errorf("chunks of the side stream reported as %s ×%d", v.Rule, v.Count)
+				}
+			}
+			code, out, stderr := runMcptape(t, "", "replay", tp, "--all", "--concurrency", "4", "--timeout", "10s", "--url", url)
+			if code != 0 || !strings.Contains(out, "streamed answers") {
+				t.Errorf("replay: exit %d\n%s%s", code, out, stderr)
+			}
+		})
+	}
+	code, out, stderr := runMcptape(t, "", "load", "--url", url, "--stream-path", "/mcp/stream", "--sessions", "3", "--inflight", "2",
+		"--requests", "18", "-q", "--json", "-", "--call", `tools/call chat {"query":"hi"}`)
+	if code != 0 {
+		t.Fatalf("load: exit %d\n%s%s", code, out, stderr)
+	}
+	var rep loadgen.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	first, complete := rep.Find("tools/call chat"+loadgen.FirstChunkSuffix), rep.Find("tools/call chat"+loadgen.CompleteSuffix)
+	if first == nil || complete == nil || first.Count != 18 || complete.Count != 18 || rep.ErrorTotal != 0 {
+		t.Fatalf("load report: first %+v complete %+v errors %v", first, complete, rep.Errors)
+	}
+	if first.Max >= complete.Min {
+		t.Errorf("first chunk max %v, complete min %v: want every first chunk before any end", first.Max, complete.Min)
+	}
+}
+
+// TestLangGraphHTTPCutStream: a stream the client cut before its end
+// part is unfinished in inspect and makes replay exit 1 at once; a live
+// server that dies mid-stream fails the replay (exit 2) at once too.
+func TestLangGraphHTTPCutStream(t *testing.T) {
+	_, url := startLangGraph(t, "20", "20ms")
+	tp := filepath.Join(t.TempDir(), "cut.jsonl.zst")
+	rec := startHTTPRecord(t, "--listen", "127.0.0.1:0", "--upstream", url, "-o", tp)
+	langGraphClients[1].run(t, rec.url, "CUT=1")
+	if err := rec.stop(); err != nil {
+		t.Fatalf("record: %v\n%s", err, rec.stderr)
+	}
+	_, out, _ := runMcptape(t, "", "inspect", "--format", "json", tp)
+	var rep streamFigures
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Streams == nil || rep.Streams.Unfinished == 0 {
+		t.Fatalf("streams %+v, want unfinished ones", rep.Streams)
+	}
+	start := time.Now()
+	code, out, stderr := runMcptape(t, "", "replay", tp, "--all", "--timeout", "5s", "--url", url)
+	if code != 1 || !strings.Contains(out, "unfinished") || time.Since(start) > 10*time.Second {
+		t.Errorf("replay of the cut tape: exit %d after %v, want 1, unfinished, soon\n%s%s", code, time.Since(start), out, stderr)
+	}
+
+	// A whole tape against a server killed while it streams.
+	whole := filepath.Join(t.TempDir(), "whole.jsonl.zst")
+	rec = startHTTPRecord(t, "--listen", "127.0.0.1:0", "--upstream", url, "-o", whole)
+	langGraphClients[1].run(t, rec.url)
+	if err := rec.stop(); err != nil {
+		t.Fatal(err)
+	}
+	p, dying := startLangGraph(t, "50", "20ms")
+	time.AfterFunc(300*time.Millisecond, func() { _ = p.cmd.Process.Kill() })
+	start = time.Now()
+	code, out, stderr = runMcptape(t, "", "replay", whole, "--all", "--concurrency", "8", "--timeout", "20s", "--url", dying)
+	if code != 2 || !strings.Contains(out, "ended") || time.Since(start) > 10*time.Second {
+		t.Errorf("replay against a dying server: exit %d after %v, want 2, the stream's end named, soon\n%s%s", code, time.Since(start), out, stderr)
+	}
+}
