@@ -30,6 +30,7 @@ type options struct {
 	now           func() time.Time
 	exclusive     bool
 	onGap         func(Gap) // WithRecovery
+	callOrder     bool      // WithCallOrder
 }
 
 func defaultOptions() options {
@@ -113,6 +114,17 @@ func WithClock(now func() time.Time) Option {
 func WithExclusive() Option {
 	return func(o *options) error {
 		o.exclusive = true
+		return nil
+	}
+}
+
+// WithCallOrder makes the Writer write the records in the order of the
+// Write calls, with their own times, and leave Header.TimeOrdered unset:
+// the tapes of writers older than time order, which a Reader puts in time
+// order itself. It exists to test readers of such tapes.
+func WithCallOrder() Option {
+	return func(o *options) error {
+		o.callOrder = true
 		return nil
 	}
 }

@@ -53,16 +53,21 @@ const (
 
 // Header is the first record of every tape.
 type Header struct {
-	Format    int             `json:"format"`            // FormatVersion
-	Tool      string          `json:"tool"`              // "mcptape"
-	Version   string          `json:"version"`           // tool version
-	Time      int64           `json:"time"`              // start, Unix nanoseconds
-	Transport string          `json:"transport"`         // "stdio", "http", "sse", ...
-	Target    string          `json:"target,omitempty"`  // command line or upstream URL
-	Argv      []string        `json:"argv,omitempty"`    // mcptape's own argv, secrets redacted
-	Host      string          `json:"host,omitempty"`    // hostname of the recorder
-	Segment   *Segment        `json:"segment,omitempty"` // set when the recording is rotated over several tapes
-	Extra     json.RawMessage `json:"extra,omitempty"`   // anything else the recorder wants kept
+	Format    int      `json:"format"`            // FormatVersion
+	Tool      string   `json:"tool"`              // "mcptape"
+	Version   string   `json:"version"`           // tool version
+	Time      int64    `json:"time"`              // start, Unix nanoseconds
+	Transport string   `json:"transport"`         // "stdio", "http", "sse", ...
+	Target    string   `json:"target,omitempty"`  // command line or upstream URL
+	Argv      []string `json:"argv,omitempty"`    // mcptape's own argv, secrets redacted
+	Host      string   `json:"host,omitempty"`    // hostname of the recorder
+	Segment   *Segment `json:"segment,omitempty"` // set when the recording is rotated over several tapes
+	// TimeOrdered says that the records come in non-decreasing time (the
+	// Writer sets it: every tape it writes is). A Reader of a tape
+	// without it (written before it existed) puts the records in time
+	// order itself, within ReorderWindow.
+	TimeOrdered bool            `json:"time_ordered,omitempty"`
+	Extra       json.RawMessage `json:"extra,omitempty"` // anything else the recorder wants kept
 }
 
 // Segment places a tape in a rotated recording (see Rotator): every tape of

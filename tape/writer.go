@@ -35,6 +35,9 @@ type Stats struct {
 	WaitTime   time.Duration // total time Writes spent waiting
 	Lost       int64         // records accepted but not written: a write failed (WithRecovery)
 	Gaps       int64         // gap markers written after writing worked again (WithRecovery)
+	Reordered  int64         // records moved before records written earlier, to keep time order
+	Late       int64         // records written with a later time than their own, to keep time order
+	LateMax    int64         // the largest such shift, in nanoseconds
 	Err        error         // the write error that stopped the writer, if any
 }
 
@@ -48,8 +51,11 @@ type StatsData struct {
 	PeakQueued int64 `json:"peak_queued"`
 	Waits      int64 `json:"waits"`
 	WaitNs     int64 `json:"wait_ns"`
-	Lost       int64 `json:"lost,omitempty"` // records not written (WithRecovery)
-	Gaps       int64 `json:"gaps,omitempty"` // gap markers written (WithRecovery)
+	Lost       int64 `json:"lost,omitempty"`        // records not written (WithRecovery)
+	Gaps       int64 `json:"gaps,omitempty"`        // gap markers written (WithRecovery)
+	Reordered  int64 `json:"reordered,omitempty"`   // records moved to their place in time order
+	Late       int64 `json:"late,omitempty"`        // records written with a later time than their own
+	LateMaxNs  int64 `json:"late_max_ns,omitempty"` // the largest such shift
 }
 
 // Writer writes a tape. Write encodes a record into the current batch; a
@@ -60,6 +66,9 @@ type StatsData struct {
 // is counted in Stats. A record larger than MaxQueued is still accepted,
 // once nothing else is queued, so memory is bounded by MaxQueued plus the
 // largest record plus the compressed frame being written.
+//
+// The records come out in time order, whatever the order of the Writes:
+// see writer_order.go; the header says so (Header.TimeOrdered).
 //
 // All methods are safe for concurrent use.
 type Writer struct {
@@ -81,6 +90,10 @@ type Writer struct {
 	curN    int64         // records in cur
 	pending [][]byte      // cut batches the flusher has not taken yet
 	pendN   []int64       // records in each pending batch
+	pendT   []int64       // time of the first record of each pending batch (0: none)
+	lines   []lineAt      // lines of cur, in time order
+	floor   int64         // newest record time of the batches cut
+	tmp     []byte        // a line being moved to its place
 	free    [][]byte      // written batch buffers, for reuse
 	cutSeq  uint64        // batches cut so far
 	doneSeq uint64        // batches written (or dropped after an error)
@@ -149,6 +162,7 @@ func newWriter(name string, dst io.Writer, h Header, o options) (*Writer, error)
 	if h.Time == 0 {
 		h.Time = o.now().UnixNano()
 	}
+	h.TimeOrdered = !o.callOrder
 	line, err := appendHeader(nil, &h)
 	if err != nil {
 		return nil, w.wrap(err)
@@ -306,7 +320,14 @@ func (w *Writer) appendLocked(r *Record, kind frameKind, data json.RawMessage) {
 		}
 	}
 	n := len(w.cur)
+	t := w.orderTime(r.Time)
+	if t != r.Time {
+		c := *r
+		c.Time = t
+		r = &c
+	}
 	w.cur = appendRecord(w.cur, r, kind, data)
+	w.placeLocked(t, n)
 	size := int64(len(w.cur) - n)
 	w.curN++
 	w.st.Records++
@@ -328,6 +349,15 @@ func (w *Writer) cutLocked() {
 	}
 	w.pending = append(w.pending, w.cur)
 	w.pendN = append(w.pendN, w.curN)
+	first := int64(0)
+	for _, l := range w.lines {
+		if l.time != 0 {
+			first = l.time
+			break
+		}
+	}
+	w.pendT = append(w.pendT, first)
+	w.cutOrderLocked()
 	w.cur, w.curN = nil, 0
 	w.cutSeq++
 	select {
@@ -379,9 +409,9 @@ func (w *Writer) writePending(out []byte) []byte {
 			w.mu.Unlock()
 			return out
 		}
-		batch, n := w.pending[0], w.pendN[0]
+		batch, n, first := w.pending[0], w.pendN[0], w.pendT[0]
 		w.pending[0] = nil
-		w.pending, w.pendN = w.pending[1:], w.pendN[1:]
+		w.pending, w.pendN, w.pendT = w.pending[1:], w.pendN[1:], w.pendT[1:]
 		failed := w.err != nil
 		w.mu.Unlock()
 
@@ -389,7 +419,7 @@ func (w *Writer) writePending(out []byte) []byte {
 		var gapped bool // the frame written began with a gap marker
 		if !failed {
 			if w.o.onGap != nil {
-				out, gapped, err = w.writeRecovering(batch, n, out)
+				out, gapped, err = w.writeRecovering(batch, n, first, out)
 			} else {
 				out = w.enc.EncodeAll(batch, out[:0])
 				_, err = w.dst.Write(out)
@@ -474,9 +504,11 @@ func (w *Writer) close() error {
 		st := w.st
 		data, err := json.Marshal(StatsData{Records: st.Records, Messages: st.Messages, Bytes: st.Bytes,
 			Frames: st.Frames, Compressed: st.Compressed, PeakQueued: st.PeakQueued,
-			Waits: st.Waits, WaitNs: int64(st.WaitTime), Lost: st.Lost, Gaps: st.Gaps})
+			Waits: st.Waits, WaitNs: int64(st.WaitTime), Lost: st.Lost, Gaps: st.Gaps,
+			Reordered: st.Reordered, Late: st.Late, LateMaxNs: st.LateMax})
 		if err == nil {
-			r := Record{Type: TypeEvent, Time: w.o.now().UnixNano(), Event: EventStats, Data: data}
+			// Last in time too: a clock behind the records' is not late.
+			r := Record{Type: TypeEvent, Time: max(w.o.now().UnixNano(), w.newestLocked()), Event: EventStats, Data: data}
 			w.appendLocked(&r, frameJSON, data)
 		}
 	}

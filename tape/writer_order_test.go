@@ -1,0 +1,73 @@
+package tape
+
+import (
+	"bytes"
+	"context"
+	"testing"
+)
+
+// TestWriterTimeOrder: whatever the order of the Writes, the tape's records
+// come in time order, records of equal times in the order written; a
+// record older than a batch already cut (a Flush here) is written with the
+// newest time cut, and counted.
+func TestWriterTimeOrder(t *testing.T) {
+	const cut = -1 // a Flush between two writes
+	for _, tc := range []struct {
+		name            string
+		times           []int64 // times written, or cut
+		want            []int64 // times read back, in file order
+		wantFrom        []int   // the index in times (cuts not counted) of each record read back
+		reordered, late int64
+		lateMax         int64
+	}{
+		{name: "in order", times: []int64{1, 2, 2, 5}, want: []int64{1, 2, 2, 5}, wantFrom: []int{0, 1, 2, 3}},
+		{name: "one late in the batch", times: []int64{1, 4, 6, 3, 7}, want: []int64{1, 3, 4, 6, 7}, wantFrom: []int{0, 3, 1, 2, 4}, reordered: 1},
+		{name: "late to the front", times: []int64{5, 6, 2}, want: []int64{2, 5, 6}, wantFrom: []int{2, 0, 1}, reordered: 1},
+		{name: "equal times keep their order", times: []int64{1, 3, 3, 2, 3}, want: []int64{1, 2, 3, 3, 3}, wantFrom: []int{0, 3, 1, 2, 4}, reordered: 1},
+		{name: "late past a cut", times: []int64{1, 5, cut, 3, 6}, want: []int64{1, 5, 5, 6}, wantFrom: []int{0, 1, 2, 3}, late: 1, lateMax: 2},
+		{name: "no time stays in place", times: []int64{4, 0, 2}, want: []int64{2, 4, 0}, wantFrom: []int{2, 0, 1}, reordered: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			w, err := NewWriter(&buf, testHeader(), WithClock(fixedClock()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, tm := range tc.times {
+				if tm == cut {
+					if err := w.Flush(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				if err := w.Write(&Record{Type: TypeMessage, Time: tm, Frame: []byte{'0' + byte(n)}}); err != nil {
+					t.Fatal(err)
+				}
+				n++
+			}
+			st := w.Stats()
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			recs, h, warn := readTape(t, buf.Bytes(), true)
+			if warn != nil {
+				t.Fatal(warn)
+			}
+			if !h.TimeOrdered {
+				t.Error("header without time_ordered")
+			}
+			if len(recs) != len(tc.want) {
+				t.Fatalf("%d records, want %d", len(recs), len(tc.want))
+			}
+			for i, r := range recs {
+				if r.Time != tc.want[i] || int(r.Frame[0]-'0') != tc.wantFrom[i] {
+					t.Errorf("record %d: written %d-th at %d, want the %d-th at %d", i, r.Frame[0]-'0', r.Time, tc.wantFrom[i], tc.want[i])
+				}
+			}
+			if st.Reordered != tc.reordered || st.Late != tc.late || st.LateMax != tc.lateMax {
+				t.Errorf("stats reordered %d late %d (max %d), want %d, %d (%d)", st.Reordered, st.Late, st.LateMax, tc.reordered, tc.late, tc.lateMax)
+			}
+		})
+	}
+}
