@@ -296,7 +296,7 @@ func (w *Writer) waitRoom(ctx context.Context) error {
 		if start.IsZero() {
 			start = time.Now()
 			w.st.Waits++
-			w.cutLocked() // make sure what is queued is on its way out
+			w.cutLocked(false) // make sure what is queued is on its way out
 		}
 		ch := w.changed
 		w.mu.Unlock()
@@ -313,11 +313,7 @@ func (w *Writer) waitRoom(ctx context.Context) error {
 // appendLocked encodes r into the current batch; w.mu is held.
 func (w *Writer) appendLocked(r *Record, kind frameKind, data json.RawMessage) {
 	if w.cur == nil {
-		if n := len(w.free); n > 0 {
-			w.cur, w.free = w.free[n-1][:0], w.free[:n-1]
-		} else { // sized for a full batch: no growing and copying
-			w.cur = make([]byte, 0, min(w.o.flushBytes+w.o.flushBytes/4, 4<<20))
-		}
+		w.cur = w.newBatchLocked()
 	}
 	n := len(w.cur)
 	t := w.orderTime(r.Time)
@@ -338,27 +334,46 @@ func (w *Writer) appendLocked(r *Record, kind frameKind, data json.RawMessage) {
 	w.st.Queued += size
 	w.st.PeakQueued = max(w.st.PeakQueued, w.st.Queued)
 	if len(w.cur) >= w.o.flushBytes {
-		w.cutLocked()
+		w.cutLocked(true)
 	}
 }
 
-// cutLocked hands the current batch to the flusher; w.mu is held.
-func (w *Writer) cutLocked() {
+// newBatchLocked returns an empty batch buffer; w.mu is held.
+func (w *Writer) newBatchLocked() []byte {
+	if n := len(w.free); n > 0 {
+		b := w.free[n-1][:0]
+		w.free = w.free[:n-1]
+		return b
+	}
+	return make([]byte, 0, min(w.o.flushBytes+w.o.flushBytes/4, 4<<20)) // sized for a full batch: no growing and copying
+}
+
+// cutLocked hands the current batch to the flusher; w.mu is held. With
+// hold, the records stamped within the last flush interval stay for the
+// next batch (see holdBackLocked).
+func (w *Writer) cutLocked(hold bool) {
 	if len(w.cur) == 0 {
 		return
 	}
-	w.pending = append(w.pending, w.cur)
-	w.pendN = append(w.pendN, w.curN)
-	first := int64(0)
-	for _, l := range w.lines {
-		if l.time != 0 {
-			first = l.time
-			break
-		}
+	keep := 0
+	if hold {
+		keep = w.holdBackLocked()
 	}
-	w.pendT = append(w.pendT, first)
-	w.cutOrderLocked()
-	w.cur, w.curN = nil, 0
+	n := len(w.lines) - keep
+	if n == 0 {
+		return
+	}
+	batch := w.cur
+	w.cur = nil
+	if keep > 0 { // the held lines go on in a buffer of their own
+		split := w.lines[n].off
+		w.cur = append(w.newBatchLocked(), batch[split:]...)
+		batch = batch[:split]
+	}
+	w.pending = append(w.pending, batch)
+	w.pendN = append(w.pendN, int64(n))
+	w.pendT = append(w.pendT, w.cutOrderLocked(n))
+	w.curN = int64(keep)
 	w.cutSeq++
 	select {
 	case w.kick <- struct{}{}:
@@ -385,12 +400,12 @@ func (w *Writer) flusher() {
 		case <-w.kick:
 		case <-tick.C:
 			w.mu.Lock()
-			w.cutLocked()
+			w.cutLocked(true)
 			w.mu.Unlock()
 		case <-w.quit:
 			quit = true
 			w.mu.Lock()
-			w.cutLocked()
+			w.cutLocked(false)
 			w.mu.Unlock()
 		}
 		out = w.writePending(out)
@@ -464,7 +479,7 @@ func (w *Writer) Flush(ctx context.Context) error {
 		w.mu.Unlock()
 		return ErrClosed
 	}
-	w.cutLocked()
+	w.cutLocked(false)
 	target := w.cutSeq
 	for {
 		if w.err != nil {

@@ -3,7 +3,9 @@ package tape
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
+	"time"
 )
 
 // TestWriterTimeOrder: whatever the order of the Writes, the tape's records
@@ -69,5 +71,56 @@ func TestWriterTimeOrder(t *testing.T) {
 				t.Errorf("stats reordered %d late %d (max %d), want %d, %d (%d)", st.Reordered, st.Late, st.LateMax, tc.reordered, tc.late, tc.lateMax)
 			}
 		})
+	}
+}
+
+// TestWriterHoldsRecentRecords: at a cut, the records stamped within the
+// last flush interval stay for the next batch, so that a record written a
+// moment after its stamp still goes before them instead of being clamped;
+// at the next cut they go out whatever their time.
+func TestWriterHoldsRecentRecords(t *testing.T) {
+	const now = int64(10 * time.Hour)
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader(), WithClock(func() time.Time { return time.Unix(0, now) }),
+		WithFlushInterval(time.Hour)) // no tick: the test cuts
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(tm int64) {
+		if err := w.Write(&Record{Type: TypeMessage, Time: tm, Frame: []byte(fmt.Sprint(tm))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cut := func() (cut, held int) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		before := len(w.pendN)
+		w.cutLocked(true)
+		if len(w.pendN) > before {
+			cut = int(w.pendN[len(w.pendN)-1])
+		}
+		return cut, len(w.lines)
+	}
+	old, recent := now-2*int64(time.Hour), now-int64(time.Millisecond)
+	write(old)
+	write(recent)
+	if c, h := cut(); c != 1 || h != 1 {
+		t.Fatalf("first cut: %d records cut, %d held; want 1, 1", c, h)
+	}
+	write(recent - 1) // stamped before the held one, written after the cut
+	if c, h := cut(); c != 2 || h != 0 {
+		t.Fatalf("second cut: %d records cut, %d held; want the held one and the late one, none held", c, h)
+	}
+	st := w.Stats()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, _, _ := readTape(t, buf.Bytes(), true)
+	var got []string
+	for _, r := range recs {
+		got = append(got, string(r.Frame))
+	}
+	if want := fmt.Sprint([]int64{old, recent - 1, recent}); fmt.Sprint(got) != want || st.Late != 0 || st.Reordered != 1 {
+		t.Errorf("records %v, late %d, reordered %d; want %s, none late, 1 reordered", got, st.Late, st.Reordered, want)
 	}
 }
