@@ -231,10 +231,10 @@ type Scanner struct {
 	chunkDone []bool
 	chunkBase int64
 	released  atomic.Int64
-	held      *slotBlock            // block of the last item yielded
-	pos       int                   // next record in cur
-	yielded   int64                 // records yielded
-	touched   jsonrpc.Kind          // what touchAhead read, so that the reads stay
+	held      *slotBlock   // block of the last item yielded
+	pos       int          // next record in cur
+	yielded   int64        // records yielded
+	touched   jsonrpc.Kind // what touchAhead read, so that the reads stay
 	item      Item
 	rec       *tape.Record // record whose batch members are being yielded
 	members   [][]byte
