@@ -54,18 +54,24 @@ type exchange struct {
 	reqDone      bool      // the body was read to its end
 	reqEnd       time.Time // when the body ended (or the request arrived, without one)
 	reqRecorded  bool
-	mcp          bool          // the request names a session or the upstream's endpoint: an MCP exchange whatever its body
-	plainSet     bool          // plain is decided (plainExchange)
-	plain        bool          // a plain HTTP exchange (OAuth, discovery): its bodies are notes, not messages
-	reqNote      string        // a plain exchange's request body, redacted, for the "end" event
-	respPending  bool          // the "response" event waits for the session, or for releaseResponse
-	holdResp     bool          // response holds the "response" event back for releaseResponse
-	sentAt       time.Time     // when the bytes being recorded went out, if not now (see keptChunks)
-	dispatched   time.Time     // when the request went to the upstream (only with an observer)
-	unsampled    bool          // the session is out of the sample: nothing of the exchange is recorded (http_filter.go)
-	legacy       bool          // a GET event stream whose session comes from its endpoint event
-	held         []tape.Record // records of a legacy stream written before its session was known
-	batch        int
+	mcp          bool   // the request names a session or the upstream's endpoint: an MCP exchange whatever its body
+	plainSet     bool   // plain is decided (plainExchange)
+	plain        bool   // a plain HTTP exchange (OAuth, discovery): its bodies are notes, not messages
+	reqNote      string // a plain exchange's request body, redacted, for the "end" event
+	respPending  bool   // the "response" event waits for the session, or for releaseResponse
+	holdResp     bool   // response holds the "response" event back for releaseResponse
+	// sentAt is when the bytes being recorded began to go out to the
+	// client, stamped before the write (zero: now). A message is stamped
+	// before the client can have it, so its answer, and whatever the
+	// client sends because of it, is stamped later. lastOut is the same
+	// for the last body bytes, the time of a whole JSON body's messages.
+	sentAt     time.Time
+	lastOut    time.Time
+	dispatched time.Time     // when the request went to the upstream (only with an observer)
+	unsampled  bool          // the session is out of the sample: nothing of the exchange is recorded (http_filter.go)
+	legacy     bool          // a GET event stream whose session comes from its endpoint event
+	held       []tape.Record // records of a legacy stream written before its session was known
+	batch      int
 
 	respAt     time.Time
 	status     int
@@ -523,7 +529,11 @@ func (x *exchange) finish() {
 		ev.Host, ev.RequestHeaders = x.host, x.p.o.redact.headers(x.reqHeader)
 	}
 	if x.gotResp && !x.sse && len(x.body) > 0 {
-		x.recordBody(end, ev, plain)
+		at := end
+		if !x.lastOut.IsZero() {
+			at = x.lastOut
+		}
+		x.recordBody(at, ev, plain)
 	}
 	ev.Messages = x.messages
 	ev.ClosedBy, ev.Error = x.closer()

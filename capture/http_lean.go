@@ -454,6 +454,7 @@ func (lc *leanConn) copyResponse(x *exchange, req *http.Request, resp *http.Resp
 		buf := *bp
 		n, rerr := resp.Body.Read(buf)
 		var werr error
+		sent := lc.p.o.now() // before the client can have the bytes (exchange.sentAt)
 		if n > 0 {
 			werr = lc.writeBody(buf[:n], chunked)
 		}
@@ -473,12 +474,12 @@ func (lc *leanConn) copyResponse(x *exchange, req *http.Request, resp *http.Resp
 			}
 		}
 		if hook != nil && x.decoder == nil && werr == nil && rerr == nil && n > 0 && len(lc.kept.buf)+n <= maxKept {
-			lc.kept.add(buf[:n], lc.p.o.now())
+			lc.kept.add(buf[:n], sent)
 			hook.SetIdle(lc.handKept)
 			continue
 		}
 		lc.kept.hand()
-		x.forwarded(buf[:n], werr)
+		x.forwardedAt(buf[:n], werr, sent)
 		switch {
 		case werr != nil:
 			return false

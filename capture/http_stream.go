@@ -58,11 +58,9 @@ func (k *keptChunks) hand() {
 	}
 	start := 0
 	for i, end := range k.ends {
-		x.sentAt = k.at[i]
-		x.forwarded(k.buf[start:end], nil)
+		x.forwardedAt(k.buf[start:end], nil, k.at[i])
 		start = end
 	}
-	x.sentAt = time.Time{}
 	if cap(k.buf) > 2*maxKept {
 		k.buf = nil
 	}

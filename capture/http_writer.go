@@ -42,6 +42,7 @@ func (w *exchangeWriter) WriteHeader(code int) {
 }
 
 func (w *exchangeWriter) Write(b []byte) (int, error) {
+	at := w.x.p.o.now() // before the client can have the bytes
 	w.mu.Lock()
 	w.wrote = true
 	n, err := w.rw.Write(b)
@@ -49,8 +50,20 @@ func (w *exchangeWriter) Write(b []byte) (int, error) {
 		err = w.rc.Flush()
 	}
 	w.mu.Unlock()
-	w.x.forwarded(b[:n], err)
+	w.x.forwardedAt(b[:n], err, at)
 	return n, err
+}
+
+// forwardedAt is forwarded for bytes that began to go out at at.
+func (x *exchange) forwardedAt(b []byte, err error, at time.Time) {
+	if len(b) > 0 {
+		x.lastOut = at
+		if x.decoder == nil { // else the decoder's goroutine records them, later
+			x.sentAt = at
+			defer func() { x.sentAt = time.Time{} }()
+		}
+	}
+	x.forwarded(b, err)
 }
 
 // forwarded hands response bytes that reached the client (b) to the
