@@ -173,6 +173,19 @@ type ReaderOption func(*readerOptions) error
 
 type readerOptions struct {
 	maxRecord int
+	fileOrder bool // WithFileOrder
+}
+
+// WithFileOrder makes a Reader return the records of a tape without
+// Header.TimeOrdered in file order too, instead of putting them in time
+// order (which holds records back until a newer one is read): for a live
+// tail of a growing tape. Tapes with TimeOrdered are read in file order
+// anyway, which is their time order.
+func WithFileOrder() ReaderOption {
+	return func(o *readerOptions) error {
+		o.fileOrder = true
+		return nil
+	}
 }
 
 // WithMaxRecord sets the longest record line (decompressed bytes) a Reader

@@ -177,7 +177,7 @@ func newReader(name string, src io.Reader, opts []ReaderOption) (*Reader, error)
 		return nil, r.wrap(fmt.Errorf("tape format %d is newer than this reader's (%d)", rec.Header.Format, FormatVersion))
 	}
 	r.hdr = rec.Header
-	if !r.hdr.TimeOrdered {
+	if !r.hdr.TimeOrdered && !r.o.fileOrder {
 		r.reorder = new(TimeOrder[*Record])
 	}
 	return r, nil
