@@ -360,7 +360,10 @@ func (w *Writer) cutLocked(hold bool) {
 		keep = w.holdBackLocked()
 	}
 	n := len(w.lines) - keep
-	if n == 0 {
+	if n == 0 { // all held: they go out at the next cut whatever their time
+		for i := range w.lines {
+			w.lines[i].held = true
+		}
 		return
 	}
 	batch := w.cur

@@ -124,3 +124,28 @@ func TestWriterHoldsRecentRecords(t *testing.T) {
 		t.Errorf("records %v, late %d, reordered %d; want %s, none late, 1 reordered", got, st.Late, st.Reordered, want)
 	}
 }
+
+// TestWriterHeldOnce: records held at a cut that cut nothing (all of them
+// recent, or stamped by a clock ahead of the Writer's) go out at the next
+// cut.
+func TestWriterHeldOnce(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader(), WithClock(fixedClock()), WithFlushInterval(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	future := t0.Add(time.Minute).UnixNano()
+	if err := w.Write(&Record{Type: TypeMessage, Time: future, Frame: []byte("1")}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{0, 1} {
+		w.mu.Lock()
+		w.cutLocked(true)
+		got := len(w.pendN)
+		w.mu.Unlock()
+		if got != want {
+			t.Errorf("cut %d: %d batches cut, want %d", i+1, got, want)
+		}
+	}
+	w.Close()
+}
