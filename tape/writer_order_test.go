@@ -149,3 +149,32 @@ func TestWriterHeldOnce(t *testing.T) {
 	}
 	w.Close()
 }
+
+// TestWriterContinueFrom: a Rotator's next tape continues the previous
+// one's time order, so a series read in number order stays in time order.
+func TestWriterContinueFrom(t *testing.T) {
+	var a, b bytes.Buffer
+	prev, err := NewWriter(&a, testHeader(), WithClock(fixedClock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := NewWriter(&b, testHeader(), WithClock(fixedClock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prev.Write(&Record{Type: TypeMessage, Time: 100, Frame: []byte("1")}); err != nil {
+		t.Fatal(err)
+	}
+	next.continueFrom(prev)
+	if err := next.Write(&Record{Type: TypeMessage, Time: 50, Frame: []byte("2")}); err != nil {
+		t.Fatal(err)
+	}
+	prev.Close()
+	if err := next.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, _, _ := readTape(t, b.Bytes(), true)
+	if st := next.Stats(); len(recs) != 1 || recs[0].Time != 100 || st.Late != 1 || st.LateMax != 50 {
+		t.Errorf("records %v, late %d (max %d); want one at 100, 1 late by 50", recs, st.Late, st.LateMax)
+	}
+}
