@@ -54,9 +54,9 @@ type loading struct {
 
 	lookahead bool                  // an older tape: entries wait in buf (see loading)
 	buf       tape.TimeOrder[entry] // read, not built yet, in time order
-	later map[string]int        // requests in buf by dirKey
-	open  map[string]int        // requests built and not yet answered, by dirKey
-	held  map[string][]entry    // answers waiting for the request they answer (dirKey)
+	later     map[string]int        // requests in buf by dirKey
+	open      map[string]int        // requests built and not yet answered, by dirKey
+	held      map[string][]entry    // answers waiting for the request they answer (dirKey)
 
 	batches int // client batches built
 	// The uses of each client request id (see useKey), forgotten
