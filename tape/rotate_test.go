@@ -278,3 +278,46 @@ func TestJoinKeepsRecordingsApart(t *testing.T) {
 		t.Errorf("joined header host %q, want none (they differ)", r.Header().Host)
 	}
 }
+
+// TestJoinNoteTimes: the note a joined reading puts where tapes of a
+// series are missing (or one is damaged) has the time of the record
+// before it, so the joined records stay in time order.
+func TestJoinNoteTimes(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for _, seg := range []struct {
+		seq   int
+		start int64
+		times []int64
+	}{{1, 1, []int64{10, 20}}, {3, 25, []int64{30, 40}}} {
+		h := testHeader()
+		h.Time, h.Segment = seg.start, &Segment{Series: "s1", Seq: seg.seq}
+		p := filepath.Join(dir, fmt.Sprintf("seg-%d.jsonl.zst", seg.seq))
+		w, err := Create(p, h, WithClock(func() time.Time { return time.Unix(0, seg.times[len(seg.times)-1]) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tm := range seg.times {
+			if err := w.Write(msg(tm, ClientToServer, `{"jsonrpc":"2.0","method":"x"}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	r, err := OpenJoined(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var got []string
+	for _, rec := range drain(t, r) {
+		got = append(got, fmt.Sprintf("%s%s@%d", rec.Type, rec.Event, rec.Time))
+	}
+	want := "message@10 message@20 eventerror@20 message@30 message@40 eventstats@40"
+	if g := strings.Join(got, " "); g != want {
+		t.Errorf("got  %s\nwant %s", g, want)
+	}
+}
