@@ -242,22 +242,13 @@ func TestJoinKeepsRecordingsApart(t *testing.T) {
 	for i, host := range []string{"pod-a", "pod-b"} {
 		h := testHeader()
 		h.Host = host
-		p := filepath.Join(dir, host+".jsonl.zst")
-		w, err := Create(p, h)
-		if err != nil {
-			t.Fatal(err)
-		}
+		var recs []*Record
 		for k := range 3 {
 			rec := msg(int64(10*k+i), ClientToServer, `{"jsonrpc":"2.0","method":"x"}`)
 			rec.Session, rec.Exchange = "conn-1", 1
-			if err := w.Write(rec); err != nil {
-				t.Fatal(err)
-			}
+			recs = append(recs, rec)
 		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
+		paths = append(paths, createTape(t, filepath.Join(dir, host+".jsonl.zst"), h, recs))
 	}
 	r, err := OpenJoined(paths)
 	if err != nil {
@@ -292,20 +283,13 @@ func TestJoinNoteTimes(t *testing.T) {
 	}{{1, 1, []int64{10, 20}}, {3, 25, []int64{30, 40}}} {
 		h := testHeader()
 		h.Time, h.Segment = seg.start, &Segment{Series: "s1", Seq: seg.seq}
-		p := filepath.Join(dir, fmt.Sprintf("seg-%d.jsonl.zst", seg.seq))
-		w, err := Create(p, h, WithClock(func() time.Time { return time.Unix(0, seg.times[len(seg.times)-1]) }))
-		if err != nil {
-			t.Fatal(err)
-		}
+		var recs []*Record
 		for _, tm := range seg.times {
-			if err := w.Write(msg(tm, ClientToServer, `{"jsonrpc":"2.0","method":"x"}`)); err != nil {
-				t.Fatal(err)
-			}
+			recs = append(recs, msg(tm, ClientToServer, `{"jsonrpc":"2.0","method":"x"}`))
 		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
+		end := time.Unix(0, seg.times[len(seg.times)-1])
+		paths = append(paths, createTape(t, filepath.Join(dir, fmt.Sprintf("seg-%d.jsonl.zst", seg.seq)), h, recs,
+			WithClock(func() time.Time { return end })))
 	}
 	r, err := OpenJoined(paths)
 	if err != nil {
@@ -320,4 +304,22 @@ func TestJoinNoteTimes(t *testing.T) {
 	if g := strings.Join(got, " "); g != want {
 		t.Errorf("got  %s\nwant %s", g, want)
 	}
+}
+
+// createTape writes recs to a new tape file at path and returns the path.
+func createTape(t *testing.T, path string, h Header, recs []*Record, opts ...Option) string {
+	t.Helper()
+	w, err := Create(path, h, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range recs {
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
