@@ -15,8 +15,10 @@ import (
 // Following a tape while mcptape record writes it (show --follow, inspect
 // --follow): the file is read as it grows, polled every FollowPoll at its
 // end, and each record is yielded as soon as its zstd frame is complete
-// (the recorder writes a frame every 100 ms), in file order: the time
-// ordering of the Scanner would hold records back. Following stops at
+// (the recorder writes a frame every 100 ms), in file order, which is time
+// order for the tapes record writes (Header.TimeOrdered; an older tape is
+// read in file order too, tape.WithFileOrder: putting it in order would
+// hold records back). Following stops at
 // the tape's end record (the recorder's "stats" event, written when it
 // closes the tape) or when the context ends (Ctrl-C).
 
@@ -64,7 +66,7 @@ func openFollow(ctx context.Context, path string) (*follower, func() error, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := tape.NewReader(&growingFile{ctx: ctx, f: f})
+	r, err := tape.NewReader(&growingFile{ctx: ctx, f: f}, tape.WithFileOrder())
 	if err != nil {
 		f.Close()
 		if ctx.Err() != nil {

@@ -125,3 +125,26 @@ func TestFollowInspectStops(t *testing.T) {
 		t.Fatal("Ctrl-C did not stop the follow")
 	}
 }
+
+// TestFollowOlderTape: a finished tape of the older kind (no time_ordered
+// in its header) is followed in file order up to its end record, not held
+// back for a time ordering that would wait for records to come.
+func TestFollowOlderTape(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "older.jsonl.zst")
+	writeTape(t, path, []step{
+		c2s(2*time.Millisecond, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"b"}}`),
+		c2s(1*time.Millisecond, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a"}}`),
+	}, tape.WithCallOrder())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out := &syncBuffer{}
+	if _, err := FollowShow(ctx, path, out); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("follow did not stop at the end record:\n%s", out.String())
+	}
+	if second, first := strings.Index(out.String(), "+0.002s  1"), strings.Index(out.String(), "+0.001s  1"); second < 0 || first < second {
+		t.Errorf("not in file order:\n%s", out.String())
+	}
+}

@@ -91,8 +91,8 @@ const (
 //
 // The reading goroutine also reads an integer id the way the Pairer keys
 // it, so that the Inspector's goroutine pairs a response without reading
-// its frame: a record reaches it thousands of records after it was read
-// (the time ordering), when the frame has left the cache.
+// its frame: a record reaches it up to thousands of records after it was
+// read (the read-ahead chunks), when the frame has left the cache.
 type fieldSet struct {
 	at    [paramCount]span // absent: end 0
 	idInt bool             // the id is an integer the Pairer keys by value: idNum

@@ -6,9 +6,8 @@
 //
 // A [Scanner] streams a tape: a read-ahead goroutine takes records off the
 // [tape.Reader] (decompression and record parsing) and classifies each
-// message frame with [jsonrpc.Classify], while the caller's goroutine puts
-// the records in time order, splits batches into members and does its
-// analysis. Each step yields one [Item]: a message (a whole frame or one
+// message frame with [jsonrpc.Classify], while the caller's goroutine
+// splits batches into members and does its analysis. Each step yields one [Item]: a message (a whole frame or one
 // member of a batch) or an event record. Inspect reads with
 // tape.Reader.NextClassifiedMembers, which parses the records the Writer writes
 // by their known prefixes, lets Classify's validating pass find where each
@@ -21,8 +20,8 @@
 // of params and result (jsonrpc.ClassifyMembers) and finding the few the
 // Inspector reads (fieldSet) while the frame is in its core's cache; the
 // caller's goroutine runs the Inspector. As the caller finishes with
-// records, the Scanner tells the Reader (tape.Reader.ReleaseShared, in
-// file order whatever the time order it yields them in), which then
+// records, the Scanner tells the Reader (tape.Reader.ReleaseShared),
+// which then
 // decompresses new frames into the bytes of released ones instead of
 // allocating: the garbage collector runs a few times per tape, not every
 // few frames.
@@ -41,10 +40,10 @@
 // one session at a time, list them with [Sessions] and scan once per
 // session with [OnlySession]; each pass streams.
 //
-// Items come in time order, not strictly in file order: a recorder's
-// goroutines may write a server's response a moment before the client's
-// request that caused it, so the Scanner holds records up to
-// [ReorderWindow] of tape time and yields them sorted by timestamp.
+// Items come in time order, as the tape.Reader gives them: in file order
+// for a tape whose header says time_ordered (every tape written since
+// the tape Writer keeps time order), put in order by the Reader for an
+// older tape (see package tape, order.go). The Scanner reorders nothing.
 //
 // A tape cut short (a killed recorder) or damaged is read up to the damage:
 // the Scanner ends with io.EOF and [Scanner.Warning] returns the reader's
@@ -107,8 +106,9 @@ type Item struct {
 	// Rec is the record the item came from; members of a batch share it.
 	Rec *tape.Record
 	// Seq is the record's number in the tape file, from 1 (the header is
-	// not counted). Items come in time order, so Seq may step back a
-	// little where the recorder wrote records out of order.
+	// not counted), as the tape.Reader returns them: in time order (for
+	// a tape written before records were written in time order, the
+	// Reader's order, not the file's).
 	Seq int64
 	// Frame is the message: Rec.Frame, or a sub-slice of it for a member.
 	Frame []byte
@@ -179,17 +179,10 @@ const (
 
 // chunk is a slice of records read ahead, or the end of reading.
 type chunk struct {
-	recs []seqRec
+	recs []*slot
 	err  error // io.EOF at the clean or damaged end, or a read error
 	n    int64 // the chunk's number, from 0
 	last int64 // number of the last record read for it (some may be skipped)
-}
-
-// seqRec is a record read ahead, in its slot, with its time at hand for
-// the time ordering: what the Scanner moves around, kept small.
-type seqRec struct {
-	time int64 // sl.item.Rec.Time
-	sl   *slot
 }
 
 // slot is where the read-ahead goroutine puts a record (with
@@ -224,11 +217,11 @@ type Scanner struct {
 	o      scanOptions
 	ctx    context.Context
 	chunks chan chunk
-	free   chan []seqRec
+	free   chan []*slot
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	cur    []seqRec // current chunk
+	cur    []*slot // current chunk
 	blocks chan *slotBlock
 	// With sharedFrames, the records the caller is done with are told
 	// to the reading goroutine, which tells the tape.Reader
@@ -238,12 +231,10 @@ type Scanner struct {
 	chunkDone []bool
 	chunkBase int64
 	released  atomic.Int64
-	held      *slotBlock            // block of the last item yielded
-	pos       int                   // next record in cur
-	yielded   int64                 // records yielded
-	order     tape.TimeOrder[*slot] // records held to be yielded in time order
-	touched   jsonrpc.Kind          // what touchAhead read, so that the reads stay
-	ended     error                 // set when the reader is done: io.EOF or an error
+	held      *slotBlock   // block of the last item yielded
+	pos       int          // next record in cur
+	yielded   int64        // records yielded
+	touched   jsonrpc.Kind // what touchAhead read, so that the reads stay
 	item      Item
 	rec       *tape.Record // record whose batch members are being yielded
 	members   [][]byte
@@ -265,7 +256,7 @@ func NewScanner(ctx context.Context, r *tape.Reader, opts ...ScanOption) (*Scann
 	s := &Scanner{
 		r: r, o: o, ctx: ctx, cancel: cancel,
 		chunks: make(chan chunk, readAheadChunks),
-		free:   make(chan []seqRec, readAheadChunks+2),
+		free:   make(chan []*slot, readAheadChunks+2),
 		blocks: make(chan *slotBlock, readAheadChunks+2),
 		done:   make(chan struct{}),
 	}
@@ -283,13 +274,13 @@ func (s *Scanner) readAhead(ctx context.Context) {
 		if s.o.shared {
 			s.r.ReleaseShared(s.released.Load())
 		}
-		var recs []seqRec
+		var recs []*slot
 		select {
 		case recs = <-s.free:
 			clear(recs)
 			recs = recs[:0]
 		default:
-			recs = make([]seqRec, 0, s.o.chunk)
+			recs = make([]*slot, 0, s.o.chunk)
 		}
 		var (
 			size int
@@ -333,7 +324,7 @@ func (s *Scanner) readAhead(ctx context.Context) {
 					sl.item.Info = jsonrpc.Classify(rec.Frame)
 				}
 			}
-			recs = append(recs, seqRec{rec.Time, sl})
+			recs = append(recs, sl)
 			size += len(rec.Frame) + len(rec.Data)
 		}
 		if err == nil && ctx.Err() != nil {
@@ -351,17 +342,6 @@ func (s *Scanner) readAhead(ctx context.Context) {
 		}
 	}
 }
-
-// Reordering: the recorder's goroutines may write a record a moment after
-// a later one (a server's response just before the client's request that
-// the proxy forwarded first). Records are therefore yielded in time order
-// through a tape.TimeOrder, which holds a record until a record
-// ReorderWindow newer has been read, or ReorderMax records are held, or
-// the tape ends. Records with the same time keep their order in the file.
-const (
-	ReorderWindow = tape.ReorderWindow
-	ReorderMax    = tape.ReorderMax
-)
 
 // Next returns the next item, or io.EOF at the end of the tape (also after
 // a damaged tail: see Warning). Another error means the tape could not be
@@ -384,24 +364,10 @@ func (s *Scanner) Next() (*Item, error) {
 			}
 		}
 	}
-	for {
-		if s.order.Ready(s.ended != nil) {
-			break
-		}
-		if s.ended != nil {
-			return nil, s.ended
-		}
-		r, err := s.read()
-		if err != nil {
-			s.ended = err
-			if !errors.Is(err, io.EOF) {
-				return nil, err // a read error or the context: stop now
-			}
-			continue
-		}
-		s.order.Push(r.time, r.sl)
+	sl, err := s.read()
+	if err != nil {
+		return nil, err // io.EOF, a read error or the context
 	}
-	sl := s.order.Pop()
 	s.touchAhead()
 	rec := sl.item.Rec
 	s.held = sl.block
@@ -429,10 +395,10 @@ func (s *Scanner) Next() (*Item, error) {
 }
 
 // read returns the next record in file order.
-func (s *Scanner) read() (seqRec, error) {
+func (s *Scanner) read() (*slot, error) {
 	for s.pos >= len(s.cur) {
 		if s.err != nil {
-			return seqRec{}, s.err
+			return nil, s.err
 		}
 		if s.cur != nil {
 			select {
@@ -446,7 +412,7 @@ func (s *Scanner) read() (seqRec, error) {
 			if s.err = s.ctx.Err(); s.err == nil {
 				s.err = io.EOF
 			}
-			return seqRec{}, s.err
+			return nil, s.err
 		}
 		s.cur, s.pos = c.recs, 0
 		if c.err != nil {
@@ -500,7 +466,7 @@ func (s *Scanner) Records() int64 { return s.yielded }
 // Warning returns nil, or after Next returned io.EOF, the reader's
 // *tape.TailError when the tape did not end cleanly.
 func (s *Scanner) Warning() error {
-	if !errors.Is(s.ended, io.EOF) {
+	if !errors.Is(s.err, io.EOF) || s.pos < len(s.cur) { // not at the end yet
 		return nil
 	}
 	return s.r.Warning()

@@ -213,9 +213,9 @@ func TestScannerManyRecordsAcrossChunks(t *testing.T) {
 
 func TestScannerStopsWithContext(t *testing.T) {
 	var steps []step
-	// More than the reorder buffer and the read-ahead hold together, so
-	// that the scanner cannot have read the whole tape before the cancel.
-	for i := 0; i < 2*ReorderMax+10*defaultChunk; i++ {
+	// More than the read-ahead holds, so that the scanner cannot have
+	// read the whole tape before the cancel.
+	for i := 0; i < (readAheadChunks+10)*defaultChunk; i++ {
 		steps = append(steps, c2s(time.Duration(i), `{"jsonrpc":"2.0","method":"x"}`))
 	}
 	path := tempTape(t, steps...)
@@ -271,31 +271,49 @@ func TestScannerCutTape(t *testing.T) {
 	}
 }
 
+// TestScannerYieldsInTimeOrder: items come in time order, from a tape the
+// Writer put in order and from an older tape the Reader puts in order.
 func TestScannerYieldsInTimeOrder(t *testing.T) {
 	// The recorder wrote the response a moment before its request.
-	path := tempTape(t,
+	steps := []step{
 		c2s(0, `{"jsonrpc":"2.0","id":0,"method":"ping"}`),
 		s2c(3*time.Millisecond, `{"jsonrpc":"2.0","id":1,"result":{}}`),
 		c2s(2*time.Millisecond, `{"jsonrpc":"2.0","id":1,"method":"ping"}`),
 		s2c(1*time.Millisecond, `{"jsonrpc":"2.0","id":0,"result":{}}`),
 		c2s(2*time.Second, `{"jsonrpc":"2.0","method":"late"}`),
 		c2s(5*time.Millisecond, `{"jsonrpc":"2.0","method":"early"}`),
-	)
-	items, _ := scanAll(t, path)
-	var seqs []int64
-	for _, it := range items {
-		seqs = append(seqs, it.Seq)
 	}
-	// Records 1-4 sorted by time; record 5 is held (nothing a window
-	// newer follows) so record 6 still goes before it; then the stats.
-	if got := fmt.Sprint(seqs); got != "[1 4 3 2 6 5 7]" {
-		t.Errorf("order %s, want [1 4 3 2 6 5 7]", got)
-	}
-	rep, err := Inspect(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Violations) != 0 || rep.Unanswered.Count != 0 {
-		t.Errorf("violations %+v, unanswered %+v", rep.Violations, rep.Unanswered)
+	for _, tc := range []struct {
+		name string
+		opts []tape.Option
+	}{
+		{name: "time-ordered tape"},
+		{name: "older tape", opts: []tape.Option{tape.WithCallOrder()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "t.jsonl.zst")
+			writeTape(t, path, steps, tc.opts...)
+			items, _ := scanAll(t, path)
+			var got []string
+			for i, it := range items {
+				if it.Seq != int64(i+1) {
+					t.Errorf("item %d has seq %d", i, it.Seq)
+				}
+				if it.IsMessage() {
+					got = append(got, string(it.Frame))
+				}
+			}
+			want := []string{steps[0].msg, steps[3].msg, steps[2].msg, steps[1].msg, steps[5].msg, steps[4].msg}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("order %s, want %s", got, want)
+			}
+			rep, err := Inspect(context.Background(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Violations) != 0 || rep.Unanswered.Count != 0 {
+				t.Errorf("violations %+v, unanswered %+v", rep.Violations, rep.Unanswered)
+			}
+		})
 	}
 }

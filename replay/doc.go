@@ -14,8 +14,7 @@
 // step names its causal dependencies: the last server message (a response
 // or a server request) that had arrived before it was sent and, for the
 // client's answer to a server request, that request. Records are taken in
-// time order through a tape.TimeOrder (within tape.ReorderWindow or
-// tape.ReorderMax records), as package analysis does.
+// the time order the tape.Reader gives (the one place that orders them).
 //
 // [Open] does the same for a tape file, but keeps the sessions in memory
 // only when the tape is small ([DefaultMemory]); otherwise it keeps their
@@ -36,9 +35,11 @@
 // answers unmatched server requests with the fallbacks of the protocol
 // (elicitation declined, sampling error -1, roots -32601, ping {}).
 //
-// A capture proxy records the two directions from two goroutines, so Load
-// orders a session's messages by time and moves an answer stamped before
-// the message it answers right after it. Over HTTP a request is sent on its
+// A tape written in time order (Header.TimeOrdered) has every answer after
+// the message it answers: its recorders stamp a message before forwarding
+// it. On an older tape an answer may be stamped just before the message it
+// answers; for those only, Load looks ahead (tape.ReorderWindow) and moves
+// such an answer right after the message it answers. Over HTTP a request is sent on its
 // own goroutine, because Send returns only with the response headers, which
 // some servers hold back until the answer is ready while the recorded
 // client went on (a cancel waits up to a few milliseconds for the POST it

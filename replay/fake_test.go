@@ -130,10 +130,10 @@ func writeTape(t *testing.T, msgs [][2]string) []*Session {
 }
 
 // tapeBytes returns a one-session tape of (dir, frame) pairs.
-func tapeBytes(t *testing.T, msgs [][2]string) []byte {
+func tapeBytes(t *testing.T, msgs [][2]string, opts ...tape.Option) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w := newTapeBuffer(t, &buf)
+	w := newTapeBuffer(t, &buf, opts...)
 	for i, m := range msgs {
 		w.Write(&tape.Record{Type: tape.TypeMessage, Time: int64(i+1) * 1000, Session: "s", Dir: tape.Direction(m[0]), Frame: []byte(m[1])})
 	}
@@ -220,55 +220,65 @@ func TestReplayFallbackForUnrecordedServerRequest(t *testing.T) {
 }
 
 // TestLoadDependencies checks the causal dependencies Load gives, on
-// tapes whose stamps come from a proxy that records a POST when it is
-// answered.
+// tapes written in time order and on older tapes, some of whose stamps
+// come from a proxy that recorded a POST when it was answered.
 func TestLoadDependencies(t *testing.T) {
 	tests := []struct {
-		name string
-		msgs [][2]string
-		want []string // per step: its dependencies, as "s2c index,..."
+		name      string
+		msgs      [][2]string
+		want      []string // per step: its dependencies, as "s2c index,..."
+		olderOnly bool     // a stamp only an older recorder gave
 	}{
 		{"sequential", [][2]string{
 			{"c2s", `{"jsonrpc":"2.0","id":1,"method":"a"}`},
 			{"s2c", `{"jsonrpc":"2.0","id":1,"result":{}}`},
 			{"c2s", `{"jsonrpc":"2.0","method":"n"}`},
-		}, []string{"", "0"}},
+		}, []string{"", "0"}, false},
 		{"pipelined", [][2]string{
 			{"c2s", `{"jsonrpc":"2.0","id":1,"method":"a"}`},
 			{"c2s", `{"jsonrpc":"2.0","id":2,"method":"b"}`},
 			{"s2c", `{"jsonrpc":"2.0","id":1,"result":{}}`},
-		}, []string{"", ""}},
+		}, []string{"", ""}, false},
 		{"response stamped before its request", [][2]string{
 			{"s2c", `{"jsonrpc":"2.0","id":1,"result":{}}`},
 			{"c2s", `{"jsonrpc":"2.0","id":1,"method":"a"}`},
 			{"c2s", `{"jsonrpc":"2.0","id":2,"method":"b"}`},
-		}, []string{"", "0"}},
+		}, []string{"", "0"}, true},
 		{"answer stamped after the response it allowed", [][2]string{
 			{"c2s", `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`},
 			{"s2c", `{"jsonrpc":"2.0","id":0,"method":"sampling/createMessage"}`},
 			{"s2c", `{"jsonrpc":"2.0","id":1,"result":{}}`},
 			{"c2s", `{"jsonrpc":"2.0","id":0,"result":{}}`},
-		}, []string{"", "0"}},
+		}, []string{"", "0"}, false},
 		{"cancel stamped after the answer it caused", [][2]string{
 			{"c2s", `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`},
 			{"s2c", `{"jsonrpc":"2.0","id":1,"result":{"isError":true}}`},
 			{"c2s", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`},
-		}, []string{"", ""}},
+		}, []string{"", ""}, false},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s := writeTape(t, tc.msgs)[0]
-			var got []string
-			for _, st := range s.Steps {
-				var deps []string
-				for _, d := range st.Deps {
-					deps = append(deps, fmt.Sprint(d))
+		for _, older := range []bool{false, true} {
+			if tc.olderOnly && !older {
+				continue
+			}
+			var opts []tape.Option
+			if older {
+				opts = append(opts, tape.WithCallOrder())
+			}
+			t.Run(fmt.Sprintf("%s/older=%v", tc.name, older), func(t *testing.T) {
+				s := loadBytes(t, tapeBytes(t, tc.msgs, opts...))[0]
+				var got []string
+				for _, st := range s.Steps {
+					var deps []string
+					for _, d := range st.Deps {
+						deps = append(deps, fmt.Sprint(d))
+					}
+					got = append(got, strings.Join(deps, ","))
 				}
-				got = append(got, strings.Join(deps, ","))
-			}
-			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
-				t.Errorf("dependencies %q, want %q", got, tc.want)
-			}
-		})
+				if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+					t.Errorf("dependencies %q, want %q", got, tc.want)
+				}
+			})
+		}
 	}
 }

@@ -27,13 +27,16 @@ type sink interface {
 const maxExchanges = 1 << 16
 
 // loading builds one session's steps and server messages from its message
-// records, handing each to out. A capture proxy records the two directions
-// from two goroutines, so records are not always in time order in the
-// tape, and an answer can even be stamped just before the message it
-// answers: records are built in time order (a tape.TimeOrder, as
-// analysis.Scanner does for the whole tape), and such an
-// answer (a server response whose request comes later, a client response
-// whose server request comes later) is built right after the message it
+// records, handing each to out. The tape.Reader gives the records in time
+// order. A tape written in time order (Header.TimeOrdered) also has every
+// answer after the message it answers: its recorders stamp a message
+// before forwarding it, so entries are built as they are read. An older
+// tape may hold an answer stamped just before the message it answers (a
+// proxy that recorded a POST when it was answered): for such a tape
+// (lookahead) entries wait in a window (a tape.TimeOrder, used only as a
+// look-ahead: the records are in order already), and such an answer (a
+// server response whose request comes later, a client response whose
+// server request comes later) is built right after the message it
 // answers.
 type loading struct {
 	s   *Session // its metadata, cancels and progress tokens are filled in
@@ -49,10 +52,11 @@ type loading struct {
 	ordinal         map[[2]string]int
 	sessOrd         map[string]int
 
-	buf   tape.TimeOrder[entry] // read, not built yet, in time order
-	later map[string]int        // requests in buf by dirKey
-	open  map[string]int        // requests built and not yet answered, by dirKey
-	held  map[string][]entry    // answers waiting for the request they answer (dirKey)
+	lookahead bool                  // an older tape: entries wait in buf (see loading)
+	buf       tape.TimeOrder[entry] // read, not built yet, in time order
+	later     map[string]int        // requests in buf by dirKey
+	open      map[string]int        // requests built and not yet answered, by dirKey
+	held      map[string][]entry    // answers waiting for the request they answer (dirKey)
 
 	batches int // client batches built
 	// The uses of each client request id (see useKey), forgotten
@@ -84,9 +88,11 @@ type doneID struct {
 // and a later use counts as a first one.
 const forgetLag = 2 * (maxAhead + pruneLag)
 
-func newLoading(s *Session, out sink) *loading {
+// newLoading starts the loading of session s into out, from a tape whose
+// header is h.
+func newLoading(s *Session, out sink, h *tape.Header) *loading {
 	return &loading{
-		s: s, out: out, lastDep: -1, serverReq: map[string]int{},
+		s: s, out: out, lookahead: !h.TimeOrdered, lastDep: -1, serverReq: map[string]int{},
 		exchReq: map[uint64]string{}, ordinal: map[[2]string]int{}, sessOrd: map[string]int{},
 		later: map[string]int{}, open: map[string]int{}, held: map[string][]entry{},
 		reqUses: map[string]int{}, resUses: map[string]int{}, lastUse: map[string]string{},
@@ -184,8 +190,13 @@ func (l *loading) addClose(e *entry) {
 	l.out.addStep(Step{Kind: jsonrpc.KindInvalid, Time: e.time, Answers: -1, Closes: key, CloseAfter: n})
 }
 
-// insert puts e in buf after every entry of the same or an earlier time.
+// insert builds e, or with lookahead puts it in buf after every entry of
+// the same or an earlier time.
 func (l *loading) insert(e entry) {
+	if !l.lookahead {
+		l.place(e)
+		return
+	}
 	if e.info.Kind == jsonrpc.KindRequest {
 		l.later[dirKey(e.dir, e.info.ID)]++
 	}
@@ -200,10 +211,12 @@ func (l *loading) finish() {
 	l.unfinishedRecorded()
 }
 
-// pop builds the oldest waiting entry, or holds it when it answers a
-// request still waiting.
-func (l *loading) pop() {
-	e := l.buf.Pop()
+// pop builds the oldest waiting entry (see place).
+func (l *loading) pop() { l.place(l.buf.Pop()) }
+
+// place builds e, or holds it when it answers a request still waiting in
+// buf.
+func (l *loading) place(e entry) {
 	switch e.info.Kind {
 	case jsonrpc.KindRequest:
 		k := dirKey(e.dir, e.info.ID)

@@ -182,9 +182,9 @@ func TestReplayBrokenServers(t *testing.T) {
 }
 
 // newTapeBuffer returns a tape writer into buf.
-func newTapeBuffer(t *testing.T, buf *bytes.Buffer) *tape.Writer {
+func newTapeBuffer(t *testing.T, buf *bytes.Buffer, opts ...tape.Option) *tape.Writer {
 	t.Helper()
-	w, err := tape.NewWriter(buf, tape.Header{Tool: "mcptape", Transport: "stdio"})
+	w, err := tape.NewWriter(buf, tape.Header{Tool: "mcptape", Transport: "stdio"}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -262,7 +262,7 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 			if streamed {
 				out = discard{}
 			}
-			l = newLoading(s, out)
+			l = newLoading(s, out, r.Header())
 			byID[rec.Session] = l
 			order = append(order, rec.Session)
 		}

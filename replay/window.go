@@ -174,7 +174,7 @@ func (r *runner) readSession(ctx context.Context) error {
 	r.mu.Lock()
 	r.tokenOwner, r.recCancelled = priv.tokenOwner, priv.cancelled
 	r.mu.Unlock()
-	l := newLoading(priv, r)
+	l := newLoading(priv, r, rd.Header())
 	for {
 		if err := r.awaitRoom(ctx); err != nil {
 			return err

@@ -29,6 +29,13 @@ import (
 // 1 MiB for the Writer's frames) in memory. Copy what you keep.
 // Strings (Session, Stream, EventID, Event) are ordinary strings.
 func (r *Reader) NextShared(rec *Record) error {
+	if r.reorder != nil {
+		p, err := r.nextReordered()
+		if err == nil {
+			*rec = *p
+		}
+		return err
+	}
 	for {
 		line, err := r.line()
 		if err != nil {
@@ -69,6 +76,13 @@ func (r *Reader) NextClassifiedMembers(rec *Record, info *jsonrpc.Info, dst []js
 }
 
 func (r *Reader) nextClassified(rec *Record, info *jsonrpc.Info, dst []jsonrpc.Member, list bool) ([]jsonrpc.Member, error) {
+	if r.reorder != nil {
+		p, err := r.nextReordered()
+		if err != nil {
+			return dst[:0], err
+		}
+		return parsedClassified(p, rec, info, dst, list), nil
+	}
 	for {
 		line, err := r.line()
 		if err != nil {
@@ -86,13 +100,19 @@ func (r *Reader) nextClassified(rec *Record, info *jsonrpc.Info, dst []jsonrpc.M
 		if !ok {
 			continue
 		}
-		*rec, *info, dst = *p, jsonrpc.Info{}, dst[:0]
-		if rec.Type == TypeMessage {
-			dst = classifyFrame(rec.Frame, info, dst, list)
-		}
 		r.n++
-		return dst, nil
+		return parsedClassified(p, rec, info, dst, list), nil
 	}
+}
+
+// parsedClassified copies the parsed record p into rec and classifies its
+// frame into info (listing its members into dst[:0] when list is set).
+func parsedClassified(p, rec *Record, info *jsonrpc.Info, dst []jsonrpc.Member, list bool) []jsonrpc.Member {
+	*rec, *info, dst = *p, jsonrpc.Info{}, dst[:0]
+	if rec.Type == TypeMessage {
+		dst = classifyFrame(rec.Frame, info, dst, list)
+	}
+	return dst
 }
 
 // classifyFrame sets info to frame's classification, listing its members into

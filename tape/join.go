@@ -127,7 +127,8 @@ type recording struct {
 	i     int     // part being read
 	head  *Record // next record, nil when none read yet
 	eof   bool
-	idx   int // 1, 2, ... in the order of their start
+	idx   int   // 1, 2, ... in the order of their start
+	last  int64 // time of the last record returned
 }
 
 func (g *recording) close() {
@@ -166,11 +167,11 @@ func (g *recording) next() (*Record, error) {
 			warn := p.r.Warning()
 			g.i++
 			if warn != nil {
-				return g.note(p.start(), fmt.Sprintf("%s: %v", p.path, warn)), nil
+				return g.note(g.noteTime(p), fmt.Sprintf("%s: %v", p.path, warn)), nil
 			}
 			if g.i < len(g.parts) {
 				if prev, nxt := p.seq(), g.parts[g.i].seq(); prev > 0 && nxt > prev+1 {
-					return g.note(p.start(), fmt.Sprintf("tapes %d to %d of this recording are missing (deleted, or not given)", prev+1, nxt-1)), nil
+					return g.note(g.noteTime(p), fmt.Sprintf("tapes %d to %d of this recording are missing (deleted, or not given)", prev+1, nxt-1)), nil
 				}
 			}
 			continue
@@ -189,13 +190,16 @@ func (g *recording) next() (*Record, error) {
 				rec.Exchange += uint64(g.idx) << 40
 			}
 		}
+		g.last = max(g.last, rec.Time)
 		return rec, nil
 	}
 	return nil, nil
 }
 
-// start is the start time of p's tape, the time of notes about it.
-func (p *part) start() int64 { return p.r.Header().Time }
+// noteTime is the time of a note about p, read to its end: that of the
+// last record before it (its tape's start when none was), so that the
+// note's time agrees with its place.
+func (g *recording) noteTime(p *part) int64 { return max(g.last, p.r.Header().Time) }
 
 // note is an "error" event joined into the stream.
 func (g *recording) note(t int64, msg string) *Record {

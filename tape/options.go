@@ -30,6 +30,7 @@ type options struct {
 	now           func() time.Time
 	exclusive     bool
 	onGap         func(Gap) // WithRecovery
+	callOrder     bool      // WithCallOrder
 }
 
 func defaultOptions() options {
@@ -117,6 +118,17 @@ func WithExclusive() Option {
 	}
 }
 
+// WithCallOrder makes the Writer write the records in the order of the
+// Write calls, with their own times, and leave Header.TimeOrdered unset:
+// the tapes of writers older than time order, which a Reader puts in time
+// order itself. It exists to test readers of such tapes.
+func WithCallOrder() Option {
+	return func(o *options) error {
+		o.callOrder = true
+		return nil
+	}
+}
+
 func buildOptions(opts []Option) (options, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -161,6 +173,19 @@ type ReaderOption func(*readerOptions) error
 
 type readerOptions struct {
 	maxRecord int
+	fileOrder bool // WithFileOrder
+}
+
+// WithFileOrder makes a Reader return the records of a tape without
+// Header.TimeOrdered in file order too, instead of putting them in time
+// order (which holds records back until a newer one is read): for a live
+// tail of a growing tape. Tapes with TimeOrdered are read in file order
+// anyway, which is their time order.
+func WithFileOrder() ReaderOption {
+	return func(o *readerOptions) error {
+		o.fileOrder = true
+		return nil
+	}
 }
 
 // WithMaxRecord sets the longest record line (decompressed bytes) a Reader

@@ -1,20 +1,26 @@
 package tape
 
 import (
+	"io"
 	"sort"
 	"time"
 )
 
-// Records of a tape are in time order only within a window: the HTTP
-// recorder stamps a message when it arrives and writes it from the
-// goroutine of its exchange, so a response can be written a moment before
-// the request that caused it; the stdio recorder writes in time order. A
-// reader that needs time order (analysis, replay) holds records in a
-// TimeOrder and takes them out once it is Ready: this is the one place
-// that decides how far records may be out of order.
+// Time order, read: a tape whose header says TimeOrdered (every tape the
+// Writer writes, see writer_order.go) is read in file order, which is time
+// order. A tape without it was written before the Writer kept time order:
+// its records are in time order only within a window (the HTTP recorder
+// stamped a message when it arrived and wrote it from the goroutine of its
+// exchange, so a response could be written a moment before the request
+// that caused it). For such a tape the Reader itself puts the records in
+// time order (nextReordered): it holds the records it has read in a
+// TimeOrder and returns the oldest once no record read later can be older
+// than it. This is the one place that reorders records; analysis, replay,
+// mock and the other readers take them as the Reader gives them.
 
-// Reordering bounds: a record is held until a record ReorderWindow newer
-// has been read, or ReorderMax records are held, or the tape ends.
+// Reordering bounds, for tapes without Header.TimeOrdered: a record is
+// held until a record ReorderWindow newer has been read, or ReorderMax
+// records are held, or the tape ends.
 const (
 	ReorderWindow = int64(time.Second)
 	ReorderMax    = 4096
@@ -81,4 +87,26 @@ func (o *TimeOrder[T]) Pop() T {
 		o.q, o.head = o.q[:n], 0
 	}
 	return v
+}
+
+// nextReordered returns the next record of a tape without TimeOrdered, in
+// time order, records of equal times in file order; io.EOF once every
+// record read was returned.
+func (r *Reader) nextReordered() (*Record, error) {
+	for !r.reorder.Ready(r.drained) {
+		if r.drained {
+			return nil, io.EOF
+		}
+		rec, err := r.next()
+		switch {
+		case err == io.EOF:
+			r.drained = true
+		case err != nil:
+			return nil, err
+		default:
+			r.reorder.Push(rec.Time, rec)
+		}
+	}
+	r.n++
+	return r.reorder.Pop(), nil
 }

@@ -79,10 +79,15 @@ type Reader struct {
 	off    int64 // input offset of the next frame
 	lines  int64 // lines read
 	n      int64 // records returned by Next
-	hdr    *Header
-	warn   *TailError
-	err    error // an I/O error of the source, returned by Next
-	done   bool
+	// reorder holds the records read and not returned yet of a tape
+	// without Header.TimeOrdered (nil for the others); drained is set
+	// once the last was read.
+	reorder *TimeOrder[*Record]
+	drained bool
+	hdr     *Header
+	warn    *TailError
+	err     error // an I/O error of the source, returned by Next
+	done    bool
 
 	scanned int64 // bytes searched for '\n' so far; tests check it stays linear
 	bufPeak int   // largest capacity of buf so far; tests check the record limit bounds it
@@ -172,6 +177,9 @@ func newReader(name string, src io.Reader, opts []ReaderOption) (*Reader, error)
 		return nil, r.wrap(fmt.Errorf("tape format %d is newer than this reader's (%d)", rec.Header.Format, FormatVersion))
 	}
 	r.hdr = rec.Header
+	if !r.hdr.TimeOrdered && !r.o.fileOrder {
+		r.reorder = new(TimeOrder[*Record])
+	}
 	return r, nil
 }
 
@@ -226,7 +234,14 @@ func (r *Reader) Warning() error {
 // Next returns the next record, or io.EOF at the end of the tape, including
 // after a damaged tail (see Warning). It returns another error only when
 // the source fails to read. The Record and its slices belong to the caller.
+//
+// Records come in time order (see order.go): in file order for a tape
+// whose header says TimeOrdered, put in order within ReorderWindow for an
+// older tape. So do the records of NextShared and NextClassified.
 func (r *Reader) Next() (*Record, error) {
+	if r.reorder != nil {
+		return r.nextReordered()
+	}
 	rec, err := r.next()
 	if err == nil {
 		r.n++
@@ -341,6 +356,9 @@ func (r *Reader) parseLine(line []byte) (*Record, bool) {
 // stop ends reading with a warning.
 func (r *Reader) stop(err error) {
 	r.warn = &TailError{Name: r.name, Records: r.n, Err: err}
+	if r.reorder != nil { // those held are returned before the warning
+		r.warn.Records += int64(r.reorder.Len())
+	}
 	r.done = true
 	r.buf, r.pos, r.scan = nil, 0, 0
 }

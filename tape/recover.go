@@ -78,7 +78,7 @@ type truncater interface {
 // writeRecovering compresses batch (n records) into out and writes it,
 // preceded by a gap marker when an outage is being bridged. On a failure
 // the file is cut back to its good length and the batch counted lost.
-func (w *Writer) writeRecovering(batch []byte, n int64, out []byte) ([]byte, bool, error) {
+func (w *Writer) writeRecovering(batch []byte, n, first int64, out []byte) ([]byte, bool, error) {
 	g := &w.gap
 	gapped := false
 	if g.active {
@@ -87,7 +87,7 @@ func (w *Writer) writeRecovering(batch []byte, n int64, out []byte) ([]byte, boo
 			return w.failed(n, err, out)
 		}
 		now := w.o.now()
-		line, err := gapLine(now, g)
+		line, err := gapLine(now, first, g)
 		if err != nil {
 			return out, false, err
 		}
@@ -133,8 +133,13 @@ func (w *Writer) cutBack() error {
 	return err
 }
 
-// gapLine encodes the gap marker for the outage g, ended at now.
-func gapLine(now time.Time, g *gapState) ([]byte, error) {
+// gapLine encodes the gap marker for the outage g, ended at now, put
+// before a batch whose first record has time first. The marker's record
+// time is first (now when 0), not now: written when the batch is, after
+// the records of the batch were stamped, the marker keeps the tape in time
+// order where it stands, between the records before the outage and those
+// after it; GapInfo.To says when the outage ended.
+func gapLine(now time.Time, first int64, g *gapState) ([]byte, error) {
 	info := GapInfo{Lost: g.lost, From: g.from.UnixNano(), To: now.UnixNano(), Cause: g.cause.Error()}
 	data, err := json.Marshal(GapData{
 		Error: fmt.Sprintf("tape gap: %d records not recorded from %s to %s: %v", info.Lost,
@@ -144,6 +149,10 @@ func gapLine(now time.Time, g *gapState) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := Record{Type: TypeEvent, Time: now.UnixNano(), Event: EventError, Data: data}
+	t := first
+	if t == 0 {
+		t = now.UnixNano()
+	}
+	r := Record{Type: TypeEvent, Time: t, Event: EventError, Data: data}
 	return appendRecord(nil, &r, frameJSON, data), nil
 }

@@ -115,7 +115,12 @@ func TestRecoveryGap(t *testing.T) {
 			}
 			var msgs []int
 			var gap *GapData
+			var last int64
 			for _, r := range recs {
+				if r.Time < last { // the gap marker's time agrees with its place
+					t.Errorf("%s record at %d after one at %d", r.Event, r.Time, last)
+				}
+				last = r.Time
 				switch {
 				case r.Type == TypeMessage:
 					var m struct{ Params struct{ N int } }

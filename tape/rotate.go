@@ -266,6 +266,7 @@ func (r *Rotator) rotate() error {
 	}
 	r.mu.Lock()
 	old := r.cur
+	w.continueFrom(old) // the series stays in time order across the switch
 	r.cur, r.curPath, r.started, r.prev = w, path, start, old
 	r.mu.Unlock()
 	if err := r.retire(old); err != nil {

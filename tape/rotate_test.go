@@ -242,22 +242,13 @@ func TestJoinKeepsRecordingsApart(t *testing.T) {
 	for i, host := range []string{"pod-a", "pod-b"} {
 		h := testHeader()
 		h.Host = host
-		p := filepath.Join(dir, host+".jsonl.zst")
-		w, err := Create(p, h)
-		if err != nil {
-			t.Fatal(err)
-		}
+		var recs []*Record
 		for k := range 3 {
 			rec := msg(int64(10*k+i), ClientToServer, `{"jsonrpc":"2.0","method":"x"}`)
 			rec.Session, rec.Exchange = "conn-1", 1
-			if err := w.Write(rec); err != nil {
-				t.Fatal(err)
-			}
+			recs = append(recs, rec)
 		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
+		paths = append(paths, createTape(t, filepath.Join(dir, host+".jsonl.zst"), h, recs))
 	}
 	r, err := OpenJoined(paths)
 	if err != nil {
@@ -277,4 +268,58 @@ func TestJoinKeepsRecordingsApart(t *testing.T) {
 	if r.Header().Host != "" {
 		t.Errorf("joined header host %q, want none (they differ)", r.Header().Host)
 	}
+}
+
+// TestJoinNoteTimes: the note a joined reading puts where tapes of a
+// series are missing (or one is damaged) has the time of the record
+// before it, so the joined records stay in time order.
+func TestJoinNoteTimes(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for _, seg := range []struct {
+		seq   int
+		start int64
+		times []int64
+	}{{1, 1, []int64{10, 20}}, {3, 25, []int64{30, 40}}} {
+		h := testHeader()
+		h.Time, h.Segment = seg.start, &Segment{Series: "s1", Seq: seg.seq}
+		var recs []*Record
+		for _, tm := range seg.times {
+			recs = append(recs, msg(tm, ClientToServer, `{"jsonrpc":"2.0","method":"x"}`))
+		}
+		end := time.Unix(0, seg.times[len(seg.times)-1])
+		paths = append(paths, createTape(t, filepath.Join(dir, fmt.Sprintf("seg-%d.jsonl.zst", seg.seq)), h, recs,
+			WithClock(func() time.Time { return end })))
+	}
+	r, err := OpenJoined(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var got []string
+	for _, rec := range drain(t, r) {
+		got = append(got, fmt.Sprintf("%s%s@%d", rec.Type, rec.Event, rec.Time))
+	}
+	want := "message@10 message@20 eventerror@20 message@30 message@40 eventstats@40"
+	if g := strings.Join(got, " "); g != want {
+		t.Errorf("got  %s\nwant %s", g, want)
+	}
+}
+
+// createTape writes recs to a new tape file at path and returns the path.
+func createTape(t *testing.T, path string, h Header, recs []*Record, opts ...Option) string {
+	t.Helper()
+	w, err := Create(path, h, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range recs {
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

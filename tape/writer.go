@@ -35,6 +35,9 @@ type Stats struct {
 	WaitTime   time.Duration // total time Writes spent waiting
 	Lost       int64         // records accepted but not written: a write failed (WithRecovery)
 	Gaps       int64         // gap markers written after writing worked again (WithRecovery)
+	Reordered  int64         // records moved before records written earlier, to keep time order
+	Late       int64         // records written with a later time than their own, to keep time order
+	LateMax    int64         // the largest such shift, in nanoseconds
 	Err        error         // the write error that stopped the writer, if any
 }
 
@@ -48,8 +51,11 @@ type StatsData struct {
 	PeakQueued int64 `json:"peak_queued"`
 	Waits      int64 `json:"waits"`
 	WaitNs     int64 `json:"wait_ns"`
-	Lost       int64 `json:"lost,omitempty"` // records not written (WithRecovery)
-	Gaps       int64 `json:"gaps,omitempty"` // gap markers written (WithRecovery)
+	Lost       int64 `json:"lost,omitempty"`        // records not written (WithRecovery)
+	Gaps       int64 `json:"gaps,omitempty"`        // gap markers written (WithRecovery)
+	Reordered  int64 `json:"reordered,omitempty"`   // records moved to their place in time order
+	Late       int64 `json:"late,omitempty"`        // records written with a later time than their own
+	LateMaxNs  int64 `json:"late_max_ns,omitempty"` // the largest such shift
 }
 
 // Writer writes a tape. Write encodes a record into the current batch; a
@@ -60,6 +66,9 @@ type StatsData struct {
 // is counted in Stats. A record larger than MaxQueued is still accepted,
 // once nothing else is queued, so memory is bounded by MaxQueued plus the
 // largest record plus the compressed frame being written.
+//
+// The records come out in time order, whatever the order of the Writes:
+// see writer_order.go; the header says so (Header.TimeOrdered).
 //
 // All methods are safe for concurrent use.
 type Writer struct {
@@ -81,6 +90,10 @@ type Writer struct {
 	curN    int64         // records in cur
 	pending [][]byte      // cut batches the flusher has not taken yet
 	pendN   []int64       // records in each pending batch
+	pendT   []int64       // time of the first record of each pending batch (0: none)
+	lines   []lineAt      // lines of cur, in time order
+	floor   int64         // newest record time of the batches cut
+	tmp     []byte        // a line being moved to its place
 	free    [][]byte      // written batch buffers, for reuse
 	cutSeq  uint64        // batches cut so far
 	doneSeq uint64        // batches written (or dropped after an error)
@@ -149,6 +162,7 @@ func newWriter(name string, dst io.Writer, h Header, o options) (*Writer, error)
 	if h.Time == 0 {
 		h.Time = o.now().UnixNano()
 	}
+	h.TimeOrdered = !o.callOrder
 	line, err := appendHeader(nil, &h)
 	if err != nil {
 		return nil, w.wrap(err)
@@ -282,7 +296,7 @@ func (w *Writer) waitRoom(ctx context.Context) error {
 		if start.IsZero() {
 			start = time.Now()
 			w.st.Waits++
-			w.cutLocked() // make sure what is queued is on its way out
+			w.cutLocked(false) // make sure what is queued is on its way out
 		}
 		ch := w.changed
 		w.mu.Unlock()
@@ -299,14 +313,17 @@ func (w *Writer) waitRoom(ctx context.Context) error {
 // appendLocked encodes r into the current batch; w.mu is held.
 func (w *Writer) appendLocked(r *Record, kind frameKind, data json.RawMessage) {
 	if w.cur == nil {
-		if n := len(w.free); n > 0 {
-			w.cur, w.free = w.free[n-1][:0], w.free[:n-1]
-		} else { // sized for a full batch: no growing and copying
-			w.cur = make([]byte, 0, min(w.o.flushBytes+w.o.flushBytes/4, 4<<20))
-		}
+		w.cur = w.newBatchLocked()
 	}
 	n := len(w.cur)
+	t := w.orderTime(r.Time)
+	if t != r.Time {
+		c := *r
+		c.Time = t
+		r = &c
+	}
 	w.cur = appendRecord(w.cur, r, kind, data)
+	w.placeLocked(t, n)
 	size := int64(len(w.cur) - n)
 	w.curN++
 	w.st.Records++
@@ -317,18 +334,49 @@ func (w *Writer) appendLocked(r *Record, kind frameKind, data json.RawMessage) {
 	w.st.Queued += size
 	w.st.PeakQueued = max(w.st.PeakQueued, w.st.Queued)
 	if len(w.cur) >= w.o.flushBytes {
-		w.cutLocked()
+		w.cutLocked(true)
 	}
 }
 
-// cutLocked hands the current batch to the flusher; w.mu is held.
-func (w *Writer) cutLocked() {
+// newBatchLocked returns an empty batch buffer; w.mu is held.
+func (w *Writer) newBatchLocked() []byte {
+	if n := len(w.free); n > 0 {
+		b := w.free[n-1][:0]
+		w.free = w.free[:n-1]
+		return b
+	}
+	return make([]byte, 0, min(w.o.flushBytes+w.o.flushBytes/4, 4<<20)) // sized for a full batch: no growing and copying
+}
+
+// cutLocked hands the current batch to the flusher; w.mu is held. With
+// hold, the records stamped within the last flush interval stay for the
+// next batch (see holdBackLocked).
+func (w *Writer) cutLocked(hold bool) {
 	if len(w.cur) == 0 {
 		return
 	}
-	w.pending = append(w.pending, w.cur)
-	w.pendN = append(w.pendN, w.curN)
-	w.cur, w.curN = nil, 0
+	keep := 0
+	if hold {
+		keep = w.holdBackLocked()
+	}
+	n := len(w.lines) - keep
+	if n == 0 { // all held: they go out at the next cut whatever their time
+		for i := range w.lines {
+			w.lines[i].held = true
+		}
+		return
+	}
+	batch := w.cur
+	w.cur = nil
+	if keep > 0 { // the held lines go on in a buffer of their own
+		split := w.lines[n].off
+		w.cur = append(w.newBatchLocked(), batch[split:]...)
+		batch = batch[:split]
+	}
+	w.pending = append(w.pending, batch)
+	w.pendN = append(w.pendN, int64(n))
+	w.pendT = append(w.pendT, w.cutOrderLocked(n))
+	w.curN = int64(keep)
 	w.cutSeq++
 	select {
 	case w.kick <- struct{}{}:
@@ -355,12 +403,12 @@ func (w *Writer) flusher() {
 		case <-w.kick:
 		case <-tick.C:
 			w.mu.Lock()
-			w.cutLocked()
+			w.cutLocked(true)
 			w.mu.Unlock()
 		case <-w.quit:
 			quit = true
 			w.mu.Lock()
-			w.cutLocked()
+			w.cutLocked(false)
 			w.mu.Unlock()
 		}
 		out = w.writePending(out)
@@ -379,9 +427,9 @@ func (w *Writer) writePending(out []byte) []byte {
 			w.mu.Unlock()
 			return out
 		}
-		batch, n := w.pending[0], w.pendN[0]
+		batch, n, first := w.pending[0], w.pendN[0], w.pendT[0]
 		w.pending[0] = nil
-		w.pending, w.pendN = w.pending[1:], w.pendN[1:]
+		w.pending, w.pendN, w.pendT = w.pending[1:], w.pendN[1:], w.pendT[1:]
 		failed := w.err != nil
 		w.mu.Unlock()
 
@@ -389,7 +437,7 @@ func (w *Writer) writePending(out []byte) []byte {
 		var gapped bool // the frame written began with a gap marker
 		if !failed {
 			if w.o.onGap != nil {
-				out, gapped, err = w.writeRecovering(batch, n, out)
+				out, gapped, err = w.writeRecovering(batch, n, first, out)
 			} else {
 				out = w.enc.EncodeAll(batch, out[:0])
 				_, err = w.dst.Write(out)
@@ -434,7 +482,7 @@ func (w *Writer) Flush(ctx context.Context) error {
 		w.mu.Unlock()
 		return ErrClosed
 	}
-	w.cutLocked()
+	w.cutLocked(false)
 	target := w.cutSeq
 	for {
 		if w.err != nil {
@@ -474,9 +522,11 @@ func (w *Writer) close() error {
 		st := w.st
 		data, err := json.Marshal(StatsData{Records: st.Records, Messages: st.Messages, Bytes: st.Bytes,
 			Frames: st.Frames, Compressed: st.Compressed, PeakQueued: st.PeakQueued,
-			Waits: st.Waits, WaitNs: int64(st.WaitTime), Lost: st.Lost, Gaps: st.Gaps})
+			Waits: st.Waits, WaitNs: int64(st.WaitTime), Lost: st.Lost, Gaps: st.Gaps,
+			Reordered: st.Reordered, Late: st.Late, LateMaxNs: st.LateMax})
 		if err == nil {
-			r := Record{Type: TypeEvent, Time: w.o.now().UnixNano(), Event: EventStats, Data: data}
+			// Last in time too: a clock behind the records' is not late.
+			r := Record{Type: TypeEvent, Time: max(w.o.now().UnixNano(), w.newestLocked()), Event: EventStats, Data: data}
 			w.appendLocked(&r, frameJSON, data)
 		}
 	}

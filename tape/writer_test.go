@@ -64,7 +64,7 @@ func TestHeaderDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The header is written before NewWriter returns.
-	if line := string(zstdDecode(t, buf.Bytes())); line != `{"type":"header","format":1,"tool":"mcptape","version":"","time":1748779200000000000,"transport":"http","extra":{"k":[1,2]}}`+"\n" {
+	if line := string(zstdDecode(t, buf.Bytes())); line != `{"type":"header","format":1,"tool":"mcptape","version":"","time":1748779200000000000,"transport":"http","time_ordered":true,"extra":{"k":[1,2]}}`+"\n" {
 		t.Fatalf("header line %s", line)
 	}
 	w.Close()

@@ -73,7 +73,7 @@ func recordCmd() *command {
 			fs.StringVarP(&f.output, "output", "o", "", "tape file to write, which must not exist (default: a new file under $XDG_STATE_HOME/mcptape/tapes)")
 			fs.StringVar(&f.name, "name", "", "with no -o, name the tape `NAME`-TIME-PID.jsonl.zst in the state directory (as 'mcptape wrap' does)")
 			fs.BoolVar(&f.force, "force", false, "overwrite the -o file when it exists (without it, an existing file is refused with exit code 2)")
-			fs.DurationVar(&f.flush, "flush", tape.DefaultFlushInterval, "how often the tape is flushed to disk; a crash loses at most this much")
+			fs.DurationVar(&f.flush, "flush", tape.DefaultFlushInterval, "how often the tape is flushed to disk; a crash loses at most twice this much (records of the last interval wait for the next frame, to keep time order)")
 			fs.StringArrayVar(&f.env, "env", nil, "set an environment variable `K=V` for the server (repeatable); secret-looking values are redacted in the tape")
 			fs.StringVar(&f.cwd, "cwd", "", "working `DIR`ectory of the server")
 			fs.DurationVar(&f.grace, "grace", capture.DefaultGrace, "wait between closing the server's stdin, SIGTERM and SIGKILL")

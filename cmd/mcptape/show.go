@@ -29,8 +29,8 @@ func showCmd() *command {
   mcptape show --follow run.jsonl.zst --method 'tools/*'  # live, while mcptape record writes it
   mcptape show tapes/ pod-b.jsonl.zst                     # several tapes (or a directory) as one timeline
 
-  --follow reads the tape as it grows (records in file order, each within about
-  100 ms of its writing), flags problems as they happen ("!!" lines, text
+  --follow reads the tape as it grows (records in file order, which is time order,
+  each within about 200 ms of its writing), flags problems as they happen ("!!" lines, text
   format), and stops at the tape's end record or on Ctrl-C.
 
   --dir in is client to server (into the server), out is server to client (c2s and s2c work too).
