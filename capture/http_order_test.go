@@ -18,8 +18,9 @@ import (
 	"github.com/mcptape/mcptape/tape"
 )
 
-// stallListener accepts connections whose first Write of bytes holding
-// marker, once it has written them, waits for release (at most stallMax)
+// stallListener accepts connections whose Write that completes marker in
+// what the connection has written (a write may carry only part of it),
+// once it has written them, waits for release (at most stallMax)
 // before it returns: the proxy's goroutine held up right after an event
 // reached the client, as a busy machine may hold it. stalled and released
 // tell whether that happened, and whether release came in time.
@@ -28,6 +29,7 @@ type stallListener struct {
 	marker   []byte
 	release  <-chan struct{}
 	once     sync.Once
+	done     chan struct{} // closed when the stall ends
 	stalled  atomic.Bool
 	released atomic.Bool
 }
@@ -45,16 +47,24 @@ func (l *stallListener) Accept() (net.Conn, error) {
 
 type stallConn struct {
 	net.Conn
-	l *stallListener
+	l    *stallListener
+	sent []byte // what the connection wrote so far
 }
 
 func (c *stallConn) Write(b []byte) (int, error) {
+	// Decided before the write: once the bytes are out, the client may
+	// reply and the test look at stalled before this goroutine runs on.
+	completes := !bytes.Contains(c.sent, c.l.marker) && bytes.Contains(append(c.sent, b...), c.l.marker)
+	if completes {
+		c.l.stalled.Store(true)
+	}
 	n, err := c.Conn.Write(b)
-	if !bytes.Contains(b[:n], c.l.marker) {
+	c.sent = append(c.sent, b[:n]...)
+	if !completes {
 		return n, err
 	}
 	c.l.once.Do(func() {
-		c.l.stalled.Store(true)
+		defer close(c.l.done)
 		select {
 		case <-c.l.release:
 			c.l.released.Store(true)
@@ -140,7 +150,7 @@ func TestHTTPMessagesTimedBeforeTheClientsNext(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				sl := &stallListener{Listener: ln, marker: []byte(first), release: replied}
+				sl := &stallListener{Listener: ln, marker: []byte(first), release: replied, done: make(chan struct{})}
 				rig := startProxyOn(t, sl, up.URL, &memTape{}, path.opts...)
 
 				resp := mcpPost(t, freshClient(t), rig.url+"/mcp", "S1", call)
@@ -166,6 +176,9 @@ func TestHTTPMessagesTimedBeforeTheClientsNext(t *testing.T) {
 				resp.Body.Close()
 				if err != nil || !strings.Contains(string(rest), `"accepted"`) {
 					t.Fatalf("rest of the response: %q, %v", rest, err)
+				}
+				if sl.stalled.Load() {
+					<-sl.done // the stall ends within stallMax
 				}
 				if !sl.stalled.Load() || !sl.released.Load() {
 					t.Fatalf("the proxy was not held up until the reply reached the upstream (held up %v, until then %v): the test proves nothing",
