@@ -250,7 +250,7 @@ func TestRunStdioTruncates(t *testing.T) {
 }
 
 func TestRunStdioLifecycle(t *testing.T) {
-	const grace = 400 * time.Millisecond // long enough for a loaded machine to let a peer exit on EOF
+	const grace = time.Second // long enough for a loaded machine to let a peer exit on EOF
 	tests := []struct {
 		name       string
 		mode       string
