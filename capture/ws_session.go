@@ -121,7 +121,12 @@ func (s *wsSession) record(w *wsWay, now time.Time) {
 			code, reason := wsCloseOf(it.data)
 			s.event(now, tape.EventWS, dir, &WSEvent{Kind: "close", Code: code, Reason: reason}) // forwarded: the peers close
 		default:
-			kind := map[byte]string{wsOpBinary: "binary", wsOpPing: "ping", wsOpPong: "pong"}[it.op]
+			kind := "binary"
+			if it.op == wsOpPing {
+				kind = "ping"
+			} else if it.op == wsOpPong {
+				kind = "pong"
+			}
 			s.event(now, tape.EventWS, dir, &WSEvent{Kind: kind, Bytes: len(it.data), B64: base64.StdEncoding.EncodeToString(it.data)})
 		}
 	}
