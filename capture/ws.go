@@ -8,39 +8,58 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/mcptape/mcptape/tape"
 	"github.com/mcptape/mcptape/transport"
 )
 
 // The WebSocket recorder (MCP over WebSocket: one JSON-RPC message per text
-// frame, subprotocol "mcp").
+// frame; the client may offer subprotocol "mcp" or none).
 //
-// Data flow. A client's upgrade request is turned into an upgrade request
-// to the upstream, with the client's headers (hop-by-hop and handshake
-// headers aside), its subprotocol offers, its Origin unchanged and its Host
-// handled as the HTTP proxy does (a Host that names the proxy becomes the
-// upstream's, unless WithPreserveHost). Only when the upstream has
-// switched protocols is the client's upgrade accepted, with the
-// subprotocol and the headers the upstream chose; a refused upgrade is
-// answered to the client with the upstream's status, headers and body (its
-// first KiB). Then two pumps, one per direction, read a frame, forward it,
-// and record it: a text frame is one message record (a batch stays one
-// record, as on stdio; a frame that is not JSON-RPC is forwarded, recorded
-// and followed by an "error" event), a binary frame a "ws" event. Ping and
-// pong are answered by each hop (the library answers a ping with its pong)
-// and recorded as "ws" events; a close frame is recorded with its code and
-// reason and passed on to the other side; a connection that drops without
-// a close frame is recorded as such and the other side is closed
-// (status 1011 when the upstream dropped, a plain TCP close when the
-// client did, as the client can no longer tell). Compression is not
-// negotiated through the proxy (permessage-deflate offers are removed).
+// Handshake. A client's upgrade request becomes the upstream's upgrade
+// request, end to end: the client's headers (hop-by-hop ones aside), its
+// Sec-WebSocket-Key, version and subprotocol offers, its Origin unchanged
+// and its Host handled as the HTTP proxy does (a Host that names the proxy
+// becomes the upstream's, unless WithPreserveHost). Only when the upstream
+// has switched protocols, answering that key, is the client's connection
+// taken over and answered with the upstream's 101 and headers as they are
+// (its Sec-WebSocket-Accept and chosen subprotocol included); a refused
+// upgrade is answered to the client with the upstream's status, headers
+// and body (up to 1 MiB; the tape keeps its first 4 KiB).
+//
+// Compression. The client's Sec-WebSocket-Extensions offers (the
+// permessage-deflate of browsers and Node) are not passed on, so no
+// extension is negotiated, and a 101 that names one is refused (502). The
+// tape must hold each message's text; decoding deflate for it would need a
+// flate context per direction (context takeover) and a decompression per
+// message on the hot path, for MCP messages that cross a loopback or a
+// LAN. Without extensions every frame is plain RFC 6455, and a frame with
+// a reserved bit set is a protocol error.
+//
+// Relay. After the handshake the proxy does not re-frame anything: two
+// pumps, one per direction, read what the socket holds (up to 64 KiB),
+// write the same bytes to the other side in one write, then record what
+// those bytes completed, parsed by the proxy's own frame reader
+// (ws_frame.go): masks, fragments, pings and pongs pass unchanged, and the
+// peers answer each other's pings and close frames. A text message (its
+// fragments reassembled, a client's payload unmasked into a copy) is one
+// message record: a batch stays one record, as on stdio, and a message
+// that is not JSON-RPC is forwarded, recorded and followed by an "error"
+// event. Binary messages, pings, pongs and close frames (code and reason)
+// are "ws" events. The only frames of the proxy's own are close frames,
+// written between two forwarded frames: status 1014 to the client when the
+// upstream dropped without a close frame, 1001 to the upstream when the
+// client did (both recorded as such), 1009 to both for a message larger
+// than WithMaxBody, 1002 for a frame that breaks RFC 6455 (recorded as an
+// "error" event saying what and where: the side, frame number and byte
+// offset), 1001 at shutdown. Once a session's end has begun, both
+// connections are closed after wsCloseGrace at the latest.
 //
 // Records. Each WebSocket connection is one session, "ws-N", with an
 // "open" event, an "http" event with Phase "response" for the upgrade
@@ -110,7 +129,8 @@ func NewWSProxy(upstream string, rec RecordWriter, opts ...HTTPOption) (*WSProxy
 		o.debugf = func(string, ...any) {}
 	}
 	o.redact.known, o.redact.count = new(sync.Map), new(atomic.Int64)
-	return &WSProxy{up: up, rec: rec, o: o, names: &HTTPProxy{o: o}, max: o.maxBody, live: make(map[*wsSession]struct{})}, nil
+	return &WSProxy{up: up, rec: rec, o: o, names: &HTTPProxy{o: o}, max: o.maxBody,
+		live: make(map[*wsSession]struct{})}, nil
 }
 
 // Upstream returns the upstream URL.
@@ -157,7 +177,7 @@ func (p *WSProxy) Close() {
 	}
 	p.mu.Unlock()
 	for _, s := range live {
-		s.end(ClosedByProxy, "shutdown", websocket.StatusGoingAway, "mcptape proxy shutting down")
+		s.end(ClosedByProxy, "shutdown", wsCloseGoingAway, "mcptape proxy shutting down")
 	}
 	p.wg.Wait()
 }
@@ -188,25 +208,23 @@ func stripHandshake(h http.Header) http.Header {
 	return out
 }
 
-// offeredSubprotocols lists the subprotocols a client offered.
-func offeredSubprotocols(h http.Header) []string {
+// headerTokens lists the comma-separated tokens of header name in h.
+func headerTokens(h http.Header, name string) []string {
 	var out []string
-	for _, v := range h.Values("Sec-Websocket-Protocol") {
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
+	for _, v := range h.Values(name) {
+		for _, t := range strings.Split(v, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				out = append(out, t)
 			}
 		}
 	}
 	return out
 }
 
-// upstreamURL is the URL of the upstream for request r: the upstream's
-// scheme and host, the client's path and query.
-func (p *WSProxy) upstreamURL(r *http.Request) string {
-	u := *p.up
-	u.Path, u.RawPath, u.RawQuery = r.URL.Path, r.URL.RawPath, r.URL.RawQuery
-	return u.String()
+// headerHasToken reports whether header name in h holds token (in any
+// case).
+func headerHasToken(h http.Header, name, token string) bool {
+	return slices.ContainsFunc(headerTokens(h, name), func(t string) bool { return strings.EqualFold(t, token) })
 }
 
 // upstreamHost is the Host the upstream request carries.
@@ -235,7 +253,7 @@ func (p *WSProxy) refuse(w http.ResponseWriter, r *http.Request, x uint64, conn 
 		http.Error(w, "mcptape: websocket upstream: "+err.Error(), http.StatusBadGateway)
 		return
 	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxNoteBody)) // the library kept the first KiB
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, wsMaxRefusal))
 	for k, v := range resp.Header {
 		w.Header()[k] = v
 	}

@@ -79,10 +79,12 @@ func wsURLOf(url string) string { return "ws" + strings.TrimPrefix(url, "http") 
 // `mcptape serve --ws` (a process of its own), with 1 and 64 connections;
 // with one, also the median latency added. The proxy runs in this process
 // (WSProxy recording into a tape file) and as users run it ("mcptape
-// record", metrics prefixed "process-"); the TCP relay floor (a process
-// that moves bytes without looking at them, "floor-") is measured
-// alongside: the targets are process-vs-floor at most 0.10 of the direct
-// median at one connection, and at least -0.03 of direct throughput at 64.
+// record", metrics prefixed "process-"); the TCP relay floors (processes
+// that move bytes without looking at them: the Go one, "floor-", and,
+// where there is a C compiler, the C one of testdata/floor/relay.c,
+// "c-floor-") are measured alongside: the targets are process-vs-floor
+// (and process-vs-c-floor) at most 0.10 of the direct median at one
+// connection, and at least -0.03 of direct throughput at 64.
 func BenchmarkWSProxyThroughput(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
@@ -118,6 +120,7 @@ func BenchmarkWSProxyThroughput(b *testing.B) {
 		return []string{mcptapeBin(b), "record", "--listen", laddr, "--upstream", url, "-o", tp}, nil
 	})
 	furl, fpid := relayFloor(b, "http://"+addr+"/mcp")
+	curl, cpid := cRelayFloor(b, "http://"+addr+"/mcp")
 	for _, n := range []int{1, 64} {
 		b.Run(fmt.Sprintf("conns=%d", n), func(b *testing.B) {
 			type path struct {
@@ -131,6 +134,11 @@ func BenchmarkWSProxyThroughput(b *testing.B) {
 				{sessions: newWSEchoSessions(b, purl, n)},
 				{sessions: newWSEchoSessions(b, wsURLOf(xurl), n), cpu: cpuMeter{proxyPid: xpid}},
 				{sessions: newWSEchoSessions(b, wsURLOf(furl), n), cpu: cpuMeter{proxyPid: fpid}},
+			}
+			var cfloor *path
+			if curl != "" {
+				cfloor = &path{sessions: newWSEchoSessions(b, wsURLOf(curl), n), cpu: cpuMeter{proxyPid: cpid}}
+				paths = append(paths, cfloor)
 			}
 			for _, p := range paths {
 				p.cpu.pid = srv.Pid()
@@ -158,20 +166,35 @@ func BenchmarkWSProxyThroughput(b *testing.B) {
 			b.ReportMetric(rate(ours)/rate(direct), "ratio")
 			b.ReportMetric(rate(proc)/rate(direct), "process-ratio")
 			b.ReportMetric(rate(floor)/rate(direct), "floor-ratio")
+			if cfloor != nil {
+				b.ReportMetric(rate(cfloor)/rate(direct), "c-floor-ratio")
+			}
 			if proc.cpu.proxy > 0 {
 				b.ReportMetric(float64(proc.cpu.proxy.Microseconds())/total, "process-proxy-cpu-µs/call")
 				b.ReportMetric(float64(floor.cpu.proxy.Microseconds())/total, "floor-cpu-µs/call")
+				if cfloor != nil {
+					b.ReportMetric(float64(cfloor.cpu.proxy.Microseconds())/total, "c-floor-cpu-µs/call")
+				}
 			}
 			if n != 1 {
 				b.ReportMetric((rate(proc)-rate(floor))/rate(direct), "process-vs-floor")
+				if cfloor != nil {
+					b.ReportMetric((rate(proc)-rate(cfloor))/rate(direct), "process-vs-c-floor")
+				}
 				return
 			}
 			md, mp, mx, mf := median(direct.lat), median(ours.lat), median(proc.lat), median(floor.lat)
 			b.ReportMetric(float64(md.Microseconds()), "direct-median-µs")
+			b.ReportMetric(float64(mx.Microseconds()), "process-median-µs")
 			b.ReportMetric(float64(mp)/float64(md)-1, "added-latency")
 			b.ReportMetric(float64(mx)/float64(md)-1, "process-added-latency")
 			b.ReportMetric(float64(mf)/float64(md)-1, "floor-added-latency")
 			b.ReportMetric(float64(mx-mf)/float64(md), "process-vs-floor")
+			if cfloor != nil {
+				mc := median(cfloor.lat)
+				b.ReportMetric(float64(mc)/float64(md)-1, "c-floor-added-latency")
+				b.ReportMetric(float64(mx-mc)/float64(md), "process-vs-c-floor")
+			}
 		})
 	}
 }

@@ -1,24 +1,15 @@
 package capture
 
 import (
-	"context"
 	"encoding/base64"
 	"errors"
 	"io"
-	"net/http"
-	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 )
-
-// wsUpgradeTimeout bounds the upstream's handshake.
-const wsUpgradeTimeout = 30 * time.Second
 
 // wsSession is one proxied WebSocket connection: a session of the tape.
 type wsSession struct {
@@ -30,12 +21,14 @@ type wsSession struct {
 	path  string // the upgrade's path and query, redacted
 	rc    *recorder
 
-	client, up *websocket.Conn
+	client, up         io.ReadWriteCloser
+	toClient, toUp     *wsOut
+	fromClient, fromUp *wsWay // the two directions
 
-	closing atomic.Bool // end has begun
-	mu      sync.Mutex
-	by      string // who ended the session: ClosedBy*
-	reason  string // "close-frame", "connection-lost", "too-big", "shutdown"
+	mu     sync.Mutex
+	by     string // who ended the session: ClosedBy*; "" while it runs
+	reason string // "close-frame", "connection-lost", "too-big", "protocol-error", "shutdown"
+	grace  *time.Timer
 }
 
 // WSEvent is the payload of the "ws" events of a WebSocket recording.
@@ -46,93 +39,40 @@ type WSEvent struct {
 	Bytes int `json:"bytes,omitempty"`
 	// B64 is the payload, standard base64 (binary, ping, pong).
 	B64 string `json:"b64,omitempty"`
-	// Code and Reason are those of a close frame; Abrupt marks a
-	// connection that ended without one, Error says how.
+	// Code and Reason are those of a close frame (1005 when it has no
+	// code); Abrupt marks a connection that ended without one, Error says
+	// how.
 	Code   int    `json:"code,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	Abrupt bool   `json:"abrupt,omitempty"`
 	Error  string `json:"error,omitempty"`
 }
 
-// ServeHTTP proxies and records one WebSocket connection.
-func (p *WSProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := p.o.now()
-	if !headerHasToken(r.Header, "Connection", "upgrade") || !headerHasToken(r.Header, "Upgrade", "websocket") {
-		w.Header().Set("Upgrade", "websocket")
-		http.Error(w, "mcptape: this proxy records MCP over WebSocket: send a WebSocket upgrade", http.StatusUpgradeRequired)
-		return
-	}
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		http.Error(w, "mcptape: proxy shutting down", http.StatusServiceUnavailable)
-		return
-	}
-	p.wg.Add(1)
-	p.mu.Unlock()
-	defer p.wg.Done()
-
-	conn := p.nextConn.Add(1)
-	s := &wsSession{p: p, id: "ws-" + strconv.FormatUint(conn, 10), x: p.nextX.Add(1), conn: conn, start: start}
-	s.rc = newRecorder(p.rec, s.id, p.o.warnf)
-	s.path = p.o.redact.requestURI(r.URL)
-	dopts := &websocket.DialOptions{
-		HTTPHeader:     stripHandshake(r.Header),
-		Host:           p.upstreamHost(r),
-		Subprotocols:   offeredSubprotocols(r.Header),
-		OnPingReceived: s.onPing(tape.ServerToClient),
-		OnPongReceived: s.onPong(tape.ServerToClient),
-	}
-	if p.o.insecure {
-		dopts.HTTPClient = &http.Client{Transport: defaultTransport(true)}
-	}
-	dctx, cancel := context.WithTimeout(r.Context(), wsUpgradeTimeout)
-	up, resp, err := websocket.Dial(dctx, p.upstreamURL(r), dopts)
-	cancel()
-	if err != nil {
-		p.refuse(w, r, s.x, conn, start, resp, err)
-		return
-	}
-	for k, v := range stripHandshake(resp.Header) {
-		w.Header()[k] = v
-	}
-	var subs []string
-	if sp := up.Subprotocol(); sp != "" {
-		subs = []string{sp}
-	}
-	client, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-		Subprotocols:       subs,
-		InsecureSkipVerify: true, // Origin reached the upstream, which judged it
-		OnPingReceived:     s.onPing(tape.ClientToServer),
-		OnPongReceived:     s.onPong(tape.ClientToServer),
-	})
-	if err != nil {
-		_ = up.Close(websocket.StatusGoingAway, "client upgrade failed")
-		p.httpEvent(p.o.now(), "", s.x, &HTTPEvent{Phase: "end", Method: r.Method, Path: s.path, Host: r.Host,
-			Conn: conn, Status: http.StatusSwitchingProtocols, ClosedBy: ClosedByClient, Error: err.Error()})
-		return
-	}
-	p.st.sessions.Add(1)
+// relay sets up the relay of a session between client and up, the
+// connections after the handshake; preClient and preUp are what each sent
+// after its handshake, read with it.
+func (s *wsSession) relay(client, up io.ReadWriteCloser, preClient, preUp []byte) {
+	max := int64(s.p.max)
 	s.client, s.up = client, up
-	client.SetReadLimit(int64(p.max))
-	up.SetReadLimit(int64(p.max))
-	s.event(start, tape.EventOpen, "", &HTTPSessionEvent{Kind: "websocket", How: "upgrade", Conn: conn})
-	p.httpEvent(start, s.id, s.x, &HTTPEvent{Phase: "response", Method: r.Method, Path: s.path, Host: r.Host, Conn: conn,
-		Status: http.StatusSwitchingProtocols, RequestHeaders: p.o.redact.headers(r.Header), ResponseHeaders: p.o.redact.headers(resp.Header),
-		WaitNs: int64(p.o.now().Sub(start))})
-	s.run()
+	s.toClient, s.toUp = newWSOut(client, false), newWSOut(up, true)
+	s.fromClient = &wsWay{from: "client", in: client, out: s.toUp, back: s.toClient, parse: newWSParser(true, max), pre: preClient}
+	s.fromUp = &wsWay{from: "upstream", in: up, out: s.toClient, back: s.toUp, parse: newWSParser(false, max), pre: preUp}
 }
 
-// headerHasToken reports whether a comma-separated header holds token.
-func headerHasToken(h http.Header, name, token string) bool {
-	for _, v := range h.Values(name) {
-		for _, t := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), token) {
-				return true
-			}
-		}
+// dir is the tape direction of w.
+func (w *wsWay) dir() tape.Direction {
+	if w.from == "client" {
+		return tape.ClientToServer
 	}
-	return false
+	return tape.ServerToClient
+}
+
+// by is who ends a session when w's side does.
+func (w *wsWay) by() string {
+	if w.from == "client" {
+		return ClosedByClient
+	}
+	return ClosedByServer
 }
 
 // run pumps both directions until the session ends, then records its end.
@@ -145,53 +85,54 @@ func (s *wsSession) run() {
 	}
 	p.mu.Unlock()
 	if closed {
-		s.end(ClosedByProxy, "shutdown", websocket.StatusGoingAway, "mcptape proxy shutting down")
+		s.end(ClosedByProxy, "shutdown", wsCloseGoingAway, "mcptape proxy shutting down")
 	}
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); s.pump(s.client, s.up, tape.ClientToServer) }()
-	go func() { defer wg.Done(); s.pump(s.up, s.client, tape.ServerToClient) }()
+	go func() { defer wg.Done(); s.pump(s.fromClient) }()
+	go func() { defer wg.Done(); s.pump(s.fromUp) }()
 	wg.Wait()
+	s.mu.Lock()
+	if s.grace != nil {
+		s.grace.Stop()
+	}
+	by, reason := s.by, s.reason
+	s.mu.Unlock()
+	_ = s.client.Close()
+	_ = s.up.Close()
 	p.mu.Lock()
 	delete(p.live, s)
 	p.mu.Unlock()
 	now := p.o.now()
-	by, reason := s.outcome()
 	s.event(now, tape.EventClose, "", &HTTPSessionEvent{By: by, Reason: reason})
-	p.httpEvent(now, s.id, s.x, &HTTPEvent{Phase: "end", Method: http.MethodGet, Path: s.path, Conn: s.conn,
-		Status: http.StatusSwitchingProtocols, DurationNs: int64(now.Sub(s.start)), ClosedBy: by})
+	p.httpEvent(now, s.id, s.x, &HTTPEvent{Phase: "end", Method: "GET", Path: s.path, Conn: s.conn,
+		Status: 101, DurationNs: int64(now.Sub(s.start)), ClosedBy: by})
 	s.rc.close()
 }
 
-// pump forwards the frames of from to to and records them, until from
-// ends.
-func (s *wsSession) pump(from, to *websocket.Conn, dir tape.Direction) {
-	ctx := context.Background()
-	var buf []byte // reused: the tape copies what it keeps
-	for {
-		typ, data, err := readFrame(ctx, from, buf[:0])
-		now := s.p.o.now()
-		if err != nil {
-			s.ended(dir, now, err)
-			return
-		}
-		if buf = data; cap(buf) > wsKeepBuffer {
-			buf = nil // a big frame's buffer is not held on to
-		}
-		werr := to.Write(ctx, typ, data)
-		if typ == websocket.MessageText {
-			s.message(dir, now, data)
-		} else {
-			s.event(now, tape.EventWS, dir, &WSEvent{Kind: "binary", Bytes: len(data), B64: base64.StdEncoding.EncodeToString(data)})
-		}
-		if werr != nil {
-			// The other side is gone: its own pump records how.
-			return
+// record records what the last feed of w's parser completed.
+func (s *wsSession) record(w *wsWay, now time.Time) {
+	dir := w.dir()
+	for _, it := range w.parse.items {
+		switch it.op {
+		case wsOpText:
+			s.message(dir, now, it.data)
+		case wsOpClose:
+			code, reason := wsCloseOf(it.data)
+			s.event(now, tape.EventWS, dir, &WSEvent{Kind: "close", Code: code, Reason: reason}) // forwarded: the peers close
+		default:
+			kind := "binary"
+			if it.op == wsOpPing {
+				kind = "ping"
+			} else if it.op == wsOpPong {
+				kind = "pong"
+			}
+			s.event(now, tape.EventWS, dir, &WSEvent{Kind: kind, Bytes: len(it.data), B64: base64.StdEncoding.EncodeToString(it.data)})
 		}
 	}
 }
 
-// message records one text frame.
+// message records one text message.
 func (s *wsSession) message(dir tape.Direction, now time.Time, data []byte) {
 	info := s.rc.message(&tape.Record{Type: tape.TypeMessage, Time: now.UnixNano(), Dir: dir, Frame: data, Exchange: s.x, Stream: tape.StreamWS})
 	if dir == tape.ClientToServer {
@@ -205,86 +146,79 @@ func (s *wsSession) message(dir tape.Direction, now time.Time, data []byte) {
 	}
 }
 
-// ended records how the side sending in direction dir ended (a close
-// frame, or a connection lost) and ends the session.
-func (s *wsSession) ended(dir tape.Direction, now time.Time, err error) {
-	by, other := ClosedByClient, "client"
-	if dir == tape.ServerToClient {
-		by, other = ClosedByServer, "upstream"
+// refused records a frame w's parser refused and ends the session: status
+// 1009 for a message over the limit, 1002 (protocol error) otherwise.
+func (s *wsSession) refused(w *wsWay, now time.Time, err error) {
+	var fe *wsFrameError
+	if errors.As(err, &fe) && fe.tooBig {
+		s.event(now, tape.EventWS, w.dir(), &WSEvent{Kind: "close", Code: wsCloseTooBig, Error: err.Error()})
+		s.end(ClosedByProxy, "too-big", wsCloseTooBig, "frame larger than the recorder's limit")
+		return
 	}
-	var ce websocket.CloseError
-	switch {
-	case errors.As(err, &ce):
-		s.event(now, tape.EventWS, dir, &WSEvent{Kind: "close", Code: int(ce.Code), Reason: ce.Reason})
-		code := ce.Code
-		if code == websocket.StatusNoStatusRcvd || code == websocket.StatusAbnormalClosure || code == websocket.StatusTLSHandshake {
-			code = websocket.StatusNormalClosure // codes a close frame must not carry
-		}
-		s.end(by, "close-frame", code, ce.Reason)
-	case s.ending():
-		// The proxy closed this side after the other ended: recorded already.
-	case websocket.CloseStatus(err) == websocket.StatusMessageTooBig || isReadLimit(err):
-		s.event(now, tape.EventWS, dir, &WSEvent{Kind: "close", Code: int(websocket.StatusMessageTooBig), Error: err.Error()})
-		s.end(ClosedByProxy, "too-big", websocket.StatusMessageTooBig, "frame larger than the recorder's limit")
-	default:
-		s.event(now, tape.EventWS, dir, &WSEvent{Kind: "close", Abrupt: true, Error: err.Error()})
-		code := websocket.StatusGoingAway
-		if dir == tape.ServerToClient {
-			code = websocket.StatusBadGateway
-		}
-		s.end(by, "connection-lost", code, other+" connection lost")
+	s.event(now, tape.EventError, w.dir(), errorData{Error: err.Error()})
+	what := err.Error()
+	if fe != nil {
+		what = fe.what
 	}
+	s.end(ClosedByProxy, "protocol-error", wsCloseProtocol, what)
 }
 
-// isReadLimit reports whether err is the library's read limit error.
-func isReadLimit(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "read limited at")
+// inputEnded records how w's side ended, when it did so without a close
+// frame while the session ran (the side dropped), ends the session, and
+// passes the end on to the other side.
+func (s *wsSession) inputEnded(w *wsWay, now time.Time, err error) {
+	w.back.stop()
+	if err != nil && !w.parse.closed && !s.ending() {
+		msg := err.Error()
+		if errors.Is(err, io.EOF) {
+			msg = "connection closed without a close frame"
+		}
+		code, text := wsCloseGoingAway, "client connection lost"
+		if w.from == "upstream" {
+			code, text = wsCloseBadGateway, "upstream connection lost"
+		}
+		if s.end(w.by(), "connection-lost", code, text) {
+			s.event(now, tape.EventWS, w.dir(), &WSEvent{Kind: "close", Abrupt: true, Error: msg})
+		}
+	}
+	w.out.end()
+}
+
+// settle notes, once, who ended the session and why, and starts the grace
+// after which both connections are closed. It reports whether it was the
+// first.
+func (s *wsSession) settle(by, reason string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.by != "" {
+		return false
+	}
+	s.by, s.reason = by, reason
+	s.grace = time.AfterFunc(wsCloseGrace, func() {
+		_ = s.client.Close()
+		_ = s.up.Close()
+	})
+	return true
 }
 
 // ending reports whether the session's end has begun.
-func (s *wsSession) ending() bool { return s.closing.Load() }
-
-// end ends the session once: it notes who ended it and why, and closes
-// both connections with code and text (a side already closed is left so).
-// It returns once both closes are done (a close handshake waits at most
-// 5 s for the peer).
-func (s *wsSession) end(by, reason string, code websocket.StatusCode, text string) {
-	if !s.closing.CompareAndSwap(false, true) {
-		return
-	}
-	s.mu.Lock()
-	s.by, s.reason = by, reason
-	s.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, c := range []*websocket.Conn{s.client, s.up} {
-		wg.Add(1)
-		go func() { defer wg.Done(); _ = c.Close(code, text) }()
-	}
-	wg.Wait()
-}
-
-// outcome returns who ended the session and why.
-func (s *wsSession) outcome() (by, reason string) {
+func (s *wsSession) ending() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.by, s.reason
+	return s.by != ""
 }
 
-// onPing returns the hook recording a ping received from the side that
-// sends in direction dir; the library answers it with a pong.
-func (s *wsSession) onPing(dir tape.Direction) func(context.Context, []byte) bool {
-	return func(_ context.Context, b []byte) bool {
-		s.event(s.p.o.now(), tape.EventWS, dir, &WSEvent{Kind: "ping", Bytes: len(b), B64: base64.StdEncoding.EncodeToString(b)})
-		return true
+// end ends the session, when it has not begun to end: it notes who ended
+// it and why, and sends both sides a close frame with code and text (a
+// side gone, or already sent one, is left as it is). It reports whether
+// it was the first to end the session.
+func (s *wsSession) end(by, reason string, code int, text string) bool {
+	if !s.settle(by, reason) {
+		return false
 	}
-}
-
-// onPong returns the hook recording a pong received from the side that
-// sends in direction dir.
-func (s *wsSession) onPong(dir tape.Direction) func(context.Context, []byte) {
-	return func(_ context.Context, b []byte) {
-		s.event(s.p.o.now(), tape.EventWS, dir, &WSEvent{Kind: "pong", Bytes: len(b), B64: base64.StdEncoding.EncodeToString(b)})
-	}
+	s.toClient.sendClose(code, text)
+	s.toUp.sendClose(code, text)
+	return true
 }
 
 // event records an event of the session, at t, in the exchange of its
@@ -293,26 +227,6 @@ func (s *wsSession) event(t time.Time, name string, dir tape.Direction, data any
 	s.rc.write(&tape.Record{Type: tape.TypeEvent, Time: t.UnixNano(), Dir: dir, Event: name, Exchange: s.x, Data: marshalData(data)})
 }
 
-// wsKeepBuffer is the largest frame buffer a pump keeps for the next frame.
+// wsKeepBuffer is the largest message buffer a parser keeps for the next
+// message.
 const wsKeepBuffer = 1 << 20
-
-// readFrame reads the next data frame of c into buf (grown as needed).
-func readFrame(ctx context.Context, c *websocket.Conn, buf []byte) (websocket.MessageType, []byte, error) {
-	typ, r, err := c.Reader(ctx)
-	if err != nil {
-		return 0, nil, err
-	}
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) {
-			return typ, buf, nil
-		}
-		if err != nil {
-			return 0, nil, err
-		}
-	}
-}

@@ -26,14 +26,36 @@ func wsURL(base, path string) string { return "ws" + strings.TrimPrefix(base, "h
 // server) and returns its ws:// URL for path, and the tape.
 func newWSProxy(t *testing.T, upstream *httptest.Server, path string) (string, *WSProxy, *memTape) {
 	t.Helper()
+	return newWSProxyTo(t, wsURL(upstream.URL, path))
+}
+
+// newWSProxyTo serves a recording proxy with opts in front of the upstream
+// at url, a ws:// or wss:// URL, and returns its ws:// URL for the same
+// path, and the tape.
+func newWSProxyTo(t *testing.T, url string, opts ...HTTPOption) (string, *WSProxy, *memTape) {
+	t.Helper()
 	m := &memTape{}
-	p, err := NewWSProxy(wsURL(upstream.URL, path), m)
+	p, err := NewWSProxy(url, m, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(p)
 	t.Cleanup(func() { p.Close(); ts.Close() })
-	return wsURL(ts.URL, path), p, m
+	return wsURL(ts.URL, p.Upstream().Path), p, m
+}
+
+// dialWS opens a connection to url with the library's client, and returns
+// it with a context for the test's calls.
+func dialWS(t *testing.T, url string) (context.Context, *websocket.Conn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	c, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	return ctx, c
 }
 
 // wsEvents returns the payloads of the "ws" events of kind in dir.
@@ -173,7 +195,14 @@ func TestWSProxyRecordsMCP(t *testing.T) {
 // scriptedWSUpstream is a WebSocket upstream whose behaviour the test scripts:
 // it echoes every frame, and drops the connection on the text "drop".
 func scriptedWSUpstream(t *testing.T, seen chan<- *http.Request) *httptest.Server {
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := httptest.NewServer(scriptedWSHandler(seen))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// scriptedWSHandler is the handler of scriptedWSUpstream.
+func scriptedWSHandler(seen chan<- *http.Request) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		if seen != nil {
 			seen <- r
 		}
@@ -182,7 +211,8 @@ func scriptedWSUpstream(t *testing.T, seen chan<- *http.Request) *httptest.Serve
 			http.Error(w, "forbidden here", http.StatusForbidden)
 			return
 		}
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"mcp"}, OriginPatterns: []string{"app.example"}})
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"mcp"}, OriginPatterns: []string{"app.example"},
+			CompressionMode: websocket.CompressionContextTakeover})
 		if err != nil {
 			return
 		}
@@ -199,9 +229,7 @@ func scriptedWSUpstream(t *testing.T, seen chan<- *http.Request) *httptest.Serve
 				return
 			}
 		}
-	}))
-	t.Cleanup(ts.Close)
-	return ts
+	}
 }
 
 func TestWSProxyBadInput(t *testing.T) {
@@ -260,13 +288,7 @@ func TestWSProxyBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			url, _, m := newWSProxy(t, scriptedWSUpstream(t, nil), "/mcp")
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			c, _, err := websocket.Dial(ctx, url, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.CloseNow()
+			ctx, c := dialWS(t, url)
 			if err := tt.run(ctx, c); err != nil {
 				t.Fatal(err)
 			}
@@ -387,22 +409,8 @@ func TestWSProxyHostOriginAndSessions(t *testing.T) {
 }
 
 func TestWSProxyFrameTooBig(t *testing.T) {
-	m := &memTape{}
-	up := scriptedWSUpstream(t, nil)
-	p, err := NewWSProxy(wsURL(up.URL, "/mcp"), m, WithMaxBody(1<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(p)
-	defer ts.Close()
-	defer p.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c, _, err := websocket.Dial(ctx, wsURL(ts.URL, "/mcp"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseNow()
+	url, _, m := newWSProxyTo(t, wsURL(scriptedWSUpstream(t, nil).URL, "/mcp"), WithMaxBody(1<<20))
+	ctx, c := dialWS(t, url)
 	if err := c.Write(ctx, websocket.MessageText, []byte(strings.Repeat("z", 2<<20))); err != nil {
 		t.Fatal(err)
 	}
