@@ -175,7 +175,7 @@ func (s *session) setupSteps(ctx context.Context, conn transport.Conn) {
 		id := s.nextID.Add(1)
 		buf = t.appendFrame(s.r.frameBuf(buf), id)
 		start := time.Now()
-		names := t.call.Series()
+		names := t.series
 		stepNames := make([]string, len(names))
 		for i, n := range names {
 			stepNames[i] = "setup " + n
@@ -371,7 +371,7 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 	s.mu.Unlock()
 	id := s.nextID.Add(1)
 	buf = t.appendFrame(s.r.frameBuf(buf), id)
-	names := t.call.Series()
+	names := t.series
 	c := &call{done: make(chan reply, 1), names: names, tmpl: t}
 	st.mu.Lock()
 	st.sent++
