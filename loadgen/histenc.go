@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"encoding/base64"
 	"encoding/binary"
+	"io"
 	"math"
 	"sync"
 
@@ -20,17 +21,45 @@ import (
 // HdrHistogram implementation, reads them): a header, then the counts up
 // to the highest non-zero one as ZigZag LEB128 (64b9B) numbers, a run of
 // zeros as its negated length, deflated (at the fastest level, with a
-// pooled writer), then base64.
+// writer kept for the next), then base64.
 const (
 	v2Cookie           int32 = hdrhistogram.V2EncodingCookieBase | 0x10 // 8-byte words
 	v2CompressedCookie int32 = hdrhistogram.V2CompressedEncodingCookieBase | 0x10
 )
 
-// zlibWriters recycles the writers encodeHist deflates with.
-var zlibWriters = sync.Pool{New: func() any {
-	w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed) // a valid level: no error
+// zlibWriters keeps a few deflate writers (some 300 KB each) for
+// encodeHist: a sync.Pool drops its items at every other collection, and
+// a load generator collects several times between two intervals.
+var zlibWriters struct {
+	mu   sync.Mutex
+	free []*zlib.Writer
+}
+
+// maxFreeWriters bounds zlibWriters.free.
+const maxFreeWriters = 2
+
+func getZlibWriter(dst io.Writer) *zlib.Writer {
+	zlibWriters.mu.Lock()
+	if n := len(zlibWriters.free); n > 0 {
+		w := zlibWriters.free[n-1]
+		zlibWriters.free = zlibWriters.free[:n-1]
+		zlibWriters.mu.Unlock()
+		w.Reset(dst)
+		return w
+	}
+	zlibWriters.mu.Unlock()
+	w, _ := zlib.NewWriterLevel(dst, zlib.BestSpeed) // a valid level: no error
 	return w
-}}
+}
+
+func putZlibWriter(w *zlib.Writer) {
+	w.Reset(nil)
+	zlibWriters.mu.Lock()
+	if len(zlibWriters.free) < maxFreeWriters {
+		zlibWriters.free = append(zlibWriters.free, w)
+	}
+	zlibWriters.mu.Unlock()
+}
 
 // encodeHist returns h in the V2 compressed encoding, base64.
 func encodeHist(h *hdrhistogram.Histogram) string {
@@ -71,12 +100,10 @@ func encodeHist(h *hdrhistogram.Histogram) string {
 
 	var out bytes.Buffer
 	out.Write(make([]byte, 8)) // cookie and length, set below
-	zw := zlibWriters.Get().(*zlib.Writer)
-	zw.Reset(&out)
+	zw := getZlibWriter(&out)
 	zw.Write(inner) // to a bytes.Buffer: no error
 	zw.Close()
-	zw.Reset(nil)
-	zlibWriters.Put(zw)
+	putZlibWriter(zw)
 	b := out.Bytes()
 	binary.BigEndian.PutUint32(b[0:], uint32(v2CompressedCookie))
 	binary.BigEndian.PutUint32(b[4:], uint32(len(b)-8))

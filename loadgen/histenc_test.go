@@ -3,6 +3,7 @@ package loadgen
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -85,4 +86,25 @@ func BenchmarkEncodeHist(b *testing.B) {
 			h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 		}
 	})
+}
+
+// TestEncodeHistKeepsWriter: encoding a histogram after collections
+// allocates no new deflate writer (a sync.Pool lost it at every other
+// collection, and a generator collects several times an interval).
+func TestEncodeHistKeepsWriter(t *testing.T) {
+	h := newHist()
+	h.RecordValue(12345)
+	encodeHist(h)
+	counts := int64(len(h.Export().Counts)) * 8 // the copy encodeHist reads
+	for range 3 {
+		runtime.GC()
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		encodeHist(h)
+		runtime.ReadMemStats(&after)
+		if n := int64(after.TotalAlloc - before.TotalAlloc); n > counts+32<<10 {
+			t.Fatalf("an encoding allocated %d bytes, the counts are %d", n, counts)
+		}
+	}
 }
