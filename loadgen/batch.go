@@ -91,7 +91,7 @@ func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Tim
 			buf = append(buf, ',')
 		}
 		buf = t.appendFrame(buf, first+int64(i))
-		names[i] = t.call.Series()
+		names[i] = t.series
 		for _, n := range names[i] {
 			st.seriesCountsLocked(n).requests++
 		}

@@ -124,7 +124,7 @@ wait:
 		last = c.lastAt
 	}
 	s.mu.Unlock()
-	names := c.tmpl.call.Series()
+	names := c.tmpl.series
 	if last.After(at) {
 		st.record([]string{names[len(names)-1] + cancelSuffix}, last.Sub(at))
 	} else {

@@ -106,8 +106,8 @@ func (rep *Report) WriteHgrmDir(dir string) error {
 // every interval, one histogram per series of the values recorded in that
 // interval, tagged with the series name (spaces become '_').
 type intervalLog struct {
-	mu    sync.Mutex // guards cur, from
-	cur   map[string]*hdrhistogram.Histogram
+	mu    sync.Mutex // guards rec, from
+	rec   intervalRecorder
 	from  time.Time
 	w     *hdrhistogram.HistogramLogWriter
 	err   error // first write error
@@ -115,7 +115,7 @@ type intervalLog struct {
 }
 
 func newIntervalLog(w io.Writer, every time.Duration, start time.Time) *intervalLog {
-	l := &intervalLog{cur: map[string]*hdrhistogram.Histogram{}, from: start, w: hdrhistogram.NewHistogramLogWriter(w), every: every}
+	l := &intervalLog{from: start, w: hdrhistogram.NewHistogramLogWriter(w), every: every}
 	ms := start.UnixMilli()
 	l.w.SetBaseTime(ms)
 	l.err = errors.Join(l.w.OutputLogFormatVersion(), l.w.OutputStartTime(ms), l.w.OutputBaseTime(ms), l.w.OutputLegend())
@@ -125,42 +125,42 @@ func newIntervalLog(w io.Writer, every time.Duration, start time.Time) *interval
 // record adds v to the current interval of each series.
 func (l *intervalLog) record(names []string, v int64) {
 	l.mu.Lock()
-	for _, n := range names {
-		h := l.cur[n]
-		if h == nil {
-			h = newHist()
-			h.SetTag(strings.Map(func(r rune) rune {
-				if r == ' ' || r == ',' || r == '\r' || r == '\n' {
-					return '_'
-				}
-				return r
-			}, n))
-			l.cur[n] = h
-		}
-		_ = h.RecordValue(v)
-	}
+	l.rec.record(names, v)
 	l.mu.Unlock()
 }
 
 // flush writes the current interval, ending at now, and starts the next.
+// Series with nothing recorded in the interval are left out.
 func (l *intervalLog) flush(now time.Time) {
 	l.mu.Lock()
-	cur, from := l.cur, l.from
-	l.cur, l.from = map[string]*hdrhistogram.Histogram{}, now
+	cur, from := l.rec.take(), l.from
+	l.from = now
 	l.mu.Unlock()
 	names := make([]string, 0, len(cur))
-	for n := range cur {
-		names = append(names, n)
+	for n, h := range cur {
+		if h.TotalCount() > 0 {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	for _, n := range names {
 		h := cur[n]
+		h.SetTag(strings.Map(func(r rune) rune {
+			if r == ' ' || r == ',' || r == '\r' || r == '\n' {
+				return '_'
+			}
+			return r
+		}, n))
 		h.SetStartTimeMs(from.UnixMilli())
 		h.SetEndTimeMs(max(now.UnixMilli(), from.UnixMilli()+1))
 		if err := l.w.OutputIntervalHistogram(h); err != nil && l.err == nil {
 			l.err = err
 		}
 	}
+	resetAll(cur)
+	l.mu.Lock()
+	l.rec.giveBack(cur)
+	l.mu.Unlock()
 }
 
 // run flushes every interval until done is closed, then once more.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // DefaultInterval is the width of the intervals a run's report records
@@ -52,10 +54,59 @@ func WithIntervals(d time.Duration) Option {
 	}
 }
 
-// intervals takes a mark every interval of a run and keeps the figures
-// between consecutive marks.
+// intervalRecorder holds the latencies of the current interval, one
+// histogram per series, recorded beside the run's cumulative histograms
+// (as HdrHistogram's Recorder does): the end of an interval takes them
+// as they are, instead of copying and diffing the run's histograms, and
+// gives them back reset for a later interval, so that an interval
+// allocates nothing once every series has its two histograms. It has no
+// lock of its own: its owner's guards it.
+type intervalRecorder struct {
+	cur   map[string]*hdrhistogram.Histogram
+	spare map[string]*hdrhistogram.Histogram // given back, reset; nil while taken
+}
+
+// record adds v to the current interval of each of the named series.
+func (r *intervalRecorder) record(names []string, v int64) {
+	for _, n := range names {
+		h := r.cur[n]
+		if h == nil {
+			if r.cur == nil {
+				r.cur = make(map[string]*hdrhistogram.Histogram)
+			}
+			h = newHist()
+			r.cur[n] = h
+		}
+		_ = h.RecordValue(v) // in range by construction
+	}
+}
+
+// take ends the current interval: it returns its histograms (series with
+// nothing recorded in it included, empty) and starts the next with the
+// histograms given back.
+func (r *intervalRecorder) take() map[string]*hdrhistogram.Histogram {
+	cur := r.cur
+	r.cur, r.spare = r.spare, nil
+	return cur
+}
+
+// giveBack returns histograms taken, once read, for a later interval.
+// The caller resets them first, outside its lock.
+func (r *intervalRecorder) giveBack(hists map[string]*hdrhistogram.Histogram) { r.spare = hists }
+
+// resetAll empties every histogram of hists.
+func resetAll(hists map[string]*hdrhistogram.Histogram) {
+	for _, h := range hists {
+		h.Reset()
+	}
+}
+
+// intervals records the figures of each interval of a run: every
+// interval, the counts between consecutive marks (taken without the
+// histograms) and the latencies of the run's intervalRecorder.
 type intervals struct {
 	mu    sync.Mutex
+	st    *stats
 	start time.Time
 	prev  *mark
 	out   []Interval
@@ -71,12 +122,16 @@ func (r *runner) recordIntervals() func() []Interval {
 		return func() []Interval { return nil }
 	}
 	iv := startIntervals(r.st, r.start, r.o.interval, r.o.model())
-	return func() []Interval { return iv.stop(r.st, r.o.model()) }
+	return func() []Interval { return iv.stop(r.o.model()) }
 }
 
 // startIntervals records the intervals of the run st measures from start.
 func startIntervals(st *stats, start time.Time, every time.Duration, model string) *intervals {
-	iv := &intervals{start: start, prev: st.mark(), done: make(chan struct{})}
+	st.mu.Lock()
+	st.iv = &intervalRecorder{}
+	prev := st.markLocked(false)
+	st.mu.Unlock()
+	iv := &intervals{st: st, start: start, prev: prev, done: make(chan struct{})}
 	iv.wg.Add(1)
 	go func() {
 		defer iv.wg.Done()
@@ -85,7 +140,7 @@ func startIntervals(st *stats, start time.Time, every time.Duration, model strin
 		for {
 			select {
 			case <-t.C:
-				iv.add(st.mark(), model)
+				iv.add(model)
 			case <-iv.done:
 				return
 			}
@@ -94,11 +149,19 @@ func startIntervals(st *stats, start time.Time, every time.Duration, model strin
 	return iv
 }
 
-// add records the interval from the previous mark to m.
-func (iv *intervals) add(m *mark, model string) {
+// add records the interval from the previous mark to now.
+func (iv *intervals) add(model string) {
 	iv.mu.Lock()
 	defer iv.mu.Unlock()
-	w := window(iv.prev, m, model)
+	st := iv.st
+	st.mu.Lock()
+	m := st.markLocked(false)
+	hists := st.iv.take()
+	st.mu.Unlock()
+	if hists == nil {
+		hists = map[string]*hdrhistogram.Histogram{}
+	}
+	w := window(iv.prev, m, model, hists)
 	in := Interval{Offset: iv.prev.at.Sub(iv.start), Duration: w.Duration, Requests: w.Requests, Answered: w.Answered,
 		Errors: w.RequestErrors, Dropped: w.Dropped}
 	for _, s := range w.Series {
@@ -110,13 +173,20 @@ func (iv *intervals) add(m *mark, model string) {
 	}
 	iv.out = append(iv.out, in)
 	iv.prev = m
+	resetAll(hists)
+	st.mu.Lock()
+	st.iv.giveBack(hists)
+	st.mu.Unlock()
 }
 
 // stop ends the recording with a last interval up to now.
-func (iv *intervals) stop(st *stats, model string) []Interval {
+func (iv *intervals) stop(model string) []Interval {
 	close(iv.done)
 	iv.wg.Wait()
-	iv.add(st.mark(), model)
+	iv.add(model)
+	iv.st.mu.Lock()
+	iv.st.iv = nil // what comes after the run (sessions closing) is in no interval
+	iv.st.mu.Unlock()
 	return iv.out
 }
 

@@ -38,13 +38,14 @@ type stats struct {
 	setups        int64
 	prog          progressStats
 	cancel        cancelStats
-	batches       map[string]int64 // batch outcomes
-	get           getStats         // WithGetStream
-	ilog          *intervalLog     // WithHlog
-	exits         map[string]int64 // stdio servers that exited, by status
-	setupErrs     map[errKey]int64 // errors of session setups, for Report.Failure
-	outage        outage           // the server unreachable
-	lastTransport string           // the latest transport error, for Report.Failure
+	batches       map[string]int64  // batch outcomes
+	get           getStats          // WithGetStream
+	ilog          *intervalLog      // WithHlog
+	iv            *intervalRecorder // WithIntervals: the current interval's latencies
+	exits         map[string]int64  // stdio servers that exited, by status
+	setupErrs     map[errKey]int64  // errors of session setups, for Report.Failure
+	outage        outage            // the server unreachable
+	lastTransport string            // the latest transport error, for Report.Failure
 }
 
 // errKey is one error class with its detail (status code, error code...).
@@ -97,6 +98,9 @@ func (s *stats) recordLocked(names []string, v int64) {
 			s.series[n] = h
 		}
 		_ = h.RecordValue(v) // in range by construction
+	}
+	if s.iv != nil {
+		s.iv.record(names, v)
 	}
 }
 

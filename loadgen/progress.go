@@ -56,7 +56,7 @@ func (s *session) progress(at time.Time, info jsonrpc.Info, frame []byte) {
 		c.progress++
 		c.last = m.Params.Progress
 		if c.tmpl != nil {
-			n := c.tmpl.call.Series()
+			n := c.tmpl.series
 			series = n[len(n)-1]
 		}
 	}

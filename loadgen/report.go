@@ -188,6 +188,10 @@ func (r *runner) report(end time.Time) *Report {
 	return rep
 }
 
+// fillPercentiles are the percentiles fill reads, in Series' order, then
+// 100: the maximum.
+var fillPercentiles = [...]float64{50, 90, 99, 99.9, 100}
+
 // fill computes every series' figures and encoding from its histogram and
 // sorts the series.
 func (rep *Report) fill() {
@@ -202,15 +206,13 @@ func (rep *Report) fill() {
 		}
 		s.Mean = time.Duration(h.Mean())
 		s.Min = time.Duration(h.Min())
-		s.P50 = time.Duration(h.ValueAtPercentile(50))
-		s.P90 = time.Duration(h.ValueAtPercentile(90))
-		s.P99 = time.Duration(h.ValueAtPercentile(99))
-		s.P999 = time.Duration(h.ValueAtPercentile(99.9))
-		s.Max = time.Duration(h.Max())
-		enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-		if err == nil {
-			s.Histogram = string(enc)
-		}
+		// one pass for the percentiles and the maximum (each
+		// ValueAtPercentile, and Max, walks the counts; a report fills a
+		// series every interval)
+		p := h.ValueAtPercentilesSlice(fillPercentiles[:])
+		s.P50, s.P90, s.P99, s.P999 = time.Duration(p[0]), time.Duration(p[1]), time.Duration(p[2]), time.Duration(p[3])
+		s.Max = time.Duration(p[4])
+		s.Histogram = encodeHist(h)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/mcptape/mcptape/internal/refserver"
 )
 
@@ -155,6 +157,25 @@ func TestIntervals(t *testing.T) {
 	if sent != rep.Requests || answered != rep.Answered {
 		t.Errorf("intervals hold %d sent %d answered, the run %d %d", sent, answered, rep.Requests, rep.Answered)
 	}
+	// every latency of a request series is in exactly one interval
+	for _, name := range []string{"tools/call", "tools/call echo"} {
+		merged := newHist()
+		for _, in := range rep.Intervals {
+			for _, s := range in.Series {
+				if s.Name == name {
+					h, err := hdrhistogram.Decode([]byte(s.Histogram))
+					if err != nil {
+						t.Fatal(err)
+					}
+					merged.Merge(h)
+				}
+			}
+		}
+		run := rep.Find(name)
+		if run == nil || merged.TotalCount() != run.Count || time.Duration(merged.Max()) != run.Max {
+			t.Errorf("%s: intervals hold %d latencies (max %v), the run %+v", name, merged.TotalCount(), time.Duration(merged.Max()), run)
+		}
+	}
 	var buf strings.Builder
 	if err := rep.WriteJSON(&buf); err != nil {
 		t.Fatal(err)
@@ -168,5 +189,46 @@ func TestIntervals(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), Target{URL: url}, mustCalls(t, "ping"), WithDuration(time.Second), WithIntervals(time.Millisecond)); err == nil {
 		t.Error("an interval of 1ms accepted")
+	}
+}
+
+// TestIntervalRecorder: each interval's histograms hold the values
+// recorded in it and no other, and once each series has its two
+// histograms an interval allocates nothing (the report's intervals once
+// copied every histogram of the run, twice, per interval).
+func TestIntervalRecorder(t *testing.T) {
+	var r intervalRecorder
+	names := []string{"tools/call", "tools/call echo"}
+	cycle := func(v int64, n int) map[string]int64 {
+		for range n {
+			r.record(names, v)
+		}
+		got := map[string]int64{}
+		hists := r.take()
+		for name, h := range hists {
+			if h.TotalCount() > 0 && (h.Min() > v || h.Max() < v) {
+				t.Errorf("%s: values %d..%d, recorded %d", name, h.Min(), h.Max(), v)
+			}
+			got[name] = h.TotalCount()
+		}
+		resetAll(hists)
+		r.giveBack(hists)
+		return got
+	}
+	for i, n := range []int{3, 5, 0, 7} {
+		got := cycle(int64(1000*(i+1)), n)
+		for _, name := range names {
+			if got[name] != int64(n) {
+				t.Errorf("interval %d: %s holds %d values, want %d", i, name, got[name], n)
+			}
+		}
+	}
+	if a := testing.AllocsPerRun(20, func() {
+		r.record(names, 5000)
+		hists := r.take()
+		resetAll(hists)
+		r.giveBack(hists)
+	}); a != 0 {
+		t.Errorf("an interval allocates %v times", a)
 	}
 }

@@ -25,11 +25,19 @@ type mark struct {
 func (s *stats) mark() *mark {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.markLocked(true)
+}
+
+// markLocked takes the run's cumulative figures, the histograms only when
+// hists (a copy of each: the cost of a mark); s.mu is held.
+func (s *stats) markLocked(hists bool) *mark {
 	m := &mark{at: time.Now(), sent: s.sent, done: s.done, reqErrs: s.reqErrs, dropped: s.dropped, setups: s.setups,
-		hists: make(map[string]*hdrhistogram.Snapshot, len(s.series)), counts: make(map[string]seriesCounts, len(s.counts)),
-		errors: maps.Clone(s.errors)}
-	for n, h := range s.series {
-		m.hists[n] = h.Export()
+		counts: make(map[string]seriesCounts, len(s.counts)), errors: maps.Clone(s.errors)}
+	if hists {
+		m.hists = make(map[string]*hdrhistogram.Snapshot, len(s.series))
+		for n, h := range s.series {
+			m.hists[n] = h.Export()
+		}
 	}
 	for n, c := range s.counts {
 		m.counts[n] = *c
@@ -39,7 +47,10 @@ func (s *stats) mark() *mark {
 
 // window returns the figures between marks a and b (a before b) as a
 // report of the requests counted in that time: sent, answered or failed.
-func window(a, b *mark, model string) *Report {
+// The latencies are the difference of the marks' histograms, or, when
+// hists is not nil, those of hists: the histograms of that time alone
+// (intervalRecorder), used as they are.
+func window(a, b *mark, model string, hists map[string]*hdrhistogram.Histogram) *Report {
 	rep := &Report{Format: ReportFormat, Model: model, Generators: 1, Started: a.at, Ended: b.at, Duration: b.at.Sub(a.at),
 		Requests: b.sent - a.sent, Answered: b.done - a.done, RequestErrors: b.reqErrs - a.reqErrs,
 		Dropped: b.dropped - a.dropped, Setups: b.setups - a.setups}
@@ -50,24 +61,30 @@ func window(a, b *mark, model string) *Report {
 		}
 	}
 	sortErrors(rep.Errors)
-	for name, hb := range b.hists {
-		snap := *hb
-		snap.Counts = append([]int64(nil), hb.Counts...)
-		if ha := a.hists[name]; ha != nil {
-			for i := range min(len(ha.Counts), len(snap.Counts)) {
-				snap.Counts[i] -= ha.Counts[i]
+	if hists == nil {
+		hists = make(map[string]*hdrhistogram.Histogram, len(b.hists))
+		for name, hb := range b.hists {
+			snap := *hb
+			snap.Counts = append([]int64(nil), hb.Counts...)
+			if ha := a.hists[name]; ha != nil {
+				for i := range min(len(ha.Counts), len(snap.Counts)) {
+					snap.Counts[i] -= ha.Counts[i]
+				}
 			}
+			hists[name] = hdrhistogram.Import(&snap)
 		}
+	}
+	for name, h := range hists {
 		c := b.counts[name]
 		ca := a.counts[name]
-		s := Series{Name: name, Requests: c.requests - ca.requests, Errors: c.errors - ca.errors, hist: hdrhistogram.Import(&snap)}
-		if s.hist.TotalCount() == 0 && s.Requests == 0 && s.Errors == 0 {
+		s := Series{Name: name, Requests: c.requests - ca.requests, Errors: c.errors - ca.errors, hist: h}
+		if h.TotalCount() == 0 && s.Requests == 0 && s.Errors == 0 {
 			continue
 		}
 		rep.Series = append(rep.Series, s)
 	}
 	for name, c := range b.counts {
-		if b.hists[name] == nil {
+		if hists[name] == nil {
 			ca := a.counts[name]
 			if r, e := c.requests-ca.requests, c.errors-ca.errors; r > 0 || e > 0 {
 				rep.Series = append(rep.Series, Series{Name: name, Requests: r, Errors: e, hist: newHist()})
@@ -155,7 +172,7 @@ func (o *options) stageReports(marks []*mark, model string) []StageReport {
 	for i := 0; i+1 < len(marks) && i < len(o.stages); i++ {
 		st := o.stages[i]
 		out = append(out, StageReport{Stage: i + 1, Offset: off, From: prof[i].from, Target: st.Target, Rate: st.Rate,
-			Figures: window(marks[i], marks[i+1], model)})
+			Figures: window(marks[i], marks[i+1], model, nil)})
 		off += st.Duration
 	}
 	return out

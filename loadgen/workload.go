@@ -110,9 +110,10 @@ type frameSpec struct {
 // template is a request frame cut where the request id goes: the id is
 // written between consecutive parts.
 type template struct {
-	call  *Call
-	parts [][]byte
-	fs    frameSpec
+	call   *Call
+	series []string // call.Series(), made once
+	parts  [][]byte
+	fs     frameSpec
 }
 
 // reqVars are the values of scenario variables for one request.
@@ -131,7 +132,7 @@ func (t *template) render(v reqVars) *template {
 	c := *t.call
 	c.Args = t.call.vars.render(v.session, v.iteration, v.rng)
 	r := newTemplate(&c, t.fs)
-	r.call = t.call // series and think of the original call
+	r.call, r.series = t.call, t.series // series and think of the original call
 	return r
 }
 
@@ -184,12 +185,12 @@ func newTemplate(c *Call, fs frameSpec) *template {
 			}
 			head.WriteString(`"progressToken":`)
 			parts := [][]byte{bytes.Clone(head.Bytes()), []byte(`}},"id":`), []byte(`}`)}
-			return &template{call: c, parts: parts, fs: fs}
+			return &template{call: c, series: c.Series(), parts: parts, fs: fs}
 		}
 		head.WriteByte('}')
 	}
 	head.WriteString(`},"id":`)
-	return &template{call: c, parts: [][]byte{head.Bytes(), []byte(`}`)}, fs: fs}
+	return &template{call: c, series: c.Series(), parts: [][]byte{head.Bytes(), []byte(`}`)}, fs: fs}
 }
 
 // clientName is the clientInfo name the load generator announces.

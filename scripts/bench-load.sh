@@ -4,7 +4,10 @@
 #
 #  1. generator efficiency: requests/s reached against the reference server
 #     (stateless, JSON answers) at the same concurrency, posting the same
-#     tools/call body: mcptape load vs vegeta attack vs wrk (Lua POST body);
+#     tools/call body: mcptape load vs vegeta attack vs wrk (Lua POST body),
+#     and the floor (loadgen/testdata/floor): a Go generator that only
+#     writes the same pre-built POST on each keep-alive connection and
+#     reads the answer by its framing, the least any Go generator does;
 #  2. scale: peak resident memory of one generator holding N HTTP sessions;
 #  3. stdio: 100 sessions x 8 in flight against the reference server.
 #
@@ -25,6 +28,7 @@ if ! command -v vegeta >/dev/null && [ ! -x "$GOBIN_DIR/vegeta" ]; then
   GOBIN=$GOBIN_DIR go install github.com/tsenart/vegeta/v12@v12.13.0
 fi
 VEGETA=$(command -v vegeta || echo "$GOBIN_DIR/vegeta")
+(cd "$(dirname "$0")/.." && go build -o "$WORK/floor" ./loadgen/testdata/floor)
 command -v wrk >/dev/null || { echo "wrk missing: apt-get install -y wrk" >&2; exit 1; }
 
 start_server() { # start_server FLAGS... ; sets URL and SRV_PID
@@ -78,6 +82,11 @@ run_vegeta() {
     python3 -c 'import json,sys; r=json.load(sys.stdin); print("%.1f %d" % (r["throughput"], r["status_codes"].get("200", 0)))' > "$WORK/res"
   read -r rate n < "$WORK/res"; echo "$rate $(cpu) $n"
 }
+run_floor() {
+  /usr/bin/time -f '%U %S' -o "$WORK/cpu" "$WORK/floor" -url "$URL" -c "$CONC" -d "${SECS}s" -body "$WORK/body.json" \
+    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -H 'Mcp-Protocol-Version: 2025-06-18' > "$WORK/res"
+  read -r n secs < "$WORK/res"; echo "$(python3 -c "print('%.1f' % ($n/$secs))") $(cpu) $n"
+}
 run_wrk() {
   /usr/bin/time -f '%U %S' -o "$WORK/cpu" wrk -t2 -c"$CONC" -d"${SECS}s" -s "$WORK/post.lua" "$URL" > "$WORK/wrk.txt"
   echo "$(awk '/Requests\/sec/ {print $2}' "$WORK/wrk.txt") $(cpu) $(awk '/requests in/ {print $1}' "$WORK/wrk.txt")"
@@ -85,25 +94,29 @@ run_wrk() {
 # The machine may be shared: alternate the tools for ROUNDS rounds and keep
 # each tool's best (the most requests per second it reaches).
 ROUNDS=${ROUNDS:-3}
-o=(); v=(); w=()
+o=(); v=(); w=(); f=()
 for r in $(seq "$ROUNDS"); do
-  o+=("$(run_ours)"); v+=("$(run_vegeta)"); w+=("$(run_wrk)")
-  echo "round $r (req/s cpu-s requests): mcptape ${o[-1]} | vegeta ${v[-1]} | wrk ${w[-1]}" >&2
+  o+=("$(run_ours)"); v+=("$(run_vegeta)"); w+=("$(run_wrk)"); f+=("$(run_floor)")
+  echo "round $r (req/s cpu-s requests): mcptape ${o[-1]} | vegeta ${v[-1]} | wrk ${w[-1]} | floor ${f[-1]}" >&2
 done
 kill "$SRV_PID"; wait "$SRV_PID" 2>/dev/null || true
 
-python3 - "$(printf '%s;' "${o[@]}")" "$(printf '%s;' "${v[@]}")" "$(printf '%s;' "${w[@]}")" <<'PY'
+python3 - "$(printf '%s;' "${o[@]}")" "$(printf '%s;' "${v[@]}")" "$(printf '%s;' "${w[@]}")" "$(printf '%s;' "${f[@]}")" <<'PY'
 import sys
 def parse(a):
     rows = [list(map(float, r.split())) for r in a.split(";") if r.strip()]
     best = max(r[0] for r in rows)
     cpu_us = min(1e6 * r[1] / r[2] for r in rows if r[2] > 0)  # CPU microseconds per request
     return best, cpu_us
-(o, oc), (v, vc), (w, wc) = (parse(a) for a in sys.argv[1:])
-print(f"               best req/s   ratio   generator CPU/request  efficiency ratio (their CPU/ours)")
+(o, oc), (v, vc), (w, wc), (f, fc) = (parse(a) for a in sys.argv[1:])
+print(f"               best req/s   load/it generator CPU/request  efficiency ratio (their CPU/ours)")
 print(f"mcptape load   {o:10.1f}          {oc:8.1f} µs")
 print(f"vegeta attack  {v:10.1f}   {o/v:5.2f}  {vc:8.1f} µs             {vc/oc:5.2f}   (target >= 1.0)")
 print(f"wrk            {w:10.1f}   {o/w:5.2f}  {wc:8.1f} µs             {wc/oc:5.2f}   (target >= 0.8)")
+print(f"floor          {f:10.1f}   {o/f:5.2f}  {fc:8.1f} µs             {fc/oc:5.2f}")
+gap = f / w - o / w
+print(f"load/wrk {o/w:.2f}, floor/wrk {f/w:.2f}, load/floor {o/f:.2f}; load {gap:.2f} below the floor "
+      f"(target: load/wrk >= 1.0, or load/wrk >= floor/wrk - 0.05: {'met' if o >= w or gap <= 0.05 else 'not met'})")
 PY
 
 if [[ $PARTS == *2* ]]; then

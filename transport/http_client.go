@@ -75,7 +75,8 @@ type HTTPConn struct {
 	sessionH []string // session as a header value
 	version  string   // negotiated version
 	getEx    *Exchange
-	getting  bool // a GET stream is being opened
+	getting  bool                   // a GET stream is being opened
+	live     map[*Exchange]struct{} // exchanges in progress: Close cancels them
 
 	side *sideStream // WithStreamPath
 
@@ -132,7 +133,8 @@ func newHTTPConn(o *options, base *url.URL, legacy bool) (*HTTPConn, error) {
 		ctype:    []string{"application/json"},
 		version0: o.version, autoGet: o.getStrm, noDelete: o.noDelete,
 		grace: o.grace, max: o.maxFrame,
-		in: newInbox(streamQueueLimit),
+		in:   newInbox(streamQueueLimit),
+		live: make(map[*Exchange]struct{}),
 	}
 	if c.client == nil {
 		client, err := NewHTTPClient(0)
@@ -321,13 +323,26 @@ func isRedirect(resp *http.Response) bool {
 
 // exchangeContext returns the context of one exchange: it ends when ctx
 // ends, when the connection closes, or on Exchange.CloseStream. release
-// frees it once the exchange is complete.
+// frees it once the exchange is complete. The connection keeps the
+// exchanges in progress in a set that Close cancels, rather than one
+// context.AfterFunc each: the exchange context is the one a request pays
+// for on the hot path.
 func (c *HTTPConn) exchangeContext(ctx context.Context, ex *Exchange) (context.Context, func()) {
 	rctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(c.ctx, func() { cancel(ErrClosed) })
 	ex.cancel = cancel
+	c.mu.Lock()
+	closed := c.closed
+	if !closed {
+		c.live[ex] = struct{}{}
+	}
+	c.mu.Unlock()
+	if closed {
+		cancel(ErrClosed)
+	}
 	return rctx, func() {
-		stop()
+		c.mu.Lock()
+		delete(c.live, ex)
+		c.mu.Unlock()
 		cancel(nil)
 	}
 }

@@ -232,9 +232,14 @@ func (c *HTTPConn) Close() error {
 		c.mu.Lock()
 		c.closed = true
 		session := c.session
+		live := c.live
+		c.live = nil
 		c.mu.Unlock()
 		c.in.shut()
 		c.cancel(ErrClosed)
+		for ex := range live {
+			ex.cancel(ErrClosed)
+		}
 		if session != "" && !c.noDelete && !c.legacy {
 			c.closeErr = c.deleteSession(session)
 		}
