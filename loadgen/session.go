@@ -403,7 +403,7 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 		return buf, backsOff(err)
 	}
 	st.answered(names, rep.at.Sub(intended))
-	if c.stream.parts > 0 || c.stream.end { // written before c.done was sent
+	if c.stream.seen() { // written before c.done was sent
 		st.streamed(names, &c.stream, intended, rep.at)
 	}
 	class := s.judge(names, t, &rep)
@@ -571,18 +571,9 @@ func (s *session) dispatch(conn transport.Conn, at time.Time, info jsonrpc.Info,
 		part, tokens := streamPart(frame, &info)
 		s.mu.Lock()
 		c := s.pending[id]
-		if part == jsonrpc.PartStart || part == jsonrpc.PartDelta {
-			if c != nil { // the call stays in flight until its end
-				if c.stream.parts == 0 {
-					c.stream.first = at
-				}
-				c.stream.parts++
-			}
-			s.mu.Unlock()
+		if c != nil && c.stream.take(part, tokens, at) {
+			s.mu.Unlock() // the call stays in flight until its end
 			return
-		}
-		if c != nil && part == jsonrpc.PartEnd {
-			c.stream.end, c.stream.tokens = true, tokens
 		}
 		delete(s.pending, id)
 		s.mu.Unlock()
