@@ -120,8 +120,10 @@ wait:
 	}
 	s.forget(id)
 	s.mu.Lock()
-	if c.lastAt.After(last) {
-		last = c.lastAt
+	for _, t := range []time.Time{c.lastAt, c.stream.last} { // progress, parts of a streamed answer
+		if t.After(last) {
+			last = t
+		}
 	}
 	s.mu.Unlock()
 	names := c.tmpl.series

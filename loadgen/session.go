@@ -361,7 +361,7 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 		return buf, backsOff(err)
 	}
 	st.answered(names, rep.at.Sub(intended))
-	if c.stream.parts > 0 || c.stream.end { // written before c.done was sent
+	if c.stream.seen() { // written before c.done was sent
 		st.streamed(names, &c.stream, intended, rep.at)
 	}
 	class := s.judge(names, t, &rep)

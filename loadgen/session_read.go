@@ -159,18 +159,9 @@ func (s *session) dispatch(conn transport.Conn, at time.Time, info jsonrpc.Info,
 		part, tokens := streamPart(frame, &info)
 		s.mu.Lock()
 		c := s.pending[id]
-		if part == jsonrpc.PartStart || part == jsonrpc.PartDelta {
-			if c != nil { // the call stays in flight until its end
-				if c.stream.parts == 0 {
-					c.stream.first = at
-				}
-				c.stream.parts++
-			}
-			s.mu.Unlock()
+		if c != nil && c.stream.take(part, tokens, at) {
+			s.mu.Unlock() // the call stays in flight until its end
 			return
-		}
-		if c != nil && part == jsonrpc.PartEnd {
-			c.stream.end, c.stream.tokens = true, tokens
 		}
 		delete(s.pending, id)
 		s.mu.Unlock()

@@ -45,9 +45,31 @@ func streamPart(frame []byte, info *jsonrpc.Info) (jsonrpc.StreamPart, int64) {
 type streamedCall struct {
 	parts  int64     // parts before the terminal answer
 	first  time.Time // the first part
+	last   time.Time // the latest part
 	end    bool      // the terminal answer was an end part
 	tokens int64     // its usage total_tokens
 }
+
+// take notes an answer's part (see streamPart), arrived at at, and
+// reports whether the call stays in flight: a start or a delta keeps it
+// there until the terminal answer.
+func (c *streamedCall) take(part jsonrpc.StreamPart, tokens int64, at time.Time) bool {
+	switch part {
+	case jsonrpc.PartStart, jsonrpc.PartDelta:
+		if c.parts == 0 {
+			c.first = at
+		}
+		c.parts++
+		c.last = at
+		return true
+	case jsonrpc.PartEnd:
+		c.end, c.tokens = true, tokens
+	}
+	return false
+}
+
+// seen reports whether the answer was streamed.
+func (c *streamedCall) seen() bool { return c.parts > 0 || c.end }
 
 // streamed records a streamed call of the named series, answered at end,
 // intended at intended.

@@ -23,7 +23,11 @@ import (
 // tool, each session's setup (initialize, or a leading server/discover)
 // to SetupSeries, and errors are counted by class as in Run. A request the
 // recording cancels (notifications/cancelled) is no longer measured, and
-// its answer, if any, is ignored. Of Run's options, WithTimeout,
+// its answer, if any, is ignored. A request answered in parts (a
+// streamed answer: streamed.go) stays in flight until its end part and is
+// measured as Run measures it: its series' latency to the end, the
+// FirstChunkSuffix and CompleteSuffix series, and the usage tokens. Of
+// Run's options, WithTimeout,
 // WithHeader, WithMaxConns, WithHTTPClient, WithInsecureTLS, WithLive,
 // WithHlog, WithDuration and WithRequests apply: the recording bounds the
 // run (each virtual session replays its recorded session once), and
@@ -91,7 +95,7 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 			r.st.failErr(ctx, setupNames, err)
 			return nil, err
 		}
-		return &meteredConn{Conn: c, r: r, pending: map[string]sentReq{}, end: end}, nil
+		return &meteredConn{Conn: c, r: r, pending: map[string]*sentReq{}, end: end}, nil
 	}
 	r.start = time.Now()
 	stopIntervals := r.recordIntervals()
@@ -176,7 +180,8 @@ type sentReq struct {
 	at     time.Time
 	series []string
 	tool   bool
-	probe  bool // a session's leading server/discover
+	probe  bool         // a session's leading server/discover
+	stream streamedCall // parts of a streamed answer (streamed.go), under the conn's mu
 }
 
 // meteredConn measures the requests that go through a connection.
@@ -184,10 +189,10 @@ type meteredConn struct {
 	transport.Conn
 	r       *runner
 	mu      sync.Mutex
-	pending map[string]sentReq // live id key -> request
-	sentAny bool               // a request went out on the connection
-	lossErr error              // why the connection ended, if the server ended it
-	end     func()             // ends the run: its bound was reached
+	pending map[string]*sentReq // live id key -> request
+	sentAny bool                // a request went out on the connection
+	lossErr error               // why the connection ended, if the server ended it
+	end     func()              // ends the run: its bound was reached
 }
 
 // Send notes every request of frame, then sends it.
@@ -228,7 +233,7 @@ func (m *meteredConn) Send(ctx context.Context, frame []byte, opt transport.Send
 		key := mi.ID.Key()
 		keys = append(keys, key)
 		m.mu.Lock()
-		m.pending[key] = sentReq{at: now, series: series, tool: mi.Method == "tools/call", probe: setup && mi.Method == "server/discover"}
+		m.pending[key] = &sentReq{at: now, series: series, tool: mi.Method == "tools/call", probe: setup && mi.Method == "server/discover"}
 		m.mu.Unlock()
 		st := m.r.st
 		st.mu.Lock()
@@ -293,8 +298,13 @@ func (m *meteredConn) measure(info jsonrpc.Info, frame []byte, at time.Time) {
 	if info.Kind != jsonrpc.KindResponse && info.Kind != jsonrpc.KindError {
 		return
 	}
+	part, tokens := streamPart(frame, &info)
 	m.mu.Lock()
 	req, ok := m.pending[info.ID.Key()]
+	if ok && req.stream.take(part, tokens, at) {
+		m.mu.Unlock() // in flight until the end of its streamed answer
+		return
+	}
 	delete(m.pending, info.ID.Key())
 	m.mu.Unlock()
 	if !ok {
@@ -311,6 +321,9 @@ func (m *meteredConn) measure(info jsonrpc.Info, frame []byte, at time.Time) {
 		}
 	} else {
 		st.answered(req.series, at.Sub(req.at))
+		if req.stream.seen() {
+			st.streamed(req.series, &req.stream, req.at, at)
+		}
 	}
 	tool := ""
 	if req.tool {
@@ -320,7 +333,7 @@ func (m *meteredConn) measure(info jsonrpc.Info, frame []byte, at time.Time) {
 }
 
 // forget drops a pending request, no longer in flight, and returns it.
-func (m *meteredConn) forget(key string) (sentReq, bool) {
+func (m *meteredConn) forget(key string) (*sentReq, bool) {
 	m.mu.Lock()
 	req, ok := m.pending[key]
 	delete(m.pending, key)
@@ -337,7 +350,7 @@ func (m *meteredConn) forget(key string) (sentReq, bool) {
 func (m *meteredConn) Close() error {
 	m.mu.Lock()
 	pending := m.pending
-	m.pending = map[string]sentReq{}
+	m.pending = map[string]*sentReq{}
 	lossErr := m.lossErr
 	m.mu.Unlock()
 	st := m.r.st

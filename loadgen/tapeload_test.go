@@ -170,7 +170,7 @@ func TestTapeSetupFallback(t *testing.T) {
 				return nil
 			}}
 			r := &runner{st: newStats()}
-			m := &meteredConn{Conn: conn, r: r, pending: map[string]sentReq{}}
+			m := &meteredConn{Conn: conn, r: r, pending: map[string]*sentReq{}}
 			ctx := t.Context()
 			frames := []string{`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`}
 			if tc.initialize {

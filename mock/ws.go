@@ -10,15 +10,19 @@ import (
 	"github.com/coder/websocket"
 )
 
-// ServeWS serves MCP over WebSocket at Path on ln until ctx ends (nil) or
-// the run must end (Mock.Err). Each connection is one client, served as
-// ServeStdio serves one, a text frame standing for a line (subprotocol
-// "mcp" selected when offered; binary frames are ignored). The connection
-// closes with status 1000 when the client has nothing more to send and its
-// answers are out.
+// WSPath is the second path ServeWS serves, besides Path: the WebSocket
+// endpoint of the LangGraph MCP server's documentation (ws://HOST/mcp/ws).
+const WSPath = "/mcp/ws"
+
+// ServeWS serves MCP over WebSocket at Path and WSPath on ln until ctx
+// ends (nil) or the run must end (Mock.Err). Each connection is one
+// client, served as ServeStdio serves one, a text frame standing for a
+// line (binary frames are ignored). The subprotocol "mcp" is selected
+// when the client offers it; a client offering none (or only others) is
+// accepted without one. The connection closes with status 1000 when the
+// client has nothing more to send and its answers are out.
 func (m *Mock) ServeWS(ctx context.Context, ln net.Listener) error {
-	mux := http.NewServeMux()
-	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
+	serve := func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"mcp"}})
 		if err != nil {
 			return // Accept answered
@@ -27,7 +31,10 @@ func (m *Mock) ServeWS(ctx context.Context, ln net.Listener) error {
 		ctx := r.Context()
 		_ = m.ServeStdio(ctx, &wsLines{c: c, ctx: ctx}, wsFrames{c: c, ctx: ctx})
 		_ = c.Close(websocket.StatusNormalClosure, "")
-	})
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc(Path, serve)
+	mux.HandleFunc(WSPath, serve)
 	return m.serve(ctx, ln, mux)
 }
 

@@ -73,6 +73,9 @@ type loading struct {
 	streamMsg map[uint64]int
 
 	parts map[string]*streamParts // streamed answers being gathered, by dirKey of the request
+	// open requests the client cancelled, by dirKey: a streamed answer
+	// the cancellation cut short is not unfinished (streamed.go)
+	cancelledOpen map[string]bool
 }
 
 // doneID is an id whose uses were all answered when step number at was
@@ -97,6 +100,7 @@ func newLoading(s *Session, out sink, h *tape.Header) *loading {
 		later: map[string]int{}, open: map[string]int{}, held: map[string][]entry{},
 		reqUses: map[string]int{}, resUses: map[string]int{}, lastUse: map[string]string{},
 		streams: map[string]uint64{}, streamMsg: map[uint64]int{}, parts: map[string]*streamParts{},
+		cancelledOpen: map[string]bool{},
 	}
 }
 
@@ -224,6 +228,7 @@ func (l *loading) place(e entry) {
 			delete(l.later, k)
 		}
 		l.open[k]++
+		delete(l.cancelledOpen, k) // a new use of the id
 		l.build(e)
 		for _, h := range l.held[k] {
 			l.buildAnswer(k, h)
@@ -346,6 +351,9 @@ func (l *loading) addClient(e *entry) {
 				target = u
 			}
 			l.s.cancelled[target] = true
+			if k := dirKey(e.dir, info.CancelTarget); l.open[k] > 0 {
+				l.cancelledOpen[k] = true
+			}
 			// The answer to the cancelled request may be stamped before
 			// the cancel (an HTTP proxy records a POST when it is
 			// answered), but it cannot be waited for: it may only come

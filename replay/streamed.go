@@ -13,7 +13,8 @@ package replay
 // differ. A terminal error keeps its frame (the parts before it are not
 // compared). A live stream without its end when the answer's time is up
 // is reported "unfinished" (missing: exit 1) instead of failing the
-// session, and so is a recorded one.
+// session, and so is a recorded one, unless the recording cancels its
+// request (notifications/cancelled): such a stream is not compared.
 
 import (
 	"encoding/json"
@@ -137,12 +138,17 @@ func (l *loading) joinRecorded(e *entry, k string) bool {
 	return true
 }
 
-// unfinishedRecorded notes the recorded streams the tape ends in.
+// unfinishedRecorded notes the recorded streams the tape ends in, but
+// those whose request the client cancelled: a cancelled request gets no
+// answer, its stream may stop anywhere.
 func (l *loading) unfinishedRecorded() {
 	if _, index := l.out.(discard); index {
 		return // the replay's own loading notes them
 	}
 	for k, p := range l.parts {
+		if l.cancelledOpen[k] {
+			continue
+		}
 		l.s.unfinished = append(l.s.unfinished, fmt.Sprintf("the recorded answer to %s stops after %d parts, without its end part", k, p.n))
 	}
 	clear(l.parts)

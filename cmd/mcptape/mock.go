@@ -39,7 +39,7 @@ func mockCmd() *command {
 		examples: `  mcptape mock run.jsonl.zst                                  # stdio: point a client's command at this
   mcptape mock run.jsonl.zst --http 127.0.0.1:8080            # Streamable HTTP at http://127.0.0.1:8080/mcp
   mcptape mock run.jsonl.zst --sse 127.0.0.1:3001             # legacy HTTP+SSE at http://127.0.0.1:3001/sse
-  mcptape mock run.jsonl.zst --ws 127.0.0.1:8081             # MCP over WebSocket at ws://127.0.0.1:8081/mcp
+  mcptape mock run.jsonl.zst --ws 127.0.0.1:8081             # MCP over WebSocket at ws://127.0.0.1:8081/mcp and /mcp/ws
   mcptape mock run.jsonl.zst --match tool --speed max --strict
   mcptape replay run.jsonl.zst -- mcptape mock run.jsonl.zst  # the tape checks its own mock
   mcptape mock run.jsonl.zst --error-rate 0.1 --drop-rate 0.05 --delay 200ms --seed 7
@@ -74,7 +74,7 @@ func mockCmd() *command {
 			fs.StringVar(&f.http, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (a bare PORT listens on 127.0.0.1)")
 			fs.BoolVar(&f.stateless, "stateless", false, "with --http: no sessions, every POST stands alone (protocol 2026-07-28)")
 			fs.StringVar(&f.sse, "sse", "", "serve legacy HTTP+SSE at http://`ADDR`/sse instead of stdio")
-			fs.StringVar(&f.ws, "ws", "", "serve MCP over WebSocket at ws://`ADDR`/mcp instead of stdio (subprotocol mcp)")
+			fs.StringVar(&f.ws, "ws", "", "serve MCP over WebSocket at ws://`ADDR`/mcp and ws://ADDR/mcp/ws instead of stdio (subprotocol mcp when offered; clients offering none are accepted)")
 			fs.Float64Var(&f.faults.ErrorRate, "error-rate", 0, "share of requests (0..1) answered with an internal error instead")
 			fs.Float64Var(&f.faults.DropRate, "drop-rate", 0, "share of requests (0..1) never answered (--http: the stream ends empty when the answer was due)")
 			fs.DurationVar(&f.faults.Delay, "delay", 0, "added before every answer")

@@ -48,7 +48,7 @@ func serveCmd() *command {
 			versions := fs.StringSlice("protocol-version", nil, "accept only these protocol `VERSIONS` (repeat or comma-separate; default: all of "+
 				strings.Join(refserver.ProtocolVersions(), ", ")+")")
 			chunks := fs.Int("stream-chunks", 0, "add a chat {query} tool answering in `N` streamed content_delta results between content_start and content_end "+
-				"(several results for one id, as in the LangGraph MCP server's docs: a line each on stdio, an SSE stream per call over --http, a text frame each over --ws); 0: no chat tool")
+				"(several results for one id, as in the LangGraph MCP server's docs: a line each on stdio, an SSE stream per call over --http, a text frame each over --ws; notifications/cancelled stops a call's stream, end result included); 0: no chat tool")
 			chunkDelay := fs.Duration("chunk-delay", 0, "with --stream-chunks: pause before each delta and the end result")
 			maxConc := fs.Int("max-concurrency", 0, "run at most `K` tool calls at once; more wait their turn (0: no bound). With the sleep tool at ms milliseconds, capacity is K/(ms/1000) calls/s")
 			logLevel := fs.String("log-level", "error", "server log on stderr: debug, info, warn, error or off")

@@ -33,6 +33,10 @@ const MaxChatChunks = 1_000_000
 // tool (tools/list), and answers it with one plain result (the joined
 // deltas) where it is reached anyway: inside a batch, or in a transport
 // that does not stream it.
+//
+// A client's notifications/cancelled naming a chat call whose stream
+// runs (in the same session) stops it: no further part, no end result,
+// as a cancelled request gets no answer (see chatRuns).
 type Chat struct {
 	// Chunks is the number of content_delta results; 0 disables streaming.
 	Chunks int
@@ -172,7 +176,7 @@ func (c Chat) stream(ctx context.Context, id json.RawMessage, query string, emit
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
-			return nil
+			return ctx.Err() // a cancel that came with the timer wins
 		}
 	}
 	<-t.C

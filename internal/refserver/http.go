@@ -83,7 +83,7 @@ func httpHandler(ctx context.Context, s *mcp.Server, cfg HTTPConfig) http.Handle
 	}
 	mux := http.NewServeMux()
 	if cfg.Chat.enabled() {
-		mux.Handle(Path, chatHandler{chat: cfg.Chat, next: h})
+		mux.Handle(Path, chatHandler{chat: cfg.Chat, next: h, runs: &chatRuns{}})
 	} else {
 		mux.Handle(Path, h)
 	}

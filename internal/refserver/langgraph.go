@@ -28,7 +28,10 @@ package refserver
 //     another connection.) With no stream open the call is answered in
 //     the POST with one plain result, the joined text: the documentation's
 //     chat example reads result.content[0].text from the POST's answer.
-//     A chat call inside a batch is answered plainly too.
+//     A chat call inside a batch is answered plainly too. A POSTed
+//     notifications/cancelled naming a chat call whose chunks are going
+//     out stops them, end result included (the dialect has no sessions:
+//     the ids are the docs' unique ones).
 
 import (
 	"bytes"
@@ -54,6 +57,7 @@ type langGraphHandler struct {
 	sdk  http.Handler
 	chat Chat
 	hub  *hub
+	runs chatRuns // the streamed answers going out, to cancel
 }
 
 func newLangGraphHandler(ctx context.Context, sdk http.Handler, chat Chat) http.Handler {
@@ -79,9 +83,14 @@ func (h *langGraphHandler) post(w http.ResponseWriter, r *http.Request) {
 	if h.chat.enabled() {
 		if id, query, ok := parseChatCall(body); ok && h.hub.listening() {
 			w.WriteHeader(http.StatusAccepted)
-			go h.chat.stream(h.ctx, id, query, func(f []byte, _ bool) error { return h.hub.send(h.ctx, f) })
+			ctx, end := h.runs.start(h.ctx, "", id)
+			go func() {
+				defer end()
+				_ = h.chat.stream(ctx, id, query, func(f []byte, _ bool) error { return h.hub.send(ctx, f) })
+			}()
 			return
 		}
+		h.runs.cancelFrom("", body)
 	}
 	r2 := r.Clone(r.Context())
 	r2.Body, r2.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))

@@ -45,7 +45,8 @@ func ServeStdio(ctx context.Context, s *mcp.Server, in io.Reader, out io.Writer)
 // ServeStdioChat is [ServeStdio] with the chat tool's calls streamed as
 // chat says (see [Chat]): each is answered in its own goroutine, its frames
 // written whole between the SDK's, so answers to concurrent calls
-// interleave. A stream stopped by ctx ends without its end result.
+// interleave. A stream stopped by ctx, or cancelled by the client
+// (notifications/cancelled), ends without its end result.
 func ServeStdioChat(ctx context.Context, s *mcp.Server, chat Chat, in io.Reader, out io.Writer) error {
 	if err := chat.check(); err != nil {
 		return fmt.Errorf("refserver: %w", err)
@@ -99,6 +100,7 @@ type tracker struct {
 	readerGone  atomic.Bool         // a write failed because the client stopped reading
 	chat        func([]byte) bool   // answers a chat call itself (true), or not; nil when off
 	streams     sync.WaitGroup      // chat answers being written
+	runs        chatRuns            // the chat answers being written, to cancel
 	stopOnce    sync.Once
 }
 
@@ -138,6 +140,9 @@ func (t *tracker) pump(ctx context.Context, dst *io.PipeWriter, src io.Reader) {
 		whole := !full && !skipping && len(frame) > 0
 		if whole {
 			t.note(frame, true)
+			if t.chat != nil {
+				t.runs.cancelFrom("", frame)
+			}
 		}
 		skipping = full
 		if len(frame) > 0 && (!whole || t.chat == nil || !t.chat(frame)) {
@@ -221,14 +226,8 @@ func (t *tracker) note(frame []byte, fromClient bool) {
 	var msgs []wireMsg
 	if m, ok := peekServerFrame(frame); ok && !fromClient {
 		msgs = []wireMsg{m}
-	} else if len(frame) > 0 && frame[0] == '[' {
-		_ = unmarshalTolerant(frame, &msgs)
-	} else {
-		var m wireMsg
-		if unmarshalTolerant(frame, &m) != nil {
-			return
-		}
-		msgs = []wireMsg{m}
+	} else if msgs, ok = decodeWire(frame); !ok {
+		return
 	}
 	mine, theirs := t.clientCalls, t.serverCalls // calls sent by the frame's sender, by its peer
 	if !fromClient {
@@ -260,6 +259,22 @@ func (t *tracker) note(frame []byte, fromClient bool) {
 		close(t.changed)
 		t.changed = make(chan struct{})
 	}
+}
+
+// decodeWire reads the messages of frame (trimmed), a message or a
+// batch; false when a single message cannot be read (the members of a
+// batch that cannot be read are left out).
+func decodeWire(frame []byte) ([]wireMsg, bool) {
+	var msgs []wireMsg
+	if len(frame) > 0 && frame[0] == '[' {
+		_ = unmarshalTolerant(frame, &msgs)
+		return msgs, true
+	}
+	var m wireMsg
+	if unmarshalTolerant(frame, &m) != nil {
+		return nil, false
+	}
+	return []wireMsg{m}, true
 }
 
 // unmarshalTolerant is json.Unmarshal that accepts values of unexpected
@@ -354,15 +369,19 @@ func scalarLen(b []byte) int {
 
 // streamChat answers frame itself, in a goroutine, when it is a chat call:
 // the start and deltas go straight to out, the end result through the
-// tracking writer, which marks the call answered.
+// tracking writer, which marks the call answered. The client's
+// notifications/cancelled for the call stops the stream (pump sees it):
+// no further part, no end result.
 func (t *tracker) streamChat(ctx context.Context, chat Chat, out io.Writer, frame []byte) bool {
 	id, query, ok := parseChatCall(frame)
 	if !ok {
 		return false
 	}
 	t.streams.Add(1)
+	ctx, end := t.runs.start(ctx, "", id) // before the next frame: its cancel
 	go func() {
 		defer t.streams.Done()
+		defer end()
 		tw := trackingWriter{w: out, t: t}
 		_ = chat.stream(ctx, id, query, func(f []byte, last bool) error {
 			f = append(f, '\n')

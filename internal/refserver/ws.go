@@ -126,6 +126,7 @@ type wsConn struct {
 	ctx     context.Context   // the connection's; ends with the session
 	chat    Chat              // streamed by Read itself when enabled
 	streams sync.WaitGroup    // chat answers being written
+	runs    chatRuns          // the chat answers being written, to cancel
 	pending []jsonrpc.Message // the rest of a batch frame, read by Read
 	once    sync.Once
 	mu      sync.Mutex           // guards code, reason and starting streams
@@ -152,6 +153,9 @@ func (w *wsConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if w.streamChat(data) {
 			continue
 		}
+		if w.chat.enabled() {
+			w.runs.cancelFrom("", data)
+		}
 		msgs, err := decodeFrame(data)
 		if err != nil {
 			// Answer as JSON-RPC does, and go on: one bad frame need not
@@ -169,7 +173,8 @@ func (w *wsConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // streamChat answers frame itself, in a goroutine, when chat streaming is
 // on and frame is one chat call: each chunk is a text frame of its own.
 // The stream stops, without its end result, when the connection's context
-// ends (before its next chunk) or a write fails.
+// ends (before its next chunk), the client cancels the call
+// (notifications/cancelled) or a write fails.
 func (w *wsConn) streamChat(frame []byte) bool {
 	if !w.chat.enabled() {
 		return false
@@ -186,13 +191,15 @@ func (w *wsConn) streamChat(frame []byte) bool {
 		return true // the session is ending: the call goes unanswered
 	}
 	w.streams.Add(1)
+	ctx, end := w.runs.start(w.ctx, "", id) // before the next frame: its cancel
 	go func() {
 		defer w.streams.Done()
+		defer end()
 		// The write itself is not bound to ctx: the library drops the
 		// connection, close frame unsent, when a write's context ends.
 		// Closing the connection ends a blocked write.
 		wctx := context.WithoutCancel(w.ctx)
-		_ = w.chat.stream(w.ctx, id, query, func(f []byte, _ bool) error {
+		_ = w.chat.stream(ctx, id, query, func(f []byte, _ bool) error {
 			return w.c.Write(wctx, websocket.MessageText, f)
 		})
 	}()
