@@ -104,10 +104,18 @@ func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Tim
 		s.register(conn, &call{done: answers, names: names[i], tmpl: t}, first+int64(i))
 	}
 
-	sctx, cancel := context.WithTimeout(ctx, s.r.o.timeout)
-	release := cancel // once every answer came: releaseAfter
-	defer func() { release() }()
-	ex, err := conn.Send(sctx, buf, transport.SendOptions{})
+	deadline := time.Now().Add(s.r.o.timeout)
+	sctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	// the exchange carries the deadline; unless every answer came, its
+	// response stream is closed when the batch is done with
+	ex, err := conn.Send(ctx, buf, transport.SendOptions{Deadline: deadline})
+	accepted := false
+	defer func() {
+		if ex != nil && !accepted {
+			ex.CloseStream()
+		}
+	}()
 	if err != nil {
 		for i := range ts {
 			s.forget(first + int64(i))
@@ -150,7 +158,7 @@ func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Tim
 	switch {
 	case answered == len(ts):
 		st.batchOutcome(BatchAccepted)
-		release = func() { releaseAfter(ex, cancel) }
+		accepted = true
 	case answered > 0:
 		st.batchOutcome(BatchPartial)
 	case lost > 0:

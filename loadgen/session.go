@@ -126,7 +126,7 @@ func (s *session) setup(ctx context.Context) error {
 	if stateless(s.r.o.version) {
 		// 2026-07-28: no handshake; server/discover is the setup measured
 		id := s.nextID.Add(1)
-		rep, err := s.roundTrip(ctx, conn, id, discoverFrame(id, s.r.o.version), nil, s.r.o.timeout)
+		rep, err := s.roundTrip(ctx, conn, id, discoverFrame(id, s.r.o.version), nil, time.Now().Add(s.r.o.timeout))
 		if err != nil {
 			return err
 		}
@@ -139,7 +139,7 @@ func (s *session) setup(ctx context.Context) error {
 		s.r.negotiated(s.r.o.version)
 	} else {
 		id := s.nextID.Add(1)
-		rep, err := s.roundTrip(ctx, conn, id, initializeFrame(id, s.r.o.version), nil, s.r.o.timeout)
+		rep, err := s.roundTrip(ctx, conn, id, initializeFrame(id, s.r.o.version), nil, time.Now().Add(s.r.o.timeout))
 		if err != nil {
 			return err
 		}
@@ -186,7 +186,7 @@ func (s *session) setupSteps(ctx context.Context, conn transport.Conn) {
 			stepNames[i] = "setup " + n
 		}
 		s.r.st.sentIn(stepNames, 1)
-		rep, err := s.roundTrip(ctx, conn, id, buf, &call{done: make(chan reply, 1), names: stepNames, tmpl: t}, s.r.o.timeout)
+		rep, err := s.roundTrip(ctx, conn, id, buf, &call{done: make(chan reply, 1), names: stepNames, tmpl: t}, start.Add(s.r.o.timeout))
 		if err != nil {
 			continue
 		}
@@ -195,25 +195,35 @@ func (s *session) setupSteps(ctx context.Context, conn transport.Conn) {
 	}
 }
 
-// roundTrip sends frame as request id and waits for its answer, within
-// timeout. Errors are counted in the series of c (session setup when c is
-// nil); a request in flight when the run is interrupted counts as
-// cancelled.
-func (s *session) roundTrip(ctx context.Context, conn transport.Conn, id int64, frame []byte, c *call, timeout time.Duration) (reply, error) {
+// roundTrip sends frame as request id and waits for its answer, until
+// deadline. Errors are counted in the series of c (session setup when c
+// is nil); a request in flight when the run is interrupted counts as
+// cancelled. The deadline goes with the request (SendOptions.Deadline):
+// an answer already in when Send returns (a JSON answer over HTTP) costs
+// no context of its own; only a wait makes one.
+func (s *session) roundTrip(ctx context.Context, conn transport.Conn, id int64, frame []byte, c *call, deadline time.Time) (reply, error) {
 	if c == nil {
 		c = &call{done: make(chan reply, 1), names: setupNames}
 	}
 	drain := s.registerOne(conn, c, id)
-	sctx, cancel := context.WithTimeout(ctx, timeout)
-	ex, err := conn.Send(sctx, frame, transport.SendOptions{})
+	ex, err := conn.Send(ctx, frame, transport.SendOptions{Deadline: deadline})
 	if err != nil {
-		cancel()
 		s.forget(id)
-		return reply{}, s.countErr(sctx, c.names, conn, err)
+		return reply{}, s.countErr(ctx, c.names, conn, err)
 	}
 	if drain {
 		s.drain(conn)
 	}
+	select {
+	case rep := <-c.done:
+		if rep.err != nil {
+			return reply{}, s.countErr(ctx, c.names, conn, rep.err)
+		}
+		return rep, nil
+	default:
+	}
+	wctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	var ended <-chan struct{} // the HTTP answer's end
 	if ex != nil && s.r.target.Command == nil {
 		ended = ex.Done()
@@ -222,22 +232,18 @@ func (s *session) roundTrip(ctx context.Context, conn transport.Conn, id int64, 
 		select {
 		case rep := <-c.done:
 			if rep.err != nil {
-				cancel()
-				return reply{}, s.countErr(sctx, c.names, conn, rep.err)
+				return reply{}, s.countErr(wctx, c.names, conn, rep.err)
 			}
-			releaseAfter(ex, cancel)
 			return rep, nil
 		case <-ended:
 			ended = nil
-			if err := s.unanswered(sctx, ex, c); err != nil {
-				cancel()
+			if err := s.unanswered(wctx, ex, c); err != nil {
 				s.forget(id)
-				return reply{}, s.countErr(sctx, c.names, conn, err)
+				return reply{}, s.countErr(wctx, c.names, conn, err)
 			}
-		case <-sctx.Done():
-			cancel()
+		case <-wctx.Done():
 			s.forget(id)
-			return reply{}, s.countErr(sctx, c.names, conn, sctx.Err())
+			return reply{}, s.countErr(wctx, c.names, conn, wctx.Err())
 		}
 	}
 }
@@ -278,21 +284,6 @@ func (s *session) unanswered(ctx context.Context, ex *transport.Exchange, c *cal
 		return err
 	}
 	return errNoAnswer
-}
-
-// releaseAfter cancels the context of an answered exchange once its
-// response has ended by itself (at the latest at the context's deadline,
-// or when the connection closes). Cancelling at once would cut an event
-// stream whose answer came before its end (a big answer read in several
-// pieces, a server or proxy ending the stream a little later): the
-// server sees the request aborted and the HTTP connection is closed
-// instead of going back to the pool.
-func releaseAfter(ex *transport.Exchange, cancel context.CancelFunc) {
-	if ex == nil {
-		cancel()
-		return
-	}
-	ex.AfterDone(cancel)
 }
 
 // countErr counts why an exchange on conn of the named series failed
@@ -353,7 +344,7 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 			err = errCancelled
 		}
 	} else {
-		rep, err = s.roundTrip(ctx, conn, id, buf, c, s.r.o.timeout)
+		rep, err = s.roundTrip(ctx, conn, id, buf, c, sent.Add(s.r.o.timeout))
 	}
 	if err != nil {
 		st.add(&st.inflt, -1)

@@ -126,6 +126,20 @@ type SendOptions struct {
 	// connection would set: use it for Mcp-Param-* headers, which need the
 	// tool's input schema, or to send recorded headers exactly.
 	Header http.Header
+	// Deadline, when not zero, ends the exchange at that time as a
+	// deadline of ctx would (its error is context.DeadlineExceeded). Over
+	// HTTP the exchange's own context carries it: a caller bounding each
+	// request this way pays for no context of its own.
+	Deadline time.Time
+}
+
+// bound returns ctx bounded by o.Deadline, and its cancel function (a
+// no-op without a deadline).
+func (o *SendOptions) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if o.Deadline.IsZero() {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, o.Deadline)
 }
 
 // Errors of the connections. Test them with errors.Is.
@@ -189,8 +203,10 @@ type Exchange struct {
 	err    error
 	frames int
 	ended  time.Time
-	cancel context.CancelCauseFunc
+	ctx    context.Context    // the exchange's context (HTTP)
+	stop   context.CancelFunc // ends ctx
 	mu     sync.Mutex
+	why    error    // why the exchange was aborted (abort), guarded by mu
 	after  []func() // AfterDone's functions, run by finish
 }
 
@@ -238,10 +254,32 @@ func (e *Exchange) Ended() time.Time {
 // request in the 2026-07-28 protocol (and to stop waiting for an answer a
 // 2025 server will never send after notifications/cancelled). Frames not
 // yet received are lost. It does nothing once the response is complete.
-func (e *Exchange) CloseStream() {
-	if e.cancel != nil {
-		e.cancel(ErrStreamClosed)
+func (e *Exchange) CloseStream() { e.abort(ErrStreamClosed) }
+
+// abort ends the exchange's context, giving why as its cause (see cause)
+// unless it has ended already.
+func (e *Exchange) abort(why error) {
+	if e.stop == nil {
+		return
 	}
+	e.mu.Lock()
+	if e.why == nil && e.ctx.Err() == nil {
+		e.why = why
+	}
+	e.mu.Unlock()
+	e.stop()
+}
+
+// cause returns why the exchange's context ended: the cause given to
+// abort, else context.Cause of it (nil while it has not ended).
+func (e *Exchange) cause() error {
+	e.mu.Lock()
+	why := e.why
+	e.mu.Unlock()
+	if why != nil {
+		return why
+	}
+	return context.Cause(e.ctx)
 }
 
 // AfterDone arranges for f to run once the response is complete: at once,

@@ -256,7 +256,7 @@ func (c *HTTPConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Ex
 	}
 
 	ex := &Exchange{ID: c.seq.Add(1), Method: http.MethodPost, done: make(chan struct{}), Sent: time.Now()}
-	rctx, release := c.exchangeContext(ctx, ex)
+	rctx, release := c.exchangeContext(ctx, ex, opt.Deadline)
 	req := c.post.WithContext(rctx)
 	setHeader(req, h)
 	req.ContentLength = int64(len(frame))
@@ -268,7 +268,7 @@ func (c *HTTPConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Ex
 		if c.side != nil {
 			c.side.unsent(frame, &info)
 		}
-		return nil, c.requestError(rctx, err)
+		return nil, c.requestError(ex, err)
 	}
 	ex, err = c.handle(ex, resp, rctx, release, ri)
 	if err == nil && c.autoGet && info.Kind == jsonrpc.KindNotification && info.Method == "notifications/initialized" {
@@ -322,14 +322,18 @@ func isRedirect(resp *http.Response) bool {
 }
 
 // exchangeContext returns the context of one exchange: it ends when ctx
-// ends, when the connection closes, or on Exchange.CloseStream. release
-// frees it once the exchange is complete. The connection keeps the
-// exchanges in progress in a set that Close cancels, rather than one
-// context.AfterFunc each: the exchange context is the one a request pays
-// for on the hot path.
-func (c *HTTPConn) exchangeContext(ctx context.Context, ex *Exchange) (context.Context, func()) {
-	rctx, cancel := context.WithCancelCause(ctx)
-	ex.cancel = cancel
+// ends, at deadline (unless zero), when the connection closes, or on
+// Exchange.CloseStream (see Exchange.abort). release frees it once the
+// exchange is complete. The connection keeps the exchanges in progress in
+// a set that Close aborts, rather than one context.AfterFunc each, and
+// the caller's deadline is this context's own: the exchange context is
+// the one a request pays for on the hot path.
+func (c *HTTPConn) exchangeContext(ctx context.Context, ex *Exchange, deadline time.Time) (context.Context, func()) {
+	if deadline.IsZero() {
+		ex.ctx, ex.stop = context.WithCancel(ctx)
+	} else {
+		ex.ctx, ex.stop = context.WithDeadline(ctx, deadline)
+	}
 	c.mu.Lock()
 	closed := c.closed
 	if !closed {
@@ -337,13 +341,13 @@ func (c *HTTPConn) exchangeContext(ctx context.Context, ex *Exchange) (context.C
 	}
 	c.mu.Unlock()
 	if closed {
-		cancel(ErrClosed)
+		ex.abort(ErrClosed)
 	}
-	return rctx, func() {
+	return ex.ctx, func() {
 		c.mu.Lock()
 		delete(c.live, ex)
 		c.mu.Unlock()
-		cancel(nil)
+		ex.stop()
 	}
 }
 
@@ -357,8 +361,8 @@ func setHeader(req *http.Request, h http.Header) {
 }
 
 // requestError describes a request that got no answer.
-func (c *HTTPConn) requestError(rctx context.Context, err error) error {
-	if cause := context.Cause(rctx); cause != nil && (errors.Is(cause, ErrClosed) || errors.Is(cause, ErrStreamClosed)) {
+func (c *HTTPConn) requestError(ex *Exchange, err error) error {
+	if cause := ex.cause(); cause != nil && (errors.Is(cause, ErrClosed) || errors.Is(cause, ErrStreamClosed)) {
 		return cause
 	}
 	return fmt.Errorf("transport: %w", err) // *url.Error names the method and URL
@@ -392,7 +396,7 @@ func (c *HTTPConn) handle(ex *Exchange, resp *http.Response, rctx context.Contex
 	release()
 	ex.Body = body
 	if err != nil {
-		err = c.readError(rctx, ri, err)
+		err = c.readError(ex, ri, err)
 		ex.finish(err)
 		return ex, err
 	}
@@ -422,7 +426,7 @@ func (c *HTTPConn) readJSON(ex *Exchange, resp *http.Response, rctx context.Cont
 	resp.Body.Close()
 	release()
 	if err != nil {
-		err = c.readError(rctx, ri, err)
+		err = c.readError(ex, ri, err)
 		ex.finish(err)
 		return err
 	}
@@ -441,8 +445,8 @@ func (c *HTTPConn) readJSON(ex *Exchange, resp *http.Response, rctx context.Cont
 }
 
 // readError describes a failure to read an answer's body.
-func (c *HTTPConn) readError(rctx context.Context, ri reqInfo, err error) error {
-	if cause := context.Cause(rctx); cause != nil {
+func (c *HTTPConn) readError(ex *Exchange, ri reqInfo, err error) error {
+	if cause := ex.cause(); cause != nil {
 		return cause
 	}
 	return fmt.Errorf("transport: %s %s: reading the answer: %w", ri.method, ri.url, err)

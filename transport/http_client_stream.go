@@ -75,7 +75,7 @@ func (c *HTTPConn) readStream(ex *Exchange, body io.ReadCloser, rctx context.Con
 	}
 	body.Close()
 	if err != nil && rctx.Err() != nil {
-		err = context.Cause(rctx)
+		err = ex.cause()
 	} else if err == nil && cut {
 		err = fmt.Errorf("transport: %s %s: %w", ri.method, ri.url, errCutEvent)
 	} else if err != nil && !errors.Is(err, ErrClosed) {
@@ -204,7 +204,7 @@ func (c *HTTPConn) openStream(ctx context.Context, u *url.URL, stream Stream, op
 		ri.session = v[0]
 	}
 	ex := &Exchange{ID: c.seq.Add(1), Method: http.MethodGet, done: make(chan struct{}), Sent: time.Now()}
-	rctx, release := c.exchangeContext(ctx, ex)
+	rctx, release := c.exchangeContext(ctx, ex, opt.Deadline)
 	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		release()
@@ -214,7 +214,7 @@ func (c *HTTPConn) openStream(ctx context.Context, u *url.URL, stream Stream, op
 	resp, err := c.do(req)
 	if err != nil {
 		release()
-		return nil, c.requestError(rctx, err)
+		return nil, c.requestError(ex, err)
 	}
 	if resp.StatusCode/100 == 2 && mediaType(resp.Header.Get("Content-Type")) != "text/event-stream" {
 		ex, _ = c.handle(ex, resp, rctx, release, ri)
@@ -238,7 +238,7 @@ func (c *HTTPConn) Close() error {
 		c.in.shut()
 		c.cancel(ErrClosed)
 		for ex := range live {
-			ex.cancel(ErrClosed)
+			ex.abort(ErrClosed)
 		}
 		if session != "" && !c.noDelete && !c.legacy {
 			c.closeErr = c.deleteSession(session)

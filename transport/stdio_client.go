@@ -183,8 +183,8 @@ func (c *StdioConn) endError(err error) error {
 // contain a newline. If ctx ends while the write is blocked (the server
 // does not read), Send returns ctx's error; if part of the line was
 // already written the connection is broken and every later Send fails.
-// opt is not used over stdio.
-func (c *StdioConn) Send(ctx context.Context, frame []byte, _ SendOptions) (*Exchange, error) {
+// Of opt, only Deadline applies over stdio: it is the write's deadline.
+func (c *StdioConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Exchange, error) {
 	if c.closing.Load() {
 		return nil, ErrClosed
 	}
@@ -203,6 +203,12 @@ func (c *StdioConn) Send(ctx context.Context, frame []byte, _ SendOptions) (*Exc
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("transport: stdio send: %w", err)
 	}
+	if !opt.Deadline.IsZero() {
+		if !time.Now().Before(opt.Deadline) {
+			return nil, fmt.Errorf("transport: stdio send: %w", context.DeadlineExceeded)
+		}
+		c.stdin.SetWriteDeadline(opt.Deadline)
+	}
 	var fired chan struct{}
 	var stop func() bool
 	if ctx.Done() != nil {
@@ -213,11 +219,17 @@ func (c *StdioConn) Send(ctx context.Context, frame []byte, _ SendOptions) (*Exc
 		})
 	}
 	n, err := c.writeLine(frame)
-	if stop != nil && !stop() {
+	switch {
+	case stop != nil && !stop():
 		<-fired
 		c.stdin.SetWriteDeadline(time.Time{})
 		if err != nil && ctx.Err() != nil {
 			err = ctx.Err()
+		}
+	case !opt.Deadline.IsZero():
+		c.stdin.SetWriteDeadline(time.Time{})
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			err = context.DeadlineExceeded
 		}
 	}
 	if err != nil {

@@ -350,22 +350,34 @@ func TestStdioCloseUnblocksRecvAndSend(t *testing.T) {
 	}
 }
 
+// TestStdioSendContextTimeout: a write the server does not take ends at
+// its deadline, given as the context's or as SendOptions.Deadline.
 func TestStdioSendContextTimeout(t *testing.T) {
-	c := dialChild(t, "noread", WithGrace(100*time.Millisecond))
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("z", 4<<20) + `"}}`
-	start := time.Now()
-	_, err := c.Send(ctx, []byte(big), SendOptions{})
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Send = %v, want a deadline error", err)
-	}
-	if time.Since(start) > 3*time.Second {
-		t.Errorf("Send took %v to notice its deadline", time.Since(start))
-	}
-	// Part of the line went out: the connection is broken for good.
-	if _, err := c.Send(context.Background(), []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`), SendOptions{}); err == nil || !strings.Contains(err.Error(), "broken") {
-		t.Errorf("Send after a cut line = %v, want a broken-connection error", err)
+	for _, byOption := range []bool{false, true} {
+		t.Run(fmt.Sprintf("SendOptions.Deadline=%v", byOption), func(t *testing.T) {
+			c := dialChild(t, "noread", WithGrace(100*time.Millisecond))
+			ctx, opt := context.Background(), SendOptions{}
+			if byOption {
+				opt.Deadline = time.Now().Add(200 * time.Millisecond)
+			} else {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, 200*time.Millisecond)
+				defer cancel()
+			}
+			big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("z", 4<<20) + `"}}`
+			start := time.Now()
+			_, err := c.Send(ctx, []byte(big), opt)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Send = %v, want a deadline error", err)
+			}
+			if time.Since(start) > 3*time.Second {
+				t.Errorf("Send took %v to notice its deadline", time.Since(start))
+			}
+			// Part of the line went out: the connection is broken for good.
+			if _, err := c.Send(context.Background(), []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`), SendOptions{}); err == nil || !strings.Contains(err.Error(), "broken") {
+				t.Errorf("Send after a cut line = %v, want a broken-connection error", err)
+			}
+		})
 	}
 }
 

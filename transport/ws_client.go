@@ -147,8 +147,11 @@ func (w *WSConn) endError(err error) error {
 	return fmt.Errorf("transport: websocket %s: %v: %w", w.url, err, ErrServerClosed)
 }
 
-// Send writes frame as one text message. opt is not used over WebSocket.
-func (w *WSConn) Send(ctx context.Context, frame []byte, _ SendOptions) (*Exchange, error) {
+// Send writes frame as one text message. Of opt, only Deadline applies
+// over WebSocket.
+func (w *WSConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Exchange, error) {
+	ctx, cancel := opt.bound(ctx)
+	defer cancel()
 	if w.closing.Load() {
 		return nil, ErrClosed
 	}
