@@ -246,9 +246,9 @@ func (w *wsConn) Write(ctx context.Context, m jsonrpc.Message) error {
 // endStreams cancels the connection's context, which cuts the chat
 // streams still running, and waits for them.
 func (w *wsConn) endStreams(cancel context.CancelFunc) {
-	cancel()
-	w.mu.Lock()   // a streamChat holding mu has added its stream
-	w.mu.Unlock() //nolint:staticcheck // an empty critical section, as a barrier
+	w.mu.Lock()
+	cancel() // under mu: a streamChat has added its stream, or will see ctx ended
+	w.mu.Unlock()
 	w.streams.Wait()
 }
 
