@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/capture"
+	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -220,6 +221,20 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 type lateTape struct{ w recordTape }
 
 func (l *lateTape) Write(r *tape.Record) error { return l.w.Write(r) }
+
+// WriteClassified writes message r and returns jsonrpc.Classify's verdict
+// on its frame, parsing the frame once when the tape classifies as it
+// writes (*tape.Writer): without it the proxy would write, then parse the
+// frame a second time to classify it.
+func (l *lateTape) WriteClassified(r *tape.Record) (jsonrpc.Info, error) {
+	if cw, ok := l.w.(interface {
+		WriteClassified(*tape.Record) (jsonrpc.Info, error)
+	}); ok {
+		return cw.WriteClassified(r)
+	}
+	err := l.w.Write(r)
+	return jsonrpc.Classify(r.Frame), err
+}
 
 // httpHeader completes the tape header for HTTP mode.
 func httpHeader(h tape.Header, f *httpFlags, listen string, start time.Time) tape.Header {
