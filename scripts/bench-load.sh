@@ -12,11 +12,11 @@
 #  3. stdio: 100 sessions x 8 in flight against the reference server.
 #
 # Usage: scripts/bench-load.sh [MCPTAPE_BINARY]
-# Env: CONC (32), SECS (10), ROUNDS (3), SESSIONS (10000), PARTS (123: which
+# Env: CONC (64, as issue 19 states the comparison), SECS (10), ROUNDS (3), SESSIONS (10000), PARTS (123: which
 # parts to run; part 1 always runs), GOBIN_DIR (temp dir for vegeta).
 set -euo pipefail
 MCPTAPE=${1:-bin/mcptape}
-CONC=${CONC:-32}
+CONC=${CONC:-64}
 SECS=${SECS:-10}
 SESSIONS=${SESSIONS:-10000}
 PARTS=${PARTS:-123}
