@@ -249,6 +249,7 @@ func (m *meteredConn) Send(ctx context.Context, frame []byte, opt transport.Send
 	ex, err := m.Conn.Send(ctx, frame, opt)
 	if err != nil && len(keys) > 0 {
 		err = serverGone(m.Conn, err)
+		m.lost(err)
 		for _, k := range keys {
 			if req, ok := m.forget(k); ok {
 				m.r.st.failErr(ctx, req.series, err)
@@ -258,25 +259,31 @@ func (m *meteredConn) Send(ctx context.Context, frame []byte, opt transport.Send
 	return ex, err
 }
 
+// lost notes why the connection was lost, the first time: the requests
+// still pending at Close fail with it, and a server's exit is counted
+// once in Report.ServerExits, whether a send or a receive met it first.
+func (m *meteredConn) lost(why error) {
+	m.mu.Lock()
+	first := m.lossErr == nil
+	if first {
+		m.lossErr = why
+	}
+	m.mu.Unlock()
+	var xe *ServerExitError
+	if first && errors.As(why, &xe) {
+		st := m.r.st
+		st.mu.Lock()
+		st.exits[xe.Status]++
+		st.mu.Unlock()
+	}
+}
+
 // Recv measures each response as it is taken.
 func (m *meteredConn) Recv(ctx context.Context) (transport.Incoming, error) {
 	in, err := m.Conn.Recv(ctx)
 	if err != nil {
 		if !errors.Is(err, transport.ErrClosed) {
-			why := serverGone(m.Conn, err)
-			m.mu.Lock()
-			first := m.lossErr == nil
-			if first {
-				m.lossErr = why
-			}
-			m.mu.Unlock()
-			var xe *ServerExitError
-			if first && errors.As(why, &xe) {
-				st := m.r.st
-				st.mu.Lock()
-				st.exits[xe.Status]++
-				st.mu.Unlock()
-			}
+			m.lost(serverGone(m.Conn, err))
 		}
 		return in, err
 	}
@@ -349,6 +356,12 @@ func (m *meteredConn) forget(key string) (*sentReq, bool) {
 // connection, timeouts otherwise), then closes.
 func (m *meteredConn) Close() error {
 	m.mu.Lock()
+	gone := m.lossErr != nil && len(m.pending) > 0
+	m.mu.Unlock()
+	if gone {
+		m.drainAnswers()
+	}
+	m.mu.Lock()
 	pending := m.pending
 	m.pending = map[string]*sentReq{}
 	lossErr := m.lossErr
@@ -370,6 +383,20 @@ func (m *meteredConn) Close() error {
 		}
 	}
 	return m.Conn.Close()
+}
+
+// drainAnswers measures the answers that a server wrote before it went
+// away and that the transport still holds (a stdio server's last answers
+// in its stdout pipe, when a send met its exit first), so that they count
+// as answered; it stops at the transport's error, or after a second.
+func (m *meteredConn) drainAnswers() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for {
+		if _, err := m.Recv(ctx); err != nil {
+			return
+		}
+	}
 }
 
 // paramsName returns params.name of a request, or "".
