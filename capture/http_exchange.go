@@ -335,6 +335,22 @@ func (p *HTTPProxy) onResponse(resp *http.Response) error {
 	return nil
 }
 
+// assignSession opens the session that resp assigns (its Mcp-Session-Id)
+// before the client can see resp: the client's next request names that
+// session and, on another connection, could otherwise open it first, so
+// that the tape would never say the session was assigned here.
+func (x *exchange) assignSession(resp *http.Response) {
+	sid := headerValue(resp.Header, "Mcp-Session-Id")
+	if sid == "" {
+		return
+	}
+	x.mu.Lock()
+	if !x.sessionKnown {
+		x.setSession(sid, kindStreamable, "assigned")
+	}
+	x.mu.Unlock()
+}
+
 // response resolves the exchange's session, records what waited for it and
 // prepares the recording of the body; the response headers arrived at at.
 func (x *exchange) response(resp *http.Response, at time.Time) {

@@ -416,6 +416,7 @@ func (lc *leanConn) copyResponse(x *exchange, req *http.Request, resp *http.Resp
 	// waiting for more would hold up the next request on the connection.
 	noBody := bodyless(req.Method, resp.StatusCode) || resp.ContentLength == 0
 	chunked := !noBody && resp.ContentLength < 0
+	x.assignSession(resp)
 	_, err := lc.bw.Write(lc.appendHead(lc.bw.AvailableBuffer(), req, resp, chunked))
 	if noBody || err != nil {
 		if err == nil {

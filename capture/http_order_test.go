@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -196,5 +197,67 @@ func TestHTTPMessagesTimedBeforeTheClientsNext(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestHTTPSessionAssignedBeforeTheClientsNext: the session an initialize
+// response assigns is opened in the tape as "assigned" even when the
+// proxy's goroutine is held up right after the response reached the
+// client, long enough for the client's next request, which names the
+// session, to arrive on another connection. That request used to open
+// the session first (as "request"): seen once in a CI run under -race.
+func TestHTTPSessionAssignedBeforeTheClientsNext(t *testing.T) {
+	const (
+		initReq = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+		initRes = `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`
+		notif   = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	)
+	for _, path := range []struct {
+		name string
+		opts []HTTPOption
+	}{{"lean path", nil}, {"net/http path", []HTTPOption{withNetHTTPOnly()}}} {
+		t.Run(path.name, func(t *testing.T) {
+			next := make(chan struct{})
+			var nextOnce sync.Once
+			up := upstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				w.Header().Set("Mcp-Session-Id", "S1")
+				if !bytes.Contains(b, []byte(`"initialize"`)) {
+					nextOnce.Do(func() { close(next) })
+					w.WriteHeader(http.StatusAccepted)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, initRes)
+			}))
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sl := &stallListener{Listener: ln, marker: []byte(initRes), release: next, done: make(chan struct{})}
+			rig := startProxyOn(t, sl, up.URL, &memTape{}, path.opts...)
+			if got := readAll(t, mcpPost(t, freshClient(t), rig.url+"/mcp", "", initReq)); !strings.Contains(got, initRes) {
+				t.Fatalf("initialize answered %q", got)
+			}
+			readAll(t, mcpPost(t, freshClient(t), rig.url+"/mcp", "S1", notif))
+			if sl.stalled.Load() {
+				<-sl.done
+			}
+			if !sl.stalled.Load() || !sl.released.Load() {
+				t.Fatalf("the proxy was not held up until the next request reached the upstream (held up %v, until then %v): the test proves nothing",
+					sl.stalled.Load(), sl.released.Load())
+			}
+			var hows []string
+			for _, r := range events(waitEnded(t, rig, 2), tape.EventOpen) {
+				var d HTTPSessionEvent
+				if err := json.Unmarshal(r.Data, &d); err != nil {
+					t.Fatal(err)
+				}
+				hows = append(hows, r.Session+" "+d.How)
+			}
+			if want := []string{"S1 assigned"}; !slices.Equal(hows, want) {
+				t.Errorf("sessions opened %q, want %q", hows, want)
+			}
+		})
 	}
 }
