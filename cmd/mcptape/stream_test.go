@@ -95,7 +95,9 @@ func TestStreamedAnswersRecordInspectReplay(t *testing.T) {
 				}
 			}
 			start := time.Now()
-			code, out, stderr := runMcptape(t, "", append([]string{"replay", "--timeout", "2s", tp, "--"}, server...)...)
+			// 5 s: the Python peer can take 2 s to start on a busy machine,
+			// and the timeout bounds the wait for its initialize answer too.
+			code, out, stderr := runMcptape(t, "", append([]string{"replay", "--timeout", "5s", tp, "--"}, server...)...)
 			if code != tt.replayCode {
 				t.Errorf("replay: exit %d, want %d:\n%s%s", code, tt.replayCode, out, stderr)
 			}

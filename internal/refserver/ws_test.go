@@ -69,7 +69,11 @@ func TestWSHandler(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			limit := 30 * time.Second
+			if len(tt.frame) > 1<<20 {
+				limit = 2 * time.Minute // a 16 MiB echo under -race on a busy machine
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), limit)
 			defer cancel()
 			c := wsDial(t, ctx, ts.URL, tt.path, tt.protos)
 			if got := c.Subprotocol(); got != tt.wantSub {
