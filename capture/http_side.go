@@ -86,6 +86,7 @@ type sideEntry struct {
 	owner uint64     // the exchange of the stream that carried the answer's first part; 0: none yet
 	reqs  []*sideReq // oldest first
 	one   [1]*sideReq
+	first sideReq // the first request noted under the key (one allocation)
 }
 
 // sideReq is one sessionless request in flight.
@@ -122,7 +123,7 @@ func (s *sideStreams) streamSeen() {
 
 // keyOf builds the table key of host and id in s.key (s.mu held).
 func (s *sideStreams) keyOf(host string, id *jsonrpc.ID) []byte {
-	s.key = append(append(append(s.key[:0], host...), 0), id.AppendKey(nil)...)
+	s.key = id.AppendKey(append(append(s.key[:0], host...), 0))
 	return s.key
 }
 
@@ -151,19 +152,20 @@ func (s *sideStreams) note(x *exchange, id *jsonrpc.ID) {
 		s.reqs = make(map[string]*sideEntry)
 	}
 	k := s.keyOf(x.conn.host, id)
-	e := s.reqs[string(k)]
-	r := &sideReq{key: string(k), conn: x.conn.session}
-	switch {
-	case e != nil:
+	var r *sideReq
+	if e := s.reqs[string(k)]; e != nil {
 		if len(e.reqs) >= maxSidePerKey {
 			e.reqs = append(e.reqs[:0], e.reqs[1:]...)
 		}
+		r = &sideReq{key: e.first.key, conn: x.conn.session}
 		e.reqs, e.owner = append(e.reqs, r), 0
-	default:
+	} else {
 		if len(s.reqs) >= maxSideRequests {
 			clear(s.reqs)
 		}
 		e = &sideEntry{}
+		r = &e.first
+		r.key, r.conn = string(k), x.conn.session
 		e.one[0] = r
 		e.reqs = e.one[:1]
 		s.reqs[r.key] = e
