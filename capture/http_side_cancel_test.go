@@ -202,8 +202,17 @@ func waitLine(t *testing.T, l *lineLog, parts ...string) {
 // the call's response headers with its answer only, after the cancel was
 // answered and recorded: the call is recorded only then (its session
 // could come with those headers), and the cancel, parked with it until
-// then, follows it in the tape, in its session.
+// then, follows it in the tape, in its session. Bodies of known length
+// take the lean path, chunked ones net/http's.
 func TestHTTPSessionlessCancelWaitsForItsCall(t *testing.T) {
+	for _, chunked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("chunked=%v", chunked), func(t *testing.T) {
+			testCancelWaitsForItsCall(t, chunked)
+		})
+	}
+}
+
+func testCancelWaitsForItsCall(t *testing.T, chunked bool) {
 	release := make(chan struct{})
 	up := upstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -221,17 +230,23 @@ func TestHTTPSessionlessCancelWaitsForItsCall(t *testing.T) {
 	}))
 	rig := startProxy(t, up.URL+"/mcp")
 	pool := freshClient(t)
+	post := func(body string) (*http.Response, error) {
+		var r io.Reader = strings.NewReader(body)
+		if chunked {
+			r = io.MultiReader(r) // of unknown length: sent chunked
+		}
+		req, _ := http.NewRequest(http.MethodPost, rig.url+"/mcp", r)
+		req.Header.Set("Content-Type", "application/json")
+		return pool.Do(req)
+	}
 	answered := make(chan string, 1)
 	go func() {
-		req, _ := http.NewRequest(http.MethodPost, rig.url+"/mcp", strings.NewReader(fmt.Sprintf(cancelCall, 7)))
-		resp, err := pool.Do(req)
+		resp, err := post(fmt.Sprintf(cancelCall, 7))
 		if err != nil {
 			answered <- err.Error()
 			return
 		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		answered <- string(b)
+		answered <- readAll(t, resp)
 	}()
 	waitFor(t, func() bool { // the call is noted in flight
 		side := &rig.proxy.side
@@ -239,7 +254,11 @@ func TestHTTPSessionlessCancelWaitsForItsCall(t *testing.T) {
 		defer side.mu.Unlock()
 		return len(side.reqs) == 1
 	})
-	readAll(t, mcpPost(t, pool, rig.url+"/mcp", "", fmt.Sprintf(cancelOf, 7))) // the call holds the other connection
+	resp, err := post(fmt.Sprintf(cancelOf, 7)) // the call holds the other connection
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, resp)
 	waitFor(t, func() bool { return len(httpEvents(t, rig.tape.records(), "end")) == 1 })
 	close(release)
 	if a := <-answered; !strings.Contains(a, `"id":7`) {
