@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/refserver"
+	"github.com/mcptape/mcptape/internal/syncio"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -115,7 +115,7 @@ func TestHTTPSessionlessCancelJoinsItsCall(t *testing.T) {
 			post := func(body string) *http.Response { return mcpPost(t, pool, url, "", body) }
 			readAll(t, post(cancelInit))
 			exchanges := 1
-			var lines *lineLog
+			var lines *syncio.Lines
 			if tt.langGraph {
 				resp, err := freshClient(t).Get(rig.url + refserver.StreamPath)
 				if err != nil {
@@ -123,12 +123,12 @@ func TestHTTPSessionlessCancelJoinsItsCall(t *testing.T) {
 				}
 				exchanges++
 				t.Cleanup(func() { resp.Body.Close() })
-				lines = &lineLog{}
-				go lines.scan(resp.Body)
+				lines = &syncio.Lines{}
+				go lines.Scan(resp.Body)
 			}
 			ids := []int{2, 3, 4}
 			var wg sync.WaitGroup
-			streams := make([]*lineLog, len(ids))
+			streams := make([]*syncio.Lines, len(ids))
 			for i, id := range ids {
 				resp := post(fmt.Sprintf(cancelCall, id))
 				exchanges++
@@ -137,9 +137,9 @@ func TestHTTPSessionlessCancelJoinsItsCall(t *testing.T) {
 					streams[i] = lines
 					continue
 				}
-				streams[i] = &lineLog{}
+				streams[i] = &syncio.Lines{}
 				wg.Add(1)
-				go func() { defer wg.Done(); streams[i].scan(resp.Body) }()
+				go func() { defer wg.Done(); streams[i].Scan(resp.Body) }()
 			}
 			// Every call is streaming: its first delta is out.
 			for i, id := range ids {
@@ -158,44 +158,10 @@ func TestHTTPSessionlessCancelJoinsItsCall(t *testing.T) {
 	}
 }
 
-// lineLog keeps the lines read from a stream.
-type lineLog struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-// scan reads the lines of r until r ends.
-func (l *lineLog) scan(r io.ReadCloser) {
-	defer r.Close()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		l.mu.Lock()
-		l.lines = append(l.lines, sc.Text())
-		l.mu.Unlock()
-	}
-}
-
-// has reports whether a line holds every one of parts.
-func (l *lineLog) has(parts ...string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, line := range l.lines {
-		ok := true
-		for _, p := range parts {
-			ok = ok && strings.Contains(line, p)
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
-}
-
 // waitLine waits for a line of l holding every one of parts.
-func waitLine(t *testing.T, l *lineLog, parts ...string) {
+func waitLine(t *testing.T, l *syncio.Lines, parts ...string) {
 	t.Helper()
-	waitFor(t, func() bool { return l.has(parts...) })
+	waitFor(t, func() bool { return l.Has(parts...) })
 }
 
 // TestHTTPSessionlessCancelWaitsForItsCall: a stateless server that sends

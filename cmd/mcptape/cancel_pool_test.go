@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/refserver"
+	"github.com/mcptape/mcptape/internal/syncio"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -54,7 +54,7 @@ func poolClient(t *testing.T, url string, langGraph bool) {
 	drain := func(resp *http.Response) { _, _ = io.Copy(io.Discard, resp.Body); resp.Body.Close() }
 	drain(post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pool","version":"1"}}}`))
 	drain(post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
-	seen := &seenLines{}
+	seen := &syncio.Lines{}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	if langGraph {
@@ -64,7 +64,7 @@ func poolClient(t *testing.T, url string, langGraph bool) {
 		}
 		defer resp.Body.Close() // before wg.Wait: ends the scan
 		wg.Add(1)
-		go func() { defer wg.Done(); seen.scan(resp.Body) }()
+		go func() { defer wg.Done(); seen.Scan(resp.Body) }()
 	}
 	for _, id := range []int{2, 3, 4} {
 		resp := post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"chat","arguments":{"query":"hi there"}}}`, id))
@@ -73,47 +73,24 @@ func poolClient(t *testing.T, url string, langGraph bool) {
 			continue
 		}
 		wg.Add(1)
-		go func() { defer wg.Done(); seen.scan(resp.Body) }()
+		go func() { defer wg.Done(); seen.Scan(resp.Body) }()
 	}
 	for _, id := range []string{`"id":2,`, `"id":3,`, `"id":4,`} {
-		seen.wait(t, id, "content_delta") // all three are streaming
+		waitSeen(t, seen, id, "content_delta") // all three are streaming
 	}
 	drain(post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"enough"}}`))
-	seen.wait(t, `"id":2,`, "content_end")
-	seen.wait(t, `"id":4,`, "content_end")
+	waitSeen(t, seen, `"id":2,`, "content_end")
+	waitSeen(t, seen, `"id":4,`, "content_end")
 }
 
-// seenLines keeps the lines read from event streams.
-type seenLines struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (s *seenLines) scan(r io.ReadCloser) {
-	defer r.Close()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		s.mu.Lock()
-		s.lines = append(s.lines, sc.Text())
-		s.mu.Unlock()
-	}
-}
-
-// wait waits up to 10 s for a line holding a and b.
-func (s *seenLines) wait(t *testing.T, a, b string) {
+// waitSeen waits up to 10 s for a line of seen holding a and b.
+func waitSeen(t *testing.T, seen *syncio.Lines, a, b string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		s.mu.Lock()
-		for _, l := range s.lines {
-			if strings.Contains(l, a) && strings.Contains(l, b) {
-				s.mu.Unlock()
-				return
-			}
+	for deadline := time.Now().Add(10 * time.Second); !seen.Has(a, b); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no line with %s and %s within 10 s", a, b)
 		}
-		s.mu.Unlock()
 	}
-	t.Fatalf("no line with %s and %s within 10 s", a, b)
 }
 
 // TestSessionlessCancelOnAnotherConnection records the pooled client
