@@ -72,6 +72,9 @@ import (
 const (
 	maxSideRequests = 1 << 16
 	maxSidePerKey   = 8
+	// maxParked bounds the cancels waiting for one request to be
+	// recorded; more stay in their own connection's session.
+	maxParked = 16
 )
 
 // sideStreams is the proxy's table of sessionless requests in flight.
@@ -322,12 +325,21 @@ func (x *exchange) sideCancelOf(i, n int) *sideReq {
 
 // recordCancel records rec, a cancel of x, in the session of the request
 // to: now when that request was recorded, else parked with it until it
-// is (sideRecorded).
+// is (sideRecorded). Here to.waiting is set before to.recorded is read;
+// sideRecorded sets recorded before it reads waiting (sync/atomic is
+// sequentially consistent): so either this sees the request recorded, or
+// sideRecorded sees the cancel waiting and takes the parked ones under
+// s.mu, after this parked them (recorded is read again under s.mu).
 func (x *exchange) recordCancel(rec tape.Record, to *sideReq) {
 	s := &x.p.side
 	to.waiting.Store(true)
 	if !to.recorded.Load() {
 		s.mu.Lock()
+		if len(to.parked) >= maxParked {
+			s.mu.Unlock()
+			x.record(rec)
+			return
+		}
 		if !to.recorded.Load() {
 			rec.Exchange = x.id
 			rec.Frame = bytes.Clone(rec.Frame)

@@ -169,16 +169,25 @@ func waitLine(t *testing.T, l *syncio.Lines, parts ...string) {
 // answered and recorded: the call is recorded only then (its session
 // could come with those headers), and the cancel, parked with it until
 // then, follows it in the tape, in its session. Bodies of known length
-// take the lean path, chunked ones net/http's.
+// take the lean path, chunked ones net/http's. At most maxParked cancels
+// wait for one call: more stay in their own sessions.
 func TestHTTPSessionlessCancelWaitsForItsCall(t *testing.T) {
-	for _, chunked := range []bool{false, true} {
-		t.Run(fmt.Sprintf("chunked=%v", chunked), func(t *testing.T) {
-			testCancelWaitsForItsCall(t, chunked)
+	tests := []struct {
+		chunked bool
+		cancels int
+	}{
+		{false, 1},
+		{true, 1},
+		{false, maxParked + 2},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("chunked=%v,cancels=%d", tt.chunked, tt.cancels), func(t *testing.T) {
+			testCancelWaitsForItsCall(t, tt.chunked, tt.cancels)
 		})
 	}
 }
 
-func testCancelWaitsForItsCall(t *testing.T, chunked bool) {
+func testCancelWaitsForItsCall(t *testing.T, chunked bool, cancels int) {
 	release := make(chan struct{})
 	up := upstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -220,17 +229,33 @@ func testCancelWaitsForItsCall(t *testing.T, chunked bool) {
 		defer side.mu.Unlock()
 		return len(side.reqs) == 1
 	})
-	resp, err := post(fmt.Sprintf(cancelOf, 7)) // the call holds the other connection
-	if err != nil {
-		t.Fatal(err)
+	for range cancels {
+		resp, err := post(fmt.Sprintf(cancelOf, 7)) // the call holds the other connection
+		if err != nil {
+			t.Fatal(err)
+		}
+		readAll(t, resp)
 	}
-	readAll(t, resp)
-	waitFor(t, func() bool { return len(httpEvents(t, rig.tape.records(), "end")) == 1 })
+	waitFor(t, func() bool { return len(httpEvents(t, rig.tape.records(), "end")) == cancels })
 	close(release)
 	if a := <-answered; !strings.Contains(a, `"id":7`) {
 		t.Fatalf("call answered %q", a)
 	}
-	checkCancelJoined(t, waitEnded(t, rig, 2), 7, 0)
+	recs := waitEnded(t, rig, cancels+1)
+	if cancels == 1 {
+		checkCancelJoined(t, recs, 7, 0)
+		return
+	}
+	call, _, _, _ := cancelRecords(t, recs, 7)
+	joined := 0
+	for _, r := range msgs(recs, tape.ClientToServer) {
+		if r.Session == call.Session && jsonrpc.Classify(r.Frame).Method == jsonrpc.MethodCancelled {
+			joined++
+		}
+	}
+	if joined != maxParked {
+		t.Errorf("%d of %d cancels in the call's session, want %d (maxParked)", joined, cancels, maxParked)
+	}
 }
 
 // BenchmarkSideTable: what the table of sessionless requests costs one
