@@ -64,8 +64,8 @@
 // without a message (an [SSENote]) and "error" events. Records are
 // grouped in sessions by Mcp-Session-Id, by the legacy sessionId query
 // parameter, or, without either, by client connection ("conn-N": but an
-// answer on a sessionless GET stream goes to its request's session, see
-// http_side.go), each
+// answer on a sessionless GET stream, and a cancel on another connection
+// than its request, go to the request's session, see http_side.go), each
 // opened and closed by "open" and "close" events (an [HTTPSessionEvent]).
 // Header and query values that look secret are redacted in the tape only.
 // See [HTTPProxy] for the rules, and docs/tape-format.md for the records.

@@ -303,6 +303,11 @@ type HTTPStats struct {
 //     recorded in the session of the request it answers, from the same
 //     client host, while that request is in flight (see http_side.go);
 //     the rest of the stream stays in its connection's session.
+//   - Cancels on another connection (a client with a pool of
+//     connections): a sessionless notifications/cancelled naming a
+//     sessionless request of the same client host in flight on another
+//     connection is recorded in that request's session, after it (see
+//     http_side.go); its POST's "http" events stay in its own session.
 //
 // An "open" event (an HTTPSessionEvent: kind "streamable", "legacy-sse" or
 // "connection", and how it was learned) precedes a session's first record;

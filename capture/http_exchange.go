@@ -65,7 +65,11 @@ type exchange struct {
 	unsampled    bool          // the session is out of the sample: nothing of the exchange is recorded (http_filter.go)
 	legacy       bool          // a GET event stream whose session comes from its endpoint event
 	side         bool          // a GET event stream with no session: answers go to their requests' sessions (http_side.go)
-	sideNoted    bool          // the request's ids are noted for side streams (http_side.go)
+	sideNoted    bool          // the request's ids are noted (http_side.go)
+	sideReqs     []*sideReq    // the requests noted, in flight (http_side.go)
+	sideOne      [1]*sideReq   // sideReqs' room for one
+	sideCancels  []sideCancel  // cancels of the body recorded in other sessions (http_side.go)
+	sideMembers  int           // the members of the body sideCancels index
 	held         []tape.Record // records of a legacy stream written before its session was known
 	batch        int
 
@@ -219,12 +223,16 @@ func (x *exchange) recordFrame(dir tape.Direction, frame []byte, eventID string,
 			members, batch = m, len(m)
 		}
 	}
-	for _, m := range members {
+	for i, m := range members {
 		rec.Frame, rec.Session = m, ""
 		if dir == tape.ServerToClient && x.kind == kindConnection && x.p.side.on.Load() {
 			x.sideMessage(m, &rec)
 		}
-		x.record(rec)
+		if to := x.sideCancelOf(i, len(members)); to != nil && dir == tape.ClientToServer {
+			x.recordCancel(rec, to) // http_side.go
+		} else {
+			x.record(rec)
+		}
 		x.p.observeMessage(dir, m)
 	}
 	if dir == tape.ClientToServer {
@@ -287,6 +295,7 @@ func (x *exchange) recordRequestLocked(final bool) {
 		return
 	}
 	x.reqRecorded = true
+	defer x.sideRecorded() // http_side.go: cancels parked with its requests follow them
 	body := x.reqBuf
 	if len(body) == 0 {
 		return
@@ -561,6 +570,7 @@ func (x *exchange) finish() {
 	}
 	x.hold.release()
 	x.body = nil
+	x.sideDone() // http_side.go
 	x.httpEvent(end, ev)
 	x.endSession(ev.ClosedBy)
 	if x.streaming {

@@ -231,7 +231,7 @@ func (lc *leanConn) exchange(req *http.Request) bool {
 			x.requestBytes(body, true, received)
 		}
 	}
-	x.sideRequests(body) // http_side.go: one atomic load unless side streams were seen
+	x.sideRequests(body) // http_side.go: sessionless exchanges only
 	lc.arm(false)
 	x.markDispatched() // http_observe.go
 	resp, err := lc.roundTrip(x, req, body, recordBody)

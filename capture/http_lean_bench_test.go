@@ -13,8 +13,9 @@ import (
 
 // sseUpstream serves every request on a raw connection with the answer the
 // reference server gives an echo call: an event stream whose head and
-// event leave in one write and whose end follows in another.
-func sseUpstream(b *testing.B) string {
+// event leave in one write and whose end follows in another. The
+// response names session S1 unless sessionless.
+func sseUpstream(b *testing.B, sessionless bool) string {
 	b.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -22,7 +23,7 @@ func sseUpstream(b *testing.B) string {
 	}
 	event := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"session says hello\"}]}}\n\n"
 	head := "HTTP/1.1 200 OK\r\nCache-Control: no-cache, no-transform\r\nConnection: keep-alive\r\nContent-Type: text/event-stream\r\n" +
-		"Mcp-Session-Id: S1\r\nDate: Sun, 29 Nov 2026 16:31:51 GMT\r\nTransfer-Encoding: chunked\r\n\r\n" + fmt.Sprintf("%x\r\n%s\r\n", len(event), event)
+		hopSession(sessionless) + "Date: Sun, 29 Nov 2026 16:31:51 GMT\r\nTransfer-Encoding: chunked\r\n\r\n" + fmt.Sprintf("%x\r\n%s\r\n", len(event), event)
 	return serveRaw(b, ln, func(c net.Conn, _ *http.Request, _ []byte) string {
 		io.WriteString(c, head) // head and event in one write, the end in another
 		return "0\r\n\r\n"
@@ -36,9 +37,24 @@ func sseUpstream(b *testing.B) string {
 // proxied path less the direct one is what the proxy costs, free of the
 // reference server's noise: proxy-cpu-µs/exchange. Also reported: wall
 // time per exchange of each path and the ratio of the proxied path's CPU
-// to the direct one's.
+// to the direct one's. "sessionless" sends no Mcp-Session-Id and gets
+// none (a stateless server): the proxy notes each request in flight
+// (http_side.go).
 func BenchmarkHTTPProxyHop(b *testing.B) {
-	up := sseUpstream(b)
+	b.Run("session", func(b *testing.B) { benchHop(b, false) })
+	b.Run("sessionless", func(b *testing.B) { benchHop(b, true) })
+}
+
+// hopSession is the session header line of the hop benchmark's messages.
+func hopSession(sessionless bool) string {
+	if sessionless {
+		return ""
+	}
+	return "Mcp-Session-Id: S1\r\n"
+}
+
+func benchHop(b *testing.B, sessionless bool) {
+	up := sseUpstream(b, sessionless)
 	rig := startProxyTape(b, up, discardTape{})
 	body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"session 1 says hello"}}}`
 	type hop struct {
@@ -58,7 +74,7 @@ func BenchmarkHTTPProxyHop(b *testing.B) {
 		b.Cleanup(func() { c.Close() })
 		h := &hop{c: c, br: bufio.NewReader(c), req: fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: %s\r\nUser-Agent: Go-http-client/1.1\r\n"+
 			"Content-Length: %d\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"+
-			"Mcp-Protocol-Version: 2025-06-18\r\nMcp-Session-Id: S1\r\n\r\n%s", addr, len(body), body)}
+			"Mcp-Protocol-Version: 2025-06-18\r\n%s\r\n%s", addr, len(body), hopSession(sessionless), body)}
 		post := &http.Request{Method: "POST"}
 		h.exchange = func() error {
 			if _, err := io.WriteString(h.c, h.req); err != nil {

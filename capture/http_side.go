@@ -10,117 +10,257 @@ import (
 	"github.com/mcptape/mcptape/tape"
 )
 
+// Sessionless requests in flight. Traffic with no session (a server that
+// assigns no Mcp-Session-Id: 2026-07-28 stateless servers, the LangGraph
+// docs' dialect) is grouped by client connection, "conn-N", but two kinds
+// of messages about a request can come on another connection than the
+// request: the answer, and the client's cancel. So the proxy notes the id
+// of every request of a sessionless exchange (with its client host and
+// its connection's session) from its arrival until its terminal answer,
+// or until its exchange ends when the answer can no longer come elsewhere.
+// One table serves both uses.
+//
 // Side streams. The HTTP dialect of the LangGraph MCP server's
 // documentation POSTs JSON-RPC with no session and reads the server's
 // messages, streamed answers included, from an event stream the client
 // opens with GET on another path (new EventSource('/mcp/stream')), on a
 // connection of its own. Grouped by connection, the answers would land in
-// the stream's session, away from their requests. So once the proxy has
-// seen a sessionless GET event stream, it notes the ids of the requests
-// of sessionless exchanges (with their session and client host) until
-// their terminal answer (a single response, an error, or the end part of
-// a streamed answer), and an answer arriving on such a stream from the
-// same host under such an id is recorded in the session of its request
-// (with the stream's exchange number and Stream "get"). Everything else
-// on the stream (notifications, server requests, answers to nobody known)
-// stays in the stream's own "conn-N" session.
+// the stream's session, away from their requests. Once the proxy has seen
+// a sessionless GET event stream, an answer arriving on such a stream from
+// the same host under the id of a noted request is recorded in the session
+// of that request (with the stream's exchange number and Stream "get"),
+// and a terminal answer (a single response, an error, or the end part of
+// a streamed answer) ends the request. Everything else on the stream
+// (notifications, server requests, answers to nobody known) stays in the
+// stream's own "conn-N" session.
 //
 // A server of this dialect cannot tell its clients apart, and may send
 // every message on every open stream. The first stream that carries a
 // part of an answer owns it: copies on other streams stay in their own
 // sessions. Ids are matched per client host, so two clients on one host
 // that have the same id in flight at the same time are told apart only by
-// that first-stream rule.
+// that first-stream rule; of several requests noted under one id, the
+// latest is the one answered.
+//
+// Cancels. A client with a pool of connections (Python's httpx, Node's
+// fetch) may send a request on one connection and, while it is in flight,
+// its notifications/cancelled on another. A sessionless cancel whose
+// requestId names a noted request of the same client host, the latest
+// under that id, noted on another connection and none on the cancel's own,
+// is recorded in that request's session, with the cancel's own exchange
+// number and Stream "post"; the "http" events of its POST stay in the
+// POST's connection session. A cancel naming nothing in flight (answered
+// already, or unknown) stays in its own connection's session. The cancel
+// is recorded after its request: when the request is not recorded yet (a
+// sessionless request waits for its response headers, which may name a
+// session), the cancel is parked with it and written right after it.
+//
+// Cost: every request of a sessionless exchange is noted, side stream or
+// not: a classification of the request body, a map insert when it arrives
+// and a delete when its exchange ends (or its terminal answer comes on a
+// side stream), two allocations: 0.75 µs a request (BenchmarkSideTable),
+// about 2 % of what the proxy spends on a sessionless exchange
+// (BenchmarkHTTPProxyHop/sessionless). Exchanges that name a session never
+// pay. Turning the table on only after a first sessionless cancel was seen
+// would lose that first cancel, and a tape of one cancelled call is a
+// common thing to record (the cancel that shows a bug): the table is
+// always kept.
 
-// maxSideRequests bounds the requests noted at once (a client that never
-// gets answers must not grow the table without bound): at the bound the
-// table is emptied.
-const maxSideRequests = 1 << 16
+// Side table bounds: keys (host and id) noted at once (a client that never
+// gets answers must not grow the table without bound: at the bound the
+// table is emptied), and requests noted under one key (the oldest go).
+const (
+	maxSideRequests = 1 << 16
+	maxSidePerKey   = 8
+	// maxParked bounds the cancels waiting for one request to be
+	// recorded; more stay in their own connection's session.
+	maxParked = 16
+)
 
-// sideStreams is the proxy's side-stream state.
+// sideStreams is the proxy's table of sessionless requests in flight.
 type sideStreams struct {
 	on atomic.Bool // a sessionless GET event stream was seen
 
 	mu   sync.Mutex
-	reqs map[string]*sideRequest // host + "\x00" + id key
+	reqs map[string]*sideEntry // host + "\x00" + id key
+	key  []byte                // scratch for keys (mu held)
 }
 
-// sideRequest is one sessionless request in flight.
-type sideRequest struct {
-	session string
-	owner   uint64 // the exchange of the stream that carried its first part; 0: none yet
-	n       int    // requests in flight under this key
+// sideEntry holds the requests in flight under one host and id.
+type sideEntry struct {
+	owner uint64     // the exchange of the stream that carried the answer's first part; 0: none yet
+	reqs  []*sideReq // oldest first
+	one   [1]*sideReq
+	first sideReq // the first request noted under the key (one allocation)
 }
 
-// streamSeen turns side-stream tracking on.
-func (s *sideStreams) streamSeen() {
-	if s.on.Load() {
-		return
+// sideReq is one sessionless request in flight.
+type sideReq struct {
+	key      string      // its key in the table
+	conn     string      // the session of its exchange's connection
+	session  string      // the session it was recorded in (set before recorded)
+	recorded atomic.Bool // its message was handed to the tape
+	waiting  atomic.Bool // a cancel was parked with it (or is being)
+	parked   []tape.Record
+}
+
+// sessionNow is the session r's messages go to.
+func (r *sideReq) sessionNow() string {
+	if r.recorded.Load() {
+		return r.session
 	}
+	return r.conn
+}
+
+// sideCancel is a cancel of an exchange's body routed to the session of
+// the request it cancels.
+type sideCancel struct {
+	member int // its place in the body (0 for a lone message)
+	to     *sideReq
+}
+
+// streamSeen turns side-stream answers on.
+func (s *sideStreams) streamSeen() {
+	if !s.on.Load() {
+		s.on.Store(true)
+	}
+}
+
+// keyOf builds the table key of host and id in s.key (s.mu held).
+func (s *sideStreams) keyOf(host string, id *jsonrpc.ID) []byte {
+	s.key = id.AppendKey(append(append(s.key[:0], host...), 0))
+	return s.key
+}
+
+// sent notes the client message m, member i of a body of n members of
+// the sessionless exchange x: a request is noted in flight, a cancel
+// naming a request in flight in another connection's session is routed
+// there.
+func (s *sideStreams) sent(x *exchange, i, n int, m []byte) {
+	info := jsonrpc.Classify(m)
+	switch {
+	case info.Kind == jsonrpc.KindRequest:
+		s.note(x, &info.ID)
+	case info.Kind == jsonrpc.KindNotification && info.Method == jsonrpc.MethodCancelled &&
+		info.CancelTarget.Type != jsonrpc.IDAbsent && info.CancelTarget.Type != jsonrpc.IDNull:
+		if to := s.target(x, &info.CancelTarget); to != nil {
+			x.sideCancels = append(x.sideCancels, sideCancel{member: i, to: to})
+			x.sideMembers = n
+		}
+	}
+}
+
+// note notes a request of x with id.
+func (s *sideStreams) note(x *exchange, id *jsonrpc.ID) {
 	s.mu.Lock()
 	if s.reqs == nil {
-		s.reqs = make(map[string]*sideRequest)
+		s.reqs = make(map[string]*sideEntry)
 	}
+	k := s.keyOf(x.conn.host, id)
+	var r *sideReq
+	if e := s.reqs[string(k)]; e != nil {
+		if len(e.reqs) >= maxSidePerKey {
+			e.reqs = append(e.reqs[:0], e.reqs[1:]...)
+		}
+		r = &sideReq{key: e.first.key, conn: x.conn.session}
+		e.reqs, e.owner = append(e.reqs, r), 0
+	} else {
+		if len(s.reqs) >= maxSideRequests {
+			clear(s.reqs)
+		}
+		e = &sideEntry{}
+		r = &e.first
+		r.key, r.conn = string(k), x.conn.session
+		e.one[0] = r
+		e.reqs = e.one[:1]
+		s.reqs[r.key] = e
+	}
+	// Under s.mu: answer reads it on the goroutine of the response,
+	// which the race detector cannot order after this one by the wire.
+	if x.sideReqs == nil {
+		x.sideReqs = x.sideOne[:0]
+	}
+	x.sideReqs = append(x.sideReqs, r)
 	s.mu.Unlock()
-	s.on.Store(true)
 }
 
-func sideKey(host string, id *jsonrpc.ID) string {
-	return host + "\x00" + id.Key()
-}
-
-// sent notes a client message m of a sessionless exchange of session
-// from host.
-func (s *sideStreams) sent(host, session string, m []byte) {
-	info := jsonrpc.Classify(m)
-	if info.Kind != jsonrpc.KindRequest {
-		return
-	}
-	k := sideKey(host, &info.ID)
+// target returns the request a cancel of x names, when it is to be
+// recorded in another connection's session: the latest request in flight
+// under the id from x's host, noted on another connection, with none
+// under the id noted on x's.
+func (s *sideStreams) target(x *exchange, id *jsonrpc.ID) *sideReq {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r := s.reqs[k]; r != nil {
-		r.session, r.owner = session, 0
-		r.n++
-		return
+	e := s.reqs[string(s.keyOf(x.conn.host, id))]
+	if e == nil || len(e.reqs) == 0 {
+		return nil
 	}
-	if len(s.reqs) >= maxSideRequests {
-		clear(s.reqs)
+	for _, r := range e.reqs {
+		if r.conn == x.conn.session {
+			return nil
+		}
 	}
-	s.reqs[k] = &sideRequest{session: session, n: 1}
+	return e.reqs[len(e.reqs)-1]
 }
 
-// answer takes a server message m from host, arriving on the side stream
-// exchange (0 for a POST's answer), and returns the session of the
-// request it answers when it belongs there. A terminal answer ends the
-// request.
-func (s *sideStreams) answer(host string, exchange uint64, m []byte) (string, bool) {
+// answer takes a server message m of exchange x from host, arriving on a
+// side stream (stream, its exchange) or on x's own response (stream 0),
+// and returns the session of the request it answers when it belongs
+// there. A terminal answer ends the request.
+func (s *sideStreams) answer(x *exchange, stream uint64, m []byte) (string, bool) {
 	info := jsonrpc.Classify(m)
 	if (info.Kind != jsonrpc.KindResponse && info.Kind != jsonrpc.KindError) || info.ID.Type == jsonrpc.IDNull {
 		return "", false
 	}
-	k := sideKey(host, &info.ID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.reqs[k]
-	if r == nil {
+	k := s.keyOf(x.conn.host, &info.ID)
+	e := s.reqs[string(k)]
+	if e == nil || len(e.reqs) == 0 {
 		return "", false
 	}
-	if exchange != 0 {
-		if r.owner == 0 {
-			r.owner = exchange
-		} else if r.owner != exchange {
-			return "", false // a copy on another client's stream
+	r := e.reqs[len(e.reqs)-1]
+	if stream == 0 {
+		r = x.ownReq(e) // its own request: no stream is involved
+		if r == nil {
+			return "", false
 		}
+	} else if e.owner == 0 {
+		e.owner = stream
+	} else if e.owner != stream {
+		return "", false // a copy on another client's stream
 	}
+	session := r.sessionNow()
 	if streamDialect.Ends(m, &info) {
-		if r.n--; r.n <= 0 {
-			delete(s.reqs, k)
-		} else {
-			r.owner = 0
+		s.dropLocked(r.key, e, r)
+	}
+	return session, true
+}
+
+// dropLocked takes r out of e, the entry of key k (s.mu held).
+func (s *sideStreams) dropLocked(k string, e *sideEntry, r *sideReq) {
+	for i, q := range e.reqs {
+		if q == r {
+			e.reqs = append(e.reqs[:i], e.reqs[i+1:]...)
+			e.owner = 0
+			break
 		}
 	}
-	return r.session, true
+	if len(e.reqs) == 0 && s.reqs[k] == e {
+		delete(s.reqs, k)
+	}
+}
+
+// ownReq returns the request of x among e's, the latest if several.
+func (x *exchange) ownReq(e *sideEntry) *sideReq {
+	for i := len(e.reqs) - 1; i >= 0; i-- {
+		for _, r := range x.sideReqs {
+			if e.reqs[i] == r {
+				return r
+			}
+		}
+	}
+	return nil
 }
 
 // streamDialect is the dialect of streamed answers the proxy knows.
@@ -135,27 +275,25 @@ func remoteHost(addr string) string {
 	return addr
 }
 
-// sideRequests notes the requests of body, the whole request body of an
-// exchange that names no session, while side streams are tracked, before
-// the upstream can answer them (the answer may come on another
-// connection): in the session of the exchange's connection, where a
-// sessionless exchange goes. Called once, by the lean path before it
-// forwards the body, or when the body has been read (x.mu held or not
-// shared yet).
+// sideRequests notes the requests and cancels of body, the whole request
+// body of an exchange that names no session, before the upstream can
+// answer them (the answer may come on another connection). Called once,
+// by the lean path before it forwards the body, or when the body has been
+// read (x.mu held or not shared yet).
 func (x *exchange) sideRequests(body []byte) {
-	if x.sideNoted || x.sessionKnown || !x.p.side.on.Load() || headerValue(x.reqHeader, "Content-Encoding") != "" {
+	if x.sideNoted || x.sessionKnown || headerValue(x.reqHeader, "Content-Encoding") != "" {
 		return
 	}
 	x.sideNoted = true
 	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] == '[' {
 		members, _ := jsonrpc.Split(body)
-		for _, m := range members {
-			x.p.side.sent(x.conn.host, x.conn.session, m)
+		for i, m := range members {
+			x.p.side.sent(x, i, len(members), m)
 		}
 		return
 	}
-	x.p.side.sent(x.conn.host, x.conn.session, body)
+	x.p.side.sent(x, 0, 1, body)
 }
 
 // sideMessage handles a server message m of a sessionless exchange while
@@ -166,7 +304,94 @@ func (x *exchange) sideMessage(m []byte, rec *tape.Record) {
 	if x.side {
 		stream = x.id
 	}
-	if s, ok := x.p.side.answer(x.conn.host, stream, m); ok && x.side {
+	if s, ok := x.p.side.answer(x, stream, m); ok && x.side {
 		rec.Session = s
+	}
+}
+
+// sideCancelOf returns the request that member i of n of x's body cancels
+// in another session, or nil.
+func (x *exchange) sideCancelOf(i, n int) *sideReq {
+	if n != x.sideMembers {
+		return nil // not the body the cancels were found in (cut, decoded)
+	}
+	for _, c := range x.sideCancels {
+		if c.member == i {
+			return c.to
+		}
+	}
+	return nil
+}
+
+// recordCancel records rec, a cancel of x, in the session of the request
+// to: now when that request was recorded, else parked with it until it
+// is (sideRecorded). Here to.waiting is set before to.recorded is read;
+// sideRecorded sets recorded before it reads waiting (sync/atomic is
+// sequentially consistent): so either this sees the request recorded, or
+// sideRecorded sees the cancel waiting and takes the parked ones under
+// s.mu, after this parked them (recorded is read again under s.mu).
+func (x *exchange) recordCancel(rec tape.Record, to *sideReq) {
+	s := &x.p.side
+	to.waiting.Store(true)
+	if !to.recorded.Load() {
+		s.mu.Lock()
+		if len(to.parked) >= maxParked {
+			s.mu.Unlock()
+			x.record(rec)
+			return
+		}
+		if !to.recorded.Load() {
+			rec.Exchange = x.id
+			rec.Frame = bytes.Clone(rec.Frame)
+			to.parked = append(to.parked, rec)
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+	}
+	rec.Session = to.session
+	x.record(rec)
+}
+
+// sideRecorded marks x's requests as recorded in x's session (x.mu held)
+// and writes the cancels parked with them.
+func (x *exchange) sideRecorded() {
+	for _, r := range x.sideReqs {
+		if r.recorded.Load() {
+			continue
+		}
+		r.session = x.session
+		r.recorded.Store(true)
+		if !r.waiting.Load() {
+			continue
+		}
+		x.p.side.mu.Lock()
+		parked := r.parked
+		r.parked = nil
+		x.p.side.mu.Unlock()
+		for i := range parked {
+			parked[i].Session = x.session
+			x.p.write(&parked[i])
+		}
+	}
+}
+
+// sideDone ends x's requests still noted when x ends (x.mu not held),
+// unless their answers may still come on a side stream: x was accepted
+// (2xx) with no message while side streams are open.
+func (x *exchange) sideDone() {
+	if len(x.sideReqs) == 0 {
+		return
+	}
+	if x.p.side.on.Load() && x.status/100 == 2 && x.messages == 0 {
+		return
+	}
+	s := &x.p.side
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range x.sideReqs {
+		if e := s.reqs[r.key]; e != nil {
+			s.dropLocked(r.key, e, r)
+		}
 	}
 }

@@ -53,11 +53,10 @@ func TestLoadCancelsStreamedChat(t *testing.T) {
 		{"langgraph http", func(t *testing.T, tp string) (string, []string) {
 			_, url := startLangGraph(t, chunks, delay)
 			rec := startHTTPRecord(t, "--listen", "127.0.0.1:0", "--upstream", url, "-o", tp)
-			// One call at a time: the recorder cuts this sessionless
-			// dialect into sessions by connection, and a cancel POSTed
-			// on another connection than its call would land in another
-			// recorded session than the call.
-			out := loadOK(t, append(call, "1", "--url", rec.url, "--stream-path", refserver.StreamPath))
+			// Two calls at once: a cancel POSTed on another connection
+			// than its call is recorded in its call's session
+			// (TestSessionlessCancelOnAnotherConnection).
+			out := loadOK(t, append(call, "2", "--url", rec.url, "--stream-path", refserver.StreamPath))
 			if err := rec.stop(); err != nil {
 				t.Fatalf("record: %v\n%s", err, rec.stderr)
 			}

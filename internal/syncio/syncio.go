@@ -1,7 +1,8 @@
 // Package syncio holds a writer that several goroutines may share: each
 // Write reaches the wrapped writer whole, never interleaved with another.
 // Used by the recorder (its own lines and the server's stderr) and the
-// reference server (the SDK's frames and the streamed chat parts).
+// reference server (the SDK's frames and the streamed chat parts). Buffer
+// and Lines let a test read what another goroutine writes or reads.
 package syncio
 
 import (
