@@ -19,6 +19,9 @@ func TestRequestAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the generator")
 	}
+	if raceEnabled {
+		t.Skip("the race detector changes allocations")
+	}
 	url := http1test.ServeJSONRPC(t)
 	calls := mustCalls(t, `tools/call echo {"message":"hi"}`)
 	mallocs := func(n int64) uint64 {

@@ -279,10 +279,16 @@ func (r *runner) loop(s *session, seed uint64) {
 	defer cancel()
 	var buf []byte
 	var fails int64 // failures in a row calling for a back-off
-	for r.waitActive(s.no) && r.claim(time.Now()) {
+	for r.waitActive(s.no) {
+		// one clock read: the time the request is claimed at is the
+		// time it is intended for (the closed model's send time)
+		now := time.Now()
+		if !r.claim(now) {
+			return
+		}
 		var c *Call
 		var failed bool
-		buf, c, failed = r.send(ctx, s, rng, time.Now(), buf)
+		buf, c, failed = r.send(ctx, s, rng, now, buf)
 		think := r.o.think
 		if c != nil && c.HasThink {
 			think = c.Think

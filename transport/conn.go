@@ -287,10 +287,13 @@ func (e *Exchange) AfterDone(f func()) {
 
 // finish marks the response complete and runs the AfterDone functions. It
 // is called once, by the goroutine that read the response.
-func (e *Exchange) finish(err error) {
+func (e *Exchange) finish(err error) { e.finishAt(err, time.Now()) }
+
+// finishAt is finish, the response having ended at t.
+func (e *Exchange) finishAt(err error, t time.Time) {
 	e.mu.Lock()
 	e.err = err
-	e.ended = time.Now()
+	e.ended = t
 	e.fin = true
 	if e.done != nil {
 		close(e.done)

@@ -473,8 +473,11 @@ func (c *HTTPConn) readJSON(ex *Exchange, resp *http.Response, ri reqInfo) error
 		if ri.keep != nil {
 			ri.keep(body)
 		}
-		c.in.put(Incoming{Frame: body, Exchange: ex.ID, Stream: ri.stream, Time: time.Now(), Truncated: truncated})
+		now := time.Now()
+		c.in.put(Incoming{Frame: body, Exchange: ex.ID, Stream: ri.stream, Time: now, Truncated: truncated})
 		ex.frames = 1
+		ex.finishAt(nil, now)
+		return nil
 	}
 	ex.finish(nil)
 	return nil

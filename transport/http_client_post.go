@@ -53,7 +53,8 @@ func (p *sendPost) request(tmpl *http.Request, frame []byte) *http.Request {
 // free gives p back for another Send.
 func (p *sendPost) free() {
 	clear(p.header)
-	p.req = http.Request{}
+	// p.req is overwritten by the next request; what it points to is
+	// p's own, but for the URL of the connection
 	p.body.Reset(nil)
 	p.frame = nil
 	posts.Put(p)

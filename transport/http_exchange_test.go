@@ -188,6 +188,9 @@ func TestSendWatchMoves(t *testing.T) {
 // exchange costs no context, timer or registration with the Send
 // context: should any of those come back, this fails.
 func TestSendAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocations")
+	}
 	url := http1test.ServeJSONRPC(t)
 	c, err := DialHTTP(context.Background(), url, WithHTTPClient(leanClient(t)), WithProtocolVersion("2025-06-18"))
 	if err != nil {
