@@ -57,11 +57,7 @@ func TestExchangeEndReachesLeanIO(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := stallServer(t)
-			c, err := DialHTTP(context.Background(), srv.url, WithHTTPClient(leanClient(t)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := dialLean(t, srv.url)
 			watched, cancelWatched := context.WithCancel(context.Background())
 			defer cancelWatched()
 			own, cancelOwn := context.WithCancel(context.Background())
@@ -130,11 +126,7 @@ func TestExchangeEndReachesLeanIO(t *testing.T) {
 // stays while one does.
 func TestSendWatchMoves(t *testing.T) {
 	srv := stallServer(t)
-	c, err := DialHTTP(context.Background(), srv.url, WithHTTPClient(leanClient(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialLean(t, srv.url)
 	answered := SendOptions{Header: http.Header{"X-Answer": {"json"}}}
 	watches := func(ctx context.Context) bool {
 		c.mu.Lock()
@@ -191,12 +183,7 @@ func TestSendAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector changes allocations")
 	}
-	url := http1test.ServeJSONRPC(t)
-	c, err := DialHTTP(context.Background(), url, WithHTTPClient(leanClient(t)), WithProtocolVersion("2025-06-18"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialLean(t, http1test.ServeJSONRPC(t), WithProtocolVersion("2025-06-18"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	frame := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`)
@@ -213,6 +200,18 @@ func TestSendAllocs(t *testing.T) {
 		t.Errorf("%.1f allocations per exchange, want at most %d", allocs, most)
 	}
 	t.Logf("%.1f allocations per exchange", allocs)
+}
+
+// dialLean returns a connection to url over a lean client, closed when
+// the test ends.
+func dialLean(t *testing.T, url string, opts ...Option) *HTTPConn {
+	t.Helper()
+	c, err := DialHTTP(context.Background(), url, append([]Option{WithHTTPClient(leanClient(t))}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // waitFor waits until cond holds, failing the test after 5 s.
