@@ -25,7 +25,7 @@ import (
 type exchangeEnd struct {
 	parent   context.Context // the Send's context
 	deadline time.Time       // zero: none of its own
-	covered  uint64          // the connection's watch of parent covering it (coverLocked), 0: none
+	covered  uint64          // the connection's watch of parent covering it (coverLocked), 0: none, closeOnly
 	ended    bool            // an end came (abort, or the parent's end)
 	conn     *leanConn       // the connection carrying the exchange, while bound
 	hit      bool            // an end reached conn's I/O: it is not reused
@@ -207,6 +207,11 @@ func (c *HTTPConn) coverLocked(ctx context.Context, ex *Exchange) (watch bool, u
 	switch {
 	case done == nil:
 		return false, nil
+	case done == c.ctx.Done():
+		// the connection's own context (a GET stream's) ends only at
+		// Close, which ends every exchange anyway: no watch at all
+		ex.x.covered = closeOnly
+		return false, nil
 	case w.done == done:
 	case w.covered == 0:
 		unwatch = w.stop
@@ -219,6 +224,10 @@ func (c *HTTPConn) coverLocked(ctx context.Context, ex *Exchange) (watch bool, u
 	ex.x.covered = w.gen
 	return watch, unwatch
 }
+
+// closeOnly is the covered mark of an exchange of the connection's own
+// context: no watch's, and none needed.
+const closeOnly = ^uint64(0)
 
 // uncoverLocked takes ex, complete, out of the count of its watch; c.mu
 // is held.

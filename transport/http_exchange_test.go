@@ -170,6 +170,21 @@ func TestSendWatchMoves(t *testing.T) {
 	if err := <-stalled; !errors.Is(err, context.Canceled) {
 		t.Errorf("Send: %v, want context.Canceled", err)
 	}
+
+	// an exchange of the connection's own context (a GET stream's,
+	// which Close ends) needs no watch and holds none
+	stream := &Exchange{}
+	c.startExchange(c.ctx, stream, time.Time{})
+	defer c.endExchange(stream)
+	if _, err := c.Send(a, pingFrame, answered); err != nil {
+		t.Fatal(err)
+	}
+	if !watches(a) {
+		t.Error("an exchange of the connection's own context kept the watch from moving")
+	}
+	if stream.x.covered != closeOnly || stream.x.unwatch != nil {
+		t.Error("an exchange of the connection's own context is watched")
+	}
 }
 
 // TestSendAllocs bounds the allocations of one JSON exchange on the lean
