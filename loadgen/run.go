@@ -336,15 +336,8 @@ func (r *runner) send(ctx context.Context, s *session, rng *rand.Rand, intended 
 }
 
 // frameBuf returns the buffer to build the next frame in: buf emptied
-// over stdio, where Send has written the line when it returns, and nil
-// over HTTP, where net/http may still read a request body after the
-// answer came (http.RoundTripper allows it), so a frame is never reused.
-func (r *runner) frameBuf(buf []byte) []byte {
-	if r.target.Command != nil {
-		return buf[:0]
-	}
-	return nil
-}
+// (transport.Conn.Send keeps nothing of a frame once it returns).
+func (r *runner) frameBuf(buf []byte) []byte { return buf[:0] }
 
 // sleep waits d unless the run ends first; it reports whether the run
 // goes on.

@@ -61,7 +61,8 @@ type Conn interface {
 	// Send sends one frame (a message or a batch) exactly as given. Over
 	// stdio it returns once the line is written; over HTTP once the POST is
 	// sent and the response headers have arrived (for a JSON answer, once
-	// its body is read and queued). ctx governs the whole exchange:
+	// its body is read and queued). Send keeps nothing of frame once it
+	// returns: the caller may reuse it. ctx governs the whole exchange:
 	// cancelling it after Send returned closes that POST's response stream,
 	// which is the cancellation of 2026-07-28 ([Exchange.CloseStream] does
 	// the same). The returned Exchange describes the HTTP exchange.

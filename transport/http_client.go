@@ -332,9 +332,10 @@ func (c *HTTPConn) do(req *http.Request, ex *Exchange) (resp *http.Response, lea
 	return resp, lean, nil
 }
 
-// withExchange returns req with the context of ex, for net/http (req
-// itself when ex is nil).
+// withExchange returns req for net/http: with the context of ex (req
+// itself when ex is nil), and a Send's frame copied (detach).
 func withExchange(req *http.Request, ex *Exchange) *http.Request {
+	detach(req)
 	if ex == nil {
 		return req
 	}

@@ -17,15 +17,23 @@ type sendPost struct {
 	req     http.Request
 	header  http.Header
 	body    bytes.Reader
-	rc      io.ReadCloser                 // body, as the request's Body
+	rc      *postBody                     // body, as the request's Body
 	getBody func() (io.ReadCloser, error) // the request's GetBody
 	frame   []byte
 }
 
+// postBody is the body of a sendPost's request.
+type postBody struct{ p *sendPost }
+
+func (b *postBody) Read(p []byte) (int, error) { return b.p.body.Read(p) }
+
+// Close does nothing: the frame is the caller's.
+func (b *postBody) Close() error { return nil }
+
 // posts recycles posts.
 var posts = sync.Pool{New: func() any {
 	p := &sendPost{header: make(http.Header, 8)}
-	p.rc = io.NopCloser(&p.body)
+	p.rc = &postBody{p}
 	p.getBody = func() (io.ReadCloser, error) {
 		p.body.Reset(p.frame)
 		return p.rc, nil
@@ -48,6 +56,17 @@ func (p *sendPost) request(tmpl *http.Request, frame []byte) *http.Request {
 	req.ContentLength = int64(len(frame))
 	req.Body, req.GetBody = p.rc, p.getBody
 	return req
+}
+
+// detach makes the request's body a copy of the frame of its own: for a
+// request given to net/http, which may read it after the answer came
+// (http.RoundTripper allows it), while Send's caller may reuse the frame
+// once Send returns. The body's reader starts over.
+func detach(req *http.Request) {
+	if b, ok := req.Body.(*postBody); ok {
+		b.p.frame = bytes.Clone(b.p.frame)
+		b.p.body.Reset(b.p.frame)
+	}
 }
 
 // free gives p back for another Send.
