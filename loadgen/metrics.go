@@ -76,7 +76,7 @@ func (s *stats) answered(names []string, d time.Duration) {
 	s.inflt--
 	s.done++
 	s.recordLocked(names, v)
-	s.outage.upLocked(time.Now())
+	s.outage.upLocked()
 	ilog := s.ilog
 	s.mu.Unlock()
 	if ilog != nil {
@@ -108,7 +108,7 @@ func (s *stats) recordLocked(names []string, v int64) {
 func (s *stats) setUp() {
 	s.mu.Lock()
 	s.setups++
-	s.outage.upLocked(time.Now())
+	s.outage.upLocked()
 	s.mu.Unlock()
 }
 

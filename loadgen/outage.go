@@ -43,10 +43,11 @@ func (o *outage) downLocked(now time.Time) {
 	o.attempts++
 }
 
-// upLocked notes an answer at now; the stats' lock is held.
-func (o *outage) upLocked(now time.Time) {
+// upLocked notes an answer now (the clock is read only to end an
+// outage); the stats' lock is held.
+func (o *outage) upLocked() {
 	if !o.since.IsZero() {
-		o.total += now.Sub(o.since)
+		o.total += time.Since(o.since)
 		o.since = time.Time{}
 	}
 }

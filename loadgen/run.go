@@ -279,10 +279,16 @@ func (r *runner) loop(s *session, seed uint64) {
 	defer cancel()
 	var buf []byte
 	var fails int64 // failures in a row calling for a back-off
-	for r.waitActive(s.no) && r.claim(time.Now()) {
+	for r.waitActive(s.no) {
+		// one clock read: the time the request is claimed at is the
+		// time it is intended for (the closed model's send time)
+		now := time.Now()
+		if !r.claim(now) {
+			return
+		}
 		var c *Call
 		var failed bool
-		buf, c, failed = r.send(ctx, s, rng, time.Now(), buf)
+		buf, c, failed = r.send(ctx, s, rng, now, buf)
 		think := r.o.think
 		if c != nil && c.HasThink {
 			think = c.Think
@@ -330,15 +336,8 @@ func (r *runner) send(ctx context.Context, s *session, rng *rand.Rand, intended 
 }
 
 // frameBuf returns the buffer to build the next frame in: buf emptied
-// over stdio, where Send has written the line when it returns, and nil
-// over HTTP, where net/http may still read a request body after the
-// answer came (http.RoundTripper allows it), so a frame is never reused.
-func (r *runner) frameBuf(buf []byte) []byte {
-	if r.target.Command != nil {
-		return buf[:0]
-	}
-	return nil
-}
+// (transport.Conn.Send keeps nothing of a frame once it returns).
+func (r *runner) frameBuf(buf []byte) []byte { return buf[:0] }
 
 // sleep waits d unless the run ends first; it reports whether the run
 // goes on.

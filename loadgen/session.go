@@ -37,8 +37,9 @@ type session struct {
 	setupMu sync.Mutex // one setup at a time
 
 	nextID atomic.Int64
-	iter   atomic.Int64   // requests made, for {{iteration}}
-	wg     sync.WaitGroup // the reader
+	iter   atomic.Int64         // requests made, for {{iteration}}
+	spare  atomic.Pointer[call] // a call free for the next request (newCall)
+	wg     sync.WaitGroup       // the reader
 	// lossErr is why the session lost its last connection (the stdio
 	// server exited): requests still sent on it fail with it. Guarded by mu.
 	lossErr error
@@ -327,7 +328,7 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 	id := s.nextID.Add(1)
 	buf = t.appendFrame(s.r.frameBuf(buf), id)
 	names := t.series
-	c := &call{done: make(chan reply, 1), names: names, tmpl: t}
+	c := s.newCall(names, t)
 	st.mu.Lock()
 	st.sent++
 	st.inflt++
@@ -338,7 +339,8 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 	var rep reply
 	var err error
 	sent := time.Now()
-	if s.r.pickCancel() {
+	cancelled := s.r.pickCancel()
+	if cancelled {
 		var ok bool
 		if rep, ok = s.cancelRoundTrip(ctx, conn, id, buf, c); !ok {
 			err = errCancelled
@@ -360,7 +362,29 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 	if s.r.o.progress {
 		s.noteProgress(names[len(names)-1], c, intended)
 	}
+	if !cancelled {
+		s.recycle(c)
+	}
 	return buf, false
+}
+
+// newCall returns a call waiting for nothing yet, of the named series,
+// for a request built from t: the session's spare one, else a new one.
+func (s *session) newCall(names []string, t *template) *call {
+	if c := s.spare.Swap(nil); c != nil {
+		c.names, c.tmpl = names, t
+		return c
+	}
+	return &call{done: make(chan reply, 1), names: names, tmpl: t}
+}
+
+// recycle keeps c, whose answer was taken from c.done, for the session's
+// next request: once answered a call is held by nothing else (it left
+// pending before its answer was sent, and it gets one answer). A call
+// that failed may still get a late answer, and is never recycled.
+func (s *session) recycle(c *call) {
+	*c = call{done: c.done}
+	s.spare.Store(c)
 }
 
 // backsOff reports whether a request that failed with err calls for a

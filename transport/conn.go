@@ -61,7 +61,8 @@ type Conn interface {
 	// Send sends one frame (a message or a batch) exactly as given. Over
 	// stdio it returns once the line is written; over HTTP once the POST is
 	// sent and the response headers have arrived (for a JSON answer, once
-	// its body is read and queued). ctx governs the whole exchange:
+	// its body is read and queued). Send keeps nothing of frame once it
+	// returns: the caller may reuse it. ctx governs the whole exchange:
 	// cancelling it after Send returned closes that POST's response stream,
 	// which is the cancellation of 2026-07-28 ([Exchange.CloseStream] does
 	// the same). The returned Exchange describes the HTTP exchange.
@@ -128,8 +129,9 @@ type SendOptions struct {
 	Header http.Header
 	// Deadline, when not zero, ends the exchange at that time as a
 	// deadline of ctx would (its error is context.DeadlineExceeded). Over
-	// HTTP the exchange's own context carries it: a caller bounding each
-	// request this way pays for no context of its own.
+	// HTTP's lean path it is the I/O deadline of the connection carrying
+	// the exchange: a caller bounding each request this way pays for no
+	// context and no timer of its own.
 	Deadline time.Time
 }
 
@@ -199,15 +201,15 @@ type Exchange struct {
 	// line was written).
 	Responded time.Time
 
-	done   chan struct{}
+	done   chan struct{} // made by Done, nil until then (guarded by mu)
+	fin    bool          // complete (guarded by mu; err, frames and ended are set before)
 	err    error
 	frames int
 	ended  time.Time
-	ctx    context.Context    // the exchange's context (HTTP)
-	stop   context.CancelFunc // ends ctx
 	mu     sync.Mutex
-	why    error    // why the exchange was aborted (abort), guarded by mu
-	after  []func() // AfterDone's functions, run by finish
+	why    error       // why the exchange was aborted (abort), guarded by mu
+	after  []func()    // AfterDone's functions, run by finish
+	x      exchangeEnd // the end of an HTTP exchange (http_exchange.go), guarded by mu
 }
 
 // MaxErrorBody is the most bytes of a response body kept in Exchange.Body
@@ -216,38 +218,51 @@ const MaxErrorBody = 64 << 10
 
 // Done returns a channel closed when the response is complete: its body
 // read to the end, or its stream ended, failed or was closed.
-func (e *Exchange) Done() <-chan struct{} { return e.done }
+func (e *Exchange) Done() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done == nil { // made on demand: most exchanges are complete before anyone waits
+		if e.fin {
+			e.done = closedChan
+		} else {
+			e.done = make(chan struct{})
+		}
+	}
+	return e.done
+}
+
+// complete reports whether the response is complete (Done is closed);
+// then err, frames and ended hold its outcome.
+func (e *Exchange) complete() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.fin
+}
 
 // Err returns, once Done is closed, nil when the response ended normally,
 // or why it did not (ErrStreamClosed, ErrClosed, a read error).
 func (e *Exchange) Err() error {
-	select {
-	case <-e.done:
-		return e.err
-	default:
+	if !e.complete() {
 		return nil
 	}
+	return e.err
 }
 
 // Frames returns, once Done is closed, the number of frames the response
 // delivered.
 func (e *Exchange) Frames() int {
-	select {
-	case <-e.done:
-		return e.frames
-	default:
+	if !e.complete() {
 		return 0
 	}
+	return e.frames
 }
 
 // Ended returns, once Done is closed, when the response ended.
 func (e *Exchange) Ended() time.Time {
-	select {
-	case <-e.done:
-		return e.ended
-	default:
+	if !e.complete() {
 		return time.Time{}
 	}
+	return e.ended
 }
 
 // CloseStream closes the response stream now, as a client does to cancel a
@@ -256,44 +271,16 @@ func (e *Exchange) Ended() time.Time {
 // yet received are lost. It does nothing once the response is complete.
 func (e *Exchange) CloseStream() { e.abort(ErrStreamClosed) }
 
-// abort ends the exchange's context, giving why as its cause (see cause)
-// unless it has ended already.
-func (e *Exchange) abort(why error) {
-	if e.stop == nil {
-		return
-	}
-	e.mu.Lock()
-	if e.why == nil && e.ctx.Err() == nil {
-		e.why = why
-	}
-	e.mu.Unlock()
-	e.stop()
-}
-
-// cause returns why the exchange's context ended: the cause given to
-// abort, else context.Cause of it (nil while it has not ended).
-func (e *Exchange) cause() error {
-	e.mu.Lock()
-	why := e.why
-	e.mu.Unlock()
-	if why != nil {
-		return why
-	}
-	return context.Cause(e.ctx)
-}
-
 // AfterDone arranges for f to run once the response is complete: at once,
 // on the caller's goroutine, when it already is; otherwise on the
 // goroutine that completes it, so f must be quick and must not block. It
 // saves a goroutine waiting on Done.
 func (e *Exchange) AfterDone(f func()) {
 	e.mu.Lock()
-	select {
-	case <-e.done:
+	if e.fin {
 		e.mu.Unlock()
 		f()
 		return
-	default:
 	}
 	e.after = append(e.after, f)
 	e.mu.Unlock()
@@ -301,11 +288,17 @@ func (e *Exchange) AfterDone(f func()) {
 
 // finish marks the response complete and runs the AfterDone functions. It
 // is called once, by the goroutine that read the response.
-func (e *Exchange) finish(err error) {
+func (e *Exchange) finish(err error) { e.finishAt(err, time.Now()) }
+
+// finishAt is finish, the response having ended at t.
+func (e *Exchange) finishAt(err error, t time.Time) {
 	e.mu.Lock()
 	e.err = err
-	e.ended = time.Now()
-	close(e.done)
+	e.ended = t
+	e.fin = true
+	if e.done != nil {
+		close(e.done)
+	}
 	after := e.after
 	e.after = nil
 	e.mu.Unlock()

@@ -129,6 +129,12 @@ func (b *inbox) get(ctx context.Context) (Incoming, error) {
 			b.signal()
 			return Incoming{}, err
 		}
+		if err := ctx.Err(); err != nil {
+			// nothing queued and ctx ended: no wait (a caller taking
+			// what is queued with an ended context pays no select)
+			b.mu.Unlock()
+			return Incoming{}, err
+		}
 		b.mu.Unlock()
 		select {
 		case <-b.ready:

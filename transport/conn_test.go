@@ -178,7 +178,7 @@ func TestStatusError(t *testing.T) {
 }
 
 func TestExchangeBeforeDone(t *testing.T) {
-	ex := &Exchange{done: make(chan struct{})}
+	ex := &Exchange{}
 	if ex.Err() != nil || ex.Frames() != 0 || !ex.Ended().IsZero() {
 		t.Error("an unfinished exchange reports results")
 	}
@@ -232,7 +232,7 @@ func TestValidVersion(t *testing.T) {
 // runs at once; so does one given to a stdio exchange, complete from the
 // start.
 func TestExchangeAfterDone(t *testing.T) {
-	ex := &Exchange{done: make(chan struct{})}
+	ex := &Exchange{}
 	var order []string
 	ex.AfterDone(func() {
 		select {
@@ -252,7 +252,7 @@ func TestExchangeAfterDone(t *testing.T) {
 		t.Errorf("ran %v, want %v", order, want)
 	}
 	ran := 0
-	(&Exchange{done: closedChan}).AfterDone(func() { ran++ })
+	(&Exchange{fin: true}).AfterDone(func() { ran++ })
 	if ran != 1 {
 		t.Errorf("stdio exchange: ran %d times, want 1", ran)
 	}

@@ -147,27 +147,35 @@ func nameMember(method string) string {
 func StandardHeaders(frame []byte, version string) http.Header {
 	info := jsonrpc.Classify(frame)
 	h := make(http.Header, 3)
-	setStandardHeaders(h, frame, &info, version)
+	var versionH []string
+	if version != "" {
+		versionH = []string{version}
+	}
+	setStandardHeaders(h, frame, &info, versionH)
 	return h
 }
 
 // metaKeyBytes is metaVersionKey as bytes, for a quick look before parsing.
 var metaKeyBytes = []byte(metaVersionKey)
 
-// setStandardHeaders sets on h the headers StandardHeaders documents; the
-// frame is parsed only when one of them needs a member of its params.
-func setStandardHeaders(h http.Header, frame []byte, info *jsonrpc.Info, version string) {
+// setStandardHeaders sets on h the headers StandardHeaders documents, the
+// version being versionH's value (nil: none) unless the frame's _meta
+// names another; the frame is parsed only when one of them needs a member
+// of its params.
+func setStandardHeaders(h http.Header, frame []byte, info *jsonrpc.Info, versionH []string) {
 	isMsg := info.Kind == jsonrpc.KindRequest || info.Kind == jsonrpc.KindNotification
 	var f *headerFields
 	if isMsg && bytes.Contains(frame, metaKeyBytes) {
 		parsed := parseHeaderFields(frame)
 		f = &parsed
-		if v := f.version; v != "" {
-			version = v
+		if v := f.version; v != "" && (len(versionH) == 0 || versionH[0] != v) {
+			versionH = []string{v}
 		}
 	}
-	if version != "" {
-		h[HeaderProtocolVersion] = []string{version}
+	version := ""
+	if len(versionH) > 0 {
+		version = versionH[0]
+		h[HeaderProtocolVersion] = versionH
 	}
 	if !isMsg || version < StandardHeadersVersion || info.Method == "" {
 		return

@@ -74,9 +74,11 @@ type HTTPConn struct {
 	session  string
 	sessionH []string // session as a header value
 	version  string   // negotiated version
+	versionH []string // the version sent, as a header value (versionHLocked)
 	getEx    *Exchange
 	getting  bool                   // a GET stream is being opened
 	live     map[*Exchange]struct{} // exchanges in progress: Close cancels them
+	watch    sendWatch              // of a Send context (coverLocked)
 
 	side *sideStream // WithStreamPath
 
@@ -176,6 +178,19 @@ func (c *HTTPConn) ProtocolVersion() string {
 	return c.versionLocked()
 }
 
+// versionHLocked returns versionLocked as a header value (nil for ""),
+// the same slice while the version stays; c.mu is held.
+func (c *HTTPConn) versionHLocked() []string {
+	v := c.versionLocked()
+	if v == "" {
+		return nil
+	}
+	if len(c.versionH) == 0 || c.versionH[0] != v {
+		c.versionH = []string{v}
+	}
+	return c.versionH
+}
+
 func (c *HTTPConn) versionLocked() string {
 	if c.version != "" {
 		return c.version
@@ -231,22 +246,23 @@ func (c *HTTPConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Ex
 		ri.keep = c.side.keepPOST
 	}
 
-	h := make(http.Header, 8)
+	p := newPost()
+	h := p.header
 	h["Accept"], h["Content-Type"] = c.accept, c.ctype
 	for k, v := range c.header {
 		h[k] = v
 	}
 	if !c.legacy {
 		c.mu.Lock()
-		sessionH, version := c.sessionH, c.versionLocked()
+		sessionH, versionH := c.sessionH, c.versionHLocked()
 		c.mu.Unlock()
 		if isInit {
-			sessionH, version = nil, ""
+			sessionH, versionH = nil, nil
 		}
 		if sessionH != nil {
 			h[HeaderSessionID] = sessionH
 		}
-		setStandardHeaders(h, frame, &info, version)
+		setStandardHeaders(h, frame, &info, versionH)
 	}
 	for k, v := range opt.Header {
 		h[http.CanonicalHeaderKey(k)] = v
@@ -255,22 +271,23 @@ func (c *HTTPConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Ex
 		ri.session = v[0]
 	}
 
-	ex := &Exchange{ID: c.seq.Add(1), Method: http.MethodPost, done: make(chan struct{}), Sent: time.Now()}
-	rctx, release := c.exchangeContext(ctx, ex, opt.Deadline)
-	req := c.post.WithContext(rctx)
-	setHeader(req, h)
-	req.ContentLength = int64(len(frame))
-	req.Body = io.NopCloser(bytes.NewReader(frame))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(frame)), nil }
-	resp, err := c.do(req)
+	ex := &Exchange{ID: c.seq.Add(1), Method: http.MethodPost, Sent: time.Now()}
+	c.startExchange(ctx, ex, opt.Deadline)
+	resp, lean, err := c.do(p.request(c.post, frame), ex)
 	if err != nil {
-		release()
+		c.endExchange(ex)
+		if lean {
+			p.free()
+		}
 		if c.side != nil {
 			c.side.unsent(frame, &info)
 		}
 		return nil, c.requestError(ex, err)
 	}
-	ex, err = c.handle(ex, resp, rctx, release, ri)
+	ex, err = c.handle(ex, resp, ri)
+	if lean && ex.ContentType != "text/event-stream" {
+		p.free() // the answer is read: the lean path is done with the request
+	}
 	if err == nil && c.autoGet && info.Kind == jsonrpc.KindNotification && info.Method == "notifications/initialized" {
 		c.openGetInBackground()
 	}
@@ -283,18 +300,21 @@ func (c *HTTPConn) Recv(ctx context.Context) (Incoming, error) {
 	return c.in.get(ctx)
 }
 
-// do sends req. A client made by NewHTTPClient with default settings
-// takes its lean path directly, skipping http.Client's bookkeeping
-// (header copies for redirects...); a redirect answer then sends the
-// request again through http.Client, which follows it, and so do all
-// later requests of the connection.
-func (c *HTTPConn) do(req *http.Request) (*http.Response, error) {
+// do sends req, the request of ex (nil: req's context governs it); lean
+// reports that the lean path carried it, and nothing else holds it. A
+// client made by NewHTTPClient with default settings takes its lean path
+// directly, skipping http.Client's bookkeeping (header copies for
+// redirects...); a redirect answer then sends the request again through
+// http.Client, which follows it, and so do all later requests of the
+// connection.
+func (c *HTTPConn) do(req *http.Request, ex *Exchange) (resp *http.Response, lean bool, err error) {
 	if c.lean == nil || c.redirects.Load() {
-		return c.client.Do(req)
+		resp, err = c.client.Do(withExchange(req, ex))
+		return resp, false, err
 	}
-	resp, err := c.lean.RoundTrip(req)
+	resp, lean, err = c.lean.roundTrip(req, ex)
 	if err != nil {
-		return nil, &url.Error{Op: req.Method[:1] + strings.ToLower(req.Method[1:]), URL: req.URL.Redacted(), Err: err}
+		return nil, lean, &url.Error{Op: req.Method[:1] + strings.ToLower(req.Method[1:]), URL: req.URL.Redacted(), Err: err}
 	}
 	if isRedirect(resp) {
 		resp.Body.Close()
@@ -302,13 +322,24 @@ func (c *HTTPConn) do(req *http.Request) (*http.Response, error) {
 		if req.GetBody != nil {
 			body, err := req.GetBody()
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			req.Body = body
 		}
-		return c.client.Do(req)
+		resp, err = c.client.Do(withExchange(req, ex))
+		return resp, false, err
 	}
-	return resp, nil
+	return resp, lean, nil
+}
+
+// withExchange returns req for net/http: with the context of ex (req
+// itself when ex is nil), and a Send's frame copied (detach).
+func withExchange(req *http.Request, ex *Exchange) *http.Request {
+	detach(req)
+	if ex == nil {
+		return req
+	}
+	return req.WithContext(ex.context())
 }
 
 // isRedirect reports whether http.Client would follow resp.
@@ -321,34 +352,40 @@ func isRedirect(resp *http.Response) bool {
 	return false
 }
 
-// exchangeContext returns the context of one exchange: it ends when ctx
-// ends, at deadline (unless zero), when the connection closes, or on
-// Exchange.CloseStream (see Exchange.abort). release frees it once the
-// exchange is complete. The connection keeps the exchanges in progress in
-// a set that Close aborts, rather than one context.AfterFunc each, and
-// the caller's deadline is this context's own: the exchange context is
-// the one a request pays for on the hot path.
-func (c *HTTPConn) exchangeContext(ctx context.Context, ex *Exchange, deadline time.Time) (context.Context, func()) {
-	if deadline.IsZero() {
-		ex.ctx, ex.stop = context.WithCancel(ctx)
-	} else {
-		ex.ctx, ex.stop = context.WithDeadline(ctx, deadline)
-	}
+// startExchange starts the end of ex, an exchange of a Send with ctx and
+// deadline (see http_exchange.go), and keeps ex in the set of exchanges
+// in progress, which Close aborts, until endExchange. Neither costs a
+// context, a timer or a registration with ctx: that is what an exchange
+// pays for on the hot path.
+func (c *HTTPConn) startExchange(ctx context.Context, ex *Exchange, deadline time.Time) {
+	ex.begin(ctx, deadline)
 	c.mu.Lock()
 	closed := c.closed
+	watch, unwatch := false, (func() bool)(nil)
 	if !closed {
 		c.live[ex] = struct{}{}
+		watch, unwatch = c.coverLocked(ctx, ex)
 	}
+	gen := c.watch.gen
 	c.mu.Unlock()
 	if closed {
 		ex.abort(ErrClosed)
 	}
-	return ex.ctx, func() {
-		c.mu.Lock()
-		delete(c.live, ex)
-		c.mu.Unlock()
-		ex.stop()
+	if unwatch != nil {
+		unwatch()
 	}
+	if watch {
+		c.watchSendContext(ctx, gen)
+	}
+}
+
+// endExchange frees what startExchange took, once ex is complete.
+func (c *HTTPConn) endExchange(ex *Exchange) {
+	c.mu.Lock()
+	delete(c.live, ex)
+	c.uncoverLocked(ex)
+	c.mu.Unlock()
+	ex.release()
 }
 
 // setHeader sets the request's headers; a Host header (from WithHeader or
@@ -370,7 +407,7 @@ func (c *HTTPConn) requestError(ex *Exchange, err error) error {
 
 // handle reads or starts reading the answer to a request. It returns the
 // exchange, and a *StatusError for a non-2xx status.
-func (c *HTTPConn) handle(ex *Exchange, resp *http.Response, rctx context.Context, release func(), ri reqInfo) (*Exchange, error) {
+func (c *HTTPConn) handle(ex *Exchange, resp *http.Response, ri reqInfo) (*Exchange, error) {
 	ex.Responded = time.Now()
 	ex.Status, ex.Header = resp.StatusCode, resp.Header
 	ex.ContentType = mediaType(resp.Header.Get("Content-Type"))
@@ -382,18 +419,18 @@ func (c *HTTPConn) handle(ex *Exchange, resp *http.Response, rctx context.Contex
 	case ok && ex.ContentType == "text/event-stream":
 		if !c.startStream() {
 			resp.Body.Close()
-			release()
+			c.endExchange(ex)
 			ex.finish(ErrClosed)
 			return ex, ErrClosed
 		}
-		go c.readStream(ex, resp.Body, rctx, release, ri)
+		go c.readStream(ex, resp.Body, ri)
 		return ex, nil
 	case ok && isJSONType(ex.ContentType):
-		return ex, c.readJSON(ex, resp, rctx, release, ri)
+		return ex, c.readJSON(ex, resp, ri)
 	}
 	body, err := readCapped(resp.Body, MaxErrorBody)
 	resp.Body.Close()
-	release()
+	c.endExchange(ex)
 	ex.Body = body
 	if err != nil {
 		err = c.readError(ex, ri, err)
@@ -421,10 +458,10 @@ func (c *HTTPConn) handle(ex *Exchange, resp *http.Response, rctx context.Contex
 }
 
 // readJSON reads a JSON answer and queues it as one frame.
-func (c *HTTPConn) readJSON(ex *Exchange, resp *http.Response, rctx context.Context, release func(), ri reqInfo) error {
+func (c *HTTPConn) readJSON(ex *Exchange, resp *http.Response, ri reqInfo) error {
 	body, truncated, err := readBody(resp.Body, resp.ContentLength, c.max)
 	resp.Body.Close()
-	release()
+	c.endExchange(ex)
 	if err != nil {
 		err = c.readError(ex, ri, err)
 		ex.finish(err)
@@ -437,8 +474,11 @@ func (c *HTTPConn) readJSON(ex *Exchange, resp *http.Response, rctx context.Cont
 		if ri.keep != nil {
 			ri.keep(body)
 		}
-		c.in.put(Incoming{Frame: body, Exchange: ex.ID, Stream: ri.stream, Time: time.Now(), Truncated: truncated})
+		now := time.Now()
+		c.in.put(Incoming{Frame: body, Exchange: ex.ID, Stream: ri.stream, Time: now, Truncated: truncated})
 		ex.frames = 1
+		ex.finishAt(nil, now)
+		return nil
 	}
 	ex.finish(nil)
 	return nil

@@ -34,9 +34,14 @@ import (
 // is left in its read buffer after an answer and a non-blocking peek
 // finds it quiet when it is taken from the pool.
 //
-// Cancellation: while a request's context can end, a context.AfterFunc
-// sets a past deadline on its connection, which ends a blocked write or
-// read; such a connection is not reused.
+// Cancellation: the end of a request sets a past deadline on its
+// connection, which ends a blocked write or read; such a connection is
+// not reused. For a request of RoundTrip, a context.AfterFunc of its
+// context does it while the context can end. A request of an HTTPConn
+// exchange has the exchange's end instead (http_exchange.go): the
+// exchange's abort hook reaches the connection bound to it, and its
+// deadline is the connection's I/O deadline, so that a request costs no
+// context, timer or registration of its own.
 type leanTransport struct {
 	fallback *http.Transport
 	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -64,8 +69,9 @@ type leanConn struct {
 	*http1.Conn
 	host   *leanHost
 	idleAt time.Time
-	reused bool   // carried a request before
-	body   []byte // scratch: the request body
+	reused bool      // carried a request before
+	body   []byte    // scratch: the request body
+	dl     time.Time // the I/O deadline set (setDeadline)
 }
 
 // leanMaxBody is the largest request body the lean path sends: it writes
@@ -92,38 +98,47 @@ func newLeanTransport(fallback *http.Transport, dial func(ctx context.Context, n
 // RoundTrip sends req over the lean path when it applies, else over the
 // net/http Transport.
 func (t *leanTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, _, err := t.roundTrip(req, nil)
+	return resp, err
+}
+
+// roundTrip is RoundTrip. The end of ex, when not nil, is the request's
+// instead of the request's context (see bind in http_exchange.go). lean
+// reports that the lean path took req (not net/http, which may still hold
+// it after the answer).
+func (t *leanTransport) roundTrip(req *http.Request, ex *Exchange) (resp *http.Response, lean bool, err error) {
 	h := t.leanHost(req)
 	if h == nil {
-		return t.fallback.RoundTrip(req)
+		resp, err = t.fallback.RoundTrip(withExchange(req, ex))
+		return resp, false, err
 	}
 	body := req.Body
 	if err := checkRequest(req); err != nil {
 		closeReqBody(body)
-		return nil, err
+		return nil, true, err
 	}
-	ctx := req.Context()
 	for attempt := 0; ; attempt++ {
-		c, err := t.get(ctx, h)
+		c, err := t.get(req, ex, h)
 		if err != nil {
 			closeReqBody(body)
-			return nil, err
+			return nil, true, err
 		}
-		resp, retry, err := c.roundTrip(t, req, body)
+		resp, retry, err := c.roundTrip(t, req, ex, body)
 		if err == nil {
-			return resp, nil
+			return resp, true, nil
 		}
 		// A reused connection the server closed while the request was
 		// on its way (see leanConn.roundTrip): send it again on a new
 		// one, as net/http does, when the body can be sent again.
-		if !retry || attempt > 0 || ctx.Err() != nil {
-			return nil, err
+		if !retry || attempt > 0 || endErr(req, ex) != nil {
+			return nil, true, err
 		}
 		if body != nil && body != http.NoBody {
 			if req.GetBody == nil {
-				return nil, err
+				return nil, true, err
 			}
 			if body, err = req.GetBody(); err != nil {
-				return nil, err
+				return nil, true, err
 			}
 		}
 	}
@@ -223,9 +238,10 @@ func dialAddr(u *url.URL) string {
 	return net.JoinHostPort(u.Hostname(), port)
 }
 
-// get returns an idle connection to h, dials a new one, or waits for one
-// when h has maxConns open.
-func (t *leanTransport) get(ctx context.Context, h *leanHost) (*leanConn, error) {
+// get returns an idle connection to h for req, dials a new one, or waits
+// for one when h has maxConns open; dialling and waiting end with ex
+// (when not nil) or else with req's context.
+func (t *leanTransport) get(req *http.Request, ex *Exchange, h *leanHost) (*leanConn, error) {
 	t.mu.Lock()
 	if n := len(h.idle); n > 0 {
 		c := h.idle[n-1]
@@ -238,10 +254,11 @@ func (t *leanTransport) get(ctx context.Context, h *leanHost) (*leanConn, error)
 		// the answer to the next request
 		if (t.idleTime > 0 && idle > t.idleTime) || !c.alive() {
 			c.Close()
-			return t.dialConn(ctx, h) // in the closed one's place
+			return t.dialConn(reqContext(req, ex), h) // in the closed one's place
 		}
 		return c, nil
 	}
+	ctx := reqContext(req, ex)
 	if t.maxConns <= 0 || h.open < t.maxConns {
 		h.open++
 		t.mu.Unlock()
@@ -274,6 +291,22 @@ func (t *leanTransport) get(ctx context.Context, h *leanHost) (*leanConn, error)
 		t.drop(h)
 	}
 	return nil, ctx.Err()
+}
+
+// endErr returns the Err of req's context, or of ex when not nil.
+func endErr(req *http.Request, ex *Exchange) error {
+	if ex != nil {
+		return ex.ctxErr()
+	}
+	return req.Context().Err()
+}
+
+// reqContext returns the context of req, or of ex when not nil.
+func reqContext(req *http.Request, ex *Exchange) context.Context {
+	if ex != nil {
+		return ex.context()
+	}
+	return req.Context()
 }
 
 // dialConn dials a connection in a slot of h already counted in h.open.
@@ -343,6 +376,21 @@ func (t *leanTransport) drop(h *leanHost) {
 	t.mu.Unlock()
 }
 
+// abortIO ends c's blocked I/O at once (and any later): the abort hook
+// of the exchange bound to c (Exchange.bind). c is not reused then.
+func (c *leanConn) abortIO() {
+	c.NC.SetDeadline(aLongTimeAgo)
+}
+
+// setDeadline makes t (zero: none) the deadline of c's I/O; it costs
+// nothing when t is the deadline already set.
+func (c *leanConn) setDeadline(t time.Time) {
+	if !t.Equal(c.dl) {
+		c.dl = t
+		c.NC.SetDeadline(t)
+	}
+}
+
 // watch ends c's blocked I/O when ctx ends; stop reports whether that
 // never happened (so that c may be reused).
 func (c *leanConn) watch(ctx context.Context) (stop func() bool) {
@@ -357,16 +405,27 @@ func (c *leanConn) watch(ctx context.Context) (stop func() bool) {
 // closed while the request was on its way: nothing of the request was
 // written, or, for a request that may be sent twice (GET...), no byte of
 // an answer arrived (the rules of net/http, http1.Retryable).
-func (c *leanConn) roundTrip(t *leanTransport, req *http.Request, body io.ReadCloser) (*http.Response, bool, error) {
-	ctx := req.Context()
-	stop := c.watch(ctx)
+func (c *leanConn) roundTrip(t *leanTransport, req *http.Request, ex *Exchange, body io.ReadCloser) (*http.Response, bool, error) {
+	var stop func() bool
+	if ex != nil {
+		if err := ex.bind(c); err != nil {
+			closeReqBody(body)
+			t.discard(c) // rare: not worth keeping apart from reused ones
+			return nil, false, err
+		}
+	} else {
+		c.setDeadline(time.Time{})
+		stop = c.watch(req.Context())
+	}
 	fail := func(err error, retry bool) (*http.Response, bool, error) {
-		if stop != nil {
+		if ex != nil {
+			ex.unbind()
+		} else if stop != nil {
 			stop()
 		}
 		t.discard(c)
-		if ctx.Err() != nil {
-			return nil, false, ctx.Err()
+		if err := endErr(req, ex); err != nil {
+			return nil, false, err
 		}
 		return nil, retry && c.reused, err
 	}
@@ -392,7 +451,7 @@ func (c *leanConn) roundTrip(t *leanTransport, req *http.Request, body io.ReadCl
 		}
 		return fail(err, retry)
 	}
-	lb := &leanBody{t: t, c: c, stop: stop, ctx: ctx}
+	lb := &leanBody{t: t, c: c, req: req, ex: ex, stop: stop}
 	if resp.Body == http.NoBody {
 		// after 101 Switching Protocols the connection speaks something
 		// else: it is not reused (the lean path does not upgrade)
@@ -412,8 +471,9 @@ type leanBody struct {
 	t     *leanTransport
 	c     *leanConn
 	r     io.Reader
-	stop  func() bool
-	ctx   context.Context
+	req   *http.Request
+	ex    *Exchange   // bound to c, or nil
+	stop  func() bool // the watch of the request's context (ex nil)
 	reuse bool
 	done  atomic.Bool
 	err   error // after done, what Read returns
@@ -438,8 +498,8 @@ func (b *leanBody) Read(p []byte) (int, error) {
 		b.finish(b.reuse)
 		return n, io.EOF
 	}
-	if b.ctx.Err() != nil {
-		err = b.ctx.Err()
+	if cerr := endErr(b.req, b.ex); cerr != nil {
+		err = cerr
 	}
 	b.err = err
 	b.finish(false)
@@ -458,7 +518,11 @@ func (b *leanBody) finish(reuse bool) {
 	if !b.done.CompareAndSwap(false, true) {
 		return
 	}
-	if b.stop != nil && !b.stop() {
+	if b.ex != nil {
+		if !b.ex.unbind() {
+			reuse = false // ended by the exchange's end
+		}
+	} else if b.stop != nil && !b.stop() {
 		reuse = false // the deadline was set, or is being set
 	}
 	// bytes beyond the answer's framing (a body longer than its

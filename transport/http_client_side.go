@@ -85,7 +85,7 @@ func (c *HTTPConn) openSide(ctx context.Context) error {
 	s.open.Lock()
 	defer s.open.Unlock()
 	if s.ex != nil {
-		if isDone(s.ex) {
+		if s.ex.complete() {
 			return fmt.Errorf("transport: the event stream GET %s has ended: %w", s.url.Redacted(), ErrServerClosed)
 		}
 		return nil

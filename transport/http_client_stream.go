@@ -31,8 +31,9 @@ var errCutEvent = errors.New("event stream ended inside an event")
 
 // readStream delivers the events of an event-stream answer as frames until
 // the stream ends, then completes the exchange.
-func (c *HTTPConn) readStream(ex *Exchange, body io.ReadCloser, rctx context.Context, release func(), ri reqInfo) {
+func (c *HTTPConn) readStream(ex *Exchange, body io.ReadCloser, ri reqInfo) {
 	defer c.wg.Done()
+	rctx := ex.context()
 	var lastID string
 	frames := 0
 	cut := false
@@ -74,14 +75,14 @@ func (c *HTTPConn) readStream(ex *Exchange, body io.ReadCloser, rctx context.Con
 		err = pump(body, framer)
 	}
 	body.Close()
-	if err != nil && rctx.Err() != nil {
+	if err != nil && ex.ctxErr() != nil {
 		err = ex.cause()
 	} else if err == nil && cut {
 		err = fmt.Errorf("transport: %s %s: %w", ri.method, ri.url, errCutEvent)
 	} else if err != nil && !errors.Is(err, ErrClosed) {
 		err = fmt.Errorf("transport: %s %s: reading the event stream: %w", ri.method, ri.url, err)
 	}
-	release()
+	c.endExchange(ex)
 	ex.frames = frames
 	ex.finish(err)
 	if ri.onEnd != nil {
@@ -143,7 +144,7 @@ func (c *HTTPConn) OpenGetStream(ctx context.Context, opt SendOptions) (*Exchang
 	case c.closed:
 		c.mu.Unlock()
 		return nil, ErrClosed
-	case c.getting || (c.getEx != nil && !isDone(c.getEx)):
+	case c.getting || (c.getEx != nil && !c.getEx.complete()):
 		c.mu.Unlock()
 		return nil, errors.New("transport: OpenGetStream: a GET stream is already open")
 	}
@@ -157,15 +158,6 @@ func (c *HTTPConn) OpenGetStream(ctx context.Context, opt SendOptions) (*Exchang
 	}
 	c.mu.Unlock()
 	return ex, err
-}
-
-func isDone(ex *Exchange) bool {
-	select {
-	case <-ex.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // openGetInBackground opens the GET stream without waiting (WithGetStream).
@@ -203,24 +195,24 @@ func (c *HTTPConn) openStream(ctx context.Context, u *url.URL, stream Stream, op
 	if v := h[HeaderSessionID]; len(v) > 0 {
 		ri.session = v[0]
 	}
-	ex := &Exchange{ID: c.seq.Add(1), Method: http.MethodGet, done: make(chan struct{}), Sent: time.Now()}
-	rctx, release := c.exchangeContext(ctx, ex, opt.Deadline)
-	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u.String(), nil)
+	ex := &Exchange{ID: c.seq.Add(1), Method: http.MethodGet, Sent: time.Now()}
+	c.startExchange(ctx, ex, opt.Deadline)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		release()
+		c.endExchange(ex)
 		return nil, fmt.Errorf("transport: GET %s: %w", ri.url, err)
 	}
 	setHeader(req, h)
-	resp, err := c.do(req)
+	resp, _, err := c.do(req, ex)
 	if err != nil {
-		release()
+		c.endExchange(ex)
 		return nil, c.requestError(ex, err)
 	}
 	if resp.StatusCode/100 == 2 && mediaType(resp.Header.Get("Content-Type")) != "text/event-stream" {
-		ex, _ = c.handle(ex, resp, rctx, release, ri)
+		ex, _ = c.handle(ex, resp, ri)
 		return ex, fmt.Errorf("transport: GET %s: %d with content type %q, not an event stream", ri.url, ex.Status, ex.ContentType)
 	}
-	return c.handle(ex, resp, rctx, release, ri)
+	return c.handle(ex, resp, ri)
 }
 
 // Close ends the connection: Recv returns ErrClosed, every exchange and
@@ -234,7 +226,13 @@ func (c *HTTPConn) Close() error {
 		session := c.session
 		live := c.live
 		c.live = nil
+		unwatch := c.watch.stop
+		c.watch.gen++
+		c.watch.done, c.watch.stop, c.watch.covered = nil, nil, 0
 		c.mu.Unlock()
+		if unwatch != nil {
+			unwatch()
+		}
 		c.in.shut()
 		c.cancel(ErrClosed)
 		for ex := range live {
@@ -269,7 +267,7 @@ func (c *HTTPConn) deleteSession(session string) error {
 		h[HeaderProtocolVersion] = []string{v}
 	}
 	setHeader(req, h)
-	resp, err := c.do(req)
+	resp, _, err := c.do(req, nil)
 	if err != nil {
 		return fmt.Errorf("transport: %w", err)
 	}

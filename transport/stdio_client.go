@@ -194,7 +194,7 @@ func (c *StdioConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*E
 	if len(frame) == 0 {
 		return nil, errors.New("transport: stdio frame is empty")
 	}
-	ex := &Exchange{ID: c.seq.Add(1), done: closedChan, Sent: time.Now()}
+	ex := &Exchange{ID: c.seq.Add(1), fin: true, Sent: time.Now()}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.broken != nil {

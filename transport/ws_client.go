@@ -158,7 +158,7 @@ func (w *WSConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Exch
 	if len(frame) == 0 {
 		return nil, errors.New("transport: websocket frame is empty")
 	}
-	ex := &Exchange{ID: w.seq.Add(1), done: closedChan, Sent: time.Now()}
+	ex := &Exchange{ID: w.seq.Add(1), fin: true, Sent: time.Now()}
 	if err := w.c.Write(ctx, websocket.MessageText, frame); err != nil {
 		if w.closing.Load() {
 			return nil, ErrClosed
