@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/http1"
+	"github.com/mcptape/mcptape/transport"
 )
 
 // Lean path limits.
@@ -69,9 +70,12 @@ type leanConn struct {
 	bw       *bufio.Writer
 	local    localAddr
 	remote   string
-	body     []byte    // request body buffer
-	reqBody  fixedBody // reads the body of a request the fast parser read
-	lastPost bool      // the last request read was a POST
+	body     []byte               // request body buffer
+	reqKeep  []byte               // the recorder's copy of a request body (exchange.reqBuf), lent to each exchange
+	framer   *transport.SSEFramer // the last exchange's event stream framer, reset for the next (exchange.spare)
+	x        exchange             // the exchange in progress (see exchange), reused for the next
+	reqBody  fixedBody            // reads the body of a request the fast parser read
+	lastPost bool                 // the last request read was a POST
 	// ctx is the context of the connection's exchanges: cancelled with
 	// errProxyClosing by Close, and when the client goes away (which ends
 	// the connection). It carries http.LocalAddrContextKey.
@@ -142,8 +146,7 @@ func (lc *leanConn) serve() {
 		// The head has begun: it must come whole within the time net/http
 		// allows (ReadHeaderTimeout), not the idle wait (see readRequest).
 		req, checked, err := lc.readRequest(cut)
-		var ne net.Error
-		if errors.As(err, &ne) {
+		if err != nil && isNetError(err) {
 			// Out of time for the head (or the connection failed): net/http,
 			// given the rest, would grant the head its time again; like it,
 			// close without an answer.
@@ -161,6 +164,14 @@ func (lc *leanConn) serve() {
 		}
 		wait, lc.headBy = leanIdleTimeout, time.Time{}
 	}
+}
+
+// isNetError reports whether err is (or wraps) a net.Error. Its target
+// stays in this function, so that asking costs an exchange nothing when
+// there is no error (errors.As makes its target escape).
+func isNetError(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne)
 }
 
 // headEnd ends a request head (with the end of its last line): a head
@@ -202,12 +213,25 @@ func (lc *leanConn) exchange(req *http.Request) bool {
 	defer p.wg.Done()
 
 	req.RemoteAddr = lc.remote
-	x := p.newExchange(req)
+	x := &lc.x
+	p.initExchange(x, req)
 	x.ctx, x.clientCtx = lc.ctx, lc.ctx
+	x.reqBuf, x.spare = lc.reqKeep[:0], lc.framer
 	lc.mu.Lock()
 	lc.aborted = false
 	lc.mu.Unlock()
-	defer x.finish()
+	defer func() {
+		x.finish()
+		// The exchange has recorded its request: its copy of the body
+		// serves the next one (see exchange.recordRequestLocked).
+		if cap(x.reqBuf) <= 64<<10 {
+			lc.reqKeep = x.reqBuf[:0]
+		}
+		if x.framer != nil { // closed by finish
+			lc.framer = x.framer
+		}
+		*x = exchange{} // an idle connection holds nothing of it
+	}()
 
 	// The body is read whole, then sent; it is recorded while the
 	// upstream works on it.
@@ -339,6 +363,14 @@ func (lc *leanConn) upstream(ctx context.Context) (*upstreamConn, error) {
 	// taken for the next response, they would desync the client. Such a
 	// connection, like one the upstream closed, is not reused; net/http
 	// does the same ("Unsolicited response received on idle HTTP channel").
+	// The look (one non-blocking peek) is made before every reuse, however
+	// short the idle time: a server may close a connection at any moment
+	// (an idle timeout counted from its own last write, a shutdown, a cap
+	// on requests per connection), and a request written on a closed one
+	// gets no response; a POST, not replayable, cannot be sent again, and
+	// the client would get a 502. net/http's Transport learns of the close
+	// from the read each idle connection's goroutine keeps pending, which
+	// costs that goroutine a wake-up per exchange instead.
 	if up != nil && up.used && !up.Quiet() {
 		lc.dropUpstream()
 		up = nil
