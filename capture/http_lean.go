@@ -74,6 +74,7 @@ type leanConn struct {
 	reqKeep  []byte               // the recorder's copy of a request body (exchange.reqBuf), lent to each exchange
 	framer   *transport.SSEFramer // the last exchange's event stream framer, reset for the next (exchange.spare)
 	x        exchange             // the exchange in progress (see exchange), reused for the next
+	head     fastRequest          // the request of the exchange in progress, when parsed fast; reused for the next
 	reqBody  fixedBody            // reads the body of a request the fast parser read
 	lastPost bool                 // the last request read was a POST
 	// ctx is the context of the connection's exchanges: cancelled with
