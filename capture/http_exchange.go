@@ -76,7 +76,8 @@ type exchange struct {
 	sse        bool
 	streaming  bool // flushed chunk by chunk: an event stream or a body of unknown length
 	framer     *transport.SSEFramer
-	spare      *transport.SSEFramer // a framer of an earlier exchange, to Reset rather than allocate one (the lean path's)
+	spare      *transport.SSEFramer            // a framer of an earlier exchange, to Reset rather than allocate one (the lean path's)
+	emit       func(*transport.SSEEvent) error // x.onEvent bound once by the owner of a reused exchange, or nil
 	decoder    *bodyDecoder
 	upBody     upstreamBody // the response body, as read
 	sinkOn     bool         // forwarded response bytes are recorded: by sink, or plainBody when it is nil
@@ -411,10 +412,14 @@ func (x *exchange) response(resp *http.Response, at time.Time) {
 	}
 	if x.sse {
 		opts := [...]transport.SSEOption{transport.WithoutRaw(), transport.WithMaxEvent(maxEvent)} // valid options
-		if x.spare != nil && x.spare.Reset(x.onEvent, opts[:]...) == nil {
+		emit := x.emit
+		if emit == nil {
+			emit = x.onEvent
+		}
+		if x.spare != nil && x.spare.Reset(emit, opts[:]...) == nil {
 			x.framer = x.spare
 		} else {
-			x.framer, _ = transport.NewSSEFramer(x.onEvent, opts[:]...)
+			x.framer, _ = transport.NewSSEFramer(emit, opts[:]...)
 		}
 	}
 	x.sinkOn = true

@@ -11,11 +11,11 @@ import (
 // maxLeanAllocs bounds the allocations of one echo-shaped exchange on the
 // lean path (request head and body, an event-stream response of one
 // message, its recording into a tape that keeps nothing), on the proxy's
-// side: 4 when it was set (the text of the request head and of the
+// side: 3 when it was set (the text of the request head and of the
 // response head, whose strings the request and response are made of, the
-// request, response and header maps being reused; a chunked reader; the
-// event framer's emit function), with room for 2 more.
-const maxLeanAllocs = 6
+// request, response, header maps, exchange and event framer being reused;
+// a chunked reader), with room for 2 more.
+const maxLeanAllocs = 5
 
 // TestHTTPLeanAllocs: an exchange through the lean path allocates at most
 // maxLeanAllocs times. The client and the upstream here allocate nothing
