@@ -80,6 +80,8 @@ type exchange struct {
 	sse        bool
 	streaming  bool // flushed chunk by chunk: an event stream or a body of unknown length
 	framer     *transport.SSEFramer
+	spare      *transport.SSEFramer            // a framer of an earlier exchange, to Reset rather than allocate one (the lean path's)
+	emit       func(*transport.SSEEvent) error // x.onEvent bound once by the owner of a reused exchange, or nil
 	decoder    *bodyDecoder
 	upBody     upstreamBody // the response body, as read
 	sinkOn     bool         // forwarded response bytes are recorded: by sink, or plainBody when it is nil
@@ -103,8 +105,17 @@ type exchange struct {
 
 // newExchange starts the record of request r.
 func (p *HTTPProxy) newExchange(r *http.Request) *exchange {
+	x := new(exchange)
+	p.initExchange(x, r)
+	return x
+}
+
+// initExchange starts the record of request r in x: a new exchange, or
+// one that finished and that nothing holds any more (the lean path serves
+// a connection's exchanges, one after another, in one).
+func (p *HTTPProxy) initExchange(x *exchange, r *http.Request) {
 	p.st.exchanges.Add(1)
-	x := &exchange{
+	*x = exchange{
 		p:         p,
 		id:        p.nextX.Add(1),
 		start:     p.o.now(),
@@ -127,7 +138,6 @@ func (p *HTTPProxy) newExchange(r *http.Request) *exchange {
 		x.setSession(sid, kindLegacy, "request")
 	}
 	x.mcp = x.sessionKnown || p.mcpPath(r.URL.Path)
-	return x
 }
 
 // streamName names the stream of a request with method m.
@@ -410,7 +420,16 @@ func (x *exchange) response(resp *http.Response, at time.Time) {
 		}
 	}
 	if x.sse {
-		x.framer, _ = transport.NewSSEFramer(x.onEvent, transport.WithoutRaw(), transport.WithMaxEvent(maxEvent)) // valid options
+		opts := [...]transport.SSEOption{transport.WithoutRaw(), transport.WithMaxEvent(maxEvent)} // valid options
+		emit := x.emit
+		if emit == nil {
+			emit = x.onEvent
+		}
+		if x.spare != nil && x.spare.Reset(emit, opts[:]...) == nil {
+			x.framer = x.spare
+		} else {
+			x.framer, _ = transport.NewSSEFramer(emit, opts[:]...)
+		}
 	}
 	x.sinkOn = true
 	if x.legacy && x.decoder == nil && resp.ContentLength < 0 {

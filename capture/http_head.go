@@ -47,7 +47,7 @@ func (lc *leanConn) readRequest(cut bool) (req *http.Request, checked bool, err 
 		lc.skipBlankLines()
 	}
 	if !cut {
-		if req, n := parseFastHead(peekBuffered(lc.br)); req != nil && fastLeanable(req) {
+		if req, n := parseFastInto(peekBuffered(lc.br), &lc.head); req != nil && fastLeanable(req) {
 			lc.br.Discard(n)
 			lc.tap.buf = lc.tap.buf[:0]
 			if req.ContentLength > 0 {
@@ -154,13 +154,20 @@ func fastLength(s string) (int64, bool) {
 	return httphead.ParseDigits(s)
 }
 
-// parseFastHead parses the request head at the start of b when it lies
+// parseFastHead is parseFastInto with a new fastRequest.
+func parseFastHead(b []byte) (*http.Request, int) {
+	return parseFastInto(b, new(fastRequest))
+}
+
+// parseFastInto parses the request head at the start of b when it lies
 // whole in b and keeps to the fast subset (see the top of this file). It
 // returns the request as http.ReadRequest would, but for the body of a
 // request with one (it follows the head in b's source): Body is nil then,
 // for the caller to set; and the length of the head. It returns nil when
-// it declines.
-func parseFastHead(b []byte) (*http.Request, int) {
+// it declines. The request is made in r: a new one, or one whose last
+// request nothing holds any more (a lean connection's, whose requests
+// come one after another), whose header map is cleared and used again.
+func parseFastInto(b []byte, r *fastRequest) (*http.Request, int) {
 	end := bytes.Index(b, headEnd)
 	if end < 0 {
 		return nil, 0
@@ -177,7 +184,12 @@ func parseFastHead(b []byte) (*http.Request, int) {
 		return nil, 0
 	}
 	// The request, its URL and (mostly) its values in one allocation.
-	r := new(fastRequest)
+	h := r.header
+	if len(h) > len(r.values) {
+		h = nil // grown for a head of many fields: not kept
+	}
+	clear(h)
+	*r = fastRequest{}
 	if plainPath(target) {
 		r.url.Path = target // what url.ParseRequestURI makes of it
 	} else {
@@ -188,7 +200,10 @@ func parseFastHead(b []byte) (*http.Request, int) {
 		r.url = *u
 	}
 	lines := bytes.Count(b[len(line)+2:n], []byte{'\n'}) - 1 // header lines: what is left, less the blank one
-	h := make(http.Header, lines)
+	if h == nil {
+		h = make(http.Header, lines)
+	}
+	r.header = h
 	values := r.values[:] // each single value is a one-string slice of this
 	if lines > len(values) {
 		values = make([]string, lines)
@@ -246,6 +261,7 @@ func parseFastHead(b []byte) (*http.Request, int) {
 type fastRequest struct {
 	req    http.Request
 	url    url.URL
+	header http.Header // req.Header, kept for the next request (see parseFastInto)
 	values [12]string
 }
 

@@ -113,6 +113,32 @@ func TestFastRequestHeadAccepts(t *testing.T) {
 	}
 }
 
+// TestFastRequestHeadReuse: a request parsed into the fastRequest of an
+// earlier one, taken or declined (a lean connection's, reused), is the
+// request http.ReadRequest reads, with nothing left of the earlier one.
+func TestFastRequestHeadReuse(t *testing.T) {
+	var before []string
+	before = append(before, fastHeadSeeds...)
+	for _, tc := range fastHeadFallbacks {
+		before = append(before, tc.raw)
+	}
+	for _, first := range before {
+		for _, raw := range fastHeadSeeds {
+			var r fastRequest
+			parseFastInto([]byte(first), &r)
+			fast, _ := parseFastInto([]byte(raw), &r)
+			if fast == nil {
+				t.Fatalf("declined %q after %q", raw, first)
+			}
+			want, err := http.ReadRequest(bufio.NewReader(strings.NewReader(raw)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareRequests(t, raw, fast, want)
+		}
+	}
+}
+
 // fastHeadFallbacks are heads outside the fast subset, each for one reason.
 var fastHeadFallbacks = []struct{ name, raw string }{
 	{"incomplete head", "GET / HTTP/1.1\r\nHost: h\r\n"},

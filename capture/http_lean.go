@@ -7,7 +7,12 @@ package capture
 // with the recording of http_exchange.go. No request crosses goroutines on
 // its way, unlike net/http's server and Transport, where each exchange
 // wakes several goroutines; on a loaded machine those wake-ups were most of
-// what the proxy cost.
+// what the proxy cost. What an exchange needs, the connection keeps for
+// the next, as its exchanges come one after another: the exchange's
+// record state, the request (parseFastInto) and the response (http1's
+// Conn.Reuse) with their header maps, the copy of the request body, the
+// event-stream framer. An echo-shaped exchange allocates 3 times
+// (TestHTTPLeanAllocs).
 //
 // What the lean path does not do, it hands over whole: a connection whose
 // next request is not plain HTTP/1.1 with a body of known length (an
@@ -31,6 +36,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/http1"
+	"github.com/mcptape/mcptape/transport"
 )
 
 // Lean path limits.
@@ -69,9 +75,14 @@ type leanConn struct {
 	bw       *bufio.Writer
 	local    localAddr
 	remote   string
-	body     []byte    // request body buffer
-	reqBody  fixedBody // reads the body of a request the fast parser read
-	lastPost bool      // the last request read was a POST
+	body     []byte                          // request body buffer
+	reqKeep  []byte                          // the recorder's copy of a request body (exchange.reqBuf), lent to each exchange
+	framer   *transport.SSEFramer            // the last exchange's event stream framer, reset for the next (exchange.spare)
+	x        exchange                        // the exchange in progress (see exchange), reused for the next
+	emit     func(*transport.SSEEvent) error // x.onEvent, bound once (exchange.emit)
+	head     fastRequest                     // the request of the exchange in progress, when parsed fast; reused for the next
+	reqBody  fixedBody                       // reads the body of a request the fast parser read
+	lastPost bool                            // the last request read was a POST
 	// ctx is the context of the connection's exchanges: cancelled with
 	// errProxyClosing by Close, and when the client goes away (which ends
 	// the connection). It carries http.LocalAddrContextKey.
@@ -106,6 +117,7 @@ func newLeanConn(s *leanServer, c net.Conn) *leanConn {
 	lc.ctx, lc.cancel = context.WithCancelCause(context.WithValue(s.p.closing, http.LocalAddrContextKey, c.LocalAddr()))
 	lc.stopExit = context.AfterFunc(lc.ctx, lc.abortUpstream)
 	lc.handKept = lc.kept.hand
+	lc.emit = lc.x.onEvent
 	return lc
 }
 
@@ -142,8 +154,7 @@ func (lc *leanConn) serve() {
 		// The head has begun: it must come whole within the time net/http
 		// allows (ReadHeaderTimeout), not the idle wait (see readRequest).
 		req, checked, err := lc.readRequest(cut)
-		var ne net.Error
-		if errors.As(err, &ne) {
+		if err != nil && isNetError(err) {
 			// Out of time for the head (or the connection failed): net/http,
 			// given the rest, would grant the head its time again; like it,
 			// close without an answer.
@@ -161,6 +172,14 @@ func (lc *leanConn) serve() {
 		}
 		wait, lc.headBy = leanIdleTimeout, time.Time{}
 	}
+}
+
+// isNetError reports whether err is (or wraps) a net.Error. Its target
+// stays in this function, so that asking costs an exchange nothing when
+// there is no error (errors.As makes its target escape).
+func isNetError(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne)
 }
 
 // headEnd ends a request head (with the end of its last line): a head
@@ -202,12 +221,25 @@ func (lc *leanConn) exchange(req *http.Request) bool {
 	defer p.wg.Done()
 
 	req.RemoteAddr = lc.remote
-	x := p.newExchange(req)
+	x := &lc.x
+	p.initExchange(x, req)
 	x.ctx, x.clientCtx = lc.ctx, lc.ctx
+	x.reqBuf, x.spare, x.emit = lc.reqKeep[:0], lc.framer, lc.emit
 	lc.mu.Lock()
 	lc.aborted = false
 	lc.mu.Unlock()
-	defer x.finish()
+	defer func() {
+		x.finish()
+		// The exchange has recorded its request: its copy of the body
+		// serves the next one (see exchange.recordRequestLocked).
+		if cap(x.reqBuf) <= 64<<10 {
+			lc.reqKeep = x.reqBuf[:0]
+		}
+		if x.framer != nil { // closed by finish
+			lc.framer = x.framer
+		}
+		*x = exchange{} // an idle connection holds nothing of it
+	}()
 
 	// The body is read whole, then sent; it is recorded while the
 	// upstream works on it.
@@ -339,6 +371,14 @@ func (lc *leanConn) upstream(ctx context.Context) (*upstreamConn, error) {
 	// taken for the next response, they would desync the client. Such a
 	// connection, like one the upstream closed, is not reused; net/http
 	// does the same ("Unsolicited response received on idle HTTP channel").
+	// The look (one non-blocking peek) is made before every reuse, however
+	// short the idle time: a server may close a connection at any moment
+	// (an idle timeout counted from its own last write, a shutdown, a cap
+	// on requests per connection), and a request written on a closed one
+	// gets no response; a POST, not replayable, cannot be sent again, and
+	// the client would get a 502. net/http's Transport learns of the close
+	// from the read each idle connection's goroutine keeps pending, which
+	// costs that goroutine a wake-up per exchange instead.
 	if up != nil && up.used && !up.Quiet() {
 		lc.dropUpstream()
 		up = nil

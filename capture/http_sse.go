@@ -56,10 +56,9 @@ func (x *exchange) onEvent(ev *transport.SSEEvent) error {
 		x.resolvePendingLocked()
 		x.mu.Unlock()
 	}
-	note := SSENote{ID: ev.ID, Type: ev.Type, Comments: ev.Comments}
-	if ev.HasRetry {
-		note.RetryMs = &ev.Retry
-	}
+	// The note escapes (x.note takes any): a message event that needs none,
+	// nearly every one, must return before it is made.
+	var kind string
 	switch {
 	case ev.Incomplete:
 		if ev.Size > 0 && (ev.HasData || ev.HasID || ev.Type != "") {
@@ -67,7 +66,9 @@ func (x *exchange) onEvent(ev *transport.SSEEvent) error {
 		}
 		return nil
 	case ev.Type == "endpoint":
-		note.Kind, note.Type, note.Data, note.Original = "endpoint", "", string(ev.Data), x.endpoint
+		x.note(now, EventSSE, &SSENote{Kind: "endpoint", ID: ev.ID, RetryMs: retryOf(ev), Comments: ev.Comments,
+			Data: string(ev.Data), Original: x.endpoint})
+		return nil
 	case isMsg:
 		if ev.Truncated {
 			limit := cappedFrame
@@ -82,20 +83,29 @@ func (x *exchange) onEvent(ev *transport.SSEEvent) error {
 		if !ev.HasRetry && ev.Comments == 0 && (ev.Type == "" || ev.Type == "message") {
 			return nil
 		}
-		note.Kind, note.ID = "message", ""
+		x.note(now, EventSSE, &SSENote{Kind: "message", Type: ev.Type, RetryMs: retryOf(ev), Comments: ev.Comments})
+		return nil
 	case ev.HasID:
-		note.Kind = "priming"
+		kind = "priming"
 	case ev.HasRetry:
-		note.Kind = "retry"
+		kind = "retry"
 	case ev.Comments > 0:
-		note.Kind = "comment"
+		kind = "comment"
 	case ev.HasData:
-		note.Kind = "empty"
+		kind = "empty"
 	default:
 		return nil // a lone blank line
 	}
-	x.note(now, EventSSE, &note)
+	x.note(now, EventSSE, &SSENote{Kind: kind, ID: ev.ID, Type: ev.Type, RetryMs: retryOf(ev), Comments: ev.Comments})
 	return nil
+}
+
+// retryOf returns the retry field of ev for its note, nil when it has none.
+func retryOf(ev *transport.SSEEvent) *int64 {
+	if !ev.HasRetry {
+		return nil
+	}
+	return &ev.Retry
 }
 
 // maxHeldEvents bounds the records held while a GET event stream's session

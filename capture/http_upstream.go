@@ -69,7 +69,11 @@ func (p *HTTPProxy) dialUpstream(ctx context.Context) (*upstreamConn, error) {
 }
 
 func newUpstreamConn(c, raw net.Conn) *upstreamConn {
-	return &upstreamConn{Conn: http1.NewConn(c, raw)}
+	u := &upstreamConn{Conn: http1.NewConn(c, raw)}
+	// A lean connection's exchange is over, its response forgotten (see
+	// leanConn.exchange), before it reads the next response.
+	u.Reuse = true
+	return u
 }
 
 // writeRequest sends r to the upstream: its request line and headers as

@@ -92,14 +92,17 @@ func WithoutRaw() SSEOption {
 	}
 }
 
-func buildSSEOptions(opts []SSEOption) (sseOptions, error) {
-	o := sseOptions{max: DefaultMaxEvent, keepRaw: true}
+// applySSEOptions sets *o to the defaults changed by opts. o points into
+// the framer being made (already on the heap), so that passing it to the
+// options costs no allocation of its own.
+func applySSEOptions(o *sseOptions, opts []SSEOption) error {
+	*o = sseOptions{max: DefaultMaxEvent, keepRaw: true}
 	for _, opt := range opts {
-		if err := opt(&o); err != nil {
-			return o, fmt.Errorf("transport: %w", err)
+		if err := opt(o); err != nil {
+			return fmt.Errorf("transport: %w", err)
 		}
 	}
-	return o, nil
+	return nil
 }
 
 // SSEFramer splits the bytes written to it into server-sent events and
@@ -137,11 +140,36 @@ func NewSSEFramer(emit func(*SSEEvent) error, opts ...SSEOption) (*SSEFramer, er
 	if emit == nil {
 		return nil, errors.New("transport: SSE framer: nil emit function")
 	}
-	o, err := buildSSEOptions(opts)
-	if err != nil {
+	f := &SSEFramer{emit: emit}
+	if err := applySSEOptions(&f.o, opts); err != nil {
 		return nil, err
 	}
-	return &SSEFramer{emit: emit, o: o}, nil
+	return f, nil
+}
+
+// Reset makes f a new framer of emit with opts, as NewSSEFramer would
+// return, keeping the buffers f grew (those within the size it keeps
+// between events), so that one framer can serve stream after stream
+// without allocating again. On an error f is closed: Write fails.
+func (f *SSEFramer) Reset(emit func(*SSEEvent) error, opts ...SSEOption) error {
+	if emit == nil {
+		f.err = errSSEClosed
+		return errors.New("transport: SSE framer: nil emit function")
+	}
+	*f = SSEFramer{emit: emit, o: f.o, line: keep(f.line), typ: keep(f.typ), id: keep(f.id), data: keep(f.data), raw: keep(f.raw)}
+	if err := applySSEOptions(&f.o, opts); err != nil {
+		f.err = errSSEClosed
+		return err
+	}
+	return nil
+}
+
+// keep returns b emptied for reuse, or nil when it grew past keepBuffer.
+func keep(b []byte) []byte {
+	if cap(b) > keepBuffer {
+		return nil
+	}
+	return b[:0]
 }
 
 // Write frames p and emits every event p completes. It always consumes all
@@ -357,7 +385,7 @@ func (f *SSEFramer) dispatch() error {
 	if f.o.keepRaw {
 		ev.Raw = f.raw
 	}
-	ev.Type, ev.ID, ev.Data = string(f.typ), string(f.id), f.data
+	ev.Type, ev.ID, ev.Data = eventType(f.typ), string(f.id), f.data
 	err := f.emit(ev)
 	f.raw, f.typ, f.id, f.data = f.raw[:0], f.typ[:0], f.id[:0], f.data[:0]
 	if cap(f.raw) > keepBuffer {
@@ -369,6 +397,18 @@ func (f *SSEFramer) dispatch() error {
 	f.ev = SSEEvent{}
 	f.pending = false
 	return err
+}
+
+// eventType returns the event type typ as a string, without a copy for
+// the types nearly every event has (none, or "message").
+func eventType(typ []byte) string {
+	switch string(typ) { // compared in place: no conversion
+	case "":
+		return ""
+	case "message":
+		return "message"
+	}
+	return string(typ)
 }
 
 // SSEReader reads server-sent events from a stream, for clients.

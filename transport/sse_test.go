@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -14,15 +15,29 @@ import (
 func sseCollect(t testing.TB, input []byte, chunk int, opts ...SSEOption) []SSEEvent {
 	t.Helper()
 	var out []SSEEvent
-	f, err := NewSSEFramer(func(e *SSEEvent) error {
-		c := *e
-		c.Raw, c.Data = bytes.Clone(e.Raw), bytes.Clone(e.Data)
-		out = append(out, c)
-		return nil
-	}, opts...)
+	f, err := NewSSEFramer(collectInto(&out), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sseFeed(t, f, input, chunk)
+	return out
+}
+
+// collectInto returns an emit function appending copies of the events to
+// *out.
+func collectInto(out *[]SSEEvent) func(*SSEEvent) error {
+	return func(e *SSEEvent) error {
+		c := *e
+		c.Raw, c.Data = bytes.Clone(e.Raw), bytes.Clone(e.Data)
+		*out = append(*out, c)
+		return nil
+	}
+}
+
+// sseFeed writes input to f in chunks of size chunk (0: all at once),
+// then closes f.
+func sseFeed(t testing.TB, f *SSEFramer, input []byte, chunk int) {
+	t.Helper()
 	if chunk <= 0 {
 		chunk = len(input) + 1
 	}
@@ -34,7 +49,6 @@ func sseCollect(t testing.TB, input []byte, chunk int, opts ...SSEOption) []SSEE
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return out
 }
 
 // sseView is the comparable part of an event.
@@ -159,6 +173,58 @@ func TestSSEFramerEmitError(t *testing.T) {
 	}
 	if _, err := f.Write([]byte("x")); !errors.Is(err, boom) {
 		t.Fatalf("second Write: %v, want boom", err)
+	}
+}
+
+// TestSSEFramerReset: a framer Reset after any stream, cut anywhere,
+// frames the next one as a new framer with the same options does (the
+// state of the last stream, a cut line, event or BOM check, is gone), and
+// passes the new emit function the events.
+func TestSSEFramerReset(t *testing.T) {
+	before := []string{"", "data: 1\n\n", "id: 9\nevent: x\nretry: 5\ndata: half", "data: a line with no end", "\xef\xbb", ": c\r",
+		"data: " + strings.Repeat("x", 40) + "\n\n"}
+	tests := []struct {
+		name string
+		in   string
+		opts []SSEOption
+	}{
+		{"message", "event: message\nid: 1\ndata: {\"jsonrpc\":\"2.0\"}\n\n", nil},
+		{"priming, comment, retry", "id: p\ndata: \n\n: keepalive\n\nretry: 100\n\n", nil},
+		{"line endings", "data: a\r\ndata: b\r\rdata: c\n\n", nil},
+		{"BOM", "\xef\xbb\xbfdata: bom\n\n", nil},
+		{"LF first", "\ndata: 1\n\n", nil},
+		{"incomplete", "data: cut", nil},
+		{"without raw, truncated", "data: 0123456789\n\ndata: ok\n\n", []SSEOption{WithoutRaw(), WithMaxEvent(10)}},
+	}
+	for _, tt := range tests {
+		want := viewOf(sseCollect(t, []byte(tt.in), 0, tt.opts...))
+		for _, b := range before {
+			for _, chunk := range []int{0, 1, 3} {
+				var old, got []SSEEvent
+				f, err := NewSSEFramer(collectInto(&old), WithMaxEvent(16))
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.Write([]byte(b)) // not closed: the stream is cut
+				if err := f.Reset(collectInto(&got), tt.opts...); err != nil {
+					t.Fatal(err)
+				}
+				sseFeed(t, f, []byte(tt.in), chunk)
+				if g := viewOf(got); !slices.Equal(g, want) && (chunk == 0 || !strings.Contains(tt.in, "\r")) {
+					t.Errorf("%s after %q, chunk %d:\n got %+v\nwant %+v", tt.name, b, chunk, g, want)
+				}
+			}
+		}
+	}
+	f, _ := NewSSEFramer(func(*SSEEvent) error { return nil })
+	if err := f.Reset(nil); err == nil {
+		t.Error("Reset with a nil emit function accepted")
+	}
+	if err := f.Reset(func(*SSEEvent) error { return nil }, WithMaxEvent(0)); err == nil {
+		t.Error("Reset with max 0 accepted")
+	}
+	if _, err := f.Write([]byte("data: 1\n\n")); err == nil {
+		t.Error("a framer whose Reset failed writes")
 	}
 }
 

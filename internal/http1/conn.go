@@ -37,8 +37,14 @@ type Conn struct {
 	Raw net.Conn
 	// BR reads NC (through the head limit).
 	BR *bufio.Reader
+	// Reuse lets ReadResponse make each response in the memory of the
+	// last one (its header map included), saving allocations: set it only
+	// when nothing uses a response (head, header map, body) any more once
+	// the next is asked for.
+	Reuse bool
 
 	peek    *IdlePeek
+	spare   *fastResponse // the memory of the last response, with Reuse
 	lim     headLimit
 	head    []byte   // scratch: the request head being written
 	keys    []string // scratch: header names, sorted
@@ -126,7 +132,10 @@ func (c *Conn) ReadResponse(req *http.Request, interim func(*http.Response) erro
 		return nil, &NoResponseError{err} // io.EOF when the server had closed
 	}
 	for {
-		resp := parseFast(c.BR, req)
+		if c.Reuse && c.spare == nil {
+			c.spare = new(fastResponse)
+		}
+		resp := parseFastInto(c.BR, req, c.spare)
 		if resp == nil {
 			var err error
 			if resp, err = http.ReadResponse(c.BR, req); err != nil {

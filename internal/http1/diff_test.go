@@ -78,6 +78,30 @@ func TestReadsAsNetHTTP(t *testing.T) {
 	}
 }
 
+// TestReuseReadsAsNetHTTP: a Conn with Reuse reads each answer of the
+// corpus, after any other read to its end on the same Conn (in the same
+// memory), as net/http does: nothing of the earlier response is left.
+func TestReuseReadsAsNetHTTP(t *testing.T) {
+	for _, first := range http1test.Answers {
+		for _, a := range http1test.Answers {
+			c := memConn([]byte(first.Raw), BufSize)
+			c.Reuse = true
+			if resp, err := c.ReadResponse(&http.Request{Method: first.Method}, nil); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			c.lim.r = bytes.NewReader([]byte(a.Raw))
+			c.BR.Reset(&c.lim)
+			resp, err := c.ReadResponse(&http.Request{Method: a.Method}, nil)
+			ours := http1test.ReadOutcome(resp, err, int64(len(a.Raw)))
+			theirs, _ := netHTTPOutcome(a.Method, []byte(a.Raw))
+			if !reflect.DeepEqual(ours, theirs) {
+				t.Errorf("%s after %s:\nours\n%+v\nnet/http\n%+v", a.Name, first.Name, ours, theirs)
+			}
+		}
+	}
+}
+
 // fastAnswers name the answers of the corpus the fast reader takes (the
 // first head of, for the interim ones); it leaves every other one to
 // http.ReadResponse, untouched.

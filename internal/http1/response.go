@@ -40,6 +40,7 @@ type fastResponse struct {
 	te     [1]string
 	body   body
 	lim    io.LimitedReader
+	header http.Header // resp.Header, kept for the next response (see Conn.Reuse)
 	values [12]string
 }
 
@@ -55,6 +56,13 @@ func buffered(br *bufio.Reader) []byte {
 // http.ReadResponse would, its body reading from br; nil when it
 // declines, having consumed nothing.
 func parseFast(br *bufio.Reader, req *http.Request) *http.Response {
+	return parseFastInto(br, req, nil)
+}
+
+// parseFastInto is parseFast making the response in r: a new one when r
+// is nil, else one whose last response nothing uses any more, whose
+// header map is cleared and used again.
+func parseFastInto(br *bufio.Reader, req *http.Request, r *fastResponse) *http.Response {
 	if req.Method == http.MethodConnect {
 		return nil
 	}
@@ -75,9 +83,21 @@ func parseFast(br *bufio.Reader, req *http.Request) *http.Response {
 		return nil
 	}
 	proto := line[:len("HTTP/1.1")]
-	r := new(fastResponse)
+	var h http.Header
+	if r == nil {
+		r = new(fastResponse)
+	} else {
+		if h = r.header; len(h) > len(r.values) {
+			h = nil // grown for a head of many fields: not kept
+		}
+		clear(h)
+		*r = fastResponse{}
+	}
 	lines := bytes.Count(b[len(line)+2:n], []byte{'\n'}) - 1
-	h := make(http.Header, lines)
+	if h == nil {
+		h = make(http.Header, lines)
+	}
+	r.header = h
 	values := r.values[:]
 	if lines > len(values) {
 		values = make([]string, lines)
