@@ -131,12 +131,15 @@ func TestWSProxyRecordsMCP(t *testing.T) {
 			}
 		}
 	}
+	// The reader's context must outlive Close: the library drops the
+	// connection without a close frame when a read's context ends, which
+	// raced with the close frame below (seen once in CI).
 	pctx, pcancel := context.WithTimeout(ctx, 10*time.Second)
-	go func() { _, _, _ = c.Read(pctx) }() // reads the pong
+	defer pcancel()
+	go func() { _, _, _ = c.Read(pctx) }() // reads the pong, then the close
 	if err := c.Ping(pctx); err != nil {
 		t.Fatalf("ping through the proxy: %v", err)
 	}
-	pcancel()
 	if err := c.Close(websocket.StatusNormalClosure, "bye"); err != nil {
 		t.Logf("close: %v", err)
 	}
