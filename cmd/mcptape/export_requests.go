@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime/debug"
 
 	"github.com/mcptape/mcptape/analysis"
 	"github.com/mcptape/mcptape/tape"
@@ -19,9 +17,7 @@ func runExportRequests(ctx context.Context, st *stdio, paths []string, out strin
 	if len(paths) == 0 {
 		return usageError("want at least one tape (usage: mcptape export TAPE... --format requests [-o FILE])")
 	}
-	if os.Getenv("GOGC") == "" { // as inspect: a GOGC the user set wins
-		defer debug.SetGCPercent(debug.SetGCPercent(analysis.RecommendedGCPercent))
-	}
+	defer tuneGC(analysis.RecommendedGCPercent)()
 	f := analysis.RequestsFormatFor(out)
 	if out == "-" {
 		f = analysis.RequestsNDJSON

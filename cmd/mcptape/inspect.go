@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime/debug"
 
 	"github.com/spf13/pflag"
 
@@ -69,9 +67,7 @@ func inspectCmd() *command {
 // runInspect inspects each tape in turn; a tape that fails does not stop
 // the others, and makes the exit code 2.
 func runInspect(ctx context.Context, st *stdio, paths [][]string, format string, opts ...analysis.Option) error {
-	if os.Getenv("GOGC") == "" { // a GOGC the user set wins
-		defer debug.SetGCPercent(debug.SetGCPercent(analysis.RecommendedGCPercent))
-	}
+	defer tuneGC(analysis.RecommendedGCPercent)()
 	failed := false
 	for i, path := range paths {
 		rep, err := inspectOne(ctx, st, path, opts)

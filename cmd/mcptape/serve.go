@@ -59,6 +59,7 @@ func serveCmd() *command {
 				if *httpAddr != "" && *wsAddr != "" {
 					return usageError("--http and --ws exclude each other")
 				}
+				defer tuneGC(refserver.RecommendedGCPercent)()
 				if *httpAddr == "" && (*stateless || *jsonResp || *sessionTimeout != 0) {
 					return usageError("--stateless, --json and --session-timeout need --http")
 				}
