@@ -79,16 +79,18 @@ func (r *runner) claim(at time.Time) bool {
 	return true
 }
 
-// dial opens a connection to the target.
+// dial opens a connection to the target. Over HTTP the generator reads
+// no answer headers: their memory is reused (WithoutAnswerHeaders).
 func (r *runner) dial(ctx context.Context) (transport.Conn, error) {
 	opts := r.o.transportOptions(r.target)
+	httpOpts := append(opts[:len(opts):len(opts)], transport.WithoutAnswerHeaders())
 	switch {
 	case transport.IsWebSocketURL(r.target.URL):
 		return transport.DialWebSocket(ctx, r.target.URL, opts...)
 	case r.target.URL != "":
-		return transport.DialHTTP(ctx, r.target.URL, opts...)
+		return transport.DialHTTP(ctx, r.target.URL, httpOpts...)
 	case r.target.SSE != "":
-		return transport.DialLegacySSE(ctx, r.target.SSE, opts...)
+		return transport.DialLegacySSE(ctx, r.target.SSE, httpOpts...)
 	default:
 		return transport.DialStdio(ctx, r.target.Command, opts...)
 	}

@@ -188,7 +188,8 @@ type Exchange struct {
 	// ContentType is the response's media type, lower case, without
 	// parameters ("application/json", "text/event-stream", "").
 	ContentType string
-	// Header holds the response headers (nil for stdio).
+	// Header holds the response headers (nil for stdio, and for the
+	// answers to Send on a connection made WithoutAnswerHeaders).
 	Header http.Header
 	// Body holds the response body when it was not delivered as frames: a
 	// non-2xx answer, or a 2xx answer that is neither JSON nor an event
@@ -210,6 +211,11 @@ type Exchange struct {
 	why    error       // why the exchange was aborted (abort), guarded by mu
 	after  []func()    // AfterDone's functions, run by finish
 	x      exchangeEnd // the end of an HTTP exchange (http_exchange.go), guarded by mu
+	// reuseHead: a Send's exchange of a connection WithoutAnswerHeaders,
+	// whose answer's head may be parsed into the memory of the last
+	// answer of its keep-alive connection (see leanConn.roundTrip). Set
+	// before the request.
+	reuseHead bool
 }
 
 // MaxErrorBody is the most bytes of a response body kept in Exchange.Body

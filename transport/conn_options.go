@@ -47,6 +47,7 @@ type options struct {
 	version  string
 	getStrm  bool
 	noDelete bool
+	noHeads  bool // WithoutAnswerHeaders
 	// streamPath: WithStreamPath
 	streamPath string
 
@@ -222,6 +223,19 @@ func WithoutDelete() Option {
 	return func(o *options) error {
 		o.noDelete = true
 		o.use("WithoutDelete", forHTTP)
+		return nil
+	}
+}
+
+// WithoutAnswerHeaders makes the exchanges of Send keep no answer headers
+// (their Header stays nil; Status and ContentType are set as ever), so
+// that the memory an answer's head is parsed into can be used again for
+// a later answer on the same keep-alive connection: a load generator,
+// which reads no answer headers, saves allocations on every request.
+func WithoutAnswerHeaders() Option {
+	return func(o *options) error {
+		o.noHeads = true
+		o.use("WithoutAnswerHeaders", forHTTP|forLegacy)
 		return nil
 	}
 }

@@ -161,8 +161,9 @@ var metaKeyBytes = []byte(metaVersionKey)
 // setStandardHeaders sets on h the headers StandardHeaders documents, the
 // version being versionH's value (nil: none) unless the frame's _meta
 // names another; the frame is parsed only when one of them needs a member
-// of its params.
-func setStandardHeaders(h http.Header, frame []byte, info *jsonrpc.Info, versionH []string) {
+// of its params. It returns the version set ("": none); the other values
+// it sets are valid field values by construction (EncodeHeaderValue).
+func setStandardHeaders(h http.Header, frame []byte, info *jsonrpc.Info, versionH []string) (version string) {
 	isMsg := info.Kind == jsonrpc.KindRequest || info.Kind == jsonrpc.KindNotification
 	var f *headerFields
 	if isMsg && bytes.Contains(frame, metaKeyBytes) {
@@ -172,18 +173,17 @@ func setStandardHeaders(h http.Header, frame []byte, info *jsonrpc.Info, version
 			versionH = []string{v}
 		}
 	}
-	version := ""
 	if len(versionH) > 0 {
 		version = versionH[0]
 		h[HeaderProtocolVersion] = versionH
 	}
 	if !isMsg || version < StandardHeadersVersion || info.Method == "" {
-		return
+		return version
 	}
 	h[HeaderMethod] = []string{EncodeHeaderValue(info.Method)}
 	member := nameMember(info.Method)
 	if member == "" {
-		return
+		return version
 	}
 	if f == nil {
 		parsed := parseHeaderFields(frame)
@@ -201,6 +201,7 @@ func setStandardHeaders(h http.Header, frame []byte, info *jsonrpc.Info, version
 	if name != "" {
 		h[HeaderName] = []string{EncodeHeaderValue(name)}
 	}
+	return version
 }
 
 // initializeVersion reads result.protocolVersion of an initialize answer.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/httphead"
 	"github.com/mcptape/mcptape/jsonrpc"
 )
 
@@ -48,19 +50,27 @@ type HTTPConn struct {
 	client    *http.Client
 	ownClient bool
 	lean      *leanTransport // the client's lean transport, when requests may skip http.Client
-	redirects atomic.Bool    // the server redirected a request: always use http.Client
-	legacy    bool
-	base      *url.URL      // the endpoint (Streamable HTTP) or the /sse URL (legacy)
-	post      *http.Request // template of the POSTs: method and URL
-	postURL   string        // the POST URL, for messages
-	header    http.Header   // headers added to every request
-	accept    []string
-	ctype     []string
-	version0  string // WithProtocolVersion
-	autoGet   bool
-	noDelete  bool
-	grace     time.Duration
-	max       int
+	// postHost is the lean path's pool of the POST URL, set with it when
+	// the connection's own headers are valid and change nothing of how a
+	// request is sent (no Host, Expect, Connection): a POST whose other
+	// headers are valid too then skips the lean path's look-up and checks
+	// (leanTransport.roundTrip). nil: none skipped.
+	postHost    *leanHost
+	plainHeader bool        // header is as postHost needs
+	redirects   atomic.Bool // the server redirected a request: always use http.Client
+	legacy      bool
+	base        *url.URL      // the endpoint (Streamable HTTP) or the /sse URL (legacy)
+	post        *http.Request // template of the POSTs: method and URL
+	postURL     string        // the POST URL, for messages
+	header      http.Header   // headers added to every request
+	accept      []string
+	ctype       []string
+	version0    string // WithProtocolVersion
+	autoGet     bool
+	noDelete    bool
+	noHeads     bool // WithoutAnswerHeaders
+	grace       time.Duration
+	max         int
 
 	ctx    context.Context // ends at Close, ending every exchange
 	cancel context.CancelCauseFunc
@@ -132,7 +142,7 @@ func newHTTPConn(o *options, base *url.URL, legacy bool) (*HTTPConn, error) {
 		client: o.client, legacy: legacy, base: base, header: o.header,
 		accept:   []string{"application/json, text/event-stream"},
 		ctype:    []string{"application/json"},
-		version0: o.version, autoGet: o.getStrm, noDelete: o.noDelete,
+		version0: o.version, autoGet: o.getStrm, noDelete: o.noDelete, noHeads: o.noHeads,
 		grace: o.grace, max: o.maxFrame,
 		in:   newInbox(streamQueueLimit),
 		live: make(map[*Exchange]struct{}),
@@ -146,6 +156,7 @@ func newHTTPConn(o *options, base *url.URL, legacy bool) (*HTTPConn, error) {
 	}
 	if lt, ok := c.client.Transport.(*leanTransport); ok && c.client.Jar == nil && c.client.Timeout == 0 && c.client.CheckRedirect == nil {
 		c.lean = lt
+		c.plainHeader = plainHeader(c.header)
 	}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	return c, nil
@@ -158,6 +169,28 @@ func (c *HTTPConn) setPostURL(u *url.URL) {
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 	}
 	c.postURL = u.Redacted()
+	c.postHost = nil
+	if c.plainHeader {
+		c.postHost = c.lean.leanHost(c.post)
+	}
+}
+
+// plainHeader reports whether the connection's headers h are valid
+// (their names are, see WithHeader) and hold none that changes how the
+// lean path sends a request (see HTTPConn.postHost).
+func plainHeader(h http.Header) bool {
+	for k, vs := range h {
+		switch k {
+		case "Host", "Expect", "Connection":
+			return false
+		}
+		for _, v := range vs {
+			if !httphead.ValidValue(v) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // SessionID returns the session id the server gave in its answer to
@@ -247,6 +280,7 @@ func (c *HTTPConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Ex
 
 	p := newPost()
 	h := p.header
+	host := c.postHost // nil once a header calls for the lean path's checks
 	h["Accept"], h["Content-Type"] = c.accept, c.ctype
 	for k, v := range c.header {
 		h[k] = v
@@ -261,7 +295,13 @@ func (c *HTTPConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Ex
 		if sessionH != nil {
 			h[HeaderSessionID] = sessionH
 		}
-		setStandardHeaders(h, frame, &info, versionH)
+		version := setStandardHeaders(h, frame, &info, versionH)
+		if (len(sessionH) > 0 && !httphead.ValidValue(sessionH[0])) || !httphead.ValidValue(version) {
+			host = nil // the server's or the frame's: the lean path checks them
+		}
+	}
+	if len(opt.Header) > 0 {
+		host = nil
 	}
 	for k, v := range opt.Header {
 		h[http.CanonicalHeaderKey(k)] = v
@@ -270,9 +310,9 @@ func (c *HTTPConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Ex
 		ri.session = v[0]
 	}
 
-	ex := &Exchange{ID: c.seq.Add(1), Method: http.MethodPost, Sent: time.Now()}
+	ex := &Exchange{ID: c.seq.Add(1), Method: http.MethodPost, Sent: time.Now(), reuseHead: c.noHeads}
 	c.startExchange(ctx, ex, opt.Deadline)
-	resp, lean, err := c.do(p.request(c.post, frame), ex)
+	resp, lean, err := c.do(p.request(c.post, frame), ex, host)
 	if err != nil {
 		c.endExchange(ex)
 		if lean {
@@ -306,12 +346,12 @@ func (c *HTTPConn) Recv(ctx context.Context) (Incoming, error) {
 // redirects...); a redirect answer then sends the request again through
 // http.Client, which follows it, and so do all later requests of the
 // connection.
-func (c *HTTPConn) do(req *http.Request, ex *Exchange) (resp *http.Response, lean bool, err error) {
+func (c *HTTPConn) do(req *http.Request, ex *Exchange, host *leanHost) (resp *http.Response, lean bool, err error) {
 	if c.lean == nil || c.redirects.Load() {
 		resp, err = c.client.Do(withExchange(req, ex))
 		return resp, false, err
 	}
-	resp, lean, err = c.lean.roundTrip(req, ex)
+	resp, lean, err = c.lean.roundTrip(req, ex, host)
 	if err != nil {
 		return nil, lean, &url.Error{Op: req.Method[:1] + strings.ToLower(req.Method[1:]), URL: req.URL.Redacted(), Err: err}
 	}
@@ -406,9 +446,15 @@ func (c *HTTPConn) requestError(ex *Exchange, err error) error {
 
 // handle reads or starts reading the answer to a request. It returns the
 // exchange, and a *StatusError for a non-2xx status.
+//
+// Once the body is read to its end, resp may be the memory of another
+// answer (Exchange.reuseHead): only the body, taken before, is read then.
 func (c *HTTPConn) handle(ex *Exchange, resp *http.Response, ri reqInfo) (*Exchange, error) {
 	ex.Responded = time.Now()
-	ex.Status, ex.Header = resp.StatusCode, resp.Header
+	ex.Status = resp.StatusCode
+	if !ex.reuseHead {
+		ex.Header = resp.Header
+	}
 	ex.ContentType = mediaType(resp.Header.Get("Content-Type"))
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	if ok && ri.initKey != "" {
@@ -425,10 +471,11 @@ func (c *HTTPConn) handle(ex *Exchange, resp *http.Response, ri reqInfo) (*Excha
 		go c.readStream(ex, resp.Body, ri)
 		return ex, nil
 	case ok && isJSONType(ex.ContentType):
-		return ex, c.readJSON(ex, resp, ri)
+		return ex, c.readJSON(ex, resp.Body, resp.ContentLength, ri)
 	}
-	body, err := readCapped(resp.Body, MaxErrorBody)
-	resp.Body.Close()
+	rb := resp.Body
+	body, err := readCapped(rb, MaxErrorBody)
+	rb.Close()
 	c.endExchange(ex)
 	ex.Body = body
 	if err != nil {
@@ -456,10 +503,11 @@ func (c *HTTPConn) handle(ex *Exchange, resp *http.Response, ri reqInfo) (*Excha
 	return ex, se
 }
 
-// readJSON reads a JSON answer and queues it as one frame.
-func (c *HTTPConn) readJSON(ex *Exchange, resp *http.Response, ri reqInfo) error {
-	body, truncated, err := readBody(resp.Body, resp.ContentLength, c.max)
-	resp.Body.Close()
+// readJSON reads a JSON answer, the body rb of the announced length (-1:
+// unknown), and queues it as one frame.
+func (c *HTTPConn) readJSON(ex *Exchange, rb io.ReadCloser, length int64, ri reqInfo) error {
+	body, truncated, err := readBody(rb, length, c.max)
+	rb.Close()
 	c.endExchange(ex)
 	if err != nil {
 		err = c.readError(ex, ri, err)

@@ -98,24 +98,35 @@ func newLeanTransport(fallback *http.Transport, dial func(ctx context.Context, n
 // RoundTrip sends req over the lean path when it applies, else over the
 // net/http Transport.
 func (t *leanTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, _, err := t.roundTrip(req, nil)
+	resp, _, err := t.roundTrip(req, nil, nil)
 	return resp, err
 }
 
 // roundTrip is RoundTrip. The end of ex, when not nil, is the request's
 // instead of the request's context (see bind in http_exchange.go). lean
 // reports that the lean path took req (not net/http, which may still hold
-// it after the answer).
-func (t *leanTransport) roundTrip(req *http.Request, ex *Exchange) (resp *http.Response, lean bool, err error) {
-	h := t.leanHost(req)
+// it after the answer). host, when not nil, is the pool of req's URL
+// (leanHost), given by a caller that knows the rest of req fit for the
+// lean path and its method and header valid (checkRequest): an
+// HTTPConn's POST (see HTTPConn.setPostURL), which then costs neither
+// look-up nor check but of its body's framing.
+func (t *leanTransport) roundTrip(req *http.Request, ex *Exchange, host *leanHost) (resp *http.Response, lean bool, err error) {
+	h := host
+	if h == nil {
+		h = t.leanHost(req)
+	} else if !leanFraming(req) {
+		h = nil
+	}
 	if h == nil {
 		resp, err = t.fallback.RoundTrip(withExchange(req, ex))
 		return resp, false, err
 	}
 	body := req.Body
-	if err := checkRequest(req); err != nil {
-		closeReqBody(body)
-		return nil, true, err
+	if host == nil {
+		if err := checkRequest(req); err != nil {
+			closeReqBody(body)
+			return nil, true, err
+		}
 	}
 	for attempt := 0; ; attempt++ {
 		c, err := t.get(req, ex, h)
@@ -171,9 +182,7 @@ func (t *leanTransport) CloseIdleConnections() {
 
 // leanHost returns the pool for req, or nil when req must go to net/http.
 func (t *leanTransport) leanHost(req *http.Request) *leanHost {
-	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" || req.Close ||
-		len(req.TransferEncoding) > 0 || req.Trailer != nil || req.ContentLength > leanMaxBody ||
-		(req.Body != nil && req.Body != http.NoBody) != (req.ContentLength > 0) {
+	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" || !leanFraming(req) {
 		return nil
 	}
 	// what net/http refuses or rewrites (control bytes in the request
@@ -204,6 +213,14 @@ func (t *leanTransport) leanHost(req *http.Request) *leanHost {
 		return nil
 	}
 	return h
+}
+
+// leanFraming reports whether the lean path can frame req: no
+// Connection: close, no chunked body or trailer, a body of at most
+// leanMaxBody bytes whose length is known.
+func leanFraming(req *http.Request) bool {
+	return !req.Close && len(req.TransferEncoding) == 0 && req.Trailer == nil && req.ContentLength <= leanMaxBody &&
+		(req.Body != nil && req.Body != http.NoBody) == (req.ContentLength > 0)
 }
 
 // plainHost reports whether host is made of the bytes net/http takes in
@@ -443,6 +460,10 @@ func (c *leanConn) roundTrip(t *leanTransport, req *http.Request, ex *Exchange, 
 	}
 	// A write error (the server may have closed the connection after
 	// answering) is reported only if no answer can be read.
+	// An exchange that keeps no answer headers has its answer made in the
+	// memory of the last such answer on c: that one's exchange is over,
+	// as c is back from the pool.
+	c.Reuse = ex != nil && ex.reuseHead
 	resp, err := c.ReadResponse(req, nil)
 	if err != nil {
 		retry := http1.Retryable(err, werr != nil && c.Written() == written, http1.Replayable(req.Method, req.Header))
@@ -453,6 +474,9 @@ func (c *leanConn) roundTrip(t *leanTransport, req *http.Request, ex *Exchange, 
 	}
 	lb := &leanBody{t: t, c: c, req: req, ex: ex, stop: stop}
 	if resp.Body == http.NoBody {
+		// c goes back to the pool before the caller reads resp: the next
+		// answer on c must not be made in its memory
+		c.KeepLast()
 		// after 101 Switching Protocols the connection speaks something
 		// else: it is not reused (the lean path does not upgrade)
 		lb.finish(!resp.Close && resp.StatusCode != http.StatusSwitchingProtocols)

@@ -203,7 +203,7 @@ func (c *HTTPConn) openStream(ctx context.Context, u *url.URL, stream Stream, op
 		return nil, fmt.Errorf("transport: GET %s: %w", ri.url, err)
 	}
 	setHeader(req, h)
-	resp, _, err := c.do(req, ex)
+	resp, _, err := c.do(req, ex, nil)
 	if err != nil {
 		c.endExchange(ex)
 		return nil, c.requestError(ex, err)
@@ -267,7 +267,7 @@ func (c *HTTPConn) deleteSession(session string) error {
 		h[HeaderProtocolVersion] = []string{v}
 	}
 	setHeader(req, h)
-	resp, _, err := c.do(req, nil)
+	resp, _, err := c.do(req, nil, nil)
 	if err != nil {
 		return fmt.Errorf("transport: %w", err)
 	}

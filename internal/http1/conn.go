@@ -38,9 +38,11 @@ type Conn struct {
 	// BR reads NC (through the head limit).
 	BR *bufio.Reader
 	// Reuse lets ReadResponse make each response in the memory of the
-	// last one (its header map included), saving allocations: set it only
-	// when nothing uses a response (head, header map, body) any more once
-	// the next is asked for.
+	// last one read with Reuse (its header map included), saving
+	// allocations: set it only when nothing uses that response (head,
+	// header map, body) any more once the next is asked for (see
+	// KeepLast). It may change between responses: one read without it is
+	// made in new memory.
 	Reuse bool
 
 	peek    *IdlePeek
@@ -62,6 +64,11 @@ func NewConn(nc, raw net.Conn) *Conn {
 
 // Close closes the connection.
 func (c *Conn) Close() error { return c.NC.Close() }
+
+// KeepLast gives the memory of the last response read with Reuse to its
+// caller: the next response is made in new memory, so that the caller
+// may go on using the last one meanwhile.
+func (c *Conn) KeepLast() { c.spare = nil }
 
 // Written returns how many bytes were written on the connection.
 func (c *Conn) Written() int64 { return c.written }
@@ -132,10 +139,14 @@ func (c *Conn) ReadResponse(req *http.Request, interim func(*http.Response) erro
 		return nil, &NoResponseError{err} // io.EOF when the server had closed
 	}
 	for {
-		if c.Reuse && c.spare == nil {
-			c.spare = new(fastResponse)
+		var into *fastResponse // nil: new memory
+		if c.Reuse {
+			if c.spare == nil {
+				c.spare = new(fastResponse)
+			}
+			into = c.spare
 		}
-		resp := parseFastInto(c.BR, req, c.spare)
+		resp := parseFastInto(c.BR, req, into)
 		if resp == nil {
 			var err error
 			if resp, err = http.ReadResponse(c.BR, req); err != nil {

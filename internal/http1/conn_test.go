@@ -2,6 +2,7 @@ package http1
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -50,5 +51,60 @@ func TestNoResponse(t *testing.T) {
 	_, err = memConn([]byte("HTTP/1.1 200 OK\r\n"), BufSize).ReadResponse(&http.Request{Method: "GET"}, nil)
 	if err == nil || errors.As(err, &nr) {
 		t.Errorf("cut head: %v", err)
+	}
+}
+
+// TestReuseKeepLast: with Reuse, a response is made in the memory of the
+// last one read with Reuse, unless KeepLast gave that one to its caller;
+// a response read without Reuse is made in new memory and leaves the
+// memory kept for the next one read with it alone. A response whose
+// memory is not reused keeps its status and header fields.
+func TestReuseKeepLast(t *testing.T) {
+	const a = "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nX-A: 1\r\n\r\n"
+	const b = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+	read := func(c *Conn, reuse bool) *http.Response {
+		t.Helper()
+		c.Reuse = reuse
+		resp, err := c.ReadResponse(&http.Request{Method: "POST"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		return resp
+	}
+	tests := []struct {
+		name      string
+		keep      bool // KeepLast after the first
+		plain     bool // the second read without Reuse
+		sameFirst bool // the third is made in the first's memory
+	}{
+		{"reused", false, false, true},
+		{"kept", true, false, false},
+		{"one read without reuse between", false, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := memConn([]byte(a+b+b), BufSize)
+			first := read(c, true)
+			if tt.keep {
+				c.KeepLast()
+			}
+			second := read(c, !tt.plain)
+			if tt.plain || tt.keep {
+				if second == first {
+					t.Fatal("second response made in the memory of the first")
+				}
+				if first.StatusCode != 202 || first.Header.Get("X-A") != "1" || first.Header.Get("Content-Type") != "" {
+					t.Errorf("first response changed by the second: %d %v", first.StatusCode, first.Header)
+				}
+			}
+			third := read(c, true)
+			if got := third == first; got != tt.sameFirst {
+				t.Errorf("third made in the first's memory: %v, want %v", got, tt.sameFirst)
+			}
+			if third.StatusCode != 200 || third.Header.Get("X-A") != "" || third.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("third response: %d %v", third.StatusCode, third.Header)
+			}
+		})
 	}
 }
