@@ -55,6 +55,14 @@ type TapeInfo struct {
 	// Warning says where a cut or damaged tape stopped being readable; the
 	// report covers the records before it.
 	Warning string `json:"warning,omitempty"`
+	// Late counts the records the tape writer wrote with a later time
+	// than their own (handed to it after a newer record was written: their
+	// time was moved, by LateMaxNS at most), Reordered those it moved to
+	// their place in time order (their time kept): from the tape's "stats"
+	// event, summed over the tapes read as one.
+	Late      int64 `json:"late,omitempty"`
+	LateMaxNS int64 `json:"late_max_ns,omitempty"`
+	Reordered int64 `json:"reordered,omitempty"`
 }
 
 // Problem is one line of the report's problem list, worst first.

@@ -264,6 +264,14 @@ func (in *Inspector) event(it *Item) {
 		}
 	case tape.EventHTTP:
 		in.httpExchange(it)
+	case tape.EventStats:
+		var d tape.StatsData
+		if json.Unmarshal(rec.Data, &d) == nil {
+			t := &in.rep.Tape
+			t.Late += d.Late
+			t.LateMaxNS = max(t.LateMaxNS, d.LateMaxNs)
+			t.Reordered += d.Reordered
+		}
 	}
 }
 

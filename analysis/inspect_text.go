@@ -46,6 +46,9 @@ func WriteText(w io.Writer, rep *Report) error {
 	}
 	p("  %s · spans %s · %s · %s in %s", start, fmtDur(t.DurationNS), plural(int64(len(rep.Sessions)+rep.SessionsFolded), "session"),
 		plural(t.Messages, "message"), plural(t.Records, "record"))
+	if t.Late > 0 || t.Reordered > 0 {
+		p("  %s", writerOrder(t))
+	}
 
 	p("")
 	p("PROBLEMS  (worst first)")
@@ -315,4 +318,17 @@ func offset(ns int64) string {
 		sign, ns = "-", -ns
 	}
 	return fmt.Sprintf("%s%d.%03ds", sign, ns/1e9, ns%1e9/1e6)
+}
+
+// writerOrder says what the tape writer did to keep the records in time
+// order: records written late (their time moved) and reordered.
+func writerOrder(t TapeInfo) string {
+	var parts []string
+	if t.Late > 0 {
+		parts = append(parts, fmt.Sprintf("%s written late, their time moved forward by up to %s", plural(t.Late, "record"), fmtDur(t.LateMaxNS)))
+	}
+	if t.Reordered > 0 {
+		parts = append(parts, fmt.Sprintf("%s moved into time order", plural(t.Reordered, "record")))
+	}
+	return "writer: " + strings.Join(parts, " · ")
 }

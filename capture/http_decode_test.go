@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -167,7 +168,7 @@ func TestHTTPGzipBomb(t *testing.T) {
 		req.Header.Set("Content-Encoding", "gzip")
 		req.Header.Set("Accept-Encoding", "gzip")
 		req.Header.Set("Mcp-Session-Id", "bomb")
-		if got := readAll(t, mustDo(t, c, req)); got != tc.resp {
+		if got := peertest.ReadAnswer(t, mustDo(t, c, req)); got != tc.resp {
 			t.Errorf("%s: the client got %d bytes, not the %d compressed bytes sent", tc.path, len(got), len(tc.resp))
 		}
 		if got := <-upGot; !bytes.Equal(got, reqBomb) {

@@ -126,8 +126,8 @@ func TestHTTPProgressE2E(t *testing.T) {
 		if !found {
 			t.Error("no error event for the broken stream")
 		}
-		resp := rawPost(t, c, u, sid, `{"jsonrpc":"2.0","id":4,"method":"ping"}`)
-		if body := readAll(t, resp); resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "mcptape: upstream") {
+		resp := peertest.PostJSON(t, c, u, sid, rawVersion, `{"jsonrpc":"2.0","id":4,"method":"ping"}`)
+		if body := peertest.ReadAnswer(t, resp); resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "mcptape: upstream") {
 			t.Errorf("after the upstream died: %d %q", resp.StatusCode, body)
 		}
 	})

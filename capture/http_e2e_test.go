@@ -336,27 +336,16 @@ func TestHTTPMCPGoJSONE2E(t *testing.T) {
 // without batches.
 const rawVersion = "2025-06-18"
 
-// rawPost posts body in session sid with the version header.
-func rawPost(t testing.TB, c *http.Client, u, sid, body string) *http.Response {
-	t.Helper()
-	req, _ := http.NewRequest("POST", u, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", rawVersion)
-	req.Header.Set("Mcp-Session-Id", sid)
-	return mustDo(t, c, req)
-}
-
 // rawSession initializes a session by hand and returns its id.
 func rawSession(t testing.TB, c *http.Client, u string) string {
 	t.Helper()
-	resp := mcpPost(t, c, u, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+rawVersion+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	readAll(t, resp)
+	resp := peertest.PostJSON(t, c, u, "", "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+rawVersion+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	peertest.ReadAnswer(t, resp)
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if sid == "" {
 		t.Fatalf("initialize at %s: status %d, no session", u, resp.StatusCode)
 	}
-	readAll(t, rawPost(t, c, u, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	peertest.ReadAnswer(t, peertest.PostJSON(t, c, u, sid, rawVersion, `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	return sid
 }
 
@@ -381,8 +370,8 @@ func TestHTTPBatchE2E(t *testing.T) {
 			var bodies [2]string
 			for i, u := range []string{srv.URL, viaProxy(rig, srv.URL)} {
 				sid := rawSession(t, c, u)
-				resp := rawPost(t, c, u, sid, batch)
-				body := readAll(t, resp)
+				resp := peertest.PostJSON(t, c, u, sid, rawVersion, batch)
+				body := peertest.ReadAnswer(t, resp)
 				if resp.StatusCode != tc.status {
 					t.Fatalf("%s: status %d %q, want %d", u, resp.StatusCode, body, tc.status)
 				}
@@ -439,7 +428,7 @@ func TestHTTPRebindingE2E(t *testing.T) {
 			req.Header.Set("Origin", origin)
 		}
 		resp := mustDo(t, c, req)
-		return resp.StatusCode, readAll(t, resp)
+		return resp.StatusCode, peertest.ReadAnswer(t, resp)
 	}
 	_, upPort, _ := strings.Cut(urlHost(srv.URL), ":")
 	_, proxyPort, _ := strings.Cut(rig.addr, ":")

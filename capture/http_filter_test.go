@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -78,7 +79,7 @@ func TestHTTPSampleWholeSessions(t *testing.T) {
 	for i := range sessions {
 		sid := fmt.Sprintf("sess-%d", i)
 		for k := 1; k <= 2; k++ {
-			got := readAll(t, mcpPost(t, c, rig.url+"/mcp", sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, k)))
+			got := peertest.ReadAnswer(t, peertest.PostJSON(t, c, rig.url+"/mcp", sid, "", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, k)))
 			if !strings.Contains(got, fmt.Sprintf(`"id":%d`, k)) {
 				t.Fatalf("%s: client got %q", sid, got)
 			}
@@ -140,7 +141,7 @@ func TestHTTPMethodFilter(t *testing.T) {
 				`{"jsonrpc":"2.0","id":"p","method":"ping"}`,
 				`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 			} {
-				readAll(t, mcpPost(t, c, rig.url+"/mcp", "S", body))
+				peertest.ReadAnswer(t, peertest.PostJSON(t, c, rig.url+"/mcp", "S", "", body))
 			}
 			waitFor(t, func() bool { return rig.proxy.st.ended.Load() == 3 })
 			rig.stop()

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -99,7 +100,7 @@ func TestHTTPLeanPinsConnections(t *testing.T) {
 	clients := map[string]*http.Client{"a": freshClient(t), "b": freshClient(t)}
 	for i := range 6 {
 		name := []string{"a", "b"}[i%2]
-		from := readAll(t, mustDo(t, clients[name], mustRequest(t, "GET", rig.url+"/mcp")))
+		from := peertest.ReadAnswer(t, mustDo(t, clients[name], mustRequest(t, "GET", rig.url+"/mcp")))
 		if prev, ok := seen[from]; ok && prev != name {
 			t.Fatalf("upstream connection %s carried clients %s and %s", from, prev, name)
 		}
@@ -138,8 +139,8 @@ func TestHTTPLeanStaleUpstream(t *testing.T) {
 	rig := startProxy(t, up.URL)
 	c := freshClient(t)
 	for i := range 3 {
-		resp := mcpPost(t, c, rig.url+"/mcp", "s", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
-		if body := readAll(t, resp); resp.StatusCode != http.StatusOK {
+		resp := peertest.PostJSON(t, c, rig.url+"/mcp", "s", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		if body := peertest.ReadAnswer(t, resp); resp.StatusCode != http.StatusOK {
 			t.Fatalf("POST %d after the upstream closed the idle connection: %d %q", i, resp.StatusCode, body)
 		}
 		time.Sleep(100 * time.Millisecond) // longer than the upstream's idle timeout
@@ -168,12 +169,12 @@ func TestHTTPLeanRetry(t *testing.T) {
 	c := freshClient(t)
 	for i := range 3 {
 		resp := mustDo(t, c, mustRequest(t, "GET", rig.url+"/mcp"))
-		if body := readAll(t, resp); resp.StatusCode != http.StatusOK || body != "ok" {
+		if body := peertest.ReadAnswer(t, resp); resp.StatusCode != http.StatusOK || body != "ok" {
 			t.Fatalf("GET %d: %d %q", i, resp.StatusCode, body)
 		}
 	}
-	resp := mcpPost(t, c, rig.url+"/mcp", "s", `{}`)
-	if body := readAll(t, resp); resp.StatusCode != http.StatusBadGateway && resp.StatusCode != http.StatusOK {
+	resp := peertest.PostJSON(t, c, rig.url+"/mcp", "s", "", `{}`)
+	if body := peertest.ReadAnswer(t, resp); resp.StatusCode != http.StatusBadGateway && resp.StatusCode != http.StatusOK {
 		t.Errorf("POST on a closed connection: %d %q", resp.StatusCode, body)
 	}
 }
@@ -252,7 +253,7 @@ func TestHTTPHeldEvents(t *testing.T) {
 				io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"m\"}\n\n")
 			}))
 			rig := startProxy(t, up.URL)
-			readAll(t, mustDo(t, freshClient(t), mustRequest(t, "GET", rig.url+"/mcp")))
+			peertest.ReadAnswer(t, mustDo(t, freshClient(t), mustRequest(t, "GET", rig.url+"/mcp")))
 			recs := waitEnded(t, rig, 1)
 			notes := 0
 			for _, r := range recs {

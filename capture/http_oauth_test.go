@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -94,7 +95,7 @@ func TestHTTPOAuthBodiesRedacted(t *testing.T) {
 					req.Header.Set("Authorization", "Bearer sekrit-token-123")
 				}
 				resp := mustDo(t, c, req)
-				if got := readAll(t, resp); got != call.resp || resp.StatusCode != call.status || resp.Header.Get("Location") != call.location {
+				if got := peertest.ReadAnswer(t, resp); got != call.resp || resp.StatusCode != call.status || resp.Header.Get("Location") != call.location {
 					t.Errorf("%s %s: client got %d %q (Location %q), want %d %q", call.method, call.path, resp.StatusCode, got, resp.Header.Get("Location"), call.status, call.resp)
 				}
 				if got := <-upGot; got != call.body {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -154,7 +155,7 @@ func TestHTTPMessagesTimedBeforeTheClientsNext(t *testing.T) {
 				sl := &stallListener{Listener: ln, marker: []byte(first), release: replied, done: make(chan struct{})}
 				rig := startProxyOn(t, sl, up.URL, &memTape{}, path.opts...)
 
-				resp := mcpPost(t, freshClient(t), rig.url+"/mcp", "S1", call)
+				resp := peertest.PostJSON(t, freshClient(t), rig.url+"/mcp", "S1", "", call)
 				br := bufio.NewReader(resp.Body)
 				var rest []byte
 				if body.sse {
@@ -170,7 +171,7 @@ func TestHTTPMessagesTimedBeforeTheClientsNext(t *testing.T) {
 				} else {
 					rest, err = io.ReadAll(br)
 				}
-				readAll(t, mcpPost(t, freshClient(t), rig.url+"/mcp", "S1", body.reply))
+				peertest.ReadAnswer(t, peertest.PostJSON(t, freshClient(t), rig.url+"/mcp", "S1", "", body.reply))
 				if body.sse {
 					rest, err = io.ReadAll(br)
 				}
@@ -236,10 +237,10 @@ func TestHTTPSessionAssignedBeforeTheClientsNext(t *testing.T) {
 			}
 			sl := &stallListener{Listener: ln, marker: []byte(initRes), release: next, done: make(chan struct{})}
 			rig := startProxyOn(t, sl, up.URL, &memTape{}, path.opts...)
-			if got := readAll(t, mcpPost(t, freshClient(t), rig.url+"/mcp", "", initReq)); !strings.Contains(got, initRes) {
+			if got := peertest.ReadAnswer(t, peertest.PostJSON(t, freshClient(t), rig.url+"/mcp", "", "", initReq)); !strings.Contains(got, initRes) {
 				t.Fatalf("initialize answered %q", got)
 			}
-			readAll(t, mcpPost(t, freshClient(t), rig.url+"/mcp", "S1", notif))
+			peertest.ReadAnswer(t, peertest.PostJSON(t, freshClient(t), rig.url+"/mcp", "S1", "", notif))
 			if sl.stalled.Load() {
 				<-sl.done
 			}

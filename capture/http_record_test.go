@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -57,21 +58,21 @@ func TestHTTPRecordsSession(t *testing.T) {
 	rig := startProxy(t, up.URL)
 	c := freshClient(t)
 	url := rig.url + "/mcp"
-	resp := mcpPost(t, c, url, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
-	readAll(t, resp)
+	resp := peertest.PostJSON(t, c, url, "", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+	peertest.ReadAnswer(t, resp)
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "sess-A" {
 		t.Fatalf("session header %q reached the client", sid)
 	}
-	readAll(t, mcpPost(t, c, url, "sess-A", `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
-	readAll(t, mcpPost(t, c, url, "sess-A", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"t"}}}`))
-	readAll(t, mcpPost(t, c, url, "sess-A", ` [{"jsonrpc":"2.0","id":3,"method":"ping"}, {"jsonrpc":"2.0","id":4,"method":"ping"}] `))
+	peertest.ReadAnswer(t, peertest.PostJSON(t, c, url, "sess-A", "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	peertest.ReadAnswer(t, peertest.PostJSON(t, c, url, "sess-A", "", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"t"}}}`))
+	peertest.ReadAnswer(t, peertest.PostJSON(t, c, url, "sess-A", "", ` [{"jsonrpc":"2.0","id":3,"method":"ping"}, {"jsonrpc":"2.0","id":4,"method":"ping"}] `))
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
 	req.Header.Set("Mcp-Session-Id", "sess-A")
-	readAll(t, mustDo(t, c, req))
+	peertest.ReadAnswer(t, mustDo(t, c, req))
 	req, _ = http.NewRequest(http.MethodDelete, url, nil)
 	req.Header.Set("Mcp-Session-Id", "sess-A")
-	readAll(t, mustDo(t, c, req))
-	readAll(t, mcpPost(t, c, url, "gone", `{"jsonrpc":"2.0","id":9,"method":"ping"}`))
+	peertest.ReadAnswer(t, mustDo(t, c, req))
+	peertest.ReadAnswer(t, peertest.PostJSON(t, c, url, "gone", "", `{"jsonrpc":"2.0","id":9,"method":"ping"}`))
 	recs := waitEnded(t, rig, 7)
 
 	type row struct {
@@ -207,7 +208,7 @@ func TestHTTPStatelessConnections(t *testing.T) {
 		req.Header.Set("Mcp-Method", "tools/call")
 		req.Header.Set("Mcp-Name", "echo")
 		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-		readAll(t, mustDo(t, c, req))
+		peertest.ReadAnswer(t, mustDo(t, c, req))
 	}
 	a, b := freshClient(t), freshClient(t)
 	post(a, `"a1"`)
@@ -324,8 +325,8 @@ func TestHTTPLegacySSE(t *testing.T) {
 				target = rig.url + endpoint
 			}
 			for id := 1; id <= 2; id++ {
-				r := mcpPost(t, c, target, "", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id))
-				if body := readAll(t, r); r.StatusCode != http.StatusAccepted || body != "Accepted" {
+				r := peertest.PostJSON(t, c, target, "", "", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id))
+				if body := peertest.ReadAnswer(t, r); r.StatusCode != http.StatusAccepted || body != "Accepted" {
 					t.Fatalf("POST: %d %q", r.StatusCode, body)
 				}
 				for {
@@ -419,7 +420,7 @@ func TestHTTPRedaction(t *testing.T) {
 			req, _ := http.NewRequest("POST", rig.url+"/mcp?api_key=hunter2&page=2", strings.NewReader(`{}`))
 			req.Header = secretHeaders.Clone()
 			resp := mustDo(t, freshClient(t), req)
-			readAll(t, resp)
+			peertest.ReadAnswer(t, resp)
 			s := <-got
 			for _, h := range []string{"Authorization", "Cookie", "X-Api-Key", "X-Github-Token", "X-Tenant"} {
 				if s.Header.Get(h) != secretHeaders.Get(h) {

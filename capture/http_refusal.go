@@ -54,13 +54,10 @@ func (c *refusalConn) Write(b []byte) (int, error) {
 }
 
 // CloseWrite closes the sending side, as net/http's server does after a
-// refusal so that the client reads the answer before the connection ends.
-func (c *refusalConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return nil
-}
+// refusal so that the client reads the answer before the connection ends
+// (then waits half a second before closing: a connection net/http gets
+// wrapped must pass CloseWrite on, or the client waits that half second).
+func (c *refusalConn) CloseWrite() error { return closeWrite(c.Conn) }
 
 // refusalHeaders are the headers of net/http's own answers to a request it
 // refuses (400, 431, 501...), the only ones it sends. A handler's answer

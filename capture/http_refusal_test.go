@@ -1,9 +1,59 @@
 package capture
 
 import (
+	"io"
+	"net"
 	"strings"
 	"testing"
 )
+
+// TestWrappedConnsHalfClose: the connections the proxy gives net/http's
+// server, wrapped, half-close when it asks (after a refusal, say): the
+// client sees the end at once, not half a second later when the server
+// closes (the lean path's handed-over connections did not).
+func TestWrappedConnsHalfClose(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		wrap func(net.Conn) net.Conn
+	}{
+		{"net/http path", func(c net.Conn) net.Conn { return &refusalConn{Conn: c} }},
+		{"handed over", func(c net.Conn) net.Conn { return &replayConn{Conn: c, pending: []byte("GET")} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			client, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer client.Close()
+			sc, err := ln.Accept()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sc.Close()
+			cw, ok := tc.wrap(sc).(interface{ CloseWrite() error })
+			if !ok {
+				t.Fatal("no CloseWrite: net/http's server cannot half-close the connection")
+			}
+			if err := cw.CloseWrite(); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := io.ReadAll(client); err != nil || len(b) != 0 {
+				t.Fatalf("the client read %q, %v; want the end", b, err)
+			}
+			// Half-closed, not closed: the server still reads.
+			io.WriteString(client, "x")
+			b := make([]byte, 1)
+			if _, err := io.ReadFull(sc, b); err != nil || string(b) != "x" {
+				t.Fatalf("the server read %q, %v after the half-close", b, err)
+			}
+		})
+	}
+}
 
 func TestNetHTTPRefusal(t *testing.T) {
 	for _, tc := range []struct {

@@ -325,3 +325,6 @@ func (c *replayConn) Read(p []byte) (int, error) {
 	}
 	return c.Conn.Read(p)
 }
+
+// CloseWrite closes the sending side (see refusalConn.CloseWrite).
+func (c *replayConn) CloseWrite() error { return closeWrite(c.Conn) }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/refserver"
 	"github.com/mcptape/mcptape/internal/syncio"
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -112,8 +113,8 @@ func TestHTTPSessionlessCancelJoinsItsCall(t *testing.T) {
 			if tt.langGraph {
 				pool.Transport.(*http.Transport).DisableKeepAlives = true // urllib: a connection per POST
 			}
-			post := func(body string) *http.Response { return mcpPost(t, pool, url, "", body) }
-			readAll(t, post(cancelInit))
+			post := func(body string) *http.Response { return peertest.PostJSON(t, pool, url, "", "", body) }
+			peertest.ReadAnswer(t, post(cancelInit))
 			exchanges := 1
 			var lines *syncio.Lines
 			if tt.langGraph {
@@ -133,7 +134,7 @@ func TestHTTPSessionlessCancelJoinsItsCall(t *testing.T) {
 				resp := post(fmt.Sprintf(cancelCall, id))
 				exchanges++
 				if tt.langGraph {
-					readAll(t, resp)
+					peertest.ReadAnswer(t, resp)
 					streams[i] = lines
 					continue
 				}
@@ -145,11 +146,11 @@ func TestHTTPSessionlessCancelJoinsItsCall(t *testing.T) {
 			for i, id := range ids {
 				waitLine(t, streams[i], fmt.Sprintf(`"id":%d,`, id), "content_delta")
 			}
-			readAll(t, post(fmt.Sprintf(cancelOf, 3)))
+			peertest.ReadAnswer(t, post(fmt.Sprintf(cancelOf, 3)))
 			exchanges++
 			waitLine(t, streams[0], `"id":2,`, "content_end")
 			waitLine(t, streams[2], `"id":4,`, "content_end")
-			readAll(t, post(fmt.Sprintf(cancelOf, 2))) // answered: stays
+			peertest.ReadAnswer(t, post(fmt.Sprintf(cancelOf, 2))) // answered: stays
 			exchanges++
 			wg.Wait() // the stateless POST streams ended, the cancelled one too
 			recs := waitEnded(t, rig, exchanges-btoi(tt.langGraph))
@@ -221,7 +222,7 @@ func testCancelWaitsForItsCall(t *testing.T, chunked bool, cancels int) {
 			answered <- err.Error()
 			return
 		}
-		answered <- readAll(t, resp)
+		answered <- peertest.ReadAnswer(t, resp)
 	}()
 	waitFor(t, func() bool { // the call is noted in flight
 		side := &rig.proxy.side
@@ -234,7 +235,7 @@ func testCancelWaitsForItsCall(t *testing.T, chunked bool, cancels int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		readAll(t, resp)
+		peertest.ReadAnswer(t, resp)
 	}
 	waitFor(t, func() bool { return len(httpEvents(t, rig.tape.records(), "end")) == cancels })
 	close(release)

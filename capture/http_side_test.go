@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/refserver"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
@@ -42,7 +43,7 @@ func TestHTTPSideStreamAnswersJoinTheirRequests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return resp.StatusCode, readAll(t, resp)
+		return resp.StatusCode, peertest.ReadAnswer(t, resp)
 	}
 	if st, body := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`); st != 200 || !strings.Contains(body, `"id":1`) {
 		t.Fatalf("initialize: %d %s", st, body)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/peertest"
 )
 
 // TestHTTPHeadTimeoutOnce: a request head trickled byte by byte
@@ -123,7 +125,7 @@ func TestHTTPAcceptOutOfFiles(t *testing.T) {
 				if err != nil {
 					t.Fatalf("request %d after EMFILE: %v", i, err)
 				}
-				if body := readAll(t, resp); body != "ok" {
+				if body := peertest.ReadAnswer(t, resp); body != "ok" {
 					t.Errorf("answer %q", body)
 				}
 				fl.fails.Store(3) // and again: no second warning

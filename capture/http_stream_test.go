@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -33,7 +34,7 @@ func TestHTTPLeanKeptChunks(t *testing.T) {
 	}))
 	t.Cleanup(free) // before the upstream's Close, which waits for the handler
 	rig := startProxy(t, up.URL)
-	resp := mcpPost(t, freshClient(t), rig.url+"/mcp", "S1", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":1}}}`)
+	resp := peertest.PostJSON(t, freshClient(t), rig.url+"/mcp", "S1", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":1}}}`)
 	defer resp.Body.Close()
 	br := bufio.NewReader(resp.Body)
 	for seen := 0; seen < 2; {
@@ -53,7 +54,7 @@ func TestHTTPLeanKeptChunks(t *testing.T) {
 	})
 	ended := time.Now()
 	free()
-	readAll(t, resp)
+	peertest.ReadAnswer(t, resp)
 	recs = waitEnded(t, rig, 1)
 
 	var order []string

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -92,7 +93,7 @@ func testPassThrough(t *testing.T, opts ...HTTPOption) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b := readAll(t, resp)
+		b := peertest.ReadAnswer(t, resp)
 		var s seen
 		select {
 		case s = <-got:
@@ -158,7 +159,7 @@ func TestHTTPHost(t *testing.T) {
 			if tt.host == "" {
 				req.Host = tt.rig.addr
 			}
-			readAll(t, mustDo(t, c, req))
+			peertest.ReadAnswer(t, mustDo(t, c, req))
 			s := <-got
 			want := tt.want
 			switch want {
@@ -278,8 +279,8 @@ func TestHTTPUpstreamErrors(t *testing.T) {
 		rig := startProxy(t, dead)
 		c := freshClient(t)
 		for i := range 2 { // the proxy keeps answering
-			resp := mcpPost(t, c, rig.url+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"initialize"}`)
-			body := readAll(t, resp)
+			resp := peertest.PostJSON(t, c, rig.url+"/mcp", "", "", `{"jsonrpc":"2.0","id":1,"method":"initialize"}`)
+			body := peertest.ReadAnswer(t, resp)
 			if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "mcptape: upstream "+dead) || !strings.Contains(body, "refused") {
 				t.Fatalf("request %d: %d %q", i, resp.StatusCode, body)
 			}
@@ -319,17 +320,17 @@ func TestHTTPUpstreamErrors(t *testing.T) {
 		}))
 		rig := startProxy(t, up.URL)
 		c := freshClient(t)
-		resp := mcpPost(t, c, rig.url+"/stream", "s", `{}`)
+		resp := peertest.PostJSON(t, c, rig.url+"/stream", "s", "", `{}`)
 		b, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if err == nil || !strings.HasPrefix(string(b), "data: {\"jsonrpc\"") {
 			t.Fatalf("client read %q, %v: want the first event then an error", b, err)
 		}
-		resp = mcpPost(t, c, rig.url+"/early", "s", `{}`)
-		if body := readAll(t, resp); resp.StatusCode != http.StatusBadGateway || !strings.HasPrefix(body, "mcptape: upstream "+up.URL+": ") {
+		resp = peertest.PostJSON(t, c, rig.url+"/early", "s", "", `{}`)
+		if body := peertest.ReadAnswer(t, resp); resp.StatusCode != http.StatusBadGateway || !strings.HasPrefix(body, "mcptape: upstream "+up.URL+": ") {
 			t.Errorf("early failure: %d %q", resp.StatusCode, body)
 		}
-		if body := readAll(t, mcpPost(t, c, rig.url+"/ok", "s", `{}`)); body != "fine" {
+		if body := peertest.ReadAnswer(t, peertest.PostJSON(t, c, rig.url+"/ok", "s", "", `{}`)); body != "fine" {
 			t.Errorf("after the failures: %q", body)
 		}
 		recs := waitEnded(t, rig, 3)
@@ -438,8 +439,8 @@ func TestHTTPBodyLimit(t *testing.T) {
 		w.Write(body)
 	}))
 	rig := startProxy(t, up.URL, WithMaxBody(1000))
-	resp := mcpPost(t, freshClient(t), rig.url+"/mcp", "s", big)
-	if b := readAll(t, resp); b != big {
+	resp := peertest.PostJSON(t, freshClient(t), rig.url+"/mcp", "s", "", big)
+	if b := peertest.ReadAnswer(t, resp); b != big {
 		t.Fatalf("client got %d bytes, want %d", len(b), len(big))
 	}
 	if s := <-got; s.Body != big {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -49,8 +50,8 @@ func TestHTTPSListener(t *testing.T) {
 			defer tr.CloseIdleConnections()
 			c := &http.Client{Transport: tr}
 			url := strings.Replace(rig.url, "http://", "https://", 1)
-			resp := mcpPost(t, c, url+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"initialize"}`)
-			body := readAll(t, resp)
+			resp := peertest.PostJSON(t, c, url+"/mcp", "", "", `{"jsonrpc":"2.0","id":1,"method":"initialize"}`)
+			body := peertest.ReadAnswer(t, resp)
 			if resp.Proto != "HTTP/1.1" || resp.TLS == nil || resp.TLS.NegotiatedProtocol != "http/1.1" || !strings.Contains(body, `"result"`) {
 				t.Fatalf("got %s (ALPN %q) %q", resp.Proto, resp.TLS.NegotiatedProtocol, body)
 			}
@@ -58,7 +59,7 @@ func TestHTTPSListener(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ev := readAll(t, resp); !strings.Contains(ev, "data: https://"+rig.addr+"/messages?sessionId=L1") {
+			if ev := peertest.ReadAnswer(t, resp); !strings.Contains(ev, "data: https://"+rig.addr+"/messages?sessionId=L1") {
 				t.Errorf("legacy endpoint over HTTPS: %q", ev)
 			}
 			if _, err := http.Get(rig.url + "/mcp"); err == nil {
@@ -117,7 +118,7 @@ func TestHTTP2UpstreamFallback(t *testing.T) {
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
 			resp := mustDo(t, freshClient(t), req)
-			if got := readAll(t, resp); resp.StatusCode != 200 || !strings.Contains(got, `"result":{}`) {
+			if got := peertest.ReadAnswer(t, resp); resp.StatusCode != 200 || !strings.Contains(got, `"result":{}`) {
 				t.Fatalf("client got %d %q", resp.StatusCode, got)
 			}
 			recs := waitEnded(t, rig, 1)

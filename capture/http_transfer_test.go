@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -35,13 +36,13 @@ func TestHTTPTLS(t *testing.T) {
 	defer up.Close()
 	c := freshClient(t)
 	strict := startProxy(t, up.URL)
-	resp := mcpPost(t, c, strict.url+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
-	if body := readAll(t, resp); resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "certificate") {
+	resp := peertest.PostJSON(t, c, strict.url+"/mcp", "", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	if body := peertest.ReadAnswer(t, resp); resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "certificate") {
 		t.Errorf("verified TLS: %d %q", resp.StatusCode, body)
 	}
 	loose := startProxy(t, up.URL, WithInsecureTLS(true))
-	resp = mcpPost(t, c, loose.url+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
-	if body := readAll(t, resp); resp.StatusCode != http.StatusOK || body != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+	resp = peertest.PostJSON(t, c, loose.url+"/mcp", "", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	if body := peertest.ReadAnswer(t, resp); resp.StatusCode != http.StatusOK || body != `{"jsonrpc":"2.0","id":1,"result":{}}` {
 		t.Errorf("insecure TLS: %d %q", resp.StatusCode, body)
 	}
 	recs := waitEnded(t, loose, 1)
@@ -109,7 +110,7 @@ func TestHTTPGzip(t *testing.T) {
 		req.Header.Set("Accept-Encoding", "gzip")
 		req.Header.Set("Mcp-Session-Id", "z")
 		resp := mustDo(t, c, req)
-		raw := readAll(t, resp)
+		raw := peertest.ReadAnswer(t, resp)
 		if resp.Header.Get("Content-Encoding") != "gzip" || !strings.HasPrefix(raw, "\x1f\x8b") {
 			t.Errorf("%s: the client did not get the compressed bytes", path)
 		}
@@ -146,12 +147,12 @@ func TestHTTPConcurrentSessions(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			c := freshClient(t)
-			resp := mcpPost(t, c, rig.url+"/mcp", "", fmt.Sprintf(`{"i":%d}`, i))
+			resp := peertest.PostJSON(t, c, rig.url+"/mcp", "", "", fmt.Sprintf(`{"i":%d}`, i))
 			sid := resp.Header.Get("Mcp-Session-Id")
-			readAll(t, resp)
+			peertest.ReadAnswer(t, resp)
 			sessions[i] = sid
 			for j := range 3 {
-				readAll(t, mcpPost(t, c, rig.url+"/mcp", sid, fmt.Sprintf(`{"i":%d,"j":%d}`, i, j)))
+				peertest.ReadAnswer(t, peertest.PostJSON(t, c, rig.url+"/mcp", sid, "", fmt.Sprintf(`{"i":%d,"j":%d}`, i, j)))
 			}
 		}()
 	}
@@ -241,7 +242,7 @@ func TestHTTPClock(t *testing.T) {
 		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
 	}))
 	rig := startProxy(t, up.URL, WithHTTPClock(func() time.Time { return fixed }))
-	readAll(t, mcpPost(t, freshClient(t), rig.url+"/mcp", "s", `{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	peertest.ReadAnswer(t, peertest.PostJSON(t, freshClient(t), rig.url+"/mcp", "s", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	rig.stop()
 	recs := rig.tape.records()
 	if len(recs) < 5 {

@@ -4,6 +4,7 @@ package capture
 // built once per test run, and launched the way an MCP client launches it.
 
 import (
+	"cmp"
 	"bufio"
 	"bytes"
 	"context"
@@ -170,19 +171,25 @@ func TestRecordLifecycleE2E(t *testing.T) {
 		wantCode  int
 		wantSent  string
 		wantClose string
+		// grace is mcptape's --grace: short where the case waits for it
+		// to pass (a server that ignores what it got), long (10 s)
+		// otherwise, so that a server slow to die on a loaded machine is
+		// not sent the next signal (the SIGTERM case once saw a SIGKILL
+		// follow with 500 ms). It is not waited for when the server dies.
+		grace time.Duration
 	}{
 		{name: "stdin closed, server exits", mode: "echo", env: []string{"PEER_EXIT=4"}, closeIn: true,
 			wantCode: 4, wantClose: ReasonClientEOF},
 		{name: "stdin closed, server needs SIGTERM", mode: "deaf", closeIn: true,
-			wantCode: 143, wantSent: `["SIGTERM"]`, wantClose: ReasonClientEOF},
+			wantCode: 143, wantSent: `["SIGTERM"]`, wantClose: ReasonClientEOF, grace: 3 * time.Second},
 		{name: "stdin closed, server needs SIGKILL", mode: "deaf", env: []string{"PEER_IGNORE=TERM"}, closeIn: true,
-			wantCode: 137, wantSent: `["SIGTERM","SIGKILL"]`, wantClose: ReasonClientEOF},
+			wantCode: 137, wantSent: `["SIGTERM","SIGKILL"]`, wantClose: ReasonClientEOF, grace: 500 * time.Millisecond},
 		{name: "SIGINT forwarded", mode: "deaf", env: []string{"PEER_TRAP_INT=7"}, signal: syscall.SIGINT,
 			wantCode: 7, wantSent: `["SIGINT"]`, wantClose: ReasonSignal},
 		{name: "SIGTERM forwarded", mode: "deaf", signal: syscall.SIGTERM,
 			wantCode: 143, wantSent: `["SIGTERM"]`, wantClose: ReasonSignal},
 		{name: "SIGTERM ignored", mode: "deaf", env: []string{"PEER_IGNORE=TERM"}, signal: syscall.SIGTERM,
-			wantCode: 137, wantSent: `["SIGTERM","SIGKILL"]`, wantClose: ReasonSignal},
+			wantCode: 137, wantSent: `["SIGTERM","SIGKILL"]`, wantClose: ReasonSignal, grace: 500 * time.Millisecond},
 		{name: "server exits by itself", mode: "early", env: []string{"PEER_EXIT=5"},
 			wantCode: 5, wantClose: ReasonServerExit},
 	}
@@ -191,7 +198,8 @@ func TestRecordLifecycleE2E(t *testing.T) {
 			t.Parallel()
 			tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
 			s2c := strings.Repeat("{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n", 3000)
-			cmd := recordCmd(t, tp, []string{"--grace", "500ms"}, tt.mode,
+			grace := cmp.Or(tt.grace, 10*time.Second)
+			cmd := recordCmd(t, tp, []string{"--grace", grace.String()}, tt.mode,
 				append(tt.env, "PEER_READY=1", "PEER_S2C="+writeTemp(t, "s2c", []byte(s2c)))...)
 			stdin, err := cmd.StdinPipe()
 			if err != nil {
@@ -219,7 +227,7 @@ func TestRecordLifecycleE2E(t *testing.T) {
 			var out []byte
 			select {
 			case out = <-outc: // our stdout is closed at the end, whatever the case
-			case <-time.After(10 * time.Second):
+			case <-time.After(30 * time.Second):
 				t.Fatal("mcptape's stdout was not closed")
 			}
 			err = cmd.Wait()

@@ -97,11 +97,12 @@ func (o *wsOut) end() {
 	o.mu.Unlock()
 }
 
-// closeWrite shuts c's writing side down, when c can.
-func closeWrite(c io.Writer) {
+// closeWrite shuts c's writing side down, when c can (a TCP connection).
+func closeWrite(c io.Writer) error {
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
+		return cw.CloseWrite()
 	}
+	return nil
 }
 
 // wsWay is one direction of a session: the bytes a side sends and where

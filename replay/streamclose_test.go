@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/jsonrpc"
 )
 
@@ -68,25 +69,14 @@ func (s *reportServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"report ready\"}]}}\n\n", id)
 }
 
-// post sends one JSON-RPC frame to endpoint in session "s-1" and returns
-// the response; the caller closes its body.
+// post sends one JSON-RPC frame to endpoint in session "s-1" (but an
+// initialize) and returns the response; the caller closes its body.
 func post(t *testing.T, c *http.Client, endpoint, frame string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(frame))
-	if err != nil {
-		t.Fatal(err)
+	if strings.Contains(frame, `"initialize"`) {
+		return peertest.PostJSON(t, c, endpoint, "", "", frame)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if !strings.Contains(frame, `"initialize"`) {
-		req.Header.Set("Mcp-Session-Id", "s-1")
-		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
+	return peertest.PostJSON(t, c, endpoint, "s-1", "2025-06-18", frame)
 }
 
 // TestReplayClosesStreamWhereRecorded: the recorded client closed the

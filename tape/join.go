@@ -22,7 +22,8 @@ const joinBatch = 1 << 20
 // rotated recording (same Header.Segment.Series) are read one after the
 // other in number order; a missing number, and a tape's damaged tail, give
 // an "error" event where they are, and reading goes on with the next tape.
-// Their "stats" events are left out. When the tapes come from more than
+// Their "stats" events are summed into one, the last record (see
+// StatsData.add); a malformed one is left out. When the tapes come from more than
 // one recording (several proxies of one server), their records are merged
 // in time order and kept apart: each session id becomes "P/ID" and each
 // exchange number is offset by P<<40, P being the recording's label (its
@@ -127,8 +128,9 @@ type recording struct {
 	i     int     // part being read
 	head  *Record // next record, nil when none read yet
 	eof   bool
-	idx   int   // 1, 2, ... in the order of their start
-	last  int64 // time of the last record returned
+	idx   int        // 1, 2, ... in the order of their start
+	last  int64      // time of the last record returned
+	stats *StatsData // the sum of its tapes' stats events, nil when none was read
 }
 
 func (g *recording) close() {
@@ -179,8 +181,16 @@ func (g *recording) next() (*Record, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.path, err)
 		}
-		if rec.Type == TypeEvent && rec.Event == EventStats && (g.label != "" || g.i < len(g.parts)-1) {
-			continue // the writer's counts of one tape, not of what is joined
+		if rec.Type == TypeEvent && rec.Event == EventStats {
+			// The writer's counts of one tape: summed, for the end.
+			var st StatsData
+			if json.Unmarshal(rec.Data, &st) == nil {
+				if g.stats == nil {
+					g.stats = new(StatsData)
+				}
+				g.stats.add(&st)
+			}
+			continue
 		}
 		if g.label != "" {
 			if rec.Session != "" {
@@ -230,6 +240,26 @@ func produceJoined(w io.Writer, h *Header, recs []*recording) error {
 		return err
 	}
 	var batch []byte
+	var last int64
+	add := func(rec *Record) error {
+		data, err := checkRecord(rec)
+		if err != nil {
+			return err
+		}
+		kind := frameJSON
+		if rec.Type == TypeMessage {
+			kind = storage(rec.Frame)
+		}
+		batch = appendRecord(batch, rec, kind, data)
+		last = max(last, rec.Time)
+		if len(batch) >= joinBatch {
+			if err := emit(batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+		return nil
+	}
 	for {
 		g, err := earliest(recs)
 		if err != nil {
@@ -240,26 +270,56 @@ func produceJoined(w io.Writer, h *Header, recs []*recording) error {
 		}
 		rec := g.head
 		g.head = nil
-		data, err := checkRecord(rec)
+		if err := add(rec); err != nil {
+			return err
+		}
+	}
+	if st := joinedStats(recs); st != nil {
+		data, err := json.Marshal(st)
 		if err != nil {
 			return err
 		}
-		kind := frameJSON
-		if rec.Type == TypeMessage {
-			kind = storage(rec.Frame)
-		}
-		batch = appendRecord(batch, rec, kind, data)
-		if len(batch) >= joinBatch {
-			if err := emit(batch); err != nil {
-				return err
-			}
-			batch = batch[:0]
+		if err := add(&Record{Type: TypeEvent, Time: last, Event: EventStats, Data: data}); err != nil {
+			return err
 		}
 	}
 	if len(batch) > 0 {
 		return emit(batch)
 	}
 	return nil
+}
+
+// joinedStats returns the sum of the recordings' stats, nil when no tape
+// had a stats event.
+func joinedStats(recs []*recording) *StatsData {
+	var sum *StatsData
+	for _, g := range recs {
+		if g.stats != nil {
+			if sum == nil {
+				sum = new(StatsData)
+			}
+			sum.add(g.stats)
+		}
+	}
+	return sum
+}
+
+// add adds the counts of o, another tape's, to s: the sums of the
+// counts, the larger of the highest ones (PeakQueued, LateMaxNs).
+func (s *StatsData) add(o *StatsData) {
+	s.Records += o.Records
+	s.Messages += o.Messages
+	s.Bytes += o.Bytes
+	s.Frames += o.Frames
+	s.Compressed += o.Compressed
+	s.PeakQueued = max(s.PeakQueued, o.PeakQueued)
+	s.Waits += o.Waits
+	s.WaitNs += o.WaitNs
+	s.Lost += o.Lost
+	s.Gaps += o.Gaps
+	s.Reordered += o.Reordered
+	s.Late += o.Late
+	s.LateMaxNs = max(s.LateMaxNs, o.LateMaxNs)
 }
 
 // earliest fills each recording's head and returns the one whose head

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/refserver"
 	"github.com/mcptape/mcptape/internal/syncio"
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -36,16 +37,7 @@ func poolClient(t *testing.T, url string, langGraph bool) {
 	c := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	post := func(body string) *http.Response {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := peertest.PostJSON(t, c, url, "", "", body)
 		if resp.StatusCode/100 != 2 {
 			t.Fatalf("POST %s: %s", body, resp.Status)
 		}

@@ -13,6 +13,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/mcptape/mcptape/internal/peertest"
 )
 
 // TestRecordMetrics scrapes --metrics with the Prometheus library's own
@@ -45,7 +47,7 @@ func TestRecordMetrics(t *testing.T) {
 		t.Fatalf("no metrics address announced:\n%s", run.stderr)
 	}
 	base := m[1]
-	post := func(body string) { postJSON(t, run.url, "S1", body) }
+	post := func(body string) { peertest.ReadAnswer(t, peertest.PostJSON(t, nil, run.url, "S1", "", body)) }
 	for range 3 {
 		post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -37,7 +37,7 @@ func TestRecordHTTPRotate(t *testing.T) {
 		if i == 1 {
 			session = "" // the server assigns it
 		}
-		postJSON(t, run.url, session, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i))
+		peertest.ReadAnswer(t, peertest.PostJSON(t, nil, run.url, session, "", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)))
 		time.Sleep(25 * time.Millisecond)
 	}
 	if err := run.stop(); err != nil {
@@ -321,21 +321,4 @@ func TestInspectManyProxies(t *testing.T) {
 	if b, _ := os.ReadFile(html); !strings.Contains(string(b), "pod-a/S1") || !strings.Contains(string(b), "pod-b/S1") {
 		t.Error("the report does not name both proxies' sessions")
 	}
-}
-
-// postJSON posts a JSON-RPC body to url, in session (none when ""), and
-// reads the answer.
-func postJSON(t *testing.T, url, session, body string) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/mcptape/mcptape/internal/peertest"
 )
 
 // cancelChat is a long chat stream: 1000 deltas 10 ms apart.
@@ -166,19 +168,7 @@ func openHTTPChat(t *testing.T, stateless bool) chatCancelLink {
 	ts := httptest.NewServer(HTTPHandler(s, HTTPConfig{Stateless: stateless, Chat: cancelChat}))
 	t.Cleanup(ts.Close)
 	sid := ""
-	post := func(body string) *http.Response {
-		req, _ := http.NewRequest(http.MethodPost, ts.URL+Path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("POST: %v", err)
-		}
-		return resp
-	}
+	post := func(body string) *http.Response { return peertest.PostJSON(t, nil, ts.URL+Path, sid, "", body) }
 	drain := func(resp *http.Response) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/peertest"
 )
 
 // chatFrame is one answer frame of a chat stream.
@@ -126,14 +128,7 @@ func TestChatHTTPStreamsSSEAndPassesOtherPosts(t *testing.T) {
 	defer ts.Close()
 	post := func(body string) *http.Response {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, ts.URL+Path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("POST: %v", err)
-		}
-		return resp
+		return peertest.PostJSON(t, nil, ts.URL+Path, "", "", body)
 	}
 	resp := post(chatCallFrame(`"r1"`, "hi there"))
 	defer resp.Body.Close()

@@ -13,27 +13,15 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptape/mcptape/internal/peertest"
 )
 
-// post sends one JSON-RPC frame the way a Streamable HTTP client does.
+// post sends one JSON-RPC frame the way a Streamable HTTP client does;
+// the answer's body is closed at the test's end.
 func post(t *testing.T, url, session, version, frame string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(frame))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-	}
-	if version != "" {
-		req.Header.Set("MCP-Protocol-Version", version)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := peertest.PostJSON(t, nil, url, session, version, frame)
 	t.Cleanup(func() { resp.Body.Close() })
 	return resp
 }
