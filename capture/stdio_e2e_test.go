@@ -4,9 +4,9 @@ package capture
 // built once per test run, and launched the way an MCP client launches it.
 
 import (
-	"cmp"
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
