@@ -56,9 +56,24 @@ func TestSendDeadline(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			opt := SendOptions{Header: http.Header{"X-Answer": {tt.answer}}, Deadline: time.Now().Add(50 * time.Millisecond)}
+			frame := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+			// dial before the deadline starts: it bounds the exchange, not
+			// the connection's set-up (on a loaded machine a dial can take
+			// the 50 ms)
+			if _, err := c.Send(context.Background(), frame, SendOptions{Header: http.Header{"X-Answer": {"json"}}}); err != nil {
+				t.Fatal(err)
+			}
+			recvTimeout(t, c, 5*time.Second)
+			conns := srv.accepted.Load()
+			// an answer in time gets a deadline it meets even when the
+			// machine stalls for a while; the others get 50 ms
+			wait := 50 * time.Millisecond
+			if tt.answer == "json" {
+				wait = 500 * time.Millisecond
+			}
+			opt := SendOptions{Header: http.Header{"X-Answer": {tt.answer}}, Deadline: time.Now().Add(wait)}
 			start := time.Now()
-			ex, err := c.Send(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), opt)
+			ex, err := c.Send(context.Background(), frame, opt)
 			switch tt.answer {
 			case "json":
 				if err != nil {
@@ -67,7 +82,7 @@ func TestSendDeadline(t *testing.T) {
 				if in := recvTimeout(t, c, 5*time.Second); string(in.Frame) != answer {
 					t.Errorf("frame %q", in.Frame)
 				}
-				time.Sleep(100 * time.Millisecond) // past the deadline
+				time.Sleep(time.Until(opt.Deadline) + 50*time.Millisecond) // past the deadline
 				if err := ex.Err(); err != nil {
 					t.Errorf("exchange answered in time ended with %v", err)
 				}
@@ -90,6 +105,9 @@ func TestSendDeadline(t *testing.T) {
 			}
 			if d := time.Since(start); tt.answer != "json" && d < 40*time.Millisecond {
 				t.Errorf("ended after %v, before its deadline", d)
+			}
+			if n := srv.accepted.Load(); n != conns {
+				t.Errorf("%d connections dialled within the deadline, want the one dialled before", n-conns)
 			}
 		})
 	}
