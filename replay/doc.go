@@ -68,7 +68,12 @@
 //
 // Rewritten: request ids that are strings or integers are replaced by
 // fresh ids of the same JSON type (numbers count up from 1, strings are
-// "mcptape-N"), one per recorded id; progress tokens likewise. notifications/cancelled names the live id of
+// "mcptape-N"), one per recorded id; progress tokens likewise. Sessions
+// replayed at once (WithConcurrency above 1, or with a side stream) may
+// meet in one scope of the server: a stateless server, without
+// Mcp-Session-Id, cannot tell whose notifications/cancelled names which
+// request. Their fresh numbers are then disjoint across the run: the
+// i-th of n sessions (from 0) counts i+1, i+1+n, i+1+2n, … notifications/cancelled names the live id of
 // the cancelled request. Answers to server requests carry the live id of
 // the server's request. Server-chosen opaque values — task ids and MRTR
 // requestState — are learnt by comparing each live response with its

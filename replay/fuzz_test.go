@@ -65,7 +65,7 @@ func FuzzRestoreRecorded(f *testing.F) {
 	f.Add(`{"id":"mcptape-1","t":"mcptape-progress-2 mcptape-"}`)
 	f.Add(`mcptape-99999999999999999999`)
 	f.Fuzz(func(t *testing.T, s string) {
-		ids, toks := newIDMap("mcptape-"), newIDMap("mcptape-progress-")
+		ids, toks := newIDMap("mcptape-", ownSpace), newIDMap("mcptape-progress-", ownSpace)
 		ids.assign(`"a"`, jsonrpc.IDString)
 		toks.assign(`"b"`, jsonrpc.IDString)
 		out := restoreRecorded([]byte(s), ids, toks)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcptape/mcptape/tape"
@@ -43,8 +42,6 @@ type options struct {
 	unbatch     bool          // send batch members one by one
 	settle      time.Duration // margin of the wait for what the server sent last
 	exactChunks bool          // compare the parts of streamed answers one by one
-
-	sideSessions atomic.Int64 // sessions with a side stream started (sidestream.go)
 }
 
 // DefaultSettle is the margin added to the recorded gap when waiting, after

@@ -13,28 +13,45 @@ import (
 // fresh live ones, and back.
 type idMap struct {
 	prefix string
-	next   int64
+	space  idSpace
+	n      int64             // fresh values given so far
 	live   map[string][]byte // recorded key -> live raw
 	rec    map[string]string // live key -> recorded key
 }
 
-func newIDMap(prefix string) *idMap {
-	return &idMap{prefix: prefix, live: map[string][]byte{}, rec: map[string]string{}}
+// idSpace is the sequence of fresh numbers a session's idMap counts
+// through: first, first+step, first+2*step, …
+type idSpace struct{ first, step int64 }
+
+// ownSpace counts up from 1: a session whose live ids no other session
+// of the run can meet.
+var ownSpace = idSpace{first: 1, step: 1}
+
+// sharedSpace is the space of the i-th (from 0) of n sessions of a run
+// whose live ids must be disjoint: the sessions take turns, so that every
+// number is given to one session only, and ids stay small.
+func sharedSpace(i, n int) idSpace {
+	return idSpace{first: int64(i) + 1, step: int64(max(n, 1))}
+}
+
+func newIDMap(prefix string, space idSpace) *idMap {
+	return &idMap{prefix: prefix, space: space, live: map[string][]byte{}, rec: map[string]string{}}
 }
 
 // assign gives the recorded key a fresh live value of JSON type t (a
 // number or a string) and returns it. A recorded id used twice gets a new
 // live id each time; the newest wins in the forward map.
 func (m *idMap) assign(recKey string, t jsonrpc.IDType) []byte {
-	m.next++
+	v := m.space.first + m.n*m.space.step
+	m.n++
 	var raw []byte
 	if t == jsonrpc.IDString {
 		raw = append(raw, '"')
 		raw = append(raw, m.prefix...)
-		raw = strconv.AppendInt(raw, m.next, 10)
+		raw = strconv.AppendInt(raw, v, 10)
 		raw = append(raw, '"')
 	} else {
-		raw = strconv.AppendInt(raw, m.next, 10)
+		raw = strconv.AppendInt(raw, v, 10)
 	}
 	m.live[recKey] = raw
 	m.rec[string(raw)] = recKey // fresh ids are already in canonical form

@@ -1,13 +1,14 @@
 package replay
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/mcptape/mcptape/jsonrpc"
 )
 
 func TestIDMapAssign(t *testing.T) {
-	m := newIDMap("mcptape-")
+	m := newIDMap("mcptape-", ownSpace)
 	tests := []struct {
 		recKey string
 		typ    jsonrpc.IDType
@@ -29,7 +30,7 @@ func TestIDMapAssign(t *testing.T) {
 }
 
 func TestRestoreRecorded(t *testing.T) {
-	ids, toks := newIDMap("mcptape-"), newIDMap("mcptape-progress-")
+	ids, toks := newIDMap("mcptape-", ownSpace), newIDMap("mcptape-progress-", ownSpace)
 	for i := 0; i < 10; i++ {
 		ids.assign(`"r`+string(rune('a'+i))+`"`, jsonrpc.IDString)
 	}
@@ -115,6 +116,29 @@ func TestUseKeys(t *testing.T) {
 		}
 		if d := describeRequest("ping", "", got); d != tt.desc {
 			t.Errorf("describeRequest(%s) = %q, want %q", got, d, tt.desc)
+		}
+	}
+}
+
+// TestSharedSpaceDisjoint: the sessions of a run that share a space never
+// get the same fresh number, whatever the mix of number and string ids.
+func TestSharedSpaceDisjoint(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7} {
+		owner := map[string]int{} // live id -> session
+		for i := range n {
+			m := newIDMap("mcptape-", sharedSpace(i, n))
+			for k := range 30 {
+				typ := jsonrpc.IDNumber
+				if k%3 == 0 {
+					typ = jsonrpc.IDString
+				}
+				live := strings.Trim(string(m.assign("1", typ)), `"`)
+				live = strings.TrimPrefix(live, "mcptape-")
+				if prev, ok := owner[live]; ok {
+					t.Fatalf("n=%d: %s given to sessions %d and %d", n, live, prev, i)
+				}
+				owner[live] = i
+			}
 		}
 	}
 }

@@ -13,7 +13,11 @@ import (
 
 // Run replays sessions against the live server reached through dial, each
 // session over its own connection, at most the configured concurrency at
-// once, and returns the report. Failures of a session (the server died,
+// once, and returns the report. Sessions replayed at once may share one
+// scope of the server (a stateless server, or one that sends every
+// message on every stream): their fresh ids and progress tokens are then
+// disjoint, so that a cancel or a progress token names its own session's
+// request only (see the package doc, Rewriting). Failures of a session (the server died,
 // hung or sent garbage) are in its SessionReport, not in the returned
 // error, which is only about bad options or a nil dial. When ctx ends the
 // sessions in progress stop and report what they replayed.
@@ -41,7 +45,11 @@ func Run(ctx context.Context, sessions []*Session, dial DialFunc, opts ...Option
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				rep.Sessions[i] = replaySession(ctx, sessions[i], dial, o, cmp)
+				space := ownSpace
+				if o.concurrency > 1 || sessions[i].StreamPath != "" {
+					space = sharedSpace(i, len(sessions))
+				}
+				rep.Sessions[i] = replaySession(ctx, sessions[i], dial, o, cmp, space)
 			}
 		}()
 	}
@@ -53,9 +61,10 @@ func Run(ctx context.Context, sessions []*Session, dial DialFunc, opts ...Option
 	return rep, nil
 }
 
-// replaySession dials and replays one session.
-func replaySession(ctx context.Context, s *Session, dial DialFunc, o *options, cmp *jsondiff.Comparer) *SessionReport {
-	r := newRunner(s, o, cmp)
+// replaySession dials and replays one session, numbering its fresh ids
+// in space.
+func replaySession(ctx context.Context, s *Session, dial DialFunc, o *options, cmp *jsondiff.Comparer, space idSpace) *SessionReport {
+	r := newRunner(s, o, cmp, space)
 	conn, err := dial(ctx, s)
 	if err != nil {
 		r.rep.Error = fmt.Sprintf("connecting: %v", err)

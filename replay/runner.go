@@ -96,10 +96,12 @@ type pair struct {
 	live   []byte
 }
 
-func newRunner(s *Session, o *options, cmp *jsondiff.Comparer) *runner {
+// newRunner returns the runner of s, whose fresh ids and progress tokens
+// are numbered in space.
+func newRunner(s *Session, o *options, cmp *jsondiff.Comparer, space idSpace) *runner {
 	r := &runner{
 		s: s, o: o, cmp: cmp, changed: make(chan struct{}),
-		ids: newIDMap("mcptape-"), tokens: newIDMap("mcptape-progress-"), opaque: map[string]string{},
+		ids: newIDMap("mcptape-", space), tokens: newIDMap("mcptape-progress-", space), opaque: map[string]string{},
 		subs: map[string][]byte{}, inputNames: map[int]map[string]string{},
 		srv: map[int]*srvState{}, tokenOwner: s.tokenOwner, recCancelled: s.cancelled, recAnswered: map[string]bool{},
 		maxArrivedResp: -1, respIdx: map[string]int{}, liveParts: map[string]*streamParts{}, early: map[string][][]byte{}, reqStep: map[string]stepDesc{},
@@ -110,10 +112,6 @@ func newRunner(s *Session, o *options, cmp *jsondiff.Comparer) *runner {
 		rep: &SessionReport{Session: s.ID, Steps: s.StepCount()}, recUnfinished: s.unfinished,
 		openUses: map[string][]string{}, lastSentIdx: -1,
 		exchMsgs: map[uint64]int{}, closeAt: map[string]int{}, closed: map[string]bool{},
-	}
-	if s.StreamPath != "" {
-		base := disjointBase(o.sideSessions.Add(1))
-		r.ids.next, r.tokens.next = base, base
 	}
 	if r.tokenOwner == nil { // streamed: its loader fills its own
 		r.tokenOwner, r.recCancelled = map[string]string{}, map[string]bool{}

@@ -23,8 +23,8 @@ import (
 // Such a server cannot tell its clients apart and may send every message
 // on every stream: the live connection keeps only the answers to its own
 // requests in flight, so sessions replayed at once must not have the same
-// live id in flight. Their live ids are made disjoint (newRunner): each
-// such session counts its fresh ids from its own multiple of 2^32.
+// live id in flight. Their live ids are made disjoint (Run, sharedSpace),
+// as those of all sessions replayed concurrently are.
 
 // maxStreams bounds the GET event streams index remembers.
 const maxStreams = 1 << 16
@@ -72,7 +72,3 @@ func (g getStreams) sidePath(rec *tape.Record) string {
 	}
 	return ""
 }
-
-// disjointBase is the first fresh id of the n-th session (from 1) with a
-// side stream.
-func disjointBase(n int64) int64 { return n << 32 }

@@ -62,9 +62,11 @@ func replayCmd() *command {
   again), and a recorded batch is sent as a batch (--unbatch: member by
   member). Only the identifiers that must be fresh in the live session are
   rewritten: string and integer request ids (fresh ones of the same JSON
-  type; an id the client used again gets the same fresh id again), the
-  progress tokens and cancel targets naming them, the ids of answers to
-  server requests (the live request's id), and task ids, requestState,
+  type; an id the client used again gets the same fresh id again; with
+  --concurrency above 1 unique across the run's sessions, which a
+  stateless server cannot tell apart), the progress tokens and cancel
+  targets naming them, the ids of answers to server requests (the live
+  request's id), and task ids, requestState,
   MRTR input keys and subscription ids learnt from the live answers. The
   server's own requests (sampling, elicitation, roots, ping) are answered
   as the recording answered them, and only then (one with no recorded twin
