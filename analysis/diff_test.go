@@ -14,9 +14,15 @@ import (
 	"github.com/mcptape/mcptape/tape"
 )
 
-// update rewrites the golden files and fixture tapes of testdata/analysis
-// instead of comparing with them: go test ./analysis -run X -update.
-var update = flag.Bool("update", false, "rewrite golden files and fixture tapes")
+// update rewrites the golden outputs of testdata/analysis instead of
+// comparing with them: go test ./analysis -run X -update. The input tapes
+// there are left as they are: the goldens are rendered from them.
+var update = flag.Bool("update", false, "rewrite the golden outputs in ../testdata/analysis (not the input tapes)")
+
+// writeFixtures rewrites the hand-made input tapes of testdata/analysis
+// from their steps (the command tests read them too); -fixtures -update
+// rewrites both the tapes and the goldens rendered from them.
+var writeFixtures = flag.Bool("fixtures", false, "rewrite the hand-made fixture tapes in ../testdata/analysis")
 
 // tick is the time step of the hand-made tapes of diff, export and report.
 const tick = time.Millisecond
@@ -47,11 +53,11 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// fixtureTape writes steps as a tape: into goldenDir with -update (so that
-// the command tests can use it), else into a temporary directory.
+// fixtureTape writes steps as a tape: into goldenDir with -fixtures (so
+// that the command tests can use it), else into a temporary directory.
 func fixtureTape(t *testing.T, name string, steps []step) string {
 	t.Helper()
-	if *update {
+	if *writeFixtures {
 		path := filepath.Join(goldenDir, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)

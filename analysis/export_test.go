@@ -131,7 +131,7 @@ func writeRecords(t *testing.T, path, transport string, recs []tape.Record) {
 
 func TestExportHAR(t *testing.T) {
 	dir := t.TempDir()
-	if *update {
+	if *writeFixtures {
 		dir = filepath.Join(goldenDir, "export")
 	}
 	path := filepath.Join(dir, "http.jsonl.zst")

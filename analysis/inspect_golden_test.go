@@ -3,7 +3,6 @@ package analysis
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,13 +12,16 @@ import (
 	"github.com/mcptape/mcptape/tape"
 )
 
-// updating reports whether the package's -update flag is set: rewrite the
-// hand-made fixture tapes and the golden outputs instead of comparing. The
-// flag is shared by every golden test of the package (it is declared once,
-// in diff_test.go), hence the lookup.
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
+// fixturePath returns the path of the fixture tape name, first rewriting
+// it from its steps when it is hand-made and -fixtures is set; -update
+// alone leaves it as it is.
+func fixturePath(t *testing.T, name string) string {
+	t.Helper()
+	path := filepath.Join(fixtureDir, name+".jsonl.zst")
+	if gen := handMade[name]; gen != nil && *writeFixtures {
+		gen(t, path)
+	}
+	return path
 }
 
 // handMade builds the hand-made fixture tapes.
@@ -144,17 +146,14 @@ func showTo(ctx context.Context, path string, w *bytes.Buffer, opts ...ShowOptio
 }
 
 // TestGolden renders every fixture tape and compares with the golden
-// outputs; -update rewrites the hand-made tapes and the goldens.
+// outputs; -update rewrites the goldens, -fixtures the hand-made tapes.
 func TestGolden(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range goldenFixtures {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(fixtureDir, name+".jsonl.zst")
-			if gen := handMade[name]; gen != nil && updating() {
-				gen(t, path)
-			}
+			path := fixturePath(t, name)
 			if _, err := os.Stat(path); err != nil {
-				t.Fatalf("fixture missing (hand-made: -update; real peers: TestRealPeers -record): %v", err)
+				t.Fatalf("fixture missing (hand-made: -fixtures; real peers: TestRealPeers -record): %v", err)
 			}
 			for _, out := range goldenOutputs {
 				if out.only != "" && out.only != name {
@@ -165,7 +164,7 @@ func TestGolden(t *testing.T) {
 					t.Fatalf("%s: %v", out.suffix, err)
 				}
 				golden := filepath.Join(fixtureDir, name+out.suffix)
-				if updating() {
+				if *update {
 					if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
 						t.Fatal(err)
 					}
@@ -199,4 +198,38 @@ func firstDiff(got, want []byte) string {
 		}
 	}
 	return "(same lines)"
+}
+
+// TestUpdateKeepsInputTapes: -update rewrites the golden outputs only; the
+// input tapes of testdata/analysis, hand-made (TestGolden) or written from
+// steps (fixtureTape), stay as committed: -fixtures rewrites them.
+func TestUpdateKeepsInputTapes(t *testing.T) {
+	defer func(u, f bool) { *update, *writeFixtures = u, f }(*update, *writeFixtures)
+	*update, *writeFixtures = true, false
+	read := func(path string) []byte {
+		t.Helper()
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	const stepsTape = "diff/recorded.jsonl.zst"
+	before := map[string][]byte{}
+	for name := range handMade {
+		path := filepath.Join(fixtureDir, name+".jsonl.zst")
+		before[path] = read(path)
+	}
+	before[filepath.Join(goldenDir, stepsTape)] = read(filepath.Join(goldenDir, stepsTape))
+	for name := range handMade {
+		fixturePath(t, name)
+	}
+	if path := fixtureTape(t, stepsTape, diffRecorded()); filepath.Dir(filepath.Dir(path)) == filepath.Clean(goldenDir) {
+		t.Errorf("fixtureTape wrote %s under -update", path)
+	}
+	for path, data := range before {
+		if !bytes.Equal(read(path), data) {
+			t.Errorf("%s rewritten under -update", path)
+		}
+	}
 }
