@@ -3,6 +3,7 @@ package loadgen
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -46,6 +47,11 @@ type stats struct {
 	setupErrs     map[errKey]int64  // errors of session setups, for Report.Failure
 	outage        outage            // the server unreachable
 	lastTransport string            // the latest transport error, for Report.Failure
+
+	// late is the most an open-model arrival was sent after its time since
+	// the last stage mark (mark swaps it), lateRun the same over the run;
+	// nanoseconds, raised by the one goroutine that schedules arrivals.
+	late, lateRun atomic.Int64
 }
 
 // errKey is one error class with its detail (status code, error code...).
@@ -132,6 +138,23 @@ func (s *stats) drop() {
 	s.reqErrs++
 	s.failLocked(nil, ClassDropped, detailMaxInFlight)
 	s.mu.Unlock()
+}
+
+// noteLate notes that an open-model arrival was sent d after its time:
+// the generator's own lateness (a descheduled process, a loaded machine),
+// which the open model does not wait for the server to cause.
+func (s *stats) noteLate(d time.Duration) {
+	raiseMax(&s.late, int64(d))
+	raiseMax(&s.lateRun, int64(d))
+}
+
+// raiseMax sets a to v when v is greater.
+func raiseMax(a *atomic.Int64, v int64) {
+	for cur := a.Load(); v > cur; cur = a.Load() {
+		if a.CompareAndSwap(cur, v) {
+			return
+		}
+	}
 }
 
 // add changes a counter under the lock.

@@ -91,7 +91,8 @@ type options struct {
 	insecure    bool
 	wsProtos    []string // WithWSSubprotocols; nil: the transport's default
 	stages      []Stage
-	stageFrom   float64 // target before the first stage
+	stageFrom   float64        // target before the first stage
+	stall       func(k uint64) // tests: called as the open model sends arrival k (a generator stall)
 	interval    time.Duration
 	results     *resultsWriter
 	grace       time.Duration

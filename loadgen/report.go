@@ -63,6 +63,12 @@ type Report struct {
 	// ServerExits counts the stdio servers that exited during the run, by
 	// exit status (Class: "status 1", "signal SIGKILL").
 	ServerExits []ErrorCount `json:"server_exits,omitempty"`
+	// GeneratorLate is, in the open model, the most an arrival was sent
+	// after its intended time: the generator's own lateness (its process
+	// descheduled, a loaded machine), which the latencies include since
+	// they are measured from the intended time. Merged reports keep the
+	// most.
+	GeneratorLate time.Duration `json:"generator_late_ns,omitempty"`
 	// Outage says for how long the server could not be reached, when it
 	// could not.
 	Outage *OutageReport `json:"outage,omitempty"`
@@ -162,7 +168,8 @@ func (r *runner) report(end time.Time) *Report {
 		Sessions: r.o.sessions, Generators: 1, Started: r.start, Ended: end, Duration: end.Sub(r.start),
 		Requests: st.sent, Answered: st.done, Dropped: st.dropped, Setups: st.setups,
 		Errors: st.errorList(), RequestErrors: st.reqErrs, Interrupted: r.work.Err() != nil,
-		Failure: r.failureLocked(end), ServerExits: st.exitList(), Outage: st.outage.report(end)}
+		Failure: r.failureLocked(end), ServerExits: st.exitList(), Outage: st.outage.report(end),
+		GeneratorLate: time.Duration(st.lateRun.Load())}
 	rep.Model = r.o.model()
 	if r.o.rate > 0 {
 		rep.Rate = r.o.rate
@@ -290,6 +297,7 @@ func Merge(reports ...*Report) (*Report, error) {
 		out.Setups += r.Setups
 		out.RequestErrors += r.RequestErrors
 		out.Interrupted = out.Interrupted || r.Interrupted
+		out.GeneratorLate = max(out.GeneratorLate, r.GeneratorLate)
 		if out.Failure == "" && r.Failure != "" {
 			out.Failure = fmt.Sprintf("generator %d: %s", i+1, r.Failure)
 		}

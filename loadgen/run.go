@@ -423,6 +423,12 @@ func (r *runner) open(sessions []*session) {
 		if d := time.Until(when); d > 0 && !r.sleepUntil(when) {
 			break
 		}
+		if r.o.stall != nil {
+			r.o.stall(k)
+		}
+		if late := time.Since(when); late > 0 {
+			r.st.noteLate(late)
+		}
 		if !r.claim(when) {
 			break
 		}

@@ -76,11 +76,7 @@ func writeCapacity(b *strings.Builder, c *CapacityReport) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "step\trate/s\tseries\trequests\tp50\tp99\terrors\tverdict\t\n")
 	for i, s := range c.Steps {
-		verdict := "held"
-		if !s.Held {
-			verdict = "broke: " + strings.Join(s.Broken, "; ")
-		}
-		fmt.Fprintf(tw, "%d\t%.4g\t%s\t%d\t%s\t%s\t%.2f%%\t%s\t\n", i+1, s.Rate, s.Series, s.Requests, dur3(s.P50), dur3(s.P99), 100*s.Errors, verdict)
+		fmt.Fprintf(tw, "%d\t%.4g\t%s\t%d\t%s\t%s\t%.2f%%\t%s\t\n", i+1, s.Rate, s.Series, s.Requests, dur3(s.P50), dur3(s.P99), 100*s.Errors, s.Verdict())
 	}
 	_ = tw.Flush()
 }

@@ -19,13 +19,17 @@ type mark struct {
 	hists                        map[string]*hdrhistogram.Snapshot
 	counts                       map[string]seriesCounts
 	errors                       map[errKey]int64
+	late                         time.Duration // stage marks: the generator's lateness since the previous one
 }
 
-// mark takes the run's cumulative figures now.
+// mark takes the run's cumulative figures now, for the stage marks, with
+// the generator's lateness since the previous one.
 func (s *stats) mark() *mark {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.markLocked(true)
+	m := s.markLocked(true)
+	m.late = time.Duration(s.late.Swap(0))
+	return m
 }
 
 // markLocked takes the run's cumulative figures, the histograms only when
@@ -53,7 +57,7 @@ func (s *stats) markLocked(hists bool) *mark {
 func window(a, b *mark, model string, hists map[string]*hdrhistogram.Histogram) *Report {
 	rep := &Report{Format: ReportFormat, Model: model, Generators: 1, Started: a.at, Ended: b.at, Duration: b.at.Sub(a.at),
 		Requests: b.sent - a.sent, Answered: b.done - a.done, RequestErrors: b.reqErrs - a.reqErrs,
-		Dropped: b.dropped - a.dropped, Setups: b.setups - a.setups}
+		Dropped: b.dropped - a.dropped, Setups: b.setups - a.setups, GeneratorLate: b.late}
 	for k, n := range b.errors {
 		if d := n - a.errors[k]; d > 0 {
 			rep.Errors = append(rep.Errors, ErrorCount{Class: k.class, Detail: k.detail, Count: d})

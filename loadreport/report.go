@@ -254,10 +254,7 @@ func (p *page) single(rep *loadgen.Report) error {
 		p.Capacity = cr
 		for _, s := range cr.Steps {
 			row := stepRow{Rate: fmt.Sprintf("%.4g/s", s.Rate), Series: s.Series, Requests: fmt.Sprint(s.Requests),
-				P50: ms(s.P50), P99: ms(s.P99), Errors: fmt.Sprintf("%.2f%%", 100*s.Errors), Verdict: "held", Held: s.Held}
-			if !s.Held {
-				row.Verdict = "broke: " + strings.Join(s.Broken, "; ")
-			}
+				P50: ms(s.P50), P99: ms(s.P99), Errors: fmt.Sprintf("%.2f%%", 100*s.Errors), Verdict: s.Verdict(), Held: s.Held}
 			p.Steps = append(p.Steps, row)
 		}
 	}

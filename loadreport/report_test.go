@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +79,10 @@ var externalRef = regexp.MustCompile(`(?i)(src|href|xlink:href|action|srcset)\s*
 // checks the charts and tables each page must hold.
 func TestWriteHTML(t *testing.T) {
 	staged, other, capacity := runs(t)
+	// a step run again (loadgen.StallLate) says so in the steps table
+	repeated, cr := *capacity, *capacity.Capacity
+	repeated.Capacity, cr.Steps = &cr, slices.Clone(cr.Steps)
+	cr.Steps[1].Repeated = "the first run broke errors<1% while the generator ran 420ms late"
 	cases := []struct {
 		name    string
 		runs    []Run
@@ -89,6 +94,7 @@ func TestWriteHTML(t *testing.T) {
 		{"compare", []Run{{"staged.json", staged}, {"other.json", other}}, 1 + 2*2, []string{`id="changes"`, "Changes against staged.json",
 			"p99 over time: tools/call echo", "Latency by percentile: tools/call echo", "other.json"}},
 		{"capacity", []Run{{"cap.json", capacity}}, 3, []string{`id="steps"`, "Capacity", "40/s held every threshold", "step 2: 40/s", "held"}},
+		{"capacity repeated", []Run{{"cap.json", &repeated}}, 3, []string{`id="steps"`, "held (run again: the first run broke errors&lt;1% while the generator ran 420ms late)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -100,8 +100,10 @@ func loadCmd() *command {
   the bracket is within --find-precision. Each step runs --warmup
   (discarded) then --step-duration (measured). The result (highest rate
   held, lowest that broke, confidence) and the table of steps go to the
-  text and JSON reports; exit 0 when a rate held, 3 when even the first
-  step broke.
+  text and JSON reports; a step that broke while the generator itself ran
+  50ms or more late (a stalled process) is run once more, and the second
+  run's verdict stands (the step's verdict says "run again"); exit 0 when
+  a rate held, 3 when even the first step broke.
   Series: each method, each tool ("tools/call NAME") and "session setup".
   The text report goes to stdout (to stderr with --json -). Errors are listed
   by kind (transport, http status, jsonrpc error, tool isError, timeout,

@@ -75,6 +75,9 @@ func runFindMax(ctx context.Context, st *stdio, f *loadFlags, command []string) 
 			if !s.Held {
 				verdict = "broke"
 			}
+			if s.Repeated != "" {
+				verdict += " (run again: " + s.Repeated + ")"
+			}
 			fmt.Fprintf(st.err, "load: step %.4g/s: %d requests, p50 %v, p99 %v, errors %.2f%%: %s\n",
 				s.Rate, s.Requests, s.P50.Round(time.Microsecond), s.P99.Round(time.Microsecond), 100*s.Errors, verdict)
 		}

@@ -1,0 +1,149 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/refserver"
+)
+
+// fakeSteps is a step runner over a simulated server of a known capacity:
+// a step at or below it answers in 10 ms, one above it in 500 ms. stalls
+// injects, for the n-th run (from 0), a generator stall of that length:
+// its latencies carry the stall, as latencies measured from the intended
+// times do, and its report the generator's lateness.
+type fakeSteps struct {
+	capacity float64
+	stalls   map[int]time.Duration
+	rates    []float64 // the rate of each run, in order
+}
+
+func (f *fakeSteps) run(_ context.Context, rate float64) (*Report, error) {
+	n := len(f.rates)
+	f.rates = append(f.rates, rate)
+	lat := 10 * time.Millisecond
+	if rate > f.capacity {
+		lat = 500 * time.Millisecond
+	}
+	stall := f.stalls[n]
+	h := newHist()
+	count := int64(rate * 2)
+	for range count {
+		if err := h.RecordValue(int64(lat + stall)); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Unix(1_700_000_000, 0).Add(time.Duration(n) * 3 * time.Second)
+	rep := &Report{Format: ReportFormat, Model: "open", Generators: 1, Started: start, Ended: start.Add(2 * time.Second), Duration: 2 * time.Second,
+		Requests: count, Answered: count, Rate: rate, GeneratorLate: stall, Series: []Series{{Name: "ping", Requests: count, hist: h}}}
+	rep.fill()
+	return rep, nil
+}
+
+// TestFindMaxRepeatsStalledStep: a step that broke its latency bound
+// while the generator itself stalled is run once more, and the second
+// run's verdict stands, so a stall below capacity does not make the
+// search bisect below that step; a step that broke with the generator on
+// time, or only a little late, is not run again.
+func TestFindMaxRepeatsStalledStep(t *testing.T) {
+	th, err := ParseThreshold("ping:p90<100ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := FindMaxConfig{Thresholds: []Threshold{th}, Start: 10, MaxRate: 1000, Step: 2 * time.Second, Warmup: time.Second}.withDefaults()
+	// with a capacity of 100/s the search runs 10, 20, 40, 80, 160 (broke),
+	// then bisects 120 (broke), 100, 110 (broke), 105 (broke)
+	for _, tc := range []struct {
+		name     string
+		stalls   map[int]time.Duration
+		repeated []float64 // the rates of the steps run twice
+	}{
+		{"no stall", nil, nil},
+		{"stall below capacity", map[int]time.Duration{2: 400 * time.Millisecond}, []float64{40}},
+		{"stall above capacity", map[int]time.Duration{4: 400 * time.Millisecond}, []float64{160}},
+		{"stall in the bisection", map[int]time.Duration{6: time.Second}, []float64{100}},
+		{"small lateness above capacity", map[int]time.Duration{4: StallLate / 2}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeSteps{capacity: 100, stalls: tc.stalls}
+			rep, err := findMax(context.Background(), cfg, f.run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cr := rep.Capacity
+			var text, js bytes.Buffer
+			if err := rep.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			if err := rep.WriteJSON(&js); err != nil {
+				t.Fatal(err)
+			}
+			if !cr.Found || cr.Rate < 90 || cr.Rate > 100 || cr.Upper <= 100 {
+				t.Errorf("capacity %g/s (upper %g/s), want 90-100/s\n%s", cr.Rate, cr.Upper, text.String())
+			}
+			var repeated []float64
+			for _, s := range cr.Steps {
+				if s.Repeated != "" {
+					repeated = append(repeated, s.Rate)
+					if !strings.Contains(s.Repeated, "ping:p90<100ms") || !strings.Contains(s.Repeated, "late") || s.GeneratorLate != 0 {
+						t.Errorf("step %g/s: repeated %q, late %v", s.Rate, s.Repeated, s.GeneratorLate)
+					}
+				}
+			}
+			if !equalRates(repeated, tc.repeated) {
+				t.Errorf("steps run again %v, want %v\n%s", repeated, tc.repeated, text.String())
+			}
+			if len(f.rates) != len(cr.Steps)+len(tc.repeated) || len(rep.Stages) != len(cr.Steps) {
+				t.Errorf("%d runs, %d steps, %d stages: want a run per step and one more per step run again", len(f.rates), len(cr.Steps), len(rep.Stages))
+			}
+			if n := strings.Count(text.String(), "run again: the first run broke"); n != len(tc.repeated) {
+				t.Errorf("text report names %d steps run again, want %d:\n%s", n, len(tc.repeated), text.String())
+			}
+			if n := strings.Count(js.String(), `"repeated": "the first run broke`); n != len(tc.repeated) {
+				t.Errorf("JSON report names %d steps run again, want %d", n, len(tc.repeated))
+			}
+		})
+	}
+}
+
+func equalRates(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestGeneratorLate: a stall of the open model's scheduler (injected as
+// it sends one arrival) is the generator's lateness, in the run's report
+// and in the figures of the stage it fell in.
+func TestGeneratorLate(t *testing.T) {
+	const stall = 300 * time.Millisecond
+	url := refHTTP(t, refserver.HTTPConfig{})
+	stages := []Stage{{300 * time.Millisecond, 50, true}, {600 * time.Millisecond, 50, true}}
+	hook := func(o *options) error {
+		o.stall = func(k uint64) {
+			if k == 20 { // due at 400 ms: in the second stage
+				time.Sleep(stall)
+			}
+		}
+		return nil
+	}
+	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, "ping"), WithSessions(2), WithStages(stages), withStageStart(50), hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Stages) != 2 {
+		t.Fatalf("%d stages, want 2", len(rep.Stages))
+	}
+	if late := rep.Stages[1].Figures.GeneratorLate; late < stall || rep.GeneratorLate < late {
+		t.Errorf("generator late %v in the run, %v in the second stage, want at least %v", rep.GeneratorLate, late, stall)
+	}
+}
