@@ -55,14 +55,21 @@ type RotateConfig struct {
 
 // RotatorStats counts what a Rotator did.
 type RotatorStats struct {
-	Tapes   int64  // tapes started
-	Deleted int64  // tapes deleted by retention
-	Lost    int64  // records not written (write errors), over all tapes
-	Gaps    int64  // gap markers written
-	Size    int64  // compressed bytes of the open tape
-	Bytes   int64  // uncompressed bytes of the records accepted, over all tapes
-	Written int64  // compressed bytes written, over all tapes
-	Path    string // the open tape
+	Tapes   int64 // tapes started
+	Deleted int64 // tapes deleted by retention
+	Lost    int64 // records not written (write errors), over all tapes
+	Gaps    int64 // gap markers written
+	Size    int64 // compressed bytes of the open tape
+	Bytes   int64 // uncompressed bytes of the records accepted, over all tapes
+	Written int64 // compressed bytes written, over all tapes
+	// Reordered, Late and LateMax are the writers' time-order counts
+	// (Stats.Reordered, Stats.Late, Stats.LateMax) over all tapes: sums,
+	// and the largest shift, as a joined read of the series sums the
+	// tapes' stats events.
+	Reordered int64
+	Late      int64
+	LateMax   int64  // nanoseconds
+	Path      string // the open tape
 }
 
 // Rotator writes records into a series of tapes (see RotateConfig). Write
@@ -87,7 +94,7 @@ type Rotator struct {
 	retired bool // Close has closed cur
 
 	prev           *Writer // the previous tape while it is being closed
-	closedSt       Stats   // totals of closed tapes (Lost, Gaps, Bytes, Compressed); guarded by mu
+	closedSt       Stats   // totals of closed tapes (see addTotals); guarded by mu
 	tapes, deleted atomic.Int64
 	pruneDue       atomic.Bool
 	failing        atomic.Bool // a rotation failed and was reported
@@ -170,13 +177,23 @@ func (r *Rotator) Stats() RotatorStats {
 		open = append(open, r.prev.Stats())
 	}
 	for _, st := range open {
-		t.Lost += st.Lost
-		t.Gaps += st.Gaps
-		t.Bytes += st.Bytes
-		t.Compressed += st.Compressed
+		addTotals(&t, st)
 	}
 	return RotatorStats{Tapes: r.tapes.Load(), Deleted: r.deleted.Load(), Lost: t.Lost, Gaps: t.Gaps,
-		Bytes: t.Bytes, Written: t.Compressed, Size: cur.Compressed, Path: r.curPath}
+		Bytes: t.Bytes, Written: t.Compressed, Size: cur.Compressed,
+		Reordered: t.Reordered, Late: t.Late, LateMax: t.LateMax, Path: r.curPath}
+}
+
+// addTotals adds to t the counts of st, one tape's, that RotatorStats
+// totals over the series: sums, and the largest LateMax.
+func addTotals(t *Stats, st Stats) {
+	t.Lost += st.Lost
+	t.Gaps += st.Gaps
+	t.Bytes += st.Bytes
+	t.Compressed += st.Compressed
+	t.Reordered += st.Reordered
+	t.Late += st.Late
+	t.LateMax = max(t.LateMax, st.LateMax)
 }
 
 // Close closes the open tape and stops rotating; it is idempotent.
@@ -282,10 +299,7 @@ func (r *Rotator) retire(w *Writer) error {
 	st := w.Stats()
 	r.mu.Lock() // the totals grow as the tape leaves Stats' view: they never go back
 	defer r.mu.Unlock()
-	r.closedSt.Lost += st.Lost
-	r.closedSt.Gaps += st.Gaps
-	r.closedSt.Bytes += st.Bytes
-	r.closedSt.Compressed += st.Compressed
+	addTotals(&r.closedSt, st)
 	switch w {
 	case r.prev:
 		r.prev = nil

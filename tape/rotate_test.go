@@ -1,6 +1,8 @@
 package tape
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -322,4 +324,84 @@ func createTape(t *testing.T, path string, h Header, recs []*Record, opts ...Opt
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestRotatorTimeOrderStats: the Rotator's statistics carry its writers'
+// time-order counts (records reordered, records late and the largest
+// shift), over every tape of the series, open or closed, as a joined read
+// of the series sums the tapes' stats events.
+func TestRotatorTimeOrderStats(t *testing.T) {
+	dir := t.TempDir()
+	r, err := NewRotator(RotateConfig{Base: filepath.Join(dir, "x.jsonl.zst"), Header: testHeader(), Options: []Option{WithClock(fixedClock())}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	write := func(tm int64) {
+		t.Helper()
+		if err := r.Write(msg(tm, ClientToServer, `{"jsonrpc":"2.0","method":"a"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flush := func() { // cut the open tape's batch
+		t.Helper()
+		r.mu.RLock()
+		w := r.cur
+		r.mu.RUnlock()
+		if err := w.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// each tape: a record moved before a newer one of its batch, and one
+	// older than what was cut already (late by 2, then by 5)
+	for i, lateBy := range []int64{2, 5} {
+		base := int64(i) * 100
+		write(base + 1)
+		write(base + 6)
+		write(base + 4)
+		flush()
+		write(base + 6 - lateBy)
+		if i == 0 {
+			if err := r.Rotate(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const reordered, late, lateMax = 2, 2, 5
+	check := func(when string, st RotatorStats) {
+		t.Helper()
+		if st.Reordered != reordered || st.Late != late || st.LateMax != lateMax {
+			t.Errorf("%s: reordered %d, late %d (max %d), want %d, %d (%d)", when, st.Reordered, st.Late, st.LateMax, reordered, late, lateMax)
+		}
+	}
+	check("open", r.Stats())
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st := r.Stats()
+	check("closed", st)
+	segs, err := ListSeries(dir, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, s := range segs {
+		paths = append(paths, s.Path)
+	}
+	jr, err := OpenJoined(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jr.Close()
+	var sum StatsData
+	for _, rec := range drain(t, jr) {
+		if rec.Event == EventStats {
+			if err := json.Unmarshal(rec.Data, &sum); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if sum.Reordered != st.Reordered || sum.Late != st.Late || sum.LateMaxNs != st.LateMax {
+		t.Errorf("joined stats event reordered %d late %d (max %d), the Rotator's %d %d (%d)", sum.Reordered, sum.Late, sum.LateMaxNs, st.Reordered, st.Late, st.LateMax)
+	}
 }
