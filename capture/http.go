@@ -83,6 +83,7 @@ type httpOptions struct {
 	skip         []*regexp.Regexp
 	tls          *tls.Config  // WithTLS: the listener speaks HTTPS
 	obs          HTTPObserver // WithObserver
+	watchHook    func()       // tests: called at each sweep of the lean path's watch loop
 }
 
 // WithPreserveHost forwards the client's Host header even when it names the
@@ -195,6 +196,12 @@ func WithShutdownGrace(d time.Duration) HTTPOption {
 // the lean path (tests of that path).
 func withNetHTTPOnly() HTTPOption {
 	return func(o *httpOptions) error { o.netHTTPOnly = true; return nil }
+}
+
+// withWatchHook makes the lean path's watch loop call f each time it
+// wakes and sweeps the connections (tests).
+func withWatchHook(f func()) HTTPOption {
+	return func(o *httpOptions) error { o.watchHook = f; return nil }
 }
 
 // withHeadTimeout sets the time a client has for a request head, from its

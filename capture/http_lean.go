@@ -90,7 +90,7 @@ type leanConn struct {
 	cancel   context.CancelCauseFunc
 	stopExit func() bool  // stops the abort at Close
 	idle     atomic.Bool  // waiting for a request
-	busy     atomic.Int64 // when the exchange started waiting (UnixNano), 0 when it is not
+	busy     atomic.Int64 // when the exchange started waiting (the server's clock), 0 when it is not
 
 	mu      sync.Mutex
 	up      *upstreamConn
@@ -143,7 +143,7 @@ func (lc *leanConn) serve() {
 		if !lc.srv.setIdle(lc, true) {
 			return
 		}
-		// The watch ticker times the idle wait: a read deadline per request woke a thread.
+		// The watch loop times the idle wait: a read deadline per request woke a thread.
 		lc.setReadBy(lc.srv.clock() + int64(wait))
 		_, err := lc.br.Peek(1)
 		cut := lc.setReadBy(0)

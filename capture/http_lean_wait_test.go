@@ -4,28 +4,31 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// TestHTTPLeanWaitExpire: the watch ticker's sweep (expireWait) cuts a
-// connection's wait for a request once it has run past its time, and only
-// then; setReadBy reports the cut.
+// TestHTTPLeanWaitExpire: the watch loop's sweep cuts a connection's wait
+// for a request once it has run past its time, and only then, and tells
+// when the wait is due otherwise; setReadBy reports the cut.
 func TestHTTPLeanWaitExpire(t *testing.T) {
 	tests := []struct {
-		name    string
-		readBy  int64 // 0: no wait runs
-		now     int64
-		wantCut bool
+		name     string
+		readBy   int64 // 0: no wait runs
+		now      int64
+		wantCut  bool
+		wantNext int64 // when the sweep says something is due next
 	}{
-		{"past its time", 100, 200, true},
-		{"at its time", 200, 200, true},
-		{"before its time", 300, 200, false},
-		{"no wait", 0, 200, false},
+		{"past its time", 100, 200, true, math.MaxInt64},
+		{"at its time", 200, 200, true, math.MaxInt64},
+		{"before its time", 300, 200, false, 300},
+		{"no wait", 0, 200, false, math.MaxInt64},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,7 +43,9 @@ func TestHTTPLeanWaitExpire(t *testing.T) {
 			lc := newLeanConn(s, server)
 			defer lc.c.Close()
 			lc.setReadBy(tt.readBy)
-			lc.expireWait(tt.now)
+			if next := lc.sweep(tt.now, true); next != tt.wantNext {
+				t.Errorf("sweep: next due %d, want %d", next, tt.wantNext)
+			}
 			peeked := make(chan error, 1)
 			go func() { _, err := lc.br.Peek(1); peeked <- err }()
 			if !tt.wantCut {
@@ -152,4 +157,54 @@ func (c *countingConn) SetReadDeadline(t time.Time) error {
 		c.sets.Add(1)
 	}
 	return c.Conn.SetReadDeadline(t)
+}
+
+// TestHTTPLeanIdleNoWakes: the watch loop sleeps while nothing needs it.
+// A proxy whose keep-alive connections wait idle for their next request
+// does not wake (a ticker of watchDelay woke it 40 times a second): their
+// waits are due minutes later. An exchange that waits for a slow upstream
+// wakes it again, to watch its client.
+func TestHTTPLeanIdleNoWakes(t *testing.T) {
+	release := make(chan struct{})
+	up := upstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/slow" {
+			<-release
+		}
+		io.WriteString(w, "{}")
+	}))
+	defer close(release)
+	var sweeps atomic.Int64
+	rig := startProxy(t, up.URL, withWatchHook(func() { sweeps.Add(1) }))
+	const post = "POST /mcp HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+	for range 3 { // three keep-alive connections, idle after an exchange each
+		c := dialRig(t, rig)
+		if resp, _ := rawExchange(t, c, bufio.NewReader(c), post, "POST"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST: %s", resp.Status)
+		}
+	}
+	// The loop may still wake for the exchanges' watchDelay; then it sleeps.
+	quiet := func(d time.Duration) bool {
+		n := sweeps.Load()
+		time.Sleep(d)
+		return sweeps.Load() == n
+	}
+	for deadline := time.Now().Add(5 * time.Second); !quiet(4 * watchDelay); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the watch loop keeps waking with every connection idle (%d sweeps)", sweeps.Load())
+		}
+	}
+	before := sweeps.Load()
+	time.Sleep(20 * watchDelay)
+	if n := sweeps.Load() - before; n != 0 {
+		t.Errorf("the watch loop woke %d times in %v with every connection idle, want 0", n, 20*watchDelay)
+	}
+	// A slow exchange needs the loop: its client is watched after watchDelay.
+	c := dialRig(t, rig)
+	io.WriteString(c, strings.Replace(post, "/mcp", "/slow", 1))
+	for deadline := time.Now().Add(5 * time.Second); sweeps.Load() == before; time.Sleep(watchDelay) {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch loop did not wake for an exchange waiting for its upstream")
+		}
+	}
 }

@@ -42,7 +42,8 @@ func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	accepted := make(chan error, 1)
 	if p.lean {
-		ls = &leanServer{p: p, ln: ln, conns: make(map[*leanConn]bool), fallback: newHandoffListener(ln.Addr()), start: time.Now()}
+		ls = &leanServer{p: p, ln: ln, conns: make(map[*leanConn]bool), fallback: newHandoffListener(ln.Addr()), start: time.Now(),
+			wake: make(chan struct{}, 1)}
 		go func() { errc <- srv.Serve(ls.fallback) }()
 		go func() { accepted <- ls.accept() }()
 		watching := make(chan struct{})
@@ -104,8 +105,13 @@ type leanServer struct {
 	closing atomic.Bool
 	wg      sync.WaitGroup // connection goroutines
 	// start is the origin of clock, the monotonic time by which the
-	// connections' idle waits are timed (see leanConn.readBy).
+	// connections' idle waits and exchanges are timed (see leanConn.readBy
+	// and leanConn.busy).
 	start time.Time
+	// wakeAt is when the watch loop wakes next (the clock; MaxInt64:
+	// never), wake wakes it earlier (see need).
+	wakeAt atomic.Int64
+	wake   chan struct{}
 }
 
 // clock returns the time elapsed since s started, monotonic.
@@ -186,31 +192,6 @@ func (p *HTTPProxy) acceptFailed(err error, retry time.Duration) {
 func (s *leanServer) setIdle(lc *leanConn, idle bool) bool {
 	lc.idle.Store(idle)
 	return !idle || !s.closing.Load()
-}
-
-// watchLoop starts the watch of the connections whose exchange has lasted
-// watchDelay, and ends the idle waits that have lasted leanIdleTimeout,
-// until stop is closed.
-func (s *leanServer) watchLoop(stop <-chan struct{}) {
-	tick := time.NewTicker(watchDelay)
-	defer tick.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case now := <-tick.C:
-			due := now.Add(-watchDelay).UnixNano()
-			clock := s.clock()
-			s.mu.Lock()
-			for lc := range s.conns {
-				if b := lc.busy.Load(); b != 0 && b <= due {
-					lc.startWatch()
-				}
-				lc.expireWait(clock)
-			}
-			s.mu.Unlock()
-		}
-	}
 }
 
 // forget drops a connection that ended.
