@@ -28,9 +28,11 @@ func limitedServer(t *testing.T, k int) string {
 // ms on a loaded machine) small beside them. What a loaded machine still
 // breaks is a step below capacity: the process stalled for 0.3-1 s (the
 // CPU taken by other processes, or by the race detector) queues the
-// arrivals of that time and breaks the p90, and the search then bisects
-// below that step. So the two cases run one after the other: in parallel
-// each took CPU from the other's process.
+// arrivals of that time and breaks the p90. FindMax runs such a step
+// again, since its generator was late too (StallLate,
+// TestFindMaxRepeatsStalledStep); a stall of the server alone would still
+// make the search bisect below that step. So the two cases run one after
+// the other: in parallel each took CPU from the other's process.
 func TestFindMaxGroundTruth(t *testing.T) {
 	// low rates (20/s, 30/s): the generator and the server share this
 	// process and, under -race on a loaded machine, its CPU is scarce
