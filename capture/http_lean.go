@@ -80,6 +80,7 @@ type leanConn struct {
 	framer   *transport.SSEFramer            // the last exchange's event stream framer, reset for the next (exchange.spare)
 	x        exchange                        // the exchange in progress (see exchange), reused for the next
 	emit     func(*transport.SSEEvent) error // x.onEvent, bound once (exchange.emit)
+	hdrs     [2]headerCache                  // the last request and response headers recorded, encoded (exchange.hdrs)
 	head     fastRequest                     // the request of the exchange in progress, when parsed fast; reused for the next
 	reqBody  fixedBody                       // reads the body of a request the fast parser read
 	lastPost bool                            // the last request read was a POST
@@ -224,7 +225,7 @@ func (lc *leanConn) exchange(req *http.Request) bool {
 	x := &lc.x
 	p.initExchange(x, req)
 	x.ctx, x.clientCtx = lc.ctx, lc.ctx
-	x.reqBuf, x.spare, x.emit = lc.reqKeep[:0], lc.framer, lc.emit
+	x.reqBuf, x.spare, x.emit, x.hdrs = lc.reqKeep[:0], lc.framer, lc.emit, &lc.hdrs
 	lc.mu.Lock()
 	lc.aborted = false
 	lc.mu.Unlock()
