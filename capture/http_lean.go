@@ -108,6 +108,23 @@ type leanConn struct {
 	// headBy is when the request head being read must be whole (zero
 	// until a wait within the head needs it: see headDeadline).
 	headBy time.Time
+
+	// The last Host asked about, and whether it names the proxy (see
+	// namesProxy).
+	lastHost   string
+	lastProxy  bool
+	lastHostOK bool
+}
+
+// namesProxy is p.hostNamesProxy for this connection (not over TLS, the
+// lean path's), remembered for the last host it was asked about: a
+// connection's requests name the same host, which then costs no parsing
+// of addresses again. The answer depends on nothing else that changes.
+func (lc *leanConn) namesProxy(host string) bool {
+	if !lc.lastHostOK || host != lc.lastHost {
+		lc.lastHost, lc.lastProxy, lc.lastHostOK = host, lc.p.hostNamesProxy(host, lc.local, false), true
+	}
+	return lc.lastProxy
 }
 
 func newLeanConn(s *leanServer, c net.Conn) *leanConn {
@@ -333,7 +350,7 @@ func readBody(r io.Reader, buf []byte, n int) ([]byte, error) {
 // when that is safe.
 func (lc *leanConn) roundTrip(x *exchange, req *http.Request, body []byte, sent func()) (*http.Response, error) {
 	host := req.Host
-	if !lc.p.o.preserveHost && lc.p.hostNamesProxy(host, lc.local, false) {
+	if !lc.p.o.preserveHost && lc.namesProxy(host) {
 		host = lc.p.up.Host
 	}
 	for attempt := 0; ; attempt++ {
