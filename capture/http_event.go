@@ -38,6 +38,11 @@ type HTTPEvent struct {
 	RequestBody     string      `json:"request_body,omitempty"`     // a plain (not MCP) exchange's request body, secrets redacted
 	Body            string      `json:"body,omitempty"`             // a response body that is not messages: an error page's first 4 KiB, a plain exchange's body (secrets redacted)
 	Error           string      `json:"error,omitempty"`            // why the exchange failed
+
+	// The JSON objects of RequestHeaders and ResponseHeaders, redacted,
+	// when the recorder has them already (headerCache): appendJSON then
+	// writes them instead of encoding the maps.
+	reqHeadersJSON, respHeadersJSON []byte
 }
 
 // maxNoteBody is how much of a non-JSON response body an "end" event keeps.
@@ -73,8 +78,8 @@ func (e *HTTPEvent) appendJSON(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, e.Conn, 10)
 	dst = appendIntField(dst, "status", int64(e.Status))
 	dst = appendStringField(dst, "content_type", e.ContentType)
-	dst = appendHeaderField(dst, "request_headers", e.RequestHeaders)
-	dst = appendHeaderField(dst, "response_headers", e.ResponseHeaders)
+	dst = appendHeaderField(dst, "request_headers", e.RequestHeaders, e.reqHeadersJSON)
+	dst = appendHeaderField(dst, "response_headers", e.ResponseHeaders, e.respHeadersJSON)
 	dst = appendIntField(dst, "wait_ns", e.WaitNs)
 	dst = appendIntField(dst, "duration_ns", e.DurationNs)
 	dst = appendStringField(dst, "closed_by", e.ClosedBy)
@@ -107,11 +112,24 @@ func appendIntField(dst []byte, name string, v int64) []byte {
 	return strconv.AppendInt(dst, v, 10)
 }
 
-func appendHeaderField(dst []byte, name string, h http.Header) []byte {
-	if len(h) == 0 {
+// appendHeaderField appends the field name with h's JSON object, or enc
+// when it is not nil (h's object encoded before), or nothing when h is
+// empty.
+func appendHeaderField(dst []byte, name string, h http.Header, enc []byte) []byte {
+	if len(h) == 0 && enc == nil {
 		return dst
 	}
-	dst = append(append(append(dst, ',', '"'), name...), '"', ':', '{')
+	dst = append(append(append(dst, ',', '"'), name...), '"', ':')
+	if enc != nil {
+		return append(dst, enc...)
+	}
+	return appendHeaderObject(dst, h)
+}
+
+// appendHeaderObject appends h as a JSON object, names sorted, as
+// encoding/json writes an http.Header (a nil map as {}).
+func appendHeaderObject(dst []byte, h http.Header) []byte {
+	dst = append(dst, '{')
 	type field struct {
 		name   string
 		values []string

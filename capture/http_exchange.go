@@ -80,6 +80,7 @@ type exchange struct {
 	framer     *transport.SSEFramer
 	spare      *transport.SSEFramer            // a framer of an earlier exchange, to Reset rather than allocate one (the lean path's)
 	emit       func(*transport.SSEEvent) error // x.onEvent bound once by the owner of a reused exchange, or nil
+	hdrs       *[2]headerCache                 // the encodings of the last request and response headers recorded (the lean path's), or nil
 	decoder    *bodyDecoder
 	upBody     upstreamBody // the response body, as read
 	sinkOn     bool         // forwarded response bytes are recorded: by sink, or plainBody when it is nil
@@ -465,13 +466,19 @@ func (x *exchange) writeResponseEvent() {
 	if x.unsampled { // spare the headers' redaction
 		return
 	}
-	x.httpEvent(x.respAt, &HTTPEvent{
+	ev := HTTPEvent{
 		Phase: "response", Method: x.method, Path: x.path, Host: x.host, Conn: x.conn.id,
 		Status: x.status, ContentType: x.ctype,
-		RequestHeaders:  x.p.o.redact.headers(x.reqHeader),
-		ResponseHeaders: x.p.o.redact.headers(x.respHeader),
-		WaitNs:          x.respAt.Sub(x.start).Nanoseconds(),
-	})
+		WaitNs: x.respAt.Sub(x.start).Nanoseconds(),
+	}
+	if x.hdrs != nil {
+		ev.reqHeadersJSON = x.hdrs[0].encode(&x.p.o.redact, x.reqHeader)
+		ev.respHeadersJSON = x.hdrs[1].encode(&x.p.o.redact, x.respHeader)
+	} else {
+		ev.RequestHeaders = x.p.o.redact.headers(x.reqHeader)
+		ev.ResponseHeaders = x.p.o.redact.headers(x.respHeader)
+	}
+	x.httpEvent(x.respAt, &ev)
 }
 
 // resolvePendingLocked settles a session still unknown (x.mu held): a GET

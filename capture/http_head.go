@@ -174,7 +174,7 @@ func parseFastInto(b []byte, r *fastRequest) (*http.Request, int) {
 	}
 	n := end + len(headEnd)
 	// One string for the whole head; the request's strings are its parts.
-	head := string(b[:n])
+	head := httphead.Text(r.head, b[:n])
 	line, rest, ok := httphead.CutLine(head)
 	if !ok {
 		return nil, 0
@@ -190,6 +190,9 @@ func parseFastInto(b []byte, r *fastRequest) (*http.Request, int) {
 	}
 	clear(h)
 	*r = fastRequest{}
+	if len(head) <= httphead.MaxKeptText {
+		r.head = head
+	}
 	if plainPath(target) {
 		r.url.Path = target // what url.ParseRequestURI makes of it
 	} else {
@@ -262,6 +265,7 @@ type fastRequest struct {
 	req    http.Request
 	url    url.URL
 	header http.Header // req.Header, kept for the next request (see parseFastInto)
+	head   string      // the head's text, given again for the same bytes (httphead.Text)
 	values [12]string
 }
 

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/mcptape/mcptape/internal/benchturns"
 )
@@ -266,5 +267,33 @@ func TestLeadingCRLF(t *testing.T) {
 		if got := leadingCRLF([]byte(in)); got != want {
 			t.Errorf("leadingCRLF(%q) = %d, want %d", in, got, want)
 		}
+	}
+}
+
+// TestFastRequestHeadText: a request head of the same bytes as the last
+// one parsed into the same fastRequest is read from the last one's text
+// (no copy); a head of other bytes gets its own, and reads as it says.
+func TestFastRequestHeadText(t *testing.T) {
+	const a = "POST /mcp HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nMcp-Session-Id: S1\r\n\r\n"
+	const b = "POST /mcp HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nMcp-Session-Id: S2\r\n\r\n"
+	var r fastRequest
+	var texts []*byte
+	for i, raw := range []string{a, a, b} {
+		req, n := parseFastInto([]byte(raw+"{}"), &r)
+		if req == nil || n != len(raw) {
+			t.Fatalf("request %d declined (%d)", i, n)
+		}
+		want, err := http.ReadRequest(bufio.NewReader(strings.NewReader(raw + "{}")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareRequests(t, raw, req, want)
+		texts = append(texts, unsafe.StringData(req.Header["Mcp-Session-Id"][0]))
+	}
+	if texts[1] != texts[0] {
+		t.Error("the same head was read from a new text")
+	}
+	if texts[2] == texts[1] {
+		t.Error("another head was read from the last text")
 	}
 }

@@ -80,6 +80,7 @@ type leanConn struct {
 	framer   *transport.SSEFramer            // the last exchange's event stream framer, reset for the next (exchange.spare)
 	x        exchange                        // the exchange in progress (see exchange), reused for the next
 	emit     func(*transport.SSEEvent) error // x.onEvent, bound once (exchange.emit)
+	hdrs     [2]headerCache                  // the last request and response headers recorded, encoded (exchange.hdrs)
 	head     fastRequest                     // the request of the exchange in progress, when parsed fast; reused for the next
 	reqBody  fixedBody                       // reads the body of a request the fast parser read
 	lastPost bool                            // the last request read was a POST
@@ -107,6 +108,23 @@ type leanConn struct {
 	// headBy is when the request head being read must be whole (zero
 	// until a wait within the head needs it: see headDeadline).
 	headBy time.Time
+
+	// The last Host asked about, and whether it names the proxy (see
+	// namesProxy).
+	lastHost   string
+	lastProxy  bool
+	lastHostOK bool
+}
+
+// namesProxy is p.hostNamesProxy for this connection (not over TLS, the
+// lean path's), remembered for the last host it was asked about: a
+// connection's requests name the same host, which then costs no parsing
+// of addresses again. The answer depends on nothing else that changes.
+func (lc *leanConn) namesProxy(host string) bool {
+	if !lc.lastHostOK || host != lc.lastHost {
+		lc.lastHost, lc.lastProxy, lc.lastHostOK = host, lc.p.hostNamesProxy(host, lc.local, false), true
+	}
+	return lc.lastProxy
 }
 
 func newLeanConn(s *leanServer, c net.Conn) *leanConn {
@@ -224,7 +242,7 @@ func (lc *leanConn) exchange(req *http.Request) bool {
 	x := &lc.x
 	p.initExchange(x, req)
 	x.ctx, x.clientCtx = lc.ctx, lc.ctx
-	x.reqBuf, x.spare, x.emit = lc.reqKeep[:0], lc.framer, lc.emit
+	x.reqBuf, x.spare, x.emit, x.hdrs = lc.reqKeep[:0], lc.framer, lc.emit, &lc.hdrs
 	lc.mu.Lock()
 	lc.aborted = false
 	lc.mu.Unlock()
@@ -332,7 +350,7 @@ func readBody(r io.Reader, buf []byte, n int) ([]byte, error) {
 // when that is safe.
 func (lc *leanConn) roundTrip(x *exchange, req *http.Request, body []byte, sent func()) (*http.Response, error) {
 	host := req.Host
-	if !lc.p.o.preserveHost && lc.p.hostNamesProxy(host, lc.local, false) {
+	if !lc.p.o.preserveHost && lc.namesProxy(host) {
 		host = lc.p.up.Host
 	}
 	for attempt := 0; ; attempt++ {

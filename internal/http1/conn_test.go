@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestInterim: interim responses go to the callback, one by one, each
@@ -106,5 +107,32 @@ func TestReuseKeepLast(t *testing.T) {
 				t.Errorf("third response: %d %v", third.StatusCode, third.Header)
 			}
 		})
+	}
+}
+
+// TestReuseHeadText: with Reuse, a response head of the same bytes as the
+// last one is read from the last one's text (no copy); a head of other
+// bytes gets its own, and reads as it says.
+func TestReuseHeadText(t *testing.T) {
+	const a = "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nX-A: 1\r\n\r\n"
+	const b = "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nX-A: 2\r\n\r\n"
+	c := memConn([]byte(a+a+b), BufSize)
+	c.Reuse = true
+	var texts []*byte
+	for i, want := range []string{"1", "1", "2"} {
+		resp, err := c.ReadResponse(&http.Request{Method: "POST"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.Header.Get("X-A"); got != want || resp.StatusCode != 202 {
+			t.Fatalf("response %d: %d, X-A %q, want %q", i, resp.StatusCode, got, want)
+		}
+		texts = append(texts, unsafe.StringData(resp.Header["X-A"][0]))
+	}
+	if texts[1] != texts[0] {
+		t.Error("the same head was read from a new text")
+	}
+	if texts[2] == texts[1] {
+		t.Error("another head was read from the last text")
 	}
 }

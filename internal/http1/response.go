@@ -41,6 +41,7 @@ type fastResponse struct {
 	body   body
 	lim    io.LimitedReader
 	header http.Header // resp.Header, kept for the next response (see Conn.Reuse)
+	head   string      // the head's text, given again for the same bytes (httphead.Text)
 	values [12]string
 }
 
@@ -72,7 +73,11 @@ func parseFastInto(br *bufio.Reader, req *http.Request, r *fastResponse) *http.R
 		return nil
 	}
 	n := end + len(headEnd)
-	head := string(b[:n])
+	var last string
+	if r != nil {
+		last = r.head
+	}
+	head := httphead.Text(last, b[:n])
 	line, rest, ok := httphead.CutLine(head)
 	if !ok {
 		return nil
@@ -92,6 +97,9 @@ func parseFastInto(br *bufio.Reader, req *http.Request, r *fastResponse) *http.R
 		}
 		clear(h)
 		*r = fastResponse{}
+	}
+	if len(head) <= httphead.MaxKeptText {
+		r.head = head
 	}
 	lines := bytes.Count(b[len(line)+2:n], []byte{'\n'}) - 1
 	if h == nil {

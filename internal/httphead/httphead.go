@@ -279,3 +279,21 @@ func indexByte(s string, c byte) int {
 	}
 	return -1
 }
+
+// MaxKeptText bounds the head text a reader keeps for Text: longer heads
+// are rare and get a string of their own every time.
+const MaxKeptText = 4 << 10
+
+// Text returns the head b as a string, the text the reader's request or
+// response is made of: last (the text of the head the reader read before
+// on the same connection) when b holds the same bytes, else a new string.
+// A connection's heads repeat (a session's requests differ, if at all, in
+// Content-Length; an upstream's answers in Date, once a second): giving
+// the last text again spares an allocation and a copy. Strings are
+// immutable, so what still refers to the last text is not disturbed.
+func Text(last string, b []byte) string {
+	if len(last) == len(b) && last == string(b) { // compares without a copy
+		return last
+	}
+	return string(b)
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestCutLine(t *testing.T) {
@@ -356,5 +357,33 @@ func TestParseDigits(t *testing.T) {
 		if (err == nil) != tc.ok || err == nil && int64(n) != tc.want {
 			t.Errorf("test table: strconv.ParseUint(%q, 10, 63) = %d, %v", tc.in, n, err)
 		}
+	}
+}
+
+// TestText: Text gives the last text again for the same bytes, and a new
+// string for any other bytes.
+func TestText(t *testing.T) {
+	last := string([]byte("GET / HTTP/1.1\r\nHost: a\r\n\r\n"))
+	tests := []struct {
+		name string
+		b    string
+		same bool
+	}{
+		{"same bytes", last, true},
+		{"one byte differs", strings.Replace(last, "a", "b", 1), false},
+		{"longer", last + "x", false},
+		{"shorter", last[:len(last)-1], false},
+		{"empty", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Text(last, []byte(tt.b))
+			if got != tt.b {
+				t.Fatalf("Text = %q, want %q", got, tt.b)
+			}
+			if same := len(got) > 0 && unsafe.StringData(got) == unsafe.StringData(last); same != tt.same {
+				t.Errorf("gave the last text: %v, want %v", same, tt.same)
+			}
+		})
 	}
 }
