@@ -94,14 +94,14 @@ func (s *session) take(conn transport.Conn, in transport.Incoming, parts [][]byt
 			if onGet {
 				s.r.st.getMessage(pi.Kind)
 			}
-			s.dispatch(conn, in.Time, pi, p)
+			s.dispatch(conn, in.Time, &pi, p)
 		}
 		return parts
 	}
 	if onGet {
 		s.r.st.getMessage(info.Kind)
 	}
-	s.dispatch(conn, in.Time, info, in.Frame)
+	s.dispatch(conn, in.Time, &info, in.Frame)
 	return parts
 }
 
@@ -146,7 +146,7 @@ func (s *session) drain(conn transport.Conn) {
 }
 
 // dispatch handles one message from the server.
-func (s *session) dispatch(conn transport.Conn, at time.Time, info jsonrpc.Info, frame []byte) {
+func (s *session) dispatch(conn transport.Conn, at time.Time, info *jsonrpc.Info, frame []byte) {
 	switch info.Kind {
 	case jsonrpc.KindResponse, jsonrpc.KindError:
 		id, err := strconv.ParseInt(string(info.ID.Raw), 10, 64)
@@ -156,7 +156,7 @@ func (s *session) dispatch(conn transport.Conn, at time.Time, info jsonrpc.Info,
 			}
 			return
 		}
-		part, tokens := streamPart(frame, &info)
+		part, tokens := streamPart(frame, info)
 		s.mu.Lock()
 		c := s.pending[id]
 		if c != nil && c.stream.take(part, tokens, at) {
@@ -166,14 +166,14 @@ func (s *session) dispatch(conn transport.Conn, at time.Time, info jsonrpc.Info,
 		delete(s.pending, id)
 		s.mu.Unlock()
 		if c != nil {
-			c.done <- reply{at: at, info: info, frame: frame, id: id} // room for it: one reply per call
+			c.done <- reply{at: at, info: verdictOf(info), frame: frame, id: id} // room for it: one reply per call
 		}
 	case jsonrpc.KindNotification:
 		if info.Method == jsonrpc.MethodProgress {
-			s.progress(at, info, frame)
+			s.progress(at, *info, frame)
 		}
 	case jsonrpc.KindRequest:
-		go s.answer(conn, info)
+		go s.answer(conn, *info)
 	case jsonrpc.KindInvalid:
 		s.r.st.fail(nil, ClassProtocol, "invalid frame")
 	}
