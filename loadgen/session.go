@@ -227,7 +227,13 @@ func (s *session) roundTrip(ctx context.Context, conn transport.Conn, id int64, 
 		return reply{}, s.countErr(ctx, c.names, conn, err)
 	}
 	if drain {
-		s.drain(conn)
+		own := handoff{c: c}
+		if s.drain(conn, &own); own.got {
+			if own.rep.err != nil {
+				return reply{}, s.countErr(ctx, c.names, conn, own.rep.err)
+			}
+			return own.rep, nil
+		}
 	}
 	select {
 	case rep := <-c.done:
