@@ -60,10 +60,24 @@ type call struct {
 // reply is what the reader hands to a waiting request.
 type reply struct {
 	at    time.Time
-	info  jsonrpc.Info
+	info  verdict
 	frame []byte
 	id    int64 // the request's id
 	err   error // no answer: the connection was lost
+}
+
+// verdict is what the request of an answer needs of the answer's
+// classification (jsonrpc.Info) to judge it: a few bytes handed over, not
+// the whole Info.
+type verdict struct {
+	kind       jsonrpc.Kind
+	violations jsonrpc.Violation
+	errorCode  int64
+}
+
+// verdictOf returns the verdict of an answer classified as info.
+func verdictOf(info *jsonrpc.Info) verdict {
+	return verdict{kind: info.Kind, violations: info.Violations, errorCode: info.ErrorCode}
 }
 
 func newSession(r *runner, no int) *session {
@@ -131,9 +145,9 @@ func (s *session) setup(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if rep.info.Kind == jsonrpc.KindError {
+		if rep.info.kind == jsonrpc.KindError {
 			// a server without discovery still serves requests
-			s.r.st.fail(setupNames, ClassJSONRPC, "server/discover "+jsonrpcDetail(rep.info.ErrorCode, rep.frame))
+			s.r.st.fail(setupNames, ClassJSONRPC, "server/discover "+jsonrpcDetail(rep.info.errorCode, rep.frame))
 		}
 		s.r.st.record(setupNames, time.Since(start))
 		s.r.st.setUp()
@@ -144,8 +158,8 @@ func (s *session) setup(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if rep.info.Kind == jsonrpc.KindError {
-			d := jsonrpcDetail(rep.info.ErrorCode, rep.frame)
+		if rep.info.kind == jsonrpc.KindError {
+			d := jsonrpcDetail(rep.info.errorCode, rep.frame)
 			s.r.st.fail(setupNames, ClassJSONRPC, "initialize "+d)
 			return fmt.Errorf("initialize: error %s", d)
 		}
@@ -213,7 +227,13 @@ func (s *session) roundTrip(ctx context.Context, conn transport.Conn, id int64, 
 		return reply{}, s.countErr(ctx, c.names, conn, err)
 	}
 	if drain {
-		s.drain(conn)
+		own := handoff{c: c}
+		if s.drain(conn, &own); own.got {
+			if own.rep.err != nil {
+				return reply{}, s.countErr(ctx, c.names, conn, own.rep.err)
+			}
+			return own.rep, nil
+		}
 	}
 	select {
 	case rep := <-c.done:
@@ -414,13 +434,13 @@ func (s *session) judge(names []string, t *template, rep *reply) string {
 // judgeAnswer counts the error an answer carries, if any, in the named
 // series, and returns its class ("" for none); tool is the tool called
 // ("" for another method).
-func judgeAnswer(st *stats, names []string, info jsonrpc.Info, frame []byte, tool string) string {
+func judgeAnswer(st *stats, names []string, info verdict, frame []byte, tool string) string {
 	switch {
-	case info.Violations != 0:
-		st.fail(names, ClassProtocol, info.Violations.String())
+	case info.violations != 0:
+		st.fail(names, ClassProtocol, info.violations.String())
 		return ClassProtocol
-	case info.Kind == jsonrpc.KindError:
-		st.fail(names, ClassJSONRPC, jsonrpcDetail(info.ErrorCode, frame))
+	case info.kind == jsonrpc.KindError:
+		st.fail(names, ClassJSONRPC, jsonrpcDetail(info.errorCode, frame))
 		return ClassJSONRPC
 	case tool != "" && isToolError(frame):
 		st.fail(names, ClassTool, tool)

@@ -78,13 +78,22 @@ func (s *session) read(conn transport.Conn) {
 			s.lost(conn, err)
 			return
 		}
-		parts = s.take(conn, in, parts)
+		parts = s.take(conn, in, parts, nil)
 	}
 }
 
+// handoff is a request that drains its own answer (see drain): the
+// answer is handed over in it, without a trip through the call's channel.
+type handoff struct {
+	c   *call
+	rep reply
+	got bool
+}
+
 // take dispatches one frame from the server (each message of a batch);
-// parts is scratch space, returned for reuse.
-func (s *session) take(conn transport.Conn, in transport.Incoming, parts [][]byte) [][]byte {
+// parts is scratch space, returned for reuse. own, when not nil, is the
+// request of the goroutine that takes the frame.
+func (s *session) take(conn transport.Conn, in transport.Incoming, parts [][]byte, own *handoff) [][]byte {
 	info := jsonrpc.Classify(in.Frame)
 	onGet := in.Stream == transport.StreamGET
 	if info.Kind == jsonrpc.KindBatch {
@@ -94,14 +103,14 @@ func (s *session) take(conn transport.Conn, in transport.Incoming, parts [][]byt
 			if onGet {
 				s.r.st.getMessage(pi.Kind)
 			}
-			s.dispatch(conn, in.Time, pi, p)
+			s.dispatch(conn, in.Time, &pi, p, own)
 		}
 		return parts
 	}
 	if onGet {
 		s.r.st.getMessage(info.Kind)
 	}
-	s.dispatch(conn, in.Time, info, in.Frame)
+	s.dispatch(conn, in.Time, &info, in.Frame, own)
 	return parts
 }
 
@@ -116,10 +125,10 @@ var doneCtx = func() context.Context {
 // drain takes, in the calling goroutine, the frames a lazy session's
 // connection has queued, unless a reader runs: over Streamable HTTP a
 // JSON answer is queued before Send returns, so the request that sent it
-// finds its answer without a hand-off to a reader goroutine. If requests
-// are still pending after that (answers that are event streams), drain
-// starts the reader.
-func (s *session) drain(conn transport.Conn) {
+// finds its answer without a hand-off to a reader goroutine, and the
+// answer to own's call is put in own. If requests are still pending after
+// that (answers that are event streams), drain starts the reader.
+func (s *session) drain(conn transport.Conn, own *handoff) {
 	s.mu.Lock()
 	if s.reading {
 		s.mu.Unlock()
@@ -133,7 +142,7 @@ func (s *session) drain(conn transport.Conn) {
 		if err != nil {
 			break
 		}
-		parts = s.take(conn, in, parts)
+		parts = s.take(conn, in, parts, own)
 	}
 	s.mu.Lock()
 	if len(s.pending) > 0 {
@@ -145,8 +154,9 @@ func (s *session) drain(conn transport.Conn) {
 	s.mu.Unlock()
 }
 
-// dispatch handles one message from the server.
-func (s *session) dispatch(conn transport.Conn, at time.Time, info jsonrpc.Info, frame []byte) {
+// dispatch handles one message from the server. The answer to own's call
+// (own not nil) is put in own, any other on its call's channel.
+func (s *session) dispatch(conn transport.Conn, at time.Time, info *jsonrpc.Info, frame []byte, own *handoff) {
 	switch info.Kind {
 	case jsonrpc.KindResponse, jsonrpc.KindError:
 		id, err := strconv.ParseInt(string(info.ID.Raw), 10, 64)
@@ -156,7 +166,7 @@ func (s *session) dispatch(conn transport.Conn, at time.Time, info jsonrpc.Info,
 			}
 			return
 		}
-		part, tokens := streamPart(frame, &info)
+		part, tokens := streamPart(frame, info)
 		s.mu.Lock()
 		c := s.pending[id]
 		if c != nil && c.stream.take(part, tokens, at) {
@@ -165,15 +175,19 @@ func (s *session) dispatch(conn transport.Conn, at time.Time, info jsonrpc.Info,
 		}
 		delete(s.pending, id)
 		s.mu.Unlock()
-		if c != nil {
-			c.done <- reply{at: at, info: info, frame: frame, id: id} // room for it: one reply per call
+		switch {
+		case c == nil:
+		case own != nil && c == own.c:
+			own.rep, own.got = reply{at: at, info: verdictOf(info), frame: frame, id: id}, true
+		default:
+			c.done <- reply{at: at, info: verdictOf(info), frame: frame, id: id} // room for it: one reply per call
 		}
 	case jsonrpc.KindNotification:
 		if info.Method == jsonrpc.MethodProgress {
-			s.progress(at, info, frame)
+			s.progress(at, *info, frame)
 		}
 	case jsonrpc.KindRequest:
-		go s.answer(conn, info)
+		go s.answer(conn, *info)
 	case jsonrpc.KindInvalid:
 		s.r.st.fail(nil, ClassProtocol, "invalid frame")
 	}

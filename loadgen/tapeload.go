@@ -336,7 +336,7 @@ func (m *meteredConn) measure(info jsonrpc.Info, frame []byte, at time.Time) {
 	if req.tool {
 		tool = req.series[len(req.series)-1][len("tools/call "):]
 	}
-	judgeAnswer(st, req.series, info, frame, tool)
+	judgeAnswer(st, req.series, verdictOf(&info), frame, tool)
 }
 
 // forget drops a pending request, no longer in flight, and returns it.

@@ -323,7 +323,7 @@ func (c *HTTPConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Ex
 		}
 		return nil, c.requestError(ex, err)
 	}
-	ex, err = c.handle(ex, resp, ri)
+	ex, err = c.handle(ex, resp, &ri)
 	if lean && ex.ContentType != "text/event-stream" {
 		p.free() // the answer is read: the lean path is done with the request
 	}
@@ -449,7 +449,7 @@ func (c *HTTPConn) requestError(ex *Exchange, err error) error {
 //
 // Once the body is read to its end, resp may be the memory of another
 // answer (Exchange.reuseHead): only the body, taken before, is read then.
-func (c *HTTPConn) handle(ex *Exchange, resp *http.Response, ri reqInfo) (*Exchange, error) {
+func (c *HTTPConn) handle(ex *Exchange, resp *http.Response, ri *reqInfo) (*Exchange, error) {
 	ex.Responded = time.Now()
 	ex.Status = resp.StatusCode
 	if !ex.reuseHead {
@@ -468,7 +468,7 @@ func (c *HTTPConn) handle(ex *Exchange, resp *http.Response, ri reqInfo) (*Excha
 			ex.finish(ErrClosed)
 			return ex, ErrClosed
 		}
-		go c.readStream(ex, resp.Body, ri)
+		go c.readStream(ex, resp.Body, *ri)
 		return ex, nil
 	case ok && isJSONType(ex.ContentType):
 		return ex, c.readJSON(ex, resp.Body, resp.ContentLength, ri)
@@ -505,7 +505,7 @@ func (c *HTTPConn) handle(ex *Exchange, resp *http.Response, ri reqInfo) (*Excha
 
 // readJSON reads a JSON answer, the body rb of the announced length (-1:
 // unknown), and queues it as one frame.
-func (c *HTTPConn) readJSON(ex *Exchange, rb io.ReadCloser, length int64, ri reqInfo) error {
+func (c *HTTPConn) readJSON(ex *Exchange, rb io.ReadCloser, length int64, ri *reqInfo) error {
 	body, truncated, err := readBody(rb, length, c.max)
 	rb.Close()
 	c.endExchange(ex)
@@ -532,7 +532,7 @@ func (c *HTTPConn) readJSON(ex *Exchange, rb io.ReadCloser, length int64, ri req
 }
 
 // readError describes a failure to read an answer's body.
-func (c *HTTPConn) readError(ex *Exchange, ri reqInfo, err error) error {
+func (c *HTTPConn) readError(ex *Exchange, ri *reqInfo, err error) error {
 	if cause := ex.cause(); cause != nil {
 		return cause
 	}

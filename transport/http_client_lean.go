@@ -399,14 +399,37 @@ func (c *leanConn) abortIO() {
 	c.NC.SetDeadline(aLongTimeAgo)
 }
 
-// setDeadline makes t (zero: none) the deadline of c's I/O; it costs
-// nothing when t is the deadline already set.
-func (c *leanConn) setDeadline(t time.Time) {
-	if !t.Equal(c.dl) {
-		c.dl = t
-		c.NC.SetDeadline(t)
+// setDeadline makes t (zero: none) the deadline of c's I/O, or a later
+// one by at most slack: it costs nothing when the deadline already set is
+// t or that much later. Setting a deadline moves two runtime timers; a
+// generator sending one request after another on c, each with the same
+// timeout, would move them on every request, while with slack it moves
+// them once per slack (the deadline set is t+slack).
+func (c *leanConn) setDeadline(t time.Time, slack time.Duration) {
+	if t.Equal(c.dl) {
+		return
 	}
+	if !t.IsZero() && !c.dl.IsZero() && !c.dl.Before(t) && c.dl.Sub(t) <= slack {
+		return
+	}
+	if !t.IsZero() {
+		t = t.Add(slack)
+	}
+	c.dl = t
+	c.NC.SetDeadline(t)
 }
+
+// deadlineSlack is how much later than an exchange's deadline its
+// connection's I/O may end (setDeadline): 1/64 of the time the exchange
+// has, at most maxDeadlineSlack. An exchange whose deadline passed fails
+// with context.DeadlineExceeded all the same, that much late at most (its
+// error is decided by the clock: Exchange.ctxErrLocked).
+func deadlineSlack(sent, deadline time.Time) time.Duration {
+	return min(max(deadline.Sub(sent)/64, 0), maxDeadlineSlack)
+}
+
+// maxDeadlineSlack bounds deadlineSlack.
+const maxDeadlineSlack = 50 * time.Millisecond
 
 // watch ends c's blocked I/O when ctx ends; stop reports whether that
 // never happened (so that c may be reused).
@@ -431,7 +454,7 @@ func (c *leanConn) roundTrip(t *leanTransport, req *http.Request, ex *Exchange, 
 			return nil, false, err
 		}
 	} else {
-		c.setDeadline(time.Time{})
+		c.setDeadline(time.Time{}, 0)
 		stop = c.watch(req.Context())
 	}
 	fail := func(err error, retry bool) (*http.Response, bool, error) {

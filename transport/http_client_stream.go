@@ -209,10 +209,10 @@ func (c *HTTPConn) openStream(ctx context.Context, u *url.URL, stream Stream, op
 		return nil, c.requestError(ex, err)
 	}
 	if resp.StatusCode/100 == 2 && mediaType(resp.Header.Get("Content-Type")) != "text/event-stream" {
-		ex, _ = c.handle(ex, resp, ri)
+		ex, _ = c.handle(ex, resp, &ri)
 		return ex, fmt.Errorf("transport: GET %s: %d with content type %q, not an event stream", ri.url, ex.Status, ex.ContentType)
 	}
-	return c.handle(ex, resp, ri)
+	return c.handle(ex, resp, &ri)
 }
 
 // Close ends the connection: Recv returns ErrClosed, every exchange and

@@ -153,7 +153,7 @@ func (e *Exchange) context() context.Context {
 func (e *Exchange) bind(c *leanConn) error {
 	// the deadline is set before c is bound: an end setting a past
 	// deadline once bound must not be undone
-	c.setDeadline(e.x.deadline)
+	c.setDeadline(e.x.deadline, deadlineSlack(e.Sent, e.x.deadline))
 	e.mu.Lock()
 	if err := e.ctxErrLocked(); err != nil || e.x.ended {
 		e.mu.Unlock()

@@ -48,8 +48,8 @@ type Conn struct {
 	peek    *IdlePeek
 	spare   *fastResponse // the memory of the last response, with Reuse
 	lim     headLimit
-	head    []byte   // scratch: the request head being written
-	keys    []string // scratch: header names, sorted
+	head    []byte  // scratch: the request head being written
+	fields  []field // scratch: header fields, sorted by name
 	written int64
 }
 

@@ -99,27 +99,36 @@ func (c *Conn) WriteRequest(r *Request) error {
 	return err
 }
 
+// field is one header name with its values.
+type field struct {
+	name   string
+	values []string
+}
+
 // appendSorted appends the fields of h in sorted order, less those of the
-// framing and User-Agent (see Client).
+// framing and User-Agent (see Client). The values are taken with their
+// names as the map is walked: no look-up per name after the sort.
 func (c *Conn) appendSorted(b []byte, h http.Header) []byte {
-	keys := c.keys[:0]
-	for k := range h {
+	fs := c.fields[:0]
+	for k, vs := range h {
 		switch k {
 		case "Host", "User-Agent", "Content-Length", "Transfer-Encoding", "Trailer":
 			continue
 		}
-		keys = append(keys, k)
+		fs = append(fs, field{k, vs})
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		for _, v := range h[k] {
-			b = AppendField(b, k, v)
+	slices.SortFunc(fs, byName)
+	for _, f := range fs {
+		for _, v := range f.values {
+			b = AppendField(b, f.name, v)
 		}
 	}
-	clear(keys)
-	c.keys = keys[:0]
+	clear(fs)
+	c.fields = fs[:0]
 	return b
 }
+
+func byName(a, b field) int { return strings.Compare(a.name, b.name) }
 
 // appendForwarded appends the fields of h a proxy passes on (see
 // Forwarded).
