@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -138,7 +139,7 @@ func goClient(t *testing.T, ctx context.Context, bin, out, version string, serve
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			select {
-			case progress <- req.Params.Message:
+			case progress <- fmt.Sprint(req.Params.ProgressToken):
 			default:
 			}
 		},
@@ -201,26 +202,31 @@ func call(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name string,
 }
 
 // cancelAfterProgress calls a tool with a progress token and cancels the
-// call when the first progress notification arrives.
+// call when the first progress notification for that token arrives.
+// progress carries the tokens of the client's progress notifications: the
+// SDK may hand over a notification of an earlier call after that call
+// returned, and a cancel on it would stop this call before it was sent.
 func cancelAfterProgress(t *testing.T, ctx context.Context, cs *mcp.ClientSession, progress <-chan string, name string, args map[string]any) {
-	for len(progress) > 0 {
-		<-progress
-	}
+	const token = "cancel-me"
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
 		p := &mcp.CallToolParams{Name: name, Arguments: args}
-		p.SetProgressToken("cancel-me")
+		p.SetProgressToken(token)
 		_, err := cs.CallTool(cctx, p)
 		done <- err
 	}()
-	select {
-	case <-progress:
-		cancel()
-	case <-time.After(20 * time.Second):
-		t.Fatal("no progress before the cancel")
+	timeout := time.After(20 * time.Second)
+	for waiting := true; waiting; {
+		select {
+		case tok := <-progress:
+			waiting = tok != token
+		case <-timeout:
+			t.Fatal("no progress before the cancel")
+		}
 	}
+	cancel()
 	if err := <-done; err == nil {
 		t.Log("the cancelled call returned no error")
 	}
@@ -408,7 +414,7 @@ func recordGoHTTP(t *testing.T, ctx context.Context, _ string, out string) {
 		client := mcp.NewClient(&mcp.Implementation{Name: "mcptape-fixture", Version: "1.0.0"}, &mcp.ClientOptions{
 			ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 				select {
-				case progress <- req.Params.Message:
+				case progress <- fmt.Sprint(req.Params.ProgressToken):
 				default:
 				}
 			},
