@@ -175,7 +175,7 @@ func BenchmarkRecordRoundTrip(b *testing.B) {
 			c.call(b)
 		}
 	}
-	cpu0 := cpuTime(b, proxied.cmd.Process.Pid)
+	cpu0 := procCPU(proxied.cmd.Process.Pid)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		// Interleaved, each path first in turn, so that noise on the
@@ -210,7 +210,7 @@ func BenchmarkRecordPipelined(b *testing.B) {
 	direct.pipelined(b, block, window) // warm up
 	proxied.pipelined(b, block, window)
 	var td, tp time.Duration
-	cpu0 := cpuTime(b, proxied.cmd.Process.Pid)
+	cpu0 := procCPU(proxied.cmd.Process.Pid)
 	b.ResetTimer()
 	for done, i := 0, 0; done < b.N; done, i = done+block, i+1 {
 		n := min(block, b.N-done)
@@ -229,25 +229,10 @@ func BenchmarkRecordPipelined(b *testing.B) {
 	reportProxyCPU(b, proxied, cpu0, b.N)
 }
 
-// cpuTime returns the CPU time (user and system) process pid has used so
-// far, from /proc (clock ticks of 10 ms, the Linux default).
-func cpuTime(tb testing.TB, pid int) time.Duration {
-	tb.Helper()
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	f := bytes.Fields(stat[i+2:]) // f[0] is field 3 (state); utime and stime are fields 14 and 15
-	utime, _ := strconv.Atoi(string(f[11]))
-	stime, _ := strconv.Atoi(string(f[12]))
-	return time.Duration(utime+stime) * 10 * time.Millisecond
-}
-
 // reportProxyCPU reports the proxy's own CPU time per call: unlike wall
 // time, it does not depend on what else the machine is running.
 func reportProxyCPU(b *testing.B, proxied *rawClient, before time.Duration, calls int) {
-	used := cpuTime(b, proxied.cmd.Process.Pid) - before
+	used := procCPU(proxied.cmd.Process.Pid) - before
 	b.ReportMetric(float64(used.Nanoseconds())/float64(calls), "proxy-cpu-ns/call")
 }
 

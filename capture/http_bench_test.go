@@ -46,8 +46,15 @@ func refHTTP(b *testing.B) (string, int) {
 }
 
 // procCPU returns the CPU time process pid used so far, from /proc (0
-// where there is none).
+// where there is none): in nanoseconds from its threads' schedstat where
+// the kernel keeps it, else in clock ticks from its stat (10 ms each, 3.3
+// µs per call over a benchmark's 3000 calls: too coarse to tell apart
+// changes of a few µs). A process's threads all live as long as it does
+// here (Go's do, and so do the C relays'), so the sum misses none.
 func procCPU(pid int) time.Duration {
+	if d, ok := schedCPU(pid); ok {
+		return d
+	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0
@@ -60,6 +67,27 @@ func procCPU(pid int) time.Duration {
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(utime+stime) * (time.Second / 100) // USER_HZ is 100 on Linux
+}
+
+// schedCPU sums the time on a CPU (ns) of every thread of pid from
+// /proc/PID/task/*/schedstat; ok is false where there is no such file.
+func schedCPU(pid int) (d time.Duration, ok bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, false
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		f := strings.Fields(string(b))
+		if err != nil || len(f) == 0 {
+			continue // no schedstat here, or a thread that ended meanwhile
+		}
+		if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+			d, ok = d+time.Duration(ns), true
+		}
+	}
+	return d, ok
 }
 
 // cpuMeter adds up the CPU time of this process, of the server (pid) and
