@@ -85,11 +85,12 @@ func (m *Mock) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 			if errors.Is(err, io.EOF) {
 				// Like a server that finishes what it was asked: the
 				// answers still due are sent, then the run ends.
+				// A strict mismatch or a disconnect may have ended the
+				// run already, with the end of input racing it: the run's
+				// error is returned either way.
 				c.InputClosed()
-				if waitOrDone(ctx, m, &plays) {
-					return m.Err()
-				}
-				return nil
+				waitOrDone(ctx, m, &plays)
+				return m.Err()
 			}
 			return fmt.Errorf("mock: reading from the client: %w", err)
 		case <-m.Done():
@@ -100,18 +101,14 @@ func (m *Mock) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	}
 }
 
-// waitOrDone waits for wg, or until ctx ends or m's run must end; it
-// reports whether the run ended first.
-func waitOrDone(ctx context.Context, m *Mock, wg *sync.WaitGroup) bool {
+// waitOrDone waits for wg, or until ctx ends or m's run must end.
+func waitOrDone(ctx context.Context, m *Mock, wg *sync.WaitGroup) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
-		return false
 	case <-ctx.Done():
-		return false
 	case <-m.Done():
-		return true
 	}
 }
 
