@@ -38,7 +38,9 @@ func hasHeader(h map[string]json.RawMessage, name string) bool {
 // server has assigned an Mcp-Session-Id in the tape, every later request
 // must carry one, except the exchange that is itself assigned one and an
 // initialize the server refused (a 403 from DNS-rebinding protection
-// assigns none), which by the protocol carries none.
+// assigns none), which by the protocol carries none, and a 2026-07-28
+// request (Mcp-Protocol-Version header, or a session whose requests carry
+// that version): that revision is stateless and has no session id.
 func (in *Inspector) httpExchange(it *Item) {
 	var d httpEvent
 	if json.Unmarshal(it.Rec.Data, &d) != nil {
@@ -63,10 +65,13 @@ func (in *Inspector) httpExchange(it *Item) {
 	default:
 		return
 	}
-	if in.exchangeHas(it.Rec.Exchange, mInitialize) {
+	if in.exchangeHas(it.Rec.Exchange, mInitialize) || headerValue(d.RequestHeaders, "mcp-protocol-version") >= headersVersion {
 		return
 	}
 	s := in.session(it.Rec.Session, it.Rec.Time)
+	if s.modern {
+		return
+	}
 	in.violation(RuleMissingSessionHeader, it, s, "%s", fmt.Sprintf("%s %s without Mcp-Session-Id (status %d)", d.Method, clip(d.Path, 60), d.Status))
 }
 

@@ -90,3 +90,36 @@ func TestExportHARPlainExchange(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingSessionHeaderStateless: once a server assigned an
+// Mcp-Session-Id, a later request without one breaks the rule, except a
+// 2026-07-28 request (by its Mcp-Protocol-Version header or by the version
+// its session's requests carry): that revision has no session id.
+func TestMissingSessionHeaderStateless(t *testing.T) {
+	assigned := evt(0, tape.EventHTTP, `{"phase":"response","method":"POST","path":"/mcp","status":200,"request_headers":{},"response_headers":{"Mcp-Session-Id":["abc"]}}`)
+	modernReq := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+	tests := []struct {
+		name  string
+		steps []step
+		want  int64
+	}{
+		{name: "2025 request without the header", steps: append([]step{assigned}, inSession("b",
+			onExchange(2, c2s(1*ms, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)),
+			onExchange(2, evt(2*ms, tape.EventHTTP, `{"phase":"response","method":"POST","path":"/mcp","status":400,"request_headers":{"Mcp-Protocol-Version":["2025-06-18"]}}`)))...),
+			want: 1},
+		{name: "2026-07-28 by its header", steps: append([]step{assigned}, inSession("b",
+			onExchange(2, c2s(1*ms, modernReq)),
+			onExchange(2, evt(2*ms, tape.EventHTTP, `{"phase":"response","method":"POST","path":"/mcp","status":200,"request_headers":{"Mcp-Protocol-Version":["2026-07-28"],"Mcp-Method":["tools/list"]}}`)))...)},
+		{name: "2026-07-28 by its body", steps: append([]step{assigned}, inSession("b",
+			onExchange(2, c2s(1*ms, modernReq)),
+			onExchange(2, evt(2*ms, tape.EventHTTP, `{"phase":"response","method":"POST","path":"/mcp","status":200,"request_headers":{"Content-Type":["application/json"]}}`)))...)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := inspectSteps(t, tt.steps...)
+			if n := violationCount(rep, RuleMissingSessionHeader); n != tt.want {
+				t.Errorf("%s counted %d times, want %d: %+v", RuleMissingSessionHeader, n, tt.want, rep.Violations)
+			}
+		})
+	}
+}
