@@ -67,7 +67,27 @@ func fixtureTape(t *testing.T, name string, steps []step) string {
 	}
 	path := filepath.Join(t.TempDir(), filepath.Base(name))
 	writeTape(t, path, steps)
+	sameAsCommitted(t, path, filepath.Join(goldenDir, name))
 	return path
+}
+
+// sameAsCommitted fails the test when the fixture tape generated from its
+// steps differs from the committed one, which other tests (and the
+// command's) read: the steps changed without -fixtures. The comparison is
+// byte for byte, as the cut fixture depends on the compressed layout.
+func sameAsCommitted(t *testing.T, generated, committed string) {
+	t.Helper()
+	got, err := os.ReadFile(generated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(committed)
+	if err != nil {
+		t.Fatalf("%v (run go test ./analysis -fixtures -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s is not what its generator writes now (run go test ./analysis -fixtures -update and review the golden diffs)", committed)
+	}
 }
 
 // diffRecorded is a recorded session: initialize, a tool list, a tool call

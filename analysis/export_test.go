@@ -115,7 +115,7 @@ func writeRecords(t *testing.T, path, transport string, recs []tape.Record) {
 	t.Helper()
 	end := testStart.Add(time.Second)
 	w, err := tape.Create(path, tape.Header{Version: "test", Time: testStart.UnixNano(), Transport: transport, Target: "http://127.0.0.1:9001/mcp"},
-		tape.WithClock(func() time.Time { return end }))
+		tape.WithClock(func() time.Time { return end }), tape.WithFlushInterval(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,6 +136,9 @@ func TestExportHAR(t *testing.T) {
 	}
 	path := filepath.Join(dir, "http.jsonl.zst")
 	writeRecords(t, path, "http", handMadeHTTP())
+	if !*writeFixtures {
+		sameAsCommitted(t, path, filepath.Join(goldenDir, "export", "http.jsonl.zst"))
+	}
 	out, st := export(t, path, ExportHAR)
 	golden(t, "export/http.har", out)
 	entries := validateHAR(t, out)

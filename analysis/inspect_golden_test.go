@@ -9,51 +9,125 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/mcptape/mcptape/tape"
 )
 
 // fixturePath returns the path of the fixture tape name, first rewriting
 // it from its steps when it is hand-made and -fixtures is set; -update
-// alone leaves it as it is.
+// alone leaves it as it is. Without -fixtures, a hand-made tape must be
+// what its generator writes.
 func fixturePath(t *testing.T, name string) string {
 	t.Helper()
 	path := filepath.Join(fixtureDir, name+".jsonl.zst")
-	if gen := handMade[name]; gen != nil && *writeFixtures {
+	gen := handMade[name]
+	switch {
+	case gen == nil:
+	case *writeFixtures:
 		gen(t, path)
+	default:
+		tmp := filepath.Join(t.TempDir(), name+".jsonl.zst")
+		gen(t, tmp)
+		sameAsCommitted(t, tmp, path)
 	}
 	return path
 }
 
 // handMade builds the hand-made fixture tapes.
 var handMade = map[string]func(t *testing.T, path string){
-	// One session per rule, each breaking it once.
-	"violations": func(t *testing.T, path string) { writeTape(t, path, violationSteps()) },
+	// One session per rule, each breaking it once: the rules a stdio
+	// recording can break here, those that need HTTP exchanges in an HTTP
+	// tape (a stdio tape has none).
+	"violations":      func(t *testing.T, path string) { writeTape(t, path, violationSteps(false)) },
+	"violations-http": func(t *testing.T, path string) { writeTapeAs(t, path, "http", violationSteps(true)) },
 	// MRTR rounds, task polling, cancellations, progress, a batch where
 	// batches exist, HTTP exchanges, stderr and a crash.
 	"operations": func(t *testing.T, path string) { writeTape(t, path, operationSteps()) },
-	// The violations tape in small frames, cut two thirds of the way.
+	// The violations tape in small frames, cut two thirds of the way
+	// through the frames before the last: the last one holds the "stats"
+	// event, whose figures (frames written, peak queued) depend on how
+	// fast the writer's goroutine ran, so its size varies from run to run.
 	"cut": func(t *testing.T, path string) {
 		full := filepath.Join(t.TempDir(), "full.jsonl.zst")
-		writeTape(t, full, violationSteps(), tape.WithFlushBytes(2048))
+		writeTape(t, full, violationSteps(false), tape.WithFlushBytes(2048))
 		data, err := os.ReadFile(full)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(path, data[:len(data)*2/3], 0o600); err != nil {
+		ends := zstdFrameEnds(t, data)
+		if len(ends) < 3 {
+			t.Fatalf("%d frames, want several", len(ends))
+		}
+		if err := os.WriteFile(path, data[:ends[len(ends)-2]*2/3], 0o600); err != nil {
 			t.Fatal(err)
 		}
 	},
 }
 
-func violationSteps() []step {
+// zstdFrameEnds returns the offset where each zstd frame of data ends,
+// walking frame headers and block headers (RFC 8878 section 3.1.1).
+func zstdFrameEnds(t *testing.T, data []byte) []int {
+	t.Helper()
+	var ends []int
+	for off := 0; off < len(data); {
+		var h zstd.Header
+		if err := h.Decode(data[off:]); err != nil {
+			t.Fatalf("frame at byte %d: %v", off, err)
+		}
+		p := off + h.HeaderSize
+		if h.Skippable {
+			p += int(h.SkippableSize)
+		} else {
+			for last := false; !last; {
+				if p+3 > len(data) {
+					t.Fatalf("frame at byte %d: block header past the end", off)
+				}
+				bh := int(data[p]) | int(data[p+1])<<8 | int(data[p+2])<<16
+				last = bh&1 == 1
+				size := bh >> 3
+				if bh>>1&3 == 1 { // RLE block: one byte, repeated size times
+					size = 1
+				}
+				p += 3 + size
+			}
+			if h.HasCheckSum {
+				p += 4
+			}
+		}
+		ends = append(ends, p)
+		off = p
+	}
+	return ends
+}
+
+// violationSteps returns the bad cases of ruleCases, one session each 100
+// ms apart: those recorded over HTTP (onHTTP) or the others.
+func violationSteps(http bool) []step {
 	var steps []step
-	for i, c := range ruleCases {
+	i := 0
+	for _, c := range ruleCases {
+		if onHTTP(c.bad) != http {
+			continue
+		}
 		for _, s := range inSession(c.rule, c.bad...) {
 			s.at += time.Duration(i) * 100 * time.Millisecond
 			steps = append(steps, s)
 		}
+		i++
 	}
 	return steps
+}
+
+// onHTTP reports whether steps can only come from an HTTP recording: a
+// record on an HTTP exchange, or an HTTP event.
+func onHTTP(steps []step) bool {
+	for _, s := range steps {
+		if s.xchg != 0 || s.event == tape.EventHTTP {
+			return true
+		}
+	}
+	return false
 }
 
 func operationSteps() []step {
@@ -99,7 +173,7 @@ func operationSteps() []step {
 
 // goldenFixtures are the fixture tapes with golden outputs: hand-made,
 // then recorded from real peers (TestRealPeers -record).
-var goldenFixtures = []string{"violations", "operations", "cut", "everything-stdio", "gosdk-refserver", "gosdk-everything", "everything-http", "gosdk-http"}
+var goldenFixtures = []string{"violations", "violations-http", "operations", "cut", "everything-stdio", "gosdk-refserver", "gosdk-everything", "everything-http", "gosdk-http"}
 
 // goldenOutputs are the outputs checked for every fixture, by file suffix.
 var goldenOutputs = []struct {

@@ -49,16 +49,25 @@ func inSession(id string, steps ...step) []step {
 	return out
 }
 
-// writeTape writes a reproducible tape: fixed header time and clock.
+// writeTape writes a reproducible stdio tape: fixed header time and clock.
 func writeTape(t testing.TB, path string, steps []step, opts ...tape.Option) {
+	t.Helper()
+	writeTapeAs(t, path, "stdio", steps, opts...)
+}
+
+// writeTapeAs is writeTape with the header's transport ("stdio" or
+// "http"): a tape whose steps carry HTTP exchanges is an HTTP recording.
+func writeTapeAs(t testing.TB, path, transport string, steps []step, opts ...tape.Option) {
 	t.Helper()
 	last := time.Duration(0)
 	for _, s := range steps {
 		last = max(last, s.at)
 	}
 	end := testStart.Add(last + time.Millisecond)
-	opts = append([]tape.Option{tape.WithClock(func() time.Time { return end })}, opts...)
-	w, err := tape.Create(path, tape.Header{Version: "test", Time: testStart.UnixNano(), Transport: "stdio", Target: "hand-made"}, opts...)
+	// No flush on the wall clock: the frames, and so the bytes of the
+	// committed fixtures, must not depend on the machine's load.
+	opts = append([]tape.Option{tape.WithClock(func() time.Time { return end }), tape.WithFlushInterval(time.Hour)}, opts...)
+	w, err := tape.Create(path, tape.Header{Version: "test", Time: testStart.UnixNano(), Transport: transport, Target: "hand-made"}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
