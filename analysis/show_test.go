@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -211,5 +213,60 @@ func TestSummary(t *testing.T) {
 	long := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x\n", 500) + `"}]}}`
 	if got := Summary([]byte(long), jsonrpc.Classify([]byte(long)), "tools/call"); len([]rune(got)) > summaryWidth || strings.ContainsAny(got, "\n") {
 		t.Errorf("long summary not clipped to one line: %q", got)
+	}
+}
+
+// TestShowJoinedStatsLabelled: several tapes read as one end with the sum
+// of their "stats" events, which no writer recorded: show says so (text),
+// and the data says how many tapes it sums (NDJSON); a single tape's stats
+// event shows as recorded.
+func TestShowJoinedStatsLabelled(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 2 {
+		p := filepath.Join(dir, fmt.Sprintf("t%d.jsonl.zst", i))
+		writeTape(t, p, inSession(fmt.Sprint(i), c2s(time.Duration(i)*ms, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)))
+		paths = append(paths, p)
+	}
+	const label = "sum of the stats of 2 tapes (joined read, not recorded)"
+	for _, tc := range []struct {
+		name   string
+		paths  []string
+		joined bool
+	}{
+		{"one tape", paths[:1], false},
+		{"two tapes", paths, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			last := func(f Format) string {
+				r, err := tape.OpenJoined(tc.paths)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				var b bytes.Buffer
+				if _, err := ShowTape(context.Background(), r, &b, WithFormat(f)); err != nil {
+					t.Fatal(err)
+				}
+				lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+				return lines[len(lines)-1]
+			}
+			text := last(FormatText)
+			if !strings.Contains(text, "stats") || strings.Contains(text, label) != tc.joined || strings.Contains(text, "joined read") && !tc.joined {
+				t.Errorf("last line %q: labelled %q should be %v", text, label, tc.joined)
+			}
+			var nd struct {
+				Event string `json:"event"`
+				Data  struct {
+					Tapes *int64 `json:"tapes"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal([]byte(last(FormatNDJSON)), &nd); err != nil {
+				t.Fatal(err)
+			}
+			if nd.Event != tape.EventStats || (nd.Data.Tapes != nil) != tc.joined || tc.joined && *nd.Data.Tapes != 2 {
+				t.Errorf("ndjson stats event %q, tapes %v; joined %v", nd.Event, nd.Data.Tapes, tc.joined)
+			}
+		})
 	}
 }

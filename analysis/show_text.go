@@ -168,6 +168,13 @@ func eventSummary(rec *tape.Record) string {
 			}
 			return clip(s, summaryWidth)
 		}
+	case tape.EventStats:
+		// A joined read (several tapes) ends with the sum of their stats
+		// events: say so, it was not recorded as such.
+		var d tape.StatsData
+		if json.Unmarshal(rec.Data, &d) == nil && d.Tapes > 0 {
+			return clip(fmt.Sprintf("sum of the stats of %s (joined read, not recorded): %s", plural(d.Tapes, "tape"), compact(rec.Data)), summaryWidth)
+		}
 	}
 	return compact(rec.Data)
 }

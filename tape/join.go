@@ -23,7 +23,8 @@ const joinBatch = 1 << 20
 // other in number order; a missing number, and a tape's damaged tail, give
 // an "error" event where they are, and reading goes on with the next tape.
 // Their "stats" events are summed into one, the last record (see
-// StatsData.add); a malformed one is left out. When the tapes come from more than
+// StatsData.add), marked as made by the join (StatsData.Tapes); a
+// malformed one is left out. When the tapes come from more than
 // one recording (several proxies of one server), their records are merged
 // in time order and kept apart: each session id becomes "P/ID" and each
 // exchange number is offset by P<<40, P being the recording's label (its
@@ -320,6 +321,7 @@ func (s *StatsData) add(o *StatsData) {
 	s.Reordered += o.Reordered
 	s.Late += o.Late
 	s.LateMaxNs = max(s.LateMaxNs, o.LateMaxNs)
+	s.Tapes += max(o.Tapes, 1) // a recorded stats event is one tape's
 }
 
 // earliest fills each recording's head and returns the one whose head

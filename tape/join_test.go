@@ -12,7 +12,8 @@ import (
 // TestJoinSumsStats: tapes read as one end with one "stats" event, the
 // sum of theirs (the highest of the highest values), so that what the
 // writers did over a rotated recording (late and reordered records
-// above all) is not lost with the tapes' own events.
+// above all) is not lost with the tapes' own events; it says how many
+// tapes it sums, which no recorded stats event does.
 func TestJoinSumsStats(t *testing.T) {
 	// times: the records written, in that order; 0 is a Flush, after which
 	// an older record is written late (its time moved to the newest cut).
@@ -58,8 +59,8 @@ func TestJoinSumsStats(t *testing.T) {
 				}
 				st, n := statsOf(t, drain(t, r))
 				r.Close()
-				if n != 1 {
-					t.Fatalf("%s: %d stats events", path, n)
+				if n != 1 || st.Tapes != 0 {
+					t.Fatalf("%s: %d stats events, tapes %d: want 1, none (recorded)", path, n, st.Tapes)
 				}
 				sum.add(&st)
 				paths = append(paths, path)
@@ -80,6 +81,9 @@ func TestJoinSumsStats(t *testing.T) {
 			if got.Reordered != tc.want.Reordered || got.Late != tc.want.Late || got.LateMaxNs != tc.want.LateMaxNs {
 				t.Errorf("reordered %d, late %d (max %d); want %d, %d (%d)", got.Reordered, got.Late, got.LateMaxNs,
 					tc.want.Reordered, tc.want.Late, tc.want.LateMaxNs)
+			}
+			if got.Tapes != int64(len(tc.tapes)) {
+				t.Errorf("joined stats say %d tapes, want %d: the event is the join's", got.Tapes, len(tc.tapes))
 			}
 			if got.Records < int64(len(tc.tapes)) {
 				t.Errorf("joined stats count %d records", got.Records)

@@ -56,6 +56,10 @@ type StatsData struct {
 	Reordered  int64 `json:"reordered,omitempty"`   // records moved to their place in time order
 	Late       int64 `json:"late,omitempty"`        // records written with a later time than their own
 	LateMaxNs  int64 `json:"late_max_ns,omitempty"` // the largest such shift
+	// Tapes is set only on the stats event a joined read makes
+	// (OpenJoined): how many tapes' stats events it sums. No writer
+	// records it, so it tells that event from a recorded one.
+	Tapes int64 `json:"tapes,omitempty"`
 }
 
 // Writer writes a tape. Write encodes a record into the current batch; a

@@ -33,6 +33,9 @@ func showCmd() *command {
   each within about 200 ms of its writing), flags problems as they happen ("!!" lines, text
   format), and stops at the tape's end record or on Ctrl-C.
 
+  Several tapes end with one stats event, the sum of theirs, made by the joined read: the text
+  form says so ("sum of the stats of N tapes"), the NDJSON form has "tapes":N in its data.
+
   --dir in is client to server (into the server), out is server to client (c2s and s2c work too).
   T is an offset from the tape's start (1.5s, 2m, or seconds) or an RFC 3339 time.
   Columns of the text form: time since the start, session, direction (→ client to server,
