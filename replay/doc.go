@@ -105,7 +105,9 @@
 // depends on timing: such answers, and the progress of cancelled requests,
 // are not compared. A live answer whose id is null or absent is paired
 // with the recorded answers without an id, in order; the n-th answer to
-// an id the client used again with its n-th use. Notifications are
+// an id the client used again with its n-th use, and a second answer to
+// one request (a server that answers twice) with the second recorded
+// one. Notifications are
 // compared as counts per method; the counts of [DefaultIgnoreNotifications]
 // are reported but never fail the verdict. Once the last client message
 // is sent, the server messages recorded after it (a notification after

@@ -75,6 +75,7 @@ type runner struct {
 	closeAt      map[string]int      // recorded request id key -> messages on its stream after which to close it (Step.Closes)
 	closed       map[string]bool     // recorded request id keys whose stream the replay closed
 	openUses     map[string][]string // recorded request id key -> keys of its uses sent and not answered, oldest first
+	answers      map[string]int      // recorded request id key -> live answers to it taken (takeUse), while it is known
 	unaddressed  int                 // live responses with a null or absent id
 	lastSentIdx  int                 // index of the last step sent, -1
 	lastSentAt   time.Time           // when it was sent
@@ -110,7 +111,7 @@ func newRunner(s *Session, o *options, cmp *jsondiff.Comparer, space idSpace) *r
 		twins: map[[2]string][]int{}, sessTwins: map[string][]int{},
 		recNotif: map[string]int{}, liveNotif: map[string]int{}, recProgress: map[[2]string]int{}, liveProgress: map[[2]string]int{},
 		rep: &SessionReport{Session: s.ID, Steps: s.StepCount()}, recUnfinished: s.unfinished,
-		openUses: map[string][]string{}, lastSentIdx: -1,
+		openUses: map[string][]string{}, answers: map[string]int{}, lastSentIdx: -1,
 		exchMsgs: map[uint64]int{}, closeAt: map[string]int{}, closed: map[string]bool{},
 	}
 	if r.tokenOwner == nil { // streamed: its loader fills its own

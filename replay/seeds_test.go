@@ -77,6 +77,10 @@ var seedScenarios = []struct {
 	{"notification-with-id", []seedSend{seedInit, seedInitialized,
 		{`{"jsonrpc":"2.0","id":"req-1","method":"tools/call","params":{"name":"summarize","arguments":{},"_meta":{"progressToken":"p1"}}}`, 2},
 		{`{"jsonrpc":"2.0","id":"c-1","method":"notifications/cancelled","params":{"requestId":"req-1","reason":"late"}}`, 1}}, 3},
+	// 7b. A server that answers one request twice (repro seeds/07): the
+	// n-th live answer to the id is compared with the n-th recorded one.
+	{"answered-twice", []seedSend{seedInit, seedInitialized,
+		{`{"jsonrpc":"2.0","id":"tool-exec-45","method":"tools/call","params":{"name":"twice","arguments":{}}}`, 2}}, 3},
 	// 8. Batches are sent as batches.
 	{"batch", []seedSend{
 		{`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, 1},

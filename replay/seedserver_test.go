@@ -64,7 +64,8 @@ type seedMsg map[string]json.RawMessage
 //     50 ms after its answer; so is the notification task/cancel;
 //   - tools/call "summarize" with a progress token sends a progress
 //     notification that carries an id;
-//   - tools/call "slow-..." answers after 50 ms;
+//   - tools/call "slow-..." answers after 50 ms; "twice" is answered
+//     twice, "first" then "second" under the same id;
 //   - a batch is answered as a batch whose results say they came in a
 //     batch ("via":"batch"); one holding id 20 is answered in reverse.
 func seedServer(scenario string, line []byte) []seedOut {
@@ -181,6 +182,8 @@ func seedAnswer(scenario string, m seedMsg, batched bool) []seedOut {
 				{line: fmt.Sprintf(`{"jsonrpc":"2.0","id":77,"method":"notifications/progress","params":{"progressToken":%s,"progress":75,"total":100}}`, params.Meta.ProgressToken)},
 				result(`{"content":[{"type":"text","text":"ok"}]}`),
 			}
+		case params.Name == "twice": // one request, two answers
+			return []seedOut{result(`{"content":[{"type":"text","text":"first"}]}`), result(`{"content":[{"type":"text","text":"second"}]}`)}
 		case params.Name == "greet":
 			return []seedOut{result(`{"content":[{"type":"text","text":"Grüße, 世界 👋 — naïve café"}]}`)}
 		}

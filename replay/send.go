@@ -258,12 +258,16 @@ func (r *runner) requestID(st *Step, id jsonrpc.ID) ([]byte, bool) {
 func isInteger(raw []byte) bool { return !bytes.ContainsAny(raw, ".eE") }
 
 // takeUse returns the key of the oldest use of the recorded id base that
-// is still waiting for its live answer (base itself when none is): answers
-// to an id used again are paired in order. mu is held.
+// is still waiting for its live answer: answers to an id used again are
+// paired in order. When none is waiting (a server that answers a request
+// twice), it is the key of the n-th answer to base, as the recording keys
+// its own (loading: the n-th recorded answer to an id is useKey(id, n)).
+// mu is held.
 func (r *runner) takeUse(base string) string {
+	r.answers[base]++
 	uses := r.openUses[base]
 	if len(uses) == 0 {
-		return base
+		return useKey(base, r.answers[base])
 	}
 	if len(uses) == 1 {
 		delete(r.openUses, base)

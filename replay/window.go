@@ -285,6 +285,7 @@ func (r *runner) prune(step int) {
 			// Not in use again since.
 			delete(r.ids.live, base)
 			delete(r.ids.rec, t.live)
+			delete(r.answers, base)
 		}
 		delete(r.reqStep, t.recKey)
 		delete(r.sentAt, t.recKey)

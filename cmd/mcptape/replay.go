@@ -73,7 +73,8 @@ func replayCmd() *command {
   gets the protocol's fallback, reported as extra). Responses are compared
   with the recorded ones (ids, _meta, session and task ids and timestamps
   ignored): answers with a null or no id in order, the n-th answer to an
-  id used again with its n-th use; notifications by count per method
+  id used again with its n-th use (a second answer to one request with the
+  second recorded); notifications by count per method
   (notifications/message never fails the verdict). After the last client
   message, the server messages recorded after it are waited for until they
   arrive, or for their recorded gap plus --settle. Where the recorded HTTP
