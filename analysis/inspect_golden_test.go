@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -42,8 +43,11 @@ var handMade = map[string]func(t *testing.T, path string){
 	"violations":      func(t *testing.T, path string) { writeTape(t, path, violationSteps(false)) },
 	"violations-http": func(t *testing.T, path string) { writeTapeAs(t, path, "http", violationSteps(true)) },
 	// MRTR rounds, task polling, cancellations, progress, a batch where
-	// batches exist, HTTP exchanges, stderr and a crash.
+	// batches exist, stderr and a crash.
 	"operations": func(t *testing.T, path string) { writeTape(t, path, operationSteps()) },
+	// HTTP exchanges: a session assigned, a stream the client closed, a
+	// proxy error.
+	"operations-http": func(t *testing.T, path string) { writeTapeAs(t, path, "http", operationHTTPSteps()) },
 	// The violations tape in small frames, cut two thirds of the way
 	// through the frames before the last: the last one holds the "stats"
 	// event, whose figures (frames written, peak queued) depend on how
@@ -159,7 +163,11 @@ func operationSteps() []step {
 		c2s(230*ms, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{"kind":"elicitation"},"inputResponses":{"ask":{"action":"accept","content":{"name":"tape"}}},"requestState":"s1",`+meta+`}}`),
 		s2c(233*ms, `{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","content":[{"type":"text","text":"{\"action\":\"accept\"}"}]}}`),
 	)...)
-	steps = append(steps, inSession("http",
+	return steps
+}
+
+func operationHTTPSteps() []step {
+	return inSession("http",
 		evt(240*ms, tape.EventHTTP, `{"phase":"response","method":"POST","path":"/mcp","status":200,"content_type":"text/event-stream","request_headers":{"Content-Type":["application/json"]},"response_headers":{"Mcp-Session-Id":["abc"]}}`),
 		evt(241*ms, tape.EventHTTP, `{"phase":"end","method":"POST","path":"/mcp","status":200,"duration_ns":1000000,"closed_by":"server"}`),
 		evt(250*ms, tape.EventHTTP, `{"phase":"response","method":"POST","path":"/mcp","status":202,"request_headers":{"Mcp-Session-Id":["abc"]}}`),
@@ -167,13 +175,12 @@ func operationSteps() []step {
 		onExchange(3, evt(252*ms, tape.EventHTTP, `{"phase":"response","method":"POST","path":"/mcp","status":200,"content_type":"text/event-stream","request_headers":{"Mcp-Session-Id":["abc"]}}`)),
 		onExchange(3, evt(255*ms, tape.EventHTTP, `{"phase":"end","method":"POST","path":"/mcp","status":200,"duration_ns":4000000,"closed_by":"client"}`)),
 		evt(260*ms, tape.EventError, `{"error":"upstream: connection reset by peer"}`),
-	)...)
-	return steps
+	)
 }
 
 // goldenFixtures are the fixture tapes with golden outputs: hand-made,
 // then recorded from real peers (TestRealPeers -record).
-var goldenFixtures = []string{"violations", "violations-http", "operations", "cut", "everything-stdio", "gosdk-refserver", "gosdk-everything", "everything-http", "gosdk-http"}
+var goldenFixtures = []string{"violations", "violations-http", "operations", "operations-http", "cut", "everything-stdio", "gosdk-refserver", "gosdk-everything", "everything-http", "gosdk-http"}
 
 // goldenOutputs are the outputs checked for every fixture, by file suffix.
 var goldenOutputs = []struct {
@@ -229,6 +236,7 @@ func TestGolden(t *testing.T) {
 			if _, err := os.Stat(path); err != nil {
 				t.Fatalf("fixture missing (hand-made: -fixtures; real peers: TestRealPeers -record): %v", err)
 			}
+			checkStdioHasNoHTTP(t, path)
 			for _, out := range goldenOutputs {
 				if out.only != "" && out.only != name {
 					continue
@@ -253,6 +261,35 @@ func TestGolden(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkStdioHasNoHTTP fails the test when the tape at path says it was
+// recorded over stdio but holds what only an HTTP recording has: a record
+// on an HTTP exchange, or an "http" event (export, for one, treats such a
+// tape's requests as stdio ones).
+func checkStdioHasNoHTTP(t *testing.T, path string) {
+	t.Helper()
+	r, err := tape.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Header().Transport != "stdio" {
+		return
+	}
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Exchange != 0 || rec.Event == tape.EventHTTP {
+			t.Errorf("%s: a stdio tape with an HTTP record (session %q, exchange %d, event %q)", path, rec.Session, rec.Exchange, rec.Event)
+			return
+		}
 	}
 }
 

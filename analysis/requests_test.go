@@ -103,7 +103,7 @@ func checkExport(t *testing.T, ctx context.Context, path string, rep *Report) {
 // every format and checks each against Inspect's report of the tape.
 func TestExportRequestsMatchesInspect(t *testing.T) {
 	ctx := context.Background()
-	for _, name := range []string{"operations", "gosdk-refserver", "everything-stdio", "everything-http", "violations", "violations-http", "cut"} {
+	for _, name := range []string{"operations", "operations-http", "gosdk-refserver", "everything-stdio", "everything-http", "violations", "violations-http", "cut"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("..", "testdata", "analysis", name+".jsonl.zst")
 			rep, err := Inspect(ctx, path)
