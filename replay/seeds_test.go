@@ -206,6 +206,36 @@ func replaySeed(t *testing.T, scenario, path string, memory int64, client []seed
 	}
 }
 
+// TestReplayAnsweredOnceNotTwice: a recording where the server answered a
+// request twice, replayed against a server that answers once, reports the
+// second answer missing (exit 1) after the settle margin, without waiting
+// for the whole timeout or failing the session.
+func TestReplayAnsweredOnceNotTwice(t *testing.T) {
+	var client []seedSend
+	for _, sc := range seedScenarios {
+		if sc.name == "answered-twice" {
+			client = sc.client
+		}
+	}
+	tp, err := Open(recordSeed(t, "answered-twice", client), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	rep, err := Run(context.Background(), tp.Sessions, seedDial("answered-once"), WithTimeout(time.Minute), WithSettle(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	rep.WriteText(&text)
+	if sr := rep.Sessions[0]; rep.ExitCode() != 1 || sr.Missing != 1 || sr.Matched != 2 || !strings.Contains(text.String(), `(use 2)`) {
+		t.Errorf("exit %d, %d missing, %d matched; want 1, 1, 2 and the second answer named:\n%s", rep.ExitCode(), sr.Missing, sr.Matched, text.String())
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the replay took %v: it waited for the timeout", d)
+	}
+}
+
 // readTape returns the records of a tape held in data.
 func readTape(t *testing.T, data []byte) []*tape.Record {
 	t.Helper()

@@ -65,7 +65,8 @@ type seedMsg map[string]json.RawMessage
 //   - tools/call "summarize" with a progress token sends a progress
 //     notification that carries an id;
 //   - tools/call "slow-..." answers after 50 ms; "twice" is answered
-//     twice, "first" then "second" under the same id;
+//     twice, "first" then "second" under the same id (once, "first", in
+//     the scenario "answered-once");
 //   - a batch is answered as a batch whose results say they came in a
 //     batch ("via":"batch"); one holding id 20 is answered in reverse.
 func seedServer(scenario string, line []byte) []seedOut {
@@ -183,7 +184,11 @@ func seedAnswer(scenario string, m seedMsg, batched bool) []seedOut {
 				result(`{"content":[{"type":"text","text":"ok"}]}`),
 			}
 		case params.Name == "twice": // one request, two answers
-			return []seedOut{result(`{"content":[{"type":"text","text":"first"}]}`), result(`{"content":[{"type":"text","text":"second"}]}`)}
+			first := result(`{"content":[{"type":"text","text":"first"}]}`)
+			if scenario == "answered-once" {
+				return []seedOut{first}
+			}
+			return []seedOut{first, result(`{"content":[{"type":"text","text":"second"}]}`)}
 		case params.Name == "greet":
 			return []seedOut{result(`{"content":[{"type":"text","text":"Grüße, 世界 👋 — naïve café"}]}`)}
 		}

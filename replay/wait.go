@@ -123,8 +123,9 @@ func (r *runner) awaitAnswers(ctx context.Context) error {
 
 // awaitLast waits for the server messages recorded after the last client
 // message (a notification that follows the last answer, a server
-// request): until their live twins have arrived, or for the recorded gap
-// plus the settle margin, whichever comes first.
+// request, a second answer to a request): until their live twins have
+// arrived, or for the recorded gap plus the settle margin, whichever comes
+// first.
 func (r *runner) awaitLast(ctx context.Context) error {
 	r.mu.Lock()
 	gap := time.Duration(r.lastSrvTime - r.lastStepTime)
@@ -165,10 +166,15 @@ func (r *runner) waitUntil(ctx context.Context, deadline time.Time, cond func() 
 	}
 }
 
-// lastArrived reports whether every recorded notification and server
-// request has its live twin (the progress of cancelled requests aside).
-// mu is held.
+// lastArrived reports whether every recorded notification, server
+// request and second answer to one request (extraAnswer) has its live twin
+// (the progress of cancelled requests aside). mu is held.
 func (r *runner) lastArrived() bool {
+	for _, g := range r.pendingServer(jsonrpc.KindResponse) {
+		if r.extraAnswer(r.srv[g].IDKey) {
+			return false
+		}
+	}
 	for m, n := range r.recNotif {
 		if r.liveNotif[m] < n {
 			return false
@@ -180,4 +186,18 @@ func (r *runner) lastArrived() bool {
 		}
 	}
 	return len(r.pendingServer(jsonrpc.KindRequest)) == 0
+}
+
+// extraAnswer reports whether the recorded answer key is one more answer
+// to a request already answered (a server that answered twice): the n-th
+// answer to an id the client did not use n times. awaitOne does not wait
+// for it (no request of that use was sent); awaitLast does, as for a
+// message recorded after the last client one. mu is held.
+func (r *runner) extraAnswer(key string) bool {
+	base := baseKey(key)
+	if base == key || strings.HasPrefix(key, "#") || r.cancelled[base] || r.recCancelled[base] {
+		return false
+	}
+	_, isRequest := r.reqStep[key]
+	return !isRequest
 }
