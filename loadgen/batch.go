@@ -72,12 +72,10 @@ const BatchGrace = time.Second
 // ping follows the batch (see BatchGrace); it is not counted.
 func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Time, buf []byte, rng *rand.Rand) ([]byte, bool) {
 	st := s.r.st
-	if err := s.ensure(ctx); err != nil {
+	conn, err := s.ensure(ctx)
+	if err != nil {
 		return buf, ctx.Err() == nil
 	}
-	s.mu.Lock()
-	conn := s.conn
-	s.mu.Unlock()
 	k := int64(len(ts))
 	first := s.nextID.Add(k) - k + 1
 	answers := make(chan reply, k+1) // one per member, one for the probe

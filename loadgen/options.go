@@ -93,6 +93,7 @@ type options struct {
 	stages      []Stage
 	stageFrom   float64        // target before the first stage
 	stall       func(k uint64) // tests: called as the open model sends arrival k (a generator stall)
+	upHook      func(*session) // tests: called by a request once its session is up, before it is sent
 	interval    time.Duration
 	results     *resultsWriter
 	grace       time.Duration

@@ -253,7 +253,7 @@ func (r *runner) closed(sessions []*session) {
 			if !r.sleep(delay) || !r.waitActive(i) {
 				return
 			}
-			if err := s.ensure(r.work); err != nil {
+			if _, err := s.ensure(r.work); err != nil {
 				return
 			}
 			if r.o.inflight == 1 { // no extra goroutine per session
@@ -376,7 +376,7 @@ func (r *runner) setupAll(sessions []*session) {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			_ = s.ensure(r.work)
+			_, _ = s.ensure(r.work)
 		}()
 	}
 	wg.Wait()

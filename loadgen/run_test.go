@@ -247,7 +247,7 @@ func TestLazySessionDrain(t *testing.T) {
 				picker: newPicker(calls, frameSpec{version: o.version})}
 			s := newSession(r, 0)
 			defer s.close()
-			if err := s.ensure(context.Background()); err != nil {
+			if _, err := s.ensure(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			cc := &recvCounter{Conn: s.conn}

@@ -90,32 +90,39 @@ func newSession(r *runner, no int) *session {
 	return s
 }
 
-// ensure sets the session up unless it is up already. A failed setup is
-// counted and returned.
-func (s *session) ensure(ctx context.Context) error {
-	s.mu.Lock()
-	up := s.up
-	s.mu.Unlock()
-	if up {
-		return nil
+// ensure sets the session up unless it is up already, and returns the
+// connection it is up on. The connection may be lost right after (the
+// reader then clears s.conn): a request sent on it fails on Send, with
+// the loss as its reason. A failed setup is counted and returned.
+func (s *session) ensure(ctx context.Context) (transport.Conn, error) {
+	if conn := s.upConn(); conn != nil {
+		return conn, nil
 	}
 	s.setupMu.Lock()
 	defer s.setupMu.Unlock()
-	s.mu.Lock()
-	up = s.up
-	s.mu.Unlock()
-	if up {
-		return nil
+	if conn := s.upConn(); conn != nil {
+		return conn, nil
 	}
 	return s.setup(ctx)
+}
+
+// upConn returns the session's connection when it is set up, else nil;
+// the two are read under one lock (a session that is up has one).
+func (s *session) upConn() transport.Conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.up {
+		return s.conn
+	}
+	return nil
 }
 
 // setupNames are the series of a session setup.
 var setupNames = []string{SetupSeries}
 
 // setup dials the server (once) and runs the handshake, recording its
-// duration in SetupSeries.
-func (s *session) setup(ctx context.Context) error {
+// duration in SetupSeries; it returns the connection set up.
+func (s *session) setup(ctx context.Context) (transport.Conn, error) {
 	start := time.Now()
 	s.r.st.sentIn(setupNames, 1)
 	s.mu.Lock()
@@ -125,7 +132,7 @@ func (s *session) setup(ctx context.Context) error {
 		c, err := s.r.dial(ctx)
 		if err != nil {
 			s.r.st.failErr(ctx, setupNames, err)
-			return err
+			return nil, err
 		}
 		conn = c
 		s.mu.Lock()
@@ -143,7 +150,7 @@ func (s *session) setup(ctx context.Context) error {
 		id := s.nextID.Add(1)
 		rep, err := s.roundTrip(ctx, conn, id, discoverFrame(id, s.r.o.version), nil, time.Now().Add(s.r.o.timeout))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if rep.info.kind == jsonrpc.KindError {
 			// a server without discovery still serves requests
@@ -156,12 +163,12 @@ func (s *session) setup(ctx context.Context) error {
 		id := s.nextID.Add(1)
 		rep, err := s.roundTrip(ctx, conn, id, initializeFrame(id, s.r.o.version), nil, time.Now().Add(s.r.o.timeout))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if rep.info.kind == jsonrpc.KindError {
 			d := jsonrpcDetail(rep.info.errorCode, rep.frame)
 			s.r.st.fail(setupNames, ClassJSONRPC, "initialize "+d)
-			return fmt.Errorf("initialize: error %s", d)
+			return nil, fmt.Errorf("initialize: error %s", d)
 		}
 		s.r.negotiated(negotiatedVersion(rep.frame))
 		sctx, cancel := context.WithTimeout(ctx, s.r.o.timeout)
@@ -169,7 +176,7 @@ func (s *session) setup(ctx context.Context) error {
 		if err != nil {
 			s.countErr(sctx, setupNames, conn, err)
 			cancel()
-			return fmt.Errorf("notifications/initialized: %w", err)
+			return nil, fmt.Errorf("notifications/initialized: %w", err)
 		}
 		cancel()
 		s.r.st.record(setupNames, time.Since(start))
@@ -179,7 +186,7 @@ func (s *session) setup(ctx context.Context) error {
 	s.up = true
 	s.mu.Unlock()
 	s.setupSteps(ctx, conn)
-	return nil
+	return conn, nil
 }
 
 // setupSteps sends the scenario's per-session setup steps, in order, each
@@ -338,13 +345,14 @@ func (s *session) countErr(ctx context.Context, names []string, conn transport.C
 // for a back-off before the next (backsOff), a failed setup included.
 func (s *session) do(ctx context.Context, t *template, intended time.Time, buf []byte, rng *rand.Rand) ([]byte, bool) {
 	st := s.r.st
-	if err := s.ensure(ctx); err != nil {
+	conn, err := s.ensure(ctx)
+	if err != nil {
 		return buf, ctx.Err() == nil
 	}
+	if s.r.o.upHook != nil {
+		s.r.o.upHook(s)
+	}
 	t = t.render(reqVars{session: s.no, iteration: s.iter.Add(1) - 1, rng: rng})
-	s.mu.Lock()
-	conn := s.conn
-	s.mu.Unlock()
 	id := s.nextID.Add(1)
 	buf = t.appendFrame(s.r.frameBuf(buf), id)
 	names := t.series
@@ -357,7 +365,6 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 	}
 	st.mu.Unlock()
 	var rep reply
-	var err error
 	sent := time.Now()
 	cancelled := s.r.pickCancel()
 	if cancelled {

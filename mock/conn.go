@@ -27,6 +27,8 @@ type Conn struct {
 	waiting map[string]chan []byte        // live server request id key -> its answer
 	running map[string]context.CancelFunc // live client request id key -> stop its playback
 	tails   sync.WaitGroup
+	life    context.Context // ended by Close: stops the tails
+	end     context.CancelFunc
 	gone    chan struct{} // closed when the client can send nothing more
 	goneOne sync.Once
 	// streams marks a connection whose requests have a stream of their
@@ -39,13 +41,15 @@ type Conn struct {
 // server sent outside any request (stdio: stdout; HTTP: the GET stream);
 // it may be nil, and such messages are then not sent.
 func (m *Mock) NewConn(session Stream) *Conn {
-	return &Conn{m: m, id: m.nextConn(), session: session,
+	life, end := context.WithCancel(context.Background())
+	return &Conn{m: m, id: m.nextConn(), session: session, life: life, end: end,
 		waiting: map[string]chan []byte{}, running: map[string]context.CancelFunc{}, gone: make(chan struct{})}
 }
 
 // InputClosed tells the connection that the client can send nothing more
 // (stdin ended): playback that waits for the client (its answers, a
-// cancel) stops, the rest goes on.
+// cancel) stops, and so does what was sent after an answer (the tail) at
+// its first message not due yet; the rest goes on.
 func (c *Conn) InputClosed() { c.goneOne.Do(func() { close(c.gone) }) }
 
 // SetSession changes the stream of the messages no request owns (an HTTP
@@ -58,6 +62,14 @@ func (c *Conn) SetSession(s Stream) {
 
 // Wait waits for the playback of messages sent after answers to end.
 func (c *Conn) Wait() { c.tails.Wait() }
+
+// Close stops the playback of messages sent after answers and waits for
+// it to end: nothing is sent on the session stream afterwards by a tail
+// already started. Call it once the plays have returned.
+func (c *Conn) Close() {
+	c.end()
+	c.tails.Wait()
+}
 
 // Play is the work left after Handle for one request: sending its recorded
 // answer and what came with it. It may block for the recorded latency and

@@ -43,6 +43,11 @@
 //     keeps its protocol version: a client that asked for another one is
 //     told the recorded version, as a server that speaks only that one
 //     would answer, and the report notes it.
+//   - When a stdio client's input ends, [Mock.ServeStdio] sends the
+//     answers still due and, of each tail, the messages due by then (all
+//     of them at [WithMaxSpeed]: what is written does not depend on how
+//     the goroutines are scheduled), stops the rest, and returns; nothing
+//     is written after it returned.
 //   - A request whose recorded twin the client cancelled plays what came
 //     before the recorded cancel, then waits for the live cancel: what the
 //     recorded server sent after it depended on it.

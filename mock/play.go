@@ -21,8 +21,9 @@ func newClock(speed float64, base int64) *clock {
 }
 
 // wait waits until the live moment of the recorded time at. It returns
-// false when ctx ends first.
-func (k *clock) wait(ctx context.Context, at int64, extra time.Duration) bool {
+// false when ctx ends first, or stop closes (nil: never) before that
+// moment: a moment already past is kept whatever stop says.
+func (k *clock) wait(ctx context.Context, at int64, extra time.Duration, stop <-chan struct{}) bool {
 	var d time.Duration
 	if k.speed > 0 {
 		d = time.Duration(float64(at-k.base)/k.speed) - time.Since(k.start)
@@ -37,8 +38,9 @@ func (k *clock) wait(ctx context.Context, at int64, extra time.Duration) bool {
 	case <-t.C:
 		return true
 	case <-ctx.Done():
-		return false
+	case <-stop:
 	}
+	return false
 }
 
 // rebase makes the recorded time at the live now (after an answer from
@@ -56,7 +58,7 @@ func (c *Conn) play(ctx context.Context, e *entry, liveID, token []byte, f fault
 			// Over Streamable HTTP, like a server that lost the request
 			// while handling it: its POST stream ends, with nothing on
 			// it, when the answer would have been sent.
-			k.wait(ctx, e.answerAt(), f.delay)
+			k.wait(ctx, e.answerAt(), f.delay, nil)
 			return
 		}
 		c.waitClient(ctx) // never answered: the client gives up or cancels
@@ -85,7 +87,7 @@ func (c *Conn) play(ctx context.Context, e *entry, liveID, token []byte, f fault
 		return
 	}
 	var answer []byte
-	if !k.wait(ctx, e.answerAt(), f.delay) {
+	if !k.wait(ctx, e.answerAt(), f.delay, nil) {
 		return
 	}
 	if f.fail {
@@ -106,8 +108,14 @@ func (c *Conn) play(ctx context.Context, e *entry, liveID, token []byte, f fault
 	c.tails.Add(1)
 	go func() {
 		defer c.tails.Done()
+		// The tail outlives the request (its POST stream may end), not
+		// the connection (Close), nor the client's input: once that has
+		// ended, what was not due yet is not sent.
+		ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		defer cancel()
+		defer context.AfterFunc(c.life, cancel)()
 		for i := range e.tail {
-			if !c.playItem(context.WithoutCancel(ctx), k, &e.tail[i], nil, nil, nil) {
+			if !k.wait(ctx, e.tail[i].at, 0, c.gone) || !c.playItem(ctx, k, &e.tail[i], nil, nil, nil) {
 				return
 			}
 		}
@@ -127,7 +135,7 @@ func (e *entry) answerAt() int64 {
 // on the session stream when reply is nil (a stream part under liveID).
 // It returns false when the playback must stop.
 func (c *Conn) playItem(ctx context.Context, k *clock, it *item, liveID, token []byte, reply Stream) bool {
-	if !k.wait(ctx, it.at, 0) {
+	if !k.wait(ctx, it.at, 0, nil) {
 		return false
 	}
 	s := reply

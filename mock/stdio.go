@@ -16,7 +16,10 @@ import (
 // ServeStdio serves one client over newline-delimited JSON-RPC: frames
 // from in, answers to out. It returns at the end of in (nil), when ctx
 // ends (nil), or when the run must end (Mock.Err: a strict mismatch, the
-// disconnect fault). Playback still running then is stopped.
+// disconnect fault). At the end of in, the answers still due are sent,
+// and of what the recorded server sent after an answer, what is due by
+// then. Playback still running when it returns is stopped: nothing is
+// written to out once it has returned.
 func (m *Mock) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	lr, err := transport.NewLineReader(in, 0)
 	if err != nil {
@@ -62,6 +65,7 @@ func (m *Mock) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	defer func() {
 		cancel()
 		plays.Wait()
+		c.Close() // after the plays: they start the tails
 	}()
 	for {
 		select {
@@ -84,12 +88,16 @@ func (m *Mock) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 		case err := <-readErr:
 			if errors.Is(err, io.EOF) {
 				// Like a server that finishes what it was asked: the
-				// answers still due are sent, then the run ends.
+				// answers still due are sent, and the tails up to their
+				// first message not due yet (all at --speed max, however
+				// the goroutines are scheduled), then the run ends.
 				// A strict mismatch or a disconnect may have ended the
 				// run already, with the end of input racing it: the run's
 				// error is returned either way.
 				c.InputClosed()
-				waitOrDone(ctx, m, &plays)
+				if waitOrDone(ctx, m, &plays) {
+					waitOrDone(ctx, m, &c.tails)
+				}
 				return m.Err()
 			}
 			return fmt.Errorf("mock: reading from the client: %w", err)
@@ -101,15 +109,18 @@ func (m *Mock) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	}
 }
 
-// waitOrDone waits for wg, or until ctx ends or m's run must end.
-func waitOrDone(ctx context.Context, m *Mock, wg *sync.WaitGroup) {
+// waitOrDone waits for wg, or until ctx ends or m's run must end; it
+// reports whether wg was done.
+func waitOrDone(ctx context.Context, m *Mock, wg *sync.WaitGroup) bool {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		return true
 	case <-ctx.Done():
 	case <-m.Done():
 	}
+	return false
 }
 
 // batchReply returns the stream for the answers to a batch: responses are

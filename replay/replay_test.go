@@ -143,13 +143,18 @@ func TestReplayBrokenServers(t *testing.T) {
 		call(t, ctx, cs, "echo", map[string]any{"message": "hello"})
 	})
 	sessions := loadTape(t, path)
+	// Only the server that hangs waits for the timeout: the others must
+	// fail for what they do, however long a busy machine takes to start
+	// their shell (300 ms was not always enough).
+	const long = 10 * time.Second
 	tests := []struct {
 		name, script, want string
+		timeout            time.Duration
 	}{
-		{"dies", `read line; exit 3`, "the server closed the connection (exit status 3) before answering step 1 (initialize, recorded id 1)"},
-		{"hangs", `cat >/dev/null`, "no answer to initialize, recorded id 1 within 300ms"},
-		{"garbage", `read line; echo 'this is not json'; cat >/dev/null`, `not JSON: "this is not json"`},
-		{"not-jsonrpc", `read line; echo '{"hello":1}'; cat >/dev/null`, `not a JSON-RPC message`},
+		{"dies", `read line; exit 3`, "the server closed the connection (exit status 3) before answering step 1 (initialize, recorded id 1)", long},
+		{"hangs", `cat >/dev/null`, "no answer to initialize, recorded id 1 within 300ms", 300 * time.Millisecond},
+		{"garbage", `read line; echo 'this is not json'; cat >/dev/null`, `not JSON: "this is not json"`, long},
+		{"not-jsonrpc", `read line; echo '{"hello":1}'; cat >/dev/null`, `not a JSON-RPC message`, long},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -158,7 +163,7 @@ func TestReplayBrokenServers(t *testing.T) {
 				return transport.DialStdio(ctx, []string{"sh", "-c", tc.script}, transport.WithGrace(time.Second))
 			}
 			start := time.Now()
-			rep, err := Run(context.Background(), sessions, dial, WithMaxSpeed(), WithTimeout(300*time.Millisecond))
+			rep, err := Run(context.Background(), sessions, dial, WithMaxSpeed(), WithTimeout(tc.timeout))
 			if err != nil {
 				t.Fatal(err)
 			}

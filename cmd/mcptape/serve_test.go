@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/syncio"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -129,8 +130,8 @@ func serveBinary(t *testing.T) string {
 type serveProc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stdout bytes.Buffer
-	lines  chan string // stderr, line by line
+	stdout syncio.Buffer // written by the process while a test reads it
+	lines  chan string   // stderr, line by line
 	done   chan error
 }
 
@@ -286,7 +287,14 @@ func TestServeStdioProcess(t *testing.T) {
 	if _, err := io.WriteString(p.stdin, serveScript); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Its answers show that it is serving, so past main's signal handler:
+	// a SIGTERM before that kills it (exit -1; a fixed 100 ms wait
+	// stood for this before).
+	for deadline := time.Now().Add(10 * time.Second); strings.Count(p.stdout.String(), "\n") < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no answers within 10 s: %q", p.stdout.String())
+		}
+	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	if code := p.wait(t); code != 0 {
 		t.Errorf("exit %d after SIGTERM, want 0", code)
