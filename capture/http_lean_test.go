@@ -184,8 +184,10 @@ func TestHTTPLeanRetry(t *testing.T) {
 // the upstream request.
 func TestHTTPLeanClientGoneWhileWaiting(t *testing.T) {
 	cancelled := make(chan time.Time, 1)
+	arrived := make(chan struct{})
 	up := upstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.ReadAll(r.Body)
+		close(arrived)
 		select {
 		case <-r.Context().Done():
 			cancelled <- time.Now()
@@ -201,7 +203,14 @@ func TestHTTPLeanClientGoneWhileWaiting(t *testing.T) {
 		_, err := freshClient(t).Do(req)
 		errc <- err
 	}()
-	time.Sleep(3 * watchDelay)
+	// The request must be upstream before the client goes: a fixed sleep
+	// for it failed when a loaded machine was slower than that.
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request did not reach the upstream")
+	}
+	time.Sleep(3 * watchDelay) // the watch loop watches the client by now
 	gone := time.Now()
 	cancel()
 	<-errc
