@@ -1,0 +1,147 @@
+package analysis
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// cancelToken is the progress token of the call that cancelAfterProgress
+// cancels.
+const cancelToken = "cancel-me"
+
+// canceller lets a Go SDK client cancel a call after its first progress
+// notification, whatever the scheduling, so that the tape holds the
+// cancel. Left to the SDK it did not always: the go-sdk everything-server
+// answers test_tool_with_progress 150 ms after its first progress, and a
+// test goroutine that woke later than that cancelled a call already
+// answered, which sends no cancel (TestRealPeers/gosdk-everything:
+// cancellations Count 0); and the SDK sends the cancel from a goroutine of
+// its own, which a Close right after could beat. Its transport holds back
+// the answer to the call until the call has returned, and reports when
+// the cancel is written. Over HTTP the proxy sees the server's answer
+// whatever the client does: there the cancel still has to come within
+// the tool's run.
+type canceller struct {
+	progress chan string   // tokens of the client's progress notifications
+	returned chan struct{} // closed once the cancelled call has returned
+	sent     chan struct{} // closed once the cancel is written
+
+	mu   sync.Mutex
+	id   jsonrpc.ID // of the call with cancelToken
+	call bool       // id is set
+	once sync.Once
+}
+
+func newCanceller() *canceller {
+	return &canceller{progress: make(chan string, 100), returned: make(chan struct{}), sent: make(chan struct{})}
+}
+
+// progressHandler is the client's ProgressNotificationHandler.
+func (c *canceller) progressHandler(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	select {
+	case c.progress <- fmt.Sprint(req.Params.ProgressToken):
+	default:
+	}
+}
+
+// transport wraps the client's transport.
+func (c *canceller) transport(t mcp.Transport) mcp.Transport { return &cancelTransport{t, c} }
+
+// cancelAfterProgress calls a tool with cancelToken and cancels the call
+// when the first progress notification for that token arrives (the SDK
+// may hand over a notification of an earlier call after that call
+// returned: a cancel on it would stop this call before it was sent); it
+// returns once the cancel is written.
+func (c *canceller) cancelAfterProgress(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name string, args map[string]any) {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		p := &mcp.CallToolParams{Name: name, Arguments: args}
+		p.SetProgressToken(cancelToken)
+		_, err := cs.CallTool(cctx, p)
+		done <- err
+	}()
+	timeout := time.After(20 * time.Second)
+	for waiting := true; waiting; {
+		select {
+		case tok := <-c.progress:
+			waiting = tok != cancelToken
+		case <-timeout:
+			t.Fatal("no progress before the cancel")
+		}
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("the cancelled call returned no error")
+	}
+	close(c.returned)
+	select {
+	case <-c.sent:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the client did not send the cancel")
+	}
+}
+
+// holds reports whether msg is the answer to the call with cancelToken.
+func (c *canceller) holds(msg jsonrpc.Message) bool {
+	r, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.call && r.ID == c.id
+}
+
+// cancelTransport is a transport whose connections hold back the answer
+// to the call with cancelToken until that call has returned.
+type cancelTransport struct {
+	mcp.Transport
+	c *canceller
+}
+
+func (t *cancelTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &cancelConn{conn, t.c}, nil
+}
+
+type cancelConn struct {
+	mcp.Connection
+	c *canceller
+}
+
+func (cc *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := cc.Connection.Read(ctx)
+	if err == nil && cc.c.holds(msg) {
+		select {
+		case <-cc.c.returned:
+		case <-ctx.Done():
+		}
+	}
+	return msg, err
+}
+
+func (cc *cancelConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	req, _ := msg.(*jsonrpc.Request)
+	if req != nil && req.IsCall() && bytes.Contains(req.Params, []byte(`"`+cancelToken+`"`)) {
+		cc.c.mu.Lock()
+		cc.c.id, cc.c.call = req.ID, true
+		cc.c.mu.Unlock()
+	}
+	err := cc.Connection.Write(ctx, msg)
+	if req != nil && req.Method == "notifications/cancelled" {
+		cc.c.once.Do(func() { close(cc.c.sent) }) // written or failed: either way before the Close
+	}
+	return err
+}
