@@ -123,12 +123,14 @@ func TestHTTPLeanReviewResponseDesync(t *testing.T) {
 		t.Run(path.name, func(t *testing.T) {
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
+					wrote := make(chan struct{}) // closed once the late bytes are sent
 					up := startRawUpstream(t, func(c net.Conn, r *http.Request) string {
 						if r.URL.Path != "/first" {
 							return "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngood"
 						}
 						if tt.late {
 							go func() {
+								defer close(wrote)
 								time.Sleep(20 * time.Millisecond)
 								io.WriteString(c, smuggled)
 							}()
@@ -139,7 +141,21 @@ func TestHTTPLeanReviewResponseDesync(t *testing.T) {
 					c := dialRig(t, rig)
 					br := bufio.NewReader(c)
 					rawExchange(t, c, br, tt.method+" /first HTTP/1.1\r\nHost: h\r\n\r\n", tt.method)
-					time.Sleep(60 * time.Millisecond) // the late bytes have come
+					if tt.late {
+						// The second request goes after the late bytes (a
+						// fixed sleep was shorter than a loaded machine's
+						// delay of their writer: they then came as the
+						// answer to the second request)...
+						select {
+						case <-wrote:
+						case <-time.After(10 * time.Second):
+							t.Fatal("the late bytes were not sent")
+						}
+					}
+					// ... and a moment later: net/http's Transport notices
+					// bytes on an idle connection from the connection's
+					// read goroutine, not when it picks the connection.
+					time.Sleep(60 * time.Millisecond)
 					resp, body := rawExchange(t, c, br, "GET /second HTTP/1.1\r\nHost: h\r\n\r\n", "GET")
 					if resp.StatusCode != 200 || body != "good" {
 						t.Errorf("second response: %d %q, want 200 \"good\"", resp.StatusCode, body)
