@@ -372,8 +372,8 @@ func checkEverythingHTTP(t *testing.T, rep *Report, _ string) {
 // everything-server (stateful Streamable HTTP): progress and a cancel.
 func recordGoHTTP(t *testing.T, ctx context.Context, _ string, out string) {
 	srv := peertest.GoEverythingHTTP(t, ctx, false)
-	httpProxy(t, ctx, srv.URL, out, func(url string) {
-		cl := newCanceller()
+	cl := newCanceller()
+	httpProxy(t, ctx, cl.holdFront(t, srv.URL), out, func(url string) {
 		client := mcp.NewClient(&mcp.Implementation{Name: "mcptape-fixture", Version: "1.0.0"}, &mcp.ClientOptions{
 			ProgressNotificationHandler: cl.progressHandler,
 		})
