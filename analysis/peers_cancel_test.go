@@ -9,12 +9,12 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptape/mcptape/internal/peertest"
 )
 
 // cancelToken is the progress token of the call that cancelAfterProgress
@@ -23,28 +23,17 @@ const cancelToken = "cancel-me"
 
 // canceller lets a Go SDK client cancel a call after its first progress
 // notification, whatever the scheduling, so that the tape holds the
-// cancel. Left to the SDK it did not always: the go-sdk everything-server
-// answers test_tool_with_progress 150 ms after its first progress, and a
-// test goroutine that woke later than that cancelled a call already
-// answered, which sends no cancel (TestRealPeers/gosdk-everything:
-// cancellations Count 0); and the SDK sends the cancel from a goroutine of
-// its own, which a Close right after could beat. Its transport holds back
-// the answer to the call until the call has returned, and reports when
-// the cancel is written; over HTTP, holdFront holds the answer back
-// before the recording proxy.
+// cancel (TestRealPeers/gosdk-everything once recorded none:
+// cancellations Count 0). Its transport holds back the answer to the call
+// until the call has returned (peertest.AnswerHold); over HTTP, holdFront
+// holds it back before the recording proxy.
 type canceller struct {
-	progress chan string   // tokens of the client's progress notifications
-	returned chan struct{} // closed once the cancelled call has returned
-	sent     chan struct{} // closed once the cancel is written
-
-	mu   sync.Mutex
-	id   jsonrpc.ID // of the call with cancelToken
-	call bool       // id is set
-	once sync.Once
+	progress chan string // tokens of the client's progress notifications
+	hold     *peertest.AnswerHold
 }
 
 func newCanceller() *canceller {
-	return &canceller{progress: make(chan string, 100), returned: make(chan struct{}), sent: make(chan struct{})}
+	return &canceller{progress: make(chan string, 100), hold: peertest.NewAnswerHold(`"` + cancelToken + `"`)}
 }
 
 // progressHandler is the client's ProgressNotificationHandler.
@@ -56,7 +45,7 @@ func (c *canceller) progressHandler(_ context.Context, req *mcp.ProgressNotifica
 }
 
 // transport wraps the client's transport.
-func (c *canceller) transport(t mcp.Transport) mcp.Transport { return &cancelTransport{t, c} }
+func (c *canceller) transport(t mcp.Transport) mcp.Transport { return c.hold.Transport(t) }
 
 // cancelAfterProgress calls a tool with cancelToken and cancels the call
 // when the first progress notification for that token arrives (the SDK
@@ -86,68 +75,12 @@ func (c *canceller) cancelAfterProgress(t *testing.T, ctx context.Context, cs *m
 	if err := <-done; err == nil {
 		t.Error("the cancelled call returned no error")
 	}
-	close(c.returned)
+	c.hold.Release()
 	select {
-	case <-c.sent:
+	case <-c.hold.CancelSent():
 	case <-time.After(20 * time.Second):
 		t.Fatal("the client did not send the cancel")
 	}
-}
-
-// holds reports whether msg is the answer to the call with cancelToken.
-func (c *canceller) holds(msg jsonrpc.Message) bool {
-	r, ok := msg.(*jsonrpc.Response)
-	if !ok {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.call && r.ID == c.id
-}
-
-// cancelTransport is a transport whose connections hold back the answer
-// to the call with cancelToken until that call has returned.
-type cancelTransport struct {
-	mcp.Transport
-	c *canceller
-}
-
-func (t *cancelTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	conn, err := t.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &cancelConn{conn, t.c}, nil
-}
-
-type cancelConn struct {
-	mcp.Connection
-	c *canceller
-}
-
-func (cc *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := cc.Connection.Read(ctx)
-	if err == nil && cc.c.holds(msg) {
-		select {
-		case <-cc.c.returned:
-		case <-ctx.Done():
-		}
-	}
-	return msg, err
-}
-
-func (cc *cancelConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	req, _ := msg.(*jsonrpc.Request)
-	if req != nil && req.IsCall() && bytes.Contains(req.Params, []byte(`"`+cancelToken+`"`)) {
-		cc.c.mu.Lock()
-		cc.c.id, cc.c.call = req.ID, true
-		cc.c.mu.Unlock()
-	}
-	err := cc.Connection.Write(ctx, msg)
-	if req != nil && req.Method == "notifications/cancelled" {
-		cc.c.once.Do(func() { close(cc.c.sent) }) // written or failed: either way before the Close
-	}
-	return err
 }
 
 // holdFront serves a reverse proxy to upstream, a Streamable HTTP
@@ -164,7 +97,7 @@ func (c *canceller) holdFront(t *testing.T, upstream string) string {
 	rp.FlushInterval = -1
 	rp.ModifyResponse = func(resp *http.Response) error {
 		if resp.Request.Context().Value(holdKey{}) != nil {
-			resp.Body = &holdBody{ReadCloser: resp.Body, ctx: resp.Request.Context(), release: c.sent}
+			resp.Body = &holdBody{ReadCloser: resp.Body, ctx: resp.Request.Context(), release: c.hold.CancelSent()}
 		}
 		return nil
 	}
