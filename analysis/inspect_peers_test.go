@@ -373,7 +373,7 @@ func checkEverythingHTTP(t *testing.T, rep *Report, _ string) {
 func recordGoHTTP(t *testing.T, ctx context.Context, _ string, out string) {
 	srv := peertest.GoEverythingHTTP(t, ctx, false)
 	cl := newCanceller()
-	httpProxy(t, ctx, cl.holdFront(t, srv.URL), out, func(url string) {
+	httpProxy(t, ctx, peertest.HoldFront(t, srv.URL, `"`+cancelToken+`"`, cl.hold.CancelSent()), out, func(url string) {
 		client := mcp.NewClient(&mcp.Implementation{Name: "mcptape-fixture", Version: "1.0.0"}, &mcp.ClientOptions{
 			ProgressNotificationHandler: cl.progressHandler,
 		})
