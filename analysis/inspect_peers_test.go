@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"net"
 	"os"
@@ -131,18 +130,13 @@ func checkEverythingStdio(t *testing.T, rep *Report, _ string) {
 
 // goClient connects a Go SDK client to a server run under mcptape record
 // and runs script.
-func goClient(t *testing.T, ctx context.Context, bin, out, version string, server []string, script func(context.Context, *mcp.ClientSession, <-chan string)) {
-	progress := make(chan string, 100)
+func goClient(t *testing.T, ctx context.Context, bin, out, version string, server []string, script func(context.Context, *mcp.ClientSession, *canceller)) {
+	cl := newCanceller()
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcptape-fixture", Version: "1.0.0"}, &mcp.ClientOptions{
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "tape"}}, nil
 		},
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			select {
-			case progress <- fmt.Sprint(req.Params.ProgressToken):
-			default:
-			}
-		},
+		ProgressNotificationHandler: cl.progressHandler,
 	})
 	// The commands run by name from PATH, so that the tape's target does
 	// not name a temporary directory.
@@ -157,11 +151,11 @@ func goClient(t *testing.T, ctx context.Context, bin, out, version string, serve
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "PATH="+path+string(os.PathListSeparator)+os.Getenv("PATH"))
 	cmd.Stderr = io.Discard
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := client.Connect(ctx, cl.transport(&mcp.CommandTransport{Command: cmd}), &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
-	script(ctx, cs, progress)
+	script(ctx, cs, cl)
 	if err := cs.Close(); err != nil {
 		t.Logf("close: %v", err)
 	}
@@ -201,42 +195,11 @@ func call(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name string,
 	return res
 }
 
-// cancelAfterProgress calls a tool with a progress token and cancels the
-// call when the first progress notification for that token arrives.
-// progress carries the tokens of the client's progress notifications: the
-// SDK may hand over a notification of an earlier call after that call
-// returned, and a cancel on it would stop this call before it was sent.
-func cancelAfterProgress(t *testing.T, ctx context.Context, cs *mcp.ClientSession, progress <-chan string, name string, args map[string]any) {
-	const token = "cancel-me"
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		p := &mcp.CallToolParams{Name: name, Arguments: args}
-		p.SetProgressToken(token)
-		_, err := cs.CallTool(cctx, p)
-		done <- err
-	}()
-	timeout := time.After(20 * time.Second)
-	for waiting := true; waiting; {
-		select {
-		case tok := <-progress:
-			waiting = tok != token
-		case <-timeout:
-			t.Fatal("no progress before the cancel")
-		}
-	}
-	cancel()
-	if err := <-done; err == nil {
-		t.Log("the cancelled call returned no error")
-	}
-}
-
 // recordRefserver: a Go SDK client (2026-07-28: server/discover, MRTR)
 // against mcptape serve, with progress, a tool error, a JSON-RPC error,
 // an MRTR elicitation and a cancelled call.
 func recordRefserver(t *testing.T, ctx context.Context, bin, out string) {
-	goClient(t, ctx, bin, out, "", []string{bin, "serve"}, func(ctx context.Context, cs *mcp.ClientSession, progress <-chan string) {
+	goClient(t, ctx, bin, out, "", []string{bin, "serve"}, func(ctx context.Context, cs *mcp.ClientSession, cl *canceller) {
 		if _, err := cs.ListTools(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +208,7 @@ func recordRefserver(t *testing.T, ctx context.Context, bin, out string) {
 		call(t, ctx, cs, "ask", map[string]any{"kind": "elicitation"}, nil)
 		call(t, ctx, cs, "fail", map[string]any{"mode": "tool"}, nil)
 		call(t, ctx, cs, "fail", map[string]any{"mode": "rpc"}, nil)
-		cancelAfterProgress(t, ctx, cs, progress, "sleep", map[string]any{"ms": 5000, "steps": 50})
+		cl.cancelAfterProgress(t, ctx, cs, "sleep", map[string]any{"ms": 5000, "steps": 50})
 		call(t, ctx, cs, "add", map[string]any{"a": 2, "b": 40}, nil)
 	})
 }
@@ -279,11 +242,11 @@ func checkRefserver(t *testing.T, rep *Report, _ string) {
 // go-sdk conformance everything-server: progress, an error, a cancel.
 func recordGoEverything(t *testing.T, ctx context.Context, bin, out string) {
 	server := []string{peertest.GoEverythingServer(t)}
-	goClient(t, ctx, bin, out, "2025-06-18", server, func(ctx context.Context, cs *mcp.ClientSession, progress <-chan string) {
+	goClient(t, ctx, bin, out, "2025-06-18", server, func(ctx context.Context, cs *mcp.ClientSession, cl *canceller) {
 		call(t, ctx, cs, "test_simple_text", nil, nil)
 		call(t, ctx, cs, "test_tool_with_progress", nil, "tok-1")
 		call(t, ctx, cs, "test_error_handling", nil, nil)
-		cancelAfterProgress(t, ctx, cs, progress, "test_tool_with_progress", nil)
+		cl.cancelAfterProgress(t, ctx, cs, "test_tool_with_progress", nil)
 		if _, err := cs.ListPrompts(ctx, nil); err != nil {
 			t.Logf("prompts: %v", err)
 		}
@@ -409,23 +372,18 @@ func checkEverythingHTTP(t *testing.T, rep *Report, _ string) {
 // everything-server (stateful Streamable HTTP): progress and a cancel.
 func recordGoHTTP(t *testing.T, ctx context.Context, _ string, out string) {
 	srv := peertest.GoEverythingHTTP(t, ctx, false)
-	httpProxy(t, ctx, srv.URL, out, func(url string) {
-		progress := make(chan string, 100)
+	cl := newCanceller()
+	httpProxy(t, ctx, peertest.HoldFront(t, srv.URL, `"`+cancelToken+`"`, cl.hold.CancelSent()), out, func(url string) {
 		client := mcp.NewClient(&mcp.Implementation{Name: "mcptape-fixture", Version: "1.0.0"}, &mcp.ClientOptions{
-			ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-				select {
-				case progress <- fmt.Sprint(req.Params.ProgressToken):
-				default:
-				}
-			},
+			ProgressNotificationHandler: cl.progressHandler,
 		})
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		cs, err := client.Connect(ctx, cl.transport(&mcp.StreamableClientTransport{Endpoint: url}), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			t.Fatalf("connect: %v", err)
 		}
 		call(t, ctx, cs, "test_simple_text", nil, nil)
 		call(t, ctx, cs, "test_tool_with_progress", nil, "tok-1")
-		cancelAfterProgress(t, ctx, cs, progress, "test_tool_with_progress", nil)
+		cl.cancelAfterProgress(t, ctx, cs, "test_tool_with_progress", nil)
 		if err := cs.Close(); err != nil {
 			t.Logf("close: %v", err)
 		}

@@ -226,7 +226,7 @@ func TestDuckDBQueries(t *testing.T) {
 	tapeB := filepath.Join(fleet, "tapes", "b.jsonl.zst")
 	tapeC := filepath.Join(fleet, "tapes", "c.jsonl.zst") // the day before
 	recordRefserver(t, ctx, bin, tapeA)                   // MRTR, progress, both errors, a cancel
-	goClient(t, ctx, bin, tapeB, "2025-06-18", []string{bin, "serve"}, func(ctx context.Context, cs *mcp.ClientSession, progress <-chan string) {
+	goClient(t, ctx, bin, tapeB, "2025-06-18", []string{bin, "serve"}, func(ctx context.Context, cs *mcp.ClientSession, cl *canceller) {
 		for i := range 20 { // enough calls for percentiles that differ
 			call(t, ctx, cs, "echo", map[string]any{"message": strconv.Itoa(i)}, nil)
 		}
@@ -234,11 +234,11 @@ func TestDuckDBQueries(t *testing.T) {
 			call(t, ctx, cs, "sleep", map[string]any{"ms": 5 + 5*i, "steps": 2}, "p-b"+strconv.Itoa(i))
 		}
 		call(t, ctx, cs, "fail", map[string]any{"mode": "rpc"}, nil)
-		cancelAfterProgress(t, ctx, cs, progress, "sleep", map[string]any{"ms": 5000, "steps": 50})
+		cl.cancelAfterProgress(t, ctx, cs, "sleep", map[string]any{"ms": 5000, "steps": 50})
 		call(t, ctx, cs, "echo", map[string]any{"message": "after the cancel"}, nil) // the cancel goes out before the close
 	})
 	dayBefore := filepath.Join(t.TempDir(), "c.jsonl.zst")
-	goClient(t, ctx, bin, dayBefore, "", []string{bin, "serve"}, func(ctx context.Context, cs *mcp.ClientSession, _ <-chan string) {
+	goClient(t, ctx, bin, dayBefore, "", []string{bin, "serve"}, func(ctx context.Context, cs *mcp.ClientSession, _ *canceller) {
 		call(t, ctx, cs, "echo", map[string]any{"message": "yesterday"}, nil)
 		call(t, ctx, cs, "add", map[string]any{"a": 1, "b": 2}, nil)
 		call(t, ctx, cs, "fail", map[string]any{"mode": "tool"}, nil)

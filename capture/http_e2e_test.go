@@ -244,25 +244,35 @@ func TestHTTPGoSDKE2E(t *testing.T) {
 	})
 	t.Run("stateless", func(t *testing.T) {
 		srv := peertest.GoEverythingHTTP(t, ctx, true)
-		rig := startProxy(t, srv.URL)
+		// The proxy reaches the server through a front that holds back the
+		// answer to the call cancelled below: the tool answers ~150 ms
+		// after its start, and a cancel later than that (a loaded machine)
+		// found the exchange ended by the server.
+		rig := startProxy(t, peertest.HoldFront(t, srv.URL, `"cancel-me"`, nil))
 		direct := goSession(t, ctx, srv.URL, "")
 		proxied := goSession(t, ctx, viaProxy(rig, srv.URL), "")
 		if direct != proxied {
 			t.Fatalf("outcomes differ\n direct: %s\nproxied: %s", direct, proxied)
 		}
 
-		// Cancellation: closing the response stream is the cancel.
+		// Cancellation: closing the response stream is the cancel, here
+		// on the call's first progress (a fixed 60 ms timer also fired
+		// before the call was sent on a loaded machine).
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
 		cs := goClient(t, ctx, viaProxy(rig, srv.URL), &mcp.ClientOptions{
-			ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {},
+			ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+				if r.Params.ProgressToken == "cancel-me" {
+					cancel()
+				}
+			},
 		}, "")
 		before := len(httpEvents(t, rig.tape.records(), "end"))
-		cctx, cancel := context.WithTimeout(ctx, 60*time.Millisecond) // mid-call: the tool takes ~150 ms
 		p := &mcp.CallToolParams{Name: "test_tool_with_progress"}
 		p.SetProgressToken("cancel-me")
 		if _, err := cs.CallTool(cctx, p); err == nil {
-			t.Log("the call completed before its cancellation")
+			t.Error("the cancelled call completed")
 		}
-		cancel()
 		cs.Close()
 		waitEnded(t, rig, before+1)
 		rig.stop()

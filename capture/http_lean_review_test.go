@@ -34,6 +34,7 @@ var bothPaths = []struct {
 type rawUpstream struct {
 	ln       net.Listener
 	requests atomic.Int64
+	ended    atomic.Int64 // connections whose requests ended (closed, or bytes that are none)
 	wg       sync.WaitGroup
 }
 
@@ -67,6 +68,7 @@ func serveRaw(tb testing.TB, ln net.Listener, answer func(c net.Conn, r *http.Re
 			conns = append(conns, c)
 			mu.Unlock()
 			u.wg.Go(func() {
+				defer u.ended.Add(1)
 				defer c.Close()
 				br := bufio.NewReader(c)
 				for {
@@ -123,12 +125,14 @@ func TestHTTPLeanReviewResponseDesync(t *testing.T) {
 		t.Run(path.name, func(t *testing.T) {
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
+					wrote := make(chan struct{}) // closed once the late bytes are sent
 					up := startRawUpstream(t, func(c net.Conn, r *http.Request) string {
 						if r.URL.Path != "/first" {
 							return "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngood"
 						}
 						if tt.late {
 							go func() {
+								defer close(wrote)
 								time.Sleep(20 * time.Millisecond)
 								io.WriteString(c, smuggled)
 							}()
@@ -139,7 +143,25 @@ func TestHTTPLeanReviewResponseDesync(t *testing.T) {
 					c := dialRig(t, rig)
 					br := bufio.NewReader(c)
 					rawExchange(t, c, br, tt.method+" /first HTTP/1.1\r\nHost: h\r\n\r\n", tt.method)
-					time.Sleep(60 * time.Millisecond) // the late bytes have come
+					if tt.late {
+						// The second request goes after the late bytes (a
+						// fixed sleep was shorter than a loaded machine's
+						// delay of their writer: they then came as the
+						// answer to the second request)...
+						select {
+						case <-wrote:
+						case <-time.After(10 * time.Second):
+							t.Fatal("the late bytes were not sent")
+						}
+					}
+					if path.name == "net-http" {
+						// ... and once net/http's Transport has dropped
+						// the connection: it notices bytes on an idle
+						// connection from the connection's read
+						// goroutine, not when it picks the connection
+						// (see TestHTTPLeanBodylessHeaders).
+						waitFor(t, func() bool { return up.ended.Load() == 1 })
+					}
 					resp, body := rawExchange(t, c, br, "GET /second HTTP/1.1\r\nHost: h\r\n\r\n", "GET")
 					if resp.StatusCode != 200 || body != "good" {
 						t.Errorf("second response: %d %q, want 200 \"good\"", resp.StatusCode, body)
@@ -356,9 +378,18 @@ func TestHTTPLeanReviewHeadTimeout(t *testing.T) {
 			defer c.Close()
 			io.WriteString(c, "GET /mcp HTTP/1.1\r\nHost: h\r\n") // and nothing more
 			dc := <-dl.conns
-			time.Sleep(100 * time.Millisecond)
-			limit := time.Now().Add(leanHeaderTimeout)
-			if d := dc.readDeadline(); d.IsZero() || d.After(limit) {
+			// The deadline is set once the proxy has read the start of the
+			// head, which a loaded machine may do later than any fixed
+			// sleep: the test waits for it, up to a bound.
+			headDeadline := func() (time.Time, bool) {
+				d := dc.readDeadline()
+				return d, !d.IsZero() && !d.After(time.Now().Add(leanHeaderTimeout))
+			}
+			d, ok := headDeadline()
+			for end := time.Now().Add(10 * time.Second); !ok && time.Now().Before(end); d, ok = headDeadline() {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if !ok {
 				t.Errorf("read deadline for the rest of the head: %v from now, want at most %v", time.Until(d).Round(time.Second), leanHeaderTimeout)
 			}
 		})
@@ -411,7 +442,7 @@ func TestHTTPLeanReviewResponseDesyncTLS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			startRawUpstreamOn(t, tls.NewListener(ln, &tls.Config{Certificates: certs}), func(c net.Conn, r *http.Request) string {
+			up := startRawUpstreamOn(t, tls.NewListener(ln, &tls.Config{Certificates: certs}), func(c net.Conn, r *http.Request) string {
 				if r.URL.Path != "/first" {
 					return "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngood"
 				}
@@ -426,6 +457,11 @@ func TestHTTPLeanReviewResponseDesyncTLS(t *testing.T) {
 			br := bufio.NewReader(c)
 			rawExchange(t, c, br, "GET /first HTTP/1.1\r\nHost: h\r\n\r\n", "GET")
 			time.Sleep(60 * time.Millisecond) // the smuggled bytes have come
+			if path.name == "net-http" {
+				// net/http drops the connection from its read goroutine
+				// (see TestHTTPLeanBodylessHeaders)
+				waitFor(t, func() bool { return up.ended.Load() == 1 })
+			}
 			resp, body := rawExchange(t, c, br, "GET /second HTTP/1.1\r\nHost: h\r\n\r\n", "GET")
 			if resp.StatusCode != 200 || body != "good" {
 				t.Errorf("second response: %d %q, want 200 \"good\"", resp.StatusCode, body)

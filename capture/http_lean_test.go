@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -134,6 +135,12 @@ func TestHTTPLeanStaleUpstream(t *testing.T) {
 		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
 	}))
 	up.Config.IdleTimeout = 20 * time.Millisecond
+	var closed atomic.Int64
+	up.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			closed.Add(1)
+		}
+	}
 	up.Start()
 	defer up.Close()
 	rig := startProxy(t, up.URL)
@@ -143,7 +150,10 @@ func TestHTTPLeanStaleUpstream(t *testing.T) {
 		if body := peertest.ReadAnswer(t, resp); resp.StatusCode != http.StatusOK {
 			t.Fatalf("POST %d after the upstream closed the idle connection: %d %q", i, resp.StatusCode, body)
 		}
-		time.Sleep(100 * time.Millisecond) // longer than the upstream's idle timeout
+		// The next POST goes once the upstream has closed the idle
+		// connection: a fixed sleep for it let a loaded machine's late
+		// idle timer keep the connection for the next POST.
+		waitFor(t, func() bool { return closed.Load() == int64(i+1) })
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -184,8 +194,10 @@ func TestHTTPLeanRetry(t *testing.T) {
 // the upstream request.
 func TestHTTPLeanClientGoneWhileWaiting(t *testing.T) {
 	cancelled := make(chan time.Time, 1)
+	arrived := make(chan struct{})
 	up := upstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.ReadAll(r.Body)
+		close(arrived)
 		select {
 		case <-r.Context().Done():
 			cancelled <- time.Now()
@@ -201,7 +213,14 @@ func TestHTTPLeanClientGoneWhileWaiting(t *testing.T) {
 		_, err := freshClient(t).Do(req)
 		errc <- err
 	}()
-	time.Sleep(3 * watchDelay)
+	// The request must be upstream before the client goes: a fixed sleep
+	// for it failed when a loaded machine was slower than that.
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request did not reach the upstream")
+	}
+	time.Sleep(3 * watchDelay) // the watch loop watches the client by now
 	gone := time.Now()
 	cancel()
 	<-errc

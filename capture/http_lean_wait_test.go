@@ -117,8 +117,15 @@ func TestHTTPLeanWholeHeadNoDeadline(t *testing.T) {
 		t.Errorf("%d read deadlines set for whole heads, want 0", n)
 	}
 	// A head that comes in part is read under the head timeout.
+	// The second part goes once the proxy has read the first: a fixed
+	// sleep for that let a loaded machine read both parts at once.
+	reads := dc.reads.Load()
 	io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: h\r\n")
-	time.Sleep(50 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); dc.reads.Load() == reads; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the proxy did not read the first part of the head")
+		}
+	}
 	io.WriteString(c, "Content-Length: 2\r\n\r\n{}")
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
@@ -131,7 +138,8 @@ func TestHTTPLeanWholeHeadNoDeadline(t *testing.T) {
 }
 
 // countingListener hands over the connections it accepts, which count
-// the read deadlines set on them (a zero one, clearing, not counted).
+// the read deadlines set on them (a zero one, clearing, not counted) and
+// the reads that returned bytes.
 type countingListener struct {
 	net.Listener
 	conns chan *countingConn
@@ -149,7 +157,16 @@ func (l *countingListener) Accept() (net.Conn, error) {
 
 type countingConn struct {
 	net.Conn
-	sets atomic.Int64
+	sets  atomic.Int64
+	reads atomic.Int64 // reads that returned bytes
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.reads.Add(1)
+	}
+	return n, err
 }
 
 func (c *countingConn) SetReadDeadline(t time.Time) error {

@@ -70,19 +70,28 @@ func removeBin() {
 // readTape reads a whole tape and fails the test if it is damaged.
 func readTape(t testing.TB, path string) (*tape.Header, []tape.Record, error) {
 	t.Helper()
+	h, recs, warn, err := tryReadTape(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, recs, warn
+}
+
+// tryReadTape is readTape returning its failure (a tape still being
+// written may not have its header on disk yet).
+func tryReadTape(path string) (h *tape.Header, recs []tape.Record, warn, err error) {
 	r, err := tape.Open(path)
 	if err != nil {
-		t.Fatalf("opening the tape: %v", err)
+		return nil, nil, nil, fmt.Errorf("opening the tape: %w", err)
 	}
 	defer r.Close()
-	var recs []tape.Record
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
-			return r.Header(), recs, r.Warning()
+			return r.Header(), recs, r.Warning(), nil
 		}
 		if err != nil {
-			t.Fatalf("reading the tape: %v", err)
+			return nil, nil, nil, fmt.Errorf("reading the tape: %w", err)
 		}
 		recs = append(recs, *rec)
 	}
@@ -441,7 +450,12 @@ func TestRecordKilledLeavesNoOrphanE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return bytes.HasPrefix(stderr.Bytes(), []byte("ready\n")) })
-	time.Sleep(100 * time.Millisecond) // the open event reaches the disk
+	// The open event reaches the disk at the writer's next flush: a fixed
+	// sleep for it failed when a loaded machine delayed that flush.
+	waitFor(t, func() bool {
+		_, recs, _, err := tryReadTape(tp)
+		return err == nil && len(events(recs, tape.EventOpen)) == 1
+	})
 	cmd.Process.Kill()
 	cmd.Wait()
 	_, recs, _ := readTape(t, tp)

@@ -203,7 +203,12 @@ func runSDKSession(t *testing.T, cmd *exec.Cmd, log *syncBuffer) sdkExchange {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": "ada"}}, nil
 		},
 	})
-	tr := &mcp.LoggingTransport{Transport: &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, Writer: log}
+	// The answer to the call cancelled below waits until that call has
+	// returned: else a test goroutine later than the server's answer (150
+	// ms after its first progress) cancels an answered call, which returns
+	// no error and sends no cancel.
+	hold := peertest.NewAnswerHold(`"cancel-me"`)
+	tr := &mcp.LoggingTransport{Transport: hold.Transport(&mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}), Writer: log}
 	// 2025-11-25 keeps server-to-client requests on stdio.
 	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
@@ -247,6 +252,7 @@ func runSDKSession(t *testing.T, cmd *exec.Cmd, log *syncBuffer) sdkExchange {
 	<-cancelProgress
 	ccancel()
 	ex.CancelErr = <-errc != nil
+	hold.Release()
 	ex.After = text("test_simple_text", nil, nil)
 	// The server still answers the cancelled call (late); wait until the
 	// client has read that answer so that its log is complete.

@@ -45,13 +45,26 @@ func (f *fakeLegacy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, "event: endpoint\ndata: %s\n\n", f.endpoint)
 		}
 		w.(http.Flusher).Flush()
+		send := func(m string) {
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", m)
+			w.(http.Flusher).Flush()
+		}
 		for {
 			select {
 			case m := <-f.out:
-				fmt.Fprintf(w, "event: message\ndata: %s\n\n", m)
-				w.(http.Flusher).Flush()
+				send(m)
 			case <-f.end:
-				return
+				// The answers queued before the end go first: a select
+				// with both ready picks at random, and a fixed sleep in
+				// the test before the end was not always enough.
+				for {
+					select {
+					case m := <-f.out:
+						send(m)
+					default:
+						return
+					}
+				}
 			case <-r.Context().Done():
 				return
 			}
@@ -103,7 +116,6 @@ func TestLegacySSERoundTrip(t *testing.T) {
 	}
 	// The server ends the stream: Recv reports it after the queued frames.
 	mustSend(t, c, []byte(`{"jsonrpc":"2.0","id":9,"method":"ping"}`))
-	time.Sleep(50 * time.Millisecond)
 	close(f.end)
 	recvAnswer(t, c, "9")
 	rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
