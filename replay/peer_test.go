@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -197,8 +198,22 @@ func TestReplayGoEverything(t *testing.T) {
 	script, tapePath := recorderScript(t, server)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "replay-test", Version: "1"}, elicitOpts)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: peertest.Command(ctx, []string{script}, nil)},
+	// The call cancelled below is cancelled on its first progress, and its
+	// answer (the tool's, ~150 ms after its start) is held from the client
+	// until the call has returned: a fixed 60 ms timer fired before the
+	// call was sent on a loaded machine, and a cancel later than the
+	// answer is not sent at all.
+	opts := *elicitOpts
+	progressed := make(chan struct{})
+	var once sync.Once
+	opts.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		if r.Params.ProgressToken == "progress-2" {
+			once.Do(func() { close(progressed) })
+		}
+	}
+	hold := peertest.NewAnswerHold(`"progress-2"`)
+	client := mcp.NewClient(&mcp.Implementation{Name: "replay-test", Version: "1"}, &opts)
+	cs, err := client.Connect(ctx, hold.Transport(&mcp.CommandTransport{Command: peertest.Command(ctx, []string{script}, nil)}),
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
@@ -210,14 +225,22 @@ func TestReplayGoEverything(t *testing.T) {
 	}
 	call(t, ctx, cs, "test_elicitation", map[string]any{"message": "name?"})
 	call(t, ctx, cs, "test_sampling", map[string]any{"prompt": "say hi"})
-	// The progress tool takes 150 ms: cancel it half-way.
-	cctx, ccancel := context.WithTimeout(ctx, 60*time.Millisecond)
+	// The progress tool takes 150 ms: cancel it once it reports progress.
+	cctx, ccancel := context.WithCancel(ctx)
 	p = &mcp.CallToolParams{Name: "test_tool_with_progress"}
 	p.SetProgressToken("progress-2")
-	if _, err := cs.CallTool(cctx, p); err == nil {
-		t.Fatal("the cancelled call did not fail")
+	errc := make(chan error, 1)
+	go func() { _, err := cs.CallTool(cctx, p); errc <- err }()
+	select {
+	case <-progressed:
+	case <-ctx.Done():
+		t.Fatal("no progress from the call to cancel")
 	}
 	ccancel()
+	if err := <-errc; err == nil {
+		t.Fatal("the cancelled call did not fail")
+	}
+	hold.Release()
 	call(t, ctx, cs, "test_simple_text", nil)
 	cs.Close()
 	waitFile(t, tapePath)
