@@ -170,36 +170,3 @@ func netHTTPDialing(t *testing.T, dial func(context.Context, string, string) (ne
 	c.Transport.(*http.Transport).DialContext = dial
 	return c
 }
-
-// TestSendWrittenStdioWS checks that over stdio and WebSocket, whose Send
-// returns once the frame is written, Written is called once by then.
-func TestSendWrittenStdioWS(t *testing.T) {
-	tests := []struct {
-		name string
-		dial func(t *testing.T, ctx context.Context) Conn
-	}{
-		{"stdio", func(t *testing.T, _ context.Context) Conn { return dialChild(t, "echo") }},
-		{"websocket", func(t *testing.T, ctx context.Context) Conn {
-			c, err := DialWebSocket(ctx, wsServer(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { c.Close() })
-			return c
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			c := tt.dial(t, ctx)
-			var calls atomic.Int32
-			if _, err := c.Send(ctx, []byte(wsInitFrame), SendOptions{Written: func() { calls.Add(1) }}); err != nil {
-				t.Fatal(err)
-			}
-			if n := calls.Load(); n != 1 {
-				t.Errorf("Written called %d times by the time Send returned, want once", n)
-			}
-		})
-	}
-}
