@@ -127,7 +127,12 @@
 //   - Cancelled calls are not in the latency series and are not errors. A
 //     call answered before its cancel delay is an ordinary call. Over
 //     2025-era HTTP closing the stream right after notifications/cancelled
-//     means only an answer crossing the cancellation can be seen.
+//     means only an answer crossing the cancellation can be seen. The
+//     cancel delay runs from the send, but the cancellation waits for the
+//     call's request to be written (transport.SendOptions.Written) and,
+//     over HTTP, where it goes on another connection, for the answer's
+//     headers or cancelLandGrace after that write: a cancel that overtook
+//     its call would find the server knowing no such request.
 //   - A batch counts as K requests for WithRequests; a member not answered
 //     by the timeout is a timeout error. Over stdio, where a line has no
 //     answer of its own, a ping follows each batch: once it is answered

@@ -348,9 +348,14 @@ func WithNotice(f func(string)) Option {
 }
 
 // WithCancel cancels a share ratio (0 < ratio <= 1) of the calls, each one
-// after waiting d for its answer (0: right after sending it), and reports
-// the cancellations (CancelReport) and the time from each to the server
-// going quiet for that request.
+// after waiting d for its answer from when it was sent (0: right after
+// sending it), and reports the cancellations (CancelReport) and the time
+// from each to the server going quiet for that request. A cancellation
+// never leaves before the call's request has been written on its
+// connection; over HTTP, where it goes on another connection, not before
+// the call's answer headers came or 20 ms passed since that write
+// either, so that it cannot reach the server, or a proxy between, ahead
+// of the call.
 func WithCancel(d time.Duration, ratio float64) Option {
 	return func(o *options) error {
 		if d < 0 {

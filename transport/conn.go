@@ -133,6 +133,21 @@ type SendOptions struct {
 	// the exchange: a caller bounding each request this way pays for no
 	// context and no timer of its own.
 	Deadline time.Time
+	// Written, when not nil, is called once the whole frame has been
+	// written on the connection: over stdio and WebSocket just before
+	// Send returns; over HTTP once the POST, head and body, is written on
+	// its TCP connection (or HTTP/2 stream), which may be long before Send
+	// returns, as a server may hold its answer's headers back. A caller
+	// that sends something about the frame on another connection (a
+	// notifications/cancelled naming it) waits for it so as not to
+	// overtake the frame. It is called at most once, on the goroutine
+	// writing the frame, so it must be quick and must not block; not at
+	// all when the frame could not be written. A Send that returns an
+	// Exchange has called it. Over HTTP with a client of WithHTTPClient
+	// whose Transport does not report httptrace's WroteRequest
+	// (net/http's does), it is called only when the answer's headers
+	// arrive.
+	Written func()
 }
 
 // bound returns ctx bounded by o.Deadline, and its cancel function (a
@@ -216,6 +231,10 @@ type Exchange struct {
 	// answer of its keep-alive connection (see leanConn.roundTrip). Set
 	// before the request.
 	reuseHead bool
+	// wrote is SendOptions.Written made to run once (nil: none), called by
+	// the request's writer: the lean path, net/http's WroteRequest, or
+	// Send once the answer's head came.
+	wrote func()
 }
 
 // MaxErrorBody is the most bytes of a response body kept in Exchange.Body

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync"
@@ -311,8 +312,14 @@ func (c *HTTPConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Ex
 	}
 
 	ex := &Exchange{ID: c.seq.Add(1), Method: http.MethodPost, Sent: time.Now(), reuseHead: c.noHeads}
+	if opt.Written != nil {
+		ex.wrote = sync.OnceFunc(opt.Written)
+	}
 	c.startExchange(ctx, ex, opt.Deadline)
 	resp, lean, err := c.do(p.request(c.post, frame), ex, host)
+	if err == nil && ex.wrote != nil {
+		ex.wrote() // the answer's head came: a transport that reports no write is past it
+	}
 	if err != nil {
 		c.endExchange(ex)
 		if lean {
@@ -378,7 +385,15 @@ func withExchange(req *http.Request, ex *Exchange) *http.Request {
 	if ex == nil {
 		return req
 	}
-	return req.WithContext(ex.context())
+	ctx := ex.context()
+	if wrote := ex.wrote; wrote != nil {
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
+			if w.Err == nil {
+				wrote()
+			}
+		}})
+	}
+	return req.WithContext(ctx)
 }
 
 // isRedirect reports whether http.Client would follow resp.

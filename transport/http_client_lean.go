@@ -478,6 +478,9 @@ func (c *leanConn) roundTrip(t *leanTransport, req *http.Request, ex *Exchange, 
 		Method: requestMethod(req), Target: req.URL.RequestURI(), Host: requestHost(req),
 		Header: req.Header, Mode: http1.Client, Body: b,
 	})
+	if werr == nil && ex != nil && ex.wrote != nil {
+		ex.wrote()
+	}
 	if cap(c.body) > maxKeptBody {
 		c.body = nil
 	}

@@ -183,7 +183,7 @@ func (c *StdioConn) endError(err error) error {
 // contain a newline. If ctx ends while the write is blocked (the server
 // does not read), Send returns ctx's error; if part of the line was
 // already written the connection is broken and every later Send fails.
-// Of opt, only Deadline applies over stdio: it is the write's deadline.
+// Of opt, Deadline (the write's deadline) and Written apply over stdio.
 func (c *StdioConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Exchange, error) {
 	if c.closing.Load() {
 		return nil, ErrClosed
@@ -236,6 +236,9 @@ func (c *StdioConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*E
 		return nil, c.writeFailed(n, len(frame)+1, err)
 	}
 	ex.Responded = time.Now()
+	if opt.Written != nil {
+		opt.Written()
+	}
 	return ex, nil
 }
 

@@ -122,12 +122,16 @@ func TestStdioRoundTrip(t *testing.T) {
 	c := dialChild(t, "echo")
 	ctx := context.Background()
 	frame := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"héllo"}}}`)
-	ex, err := c.Send(ctx, frame, SendOptions{})
+	written := 0
+	ex, err := c.Send(ctx, frame, SendOptions{Written: func() { written++ }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ex.ID != 1 || ex.Method != "" || ex.Status != 0 {
 		t.Errorf("exchange = %+v, want ID 1 and no HTTP data", ex)
+	}
+	if written != 1 {
+		t.Errorf("Written called %d times by the time Send returned, want once", written)
 	}
 	select {
 	case <-ex.Done():

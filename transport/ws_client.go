@@ -147,8 +147,8 @@ func (w *WSConn) endError(err error) error {
 	return fmt.Errorf("transport: websocket %s: %v: %w", w.url, err, ErrServerClosed)
 }
 
-// Send writes frame as one text message. Of opt, only Deadline applies
-// over WebSocket.
+// Send writes frame as one text message. Of opt, Deadline and Written
+// apply over WebSocket.
 func (w *WSConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Exchange, error) {
 	ctx, cancel := opt.bound(ctx)
 	defer cancel()
@@ -166,6 +166,9 @@ func (w *WSConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Exch
 		return nil, fmt.Errorf("transport: websocket send to %s: %w", w.url, err)
 	}
 	ex.Responded = time.Now()
+	if opt.Written != nil {
+		opt.Written()
+	}
 	return ex, nil
 }
 

@@ -42,12 +42,13 @@ func TestWSConnRoundTrips(t *testing.T) {
 		{"batch", `[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":4,"method":"ping"}]`, []string{`"id":`, `"id":`}},
 	}
 	for _, tt := range tests {
-		ex, err := c.Send(ctx, []byte(tt.frame), SendOptions{})
+		written := 0
+		ex, err := c.Send(ctx, []byte(tt.frame), SendOptions{Written: func() { written++ }})
 		if err != nil {
 			t.Fatalf("%s: send: %v", tt.name, err)
 		}
-		if ex.ID == 0 || ex.Responded.Before(ex.Sent) {
-			t.Errorf("%s: exchange %+v", tt.name, ex)
+		if ex.ID == 0 || ex.Responded.Before(ex.Sent) || written != 1 {
+			t.Errorf("%s: exchange %+v, Written called %d times (want once)", tt.name, ex, written)
 		}
 		for _, want := range tt.want {
 			in, err := c.Recv(ctx)

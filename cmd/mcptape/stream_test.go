@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcptape/mcptape/loadgen"
 )
 
 // chatClientLines calls the chat tool twice without waiting: the two
@@ -132,5 +134,39 @@ func TestReplayStreamedChunkBoundaries(t *testing.T) {
 		if c.exact && !strings.Contains(out, "result.stream.parts") {
 			t.Errorf("--exact-chunks: the difference does not name the parts:\n%s", out)
 		}
+	}
+}
+
+// checkFirstBeforeEnd fails the test unless first, a "first chunk"
+// series, and complete, the "complete" series of the same streamed calls,
+// show each call's first part no later than its end: each order
+// statistic of the first parts' times is then at most the ends' (not
+// every first part before every end, nor the medians apart: on a loaded
+// machine a stall can hold a call's first part until its end is read
+// too, and the slowest first part can come after the quickest end). The
+// mean is strictly below: the servers of these tests pause between a
+// call's first part and its end, and a stall would have to swallow that
+// pause for every call to make them equal. A load that reported the end
+// before the first part, or the first part at the end, fails.
+func checkFirstBeforeEnd(t *testing.T, first, complete *loadgen.Series) {
+	t.Helper()
+	stats := []struct {
+		name        string
+		first, last time.Duration
+	}{
+		{"min", first.Min, complete.Min},
+		{"p50", first.P50, complete.P50},
+		{"p90", first.P90, complete.P90},
+		{"p99", first.P99, complete.P99},
+		{"p99.9", first.P999, complete.P999},
+		{"max", first.Max, complete.Max},
+	}
+	for _, s := range stats {
+		if s.first > s.last {
+			t.Errorf("first chunk %s %v after complete %s %v: a call's first part came after its end", s.name, s.first, s.name, s.last)
+		}
+	}
+	if first.Mean >= complete.Mean {
+		t.Errorf("first chunk mean %v, complete mean %v: want the first parts earlier on the whole", first.Mean, complete.Mean)
 	}
 }
