@@ -39,18 +39,25 @@
 // the message it answers: its recorders stamp a message before forwarding
 // it. On an older tape an answer may be stamped just before the message it
 // answers; for those only, Load looks ahead (tape.ReorderWindow) and moves
-// such an answer right after the message it answers. Over HTTP a request is sent on its
-// own goroutine, because Send returns only with the response headers, which
-// some servers hold back until the answer is ready while the recorded
-// client went on (a cancel waits up to a few milliseconds for the POST it
-// cancels, then closes that POST's stream once sent). The exceptions keep
+// such an answer right after the message it answers.
+//
+// Over HTTP a request is sent on its own goroutine, because Send returns
+// only with the response headers, which some servers hold back until the
+// answer is ready while the recorded client went on. The exceptions keep
 // the server's view in the recorded order, whatever the recorded client's
 // transport: initialize is sent synchronously (nothing goes before its
 // answer brings the session id), and so are notifications and responses,
 // each acknowledged (202) before any message recorded after it is sent. A
 // stdio client may pipeline its whole session; over HTTP those messages
-// would otherwise race. Over stdio frames are written in order by the
-// sending goroutine.
+// would otherwise race. A cancel naming a request sent on its own
+// goroutine (or the closing of its stream) waits until the request's POST
+// has been written ([transport.SendOptions].Written), then until the
+// POST's answer headers came or launchGrace (20 ms) passed since that
+// write: it goes on another connection, and must not reach the server, or
+// a proxy between, before the request it names. A POST not written within
+// the timeout holds it no longer (a note says so). The cancel then closes
+// that POST's stream once sent. Over stdio and WebSocket frames are
+// written in order by the sending goroutine.
 //
 // A live initialize answered with an error, where the recording's
 // succeeded, fails the session with that error (every later step would

@@ -61,7 +61,7 @@ type runner struct {
 	cancelled      map[string]bool                // recorded request id keys cancelled live
 	exchReq        map[uint64]string              // live HTTP exchange -> recorded request id key
 	exchanges      map[string]*transport.Exchange // recorded request id key -> its exchange
-	launched       map[string]chan struct{}       // recorded request id key -> closed when its async Send returned
+	launched       map[string]*launch             // recorded request id key -> its async Send
 	twins          map[[2]string][]int            // (related, method) -> Server indexes of server requests
 	sessTwins      map[string][]int               // method -> Server indexes of server requests
 	recNotif       map[string]int                 // recorded notifications per method
@@ -107,7 +107,7 @@ func newRunner(s *Session, o *options, cmp *jsondiff.Comparer, space idSpace) *r
 		srv: map[int]*srvState{}, tokenOwner: s.tokenOwner, recCancelled: s.cancelled, recAnswered: map[string]bool{},
 		maxArrivedResp: -1, respIdx: map[string]int{}, liveParts: map[string]*streamParts{}, early: map[string][][]byte{}, reqStep: map[string]stepDesc{},
 		sentAt: map[string]time.Time{}, cancelled: map[string]bool{},
-		exchReq: map[uint64]string{}, exchanges: map[string]*transport.Exchange{}, launched: map[string]chan struct{}{},
+		exchReq: map[uint64]string{}, exchanges: map[string]*transport.Exchange{}, launched: map[string]*launch{},
 		twins: map[[2]string][]int{}, sessTwins: map[string][]int{},
 		recNotif: map[string]int{}, liveNotif: map[string]int{}, recProgress: map[[2]string]int{}, liveProgress: map[[2]string]int{},
 		rep: &SessionReport{Session: s.ID, Steps: s.StepCount()}, recUnfinished: s.unfinished,
@@ -175,28 +175,6 @@ func (r *runner) run(ctx context.Context) {
 	}
 	r.rep.Duration = time.Since(start)
 	r.finishReport()
-}
-
-// launchGrace is how long a cancel waits for the POST of the request it
-// cancels to be answered with headers, so that it does not overtake it.
-const launchGrace = 20 * time.Millisecond
-
-// awaitLaunched waits until the Send of the request with recorded id key
-// returned, or launchGrace has passed.
-func (r *runner) awaitLaunched(ctx context.Context, key string) {
-	r.mu.Lock()
-	done := r.launched[key]
-	r.mu.Unlock()
-	if done == nil {
-		return
-	}
-	t := time.NewTimer(launchGrace)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-	case <-ctx.Done():
-	}
 }
 
 // afterSend notes what a sent step means for later steps (the caller

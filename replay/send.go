@@ -179,13 +179,13 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 // sending (a cancel, other requests). initialize is not sent this way:
 // its answer carries the session id every later message needs.
 func (r *runner) sendAsync(ctx context.Context, sent []queued, frame []byte) {
-	done := make(chan struct{})
+	l := newLaunch()
 	r.mu.Lock()
 	now := time.Now()
 	for k := range sent {
 		if st := &sent[k].st; st.Kind == jsonrpc.KindRequest {
 			r.sentAt[st.IDKey] = now
-			r.launched[st.IDKey] = done
+			r.launched[st.IDKey] = l
 		}
 	}
 	r.rep.Sent += len(sent) // taken back if the POST fails: its answer may come only as the replay ends
@@ -194,8 +194,8 @@ func (r *runner) sendAsync(ctx context.Context, sent []queued, frame []byte) {
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
-		defer close(done)
-		ex, err := r.conn.Send(ctx, frame, transport.SendOptions{})
+		defer close(l.done)
+		ex, err := r.conn.Send(ctx, frame, transport.SendOptions{Written: l.wrote})
 		if err == nil {
 			for k := range sent {
 				if st := &sent[k].st; st.Kind != jsonrpc.KindRequest {

@@ -101,10 +101,12 @@ func replayCmd() *command {
   the session at once. --stream-path PATH forces it for any tape.
   Over HTTP, initialize is answered and each notification or response
   acknowledged before anything recorded after it is sent (a stdio client may
-  have pipelined them). A cut tape replays up to the cut: answers the server
-  gives to requests whose recorded answers were cut off are noted, not
-  counted. A big tape is read again from the file as it is replayed, so
-  memory does not grow with it.
+  have pipelined them); a cancel (or closing a stream) waits until the POST
+  of the request it names is written and its headers came, or 20ms passed
+  since that write, so as not to overtake it. A cut tape replays up to
+  the cut: answers the server gives to requests whose recorded answers
+  were cut off are noted, not counted. A big tape is read again from the
+  file as it is replayed, so memory does not grow with it.
   Exit code: 0 every answer matched, 1 some differed (or are missing/extra),
   2 the replay failed (bad tape, unknown session, server died, hung or sent
   garbage; the error names the step and why).
