@@ -442,6 +442,7 @@ func TestHTTPLeanReviewResponseDesyncTLS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			wrote := make(chan struct{}) // closed once the smuggled bytes are sent
 			up := startRawUpstreamOn(t, tls.NewListener(ln, &tls.Config{Certificates: certs}), func(c net.Conn, r *http.Request) string {
 				if r.URL.Path != "/first" {
 					return "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngood"
@@ -450,13 +451,22 @@ func TestHTTPLeanReviewResponseDesyncTLS(t *testing.T) {
 				// the proxy's TLS connection may read from the socket along
 				// with the response's: it then waits there, encrypted.
 				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-				return smuggled
+				io.WriteString(c, smuggled)
+				close(wrote)
+				return ""
 			})
 			rig := startProxy(t, "https://"+ln.Addr().String(), append([]HTTPOption{WithInsecureTLS(true)}, path.opts...)...)
 			c := dialRig(t, rig)
 			br := bufio.NewReader(c)
 			rawExchange(t, c, br, "GET /first HTTP/1.1\r\nHost: h\r\n\r\n", "GET")
-			time.Sleep(60 * time.Millisecond) // the smuggled bytes have come
+			// The second request goes after the smuggled bytes (a fixed
+			// 60 ms sleep was shorter than a loaded machine's delay of
+			// their writer: they then came as the answer to the second).
+			select {
+			case <-wrote:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the smuggled bytes were not sent")
+			}
 			if path.name == "net-http" {
 				// net/http drops the connection from its read goroutine
 				// (see TestHTTPLeanBodylessHeaders)

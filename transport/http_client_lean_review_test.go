@@ -76,7 +76,7 @@ func TestLeanReviewNoDesync(t *testing.T) {
 	const stale = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstale"
 	tests := []struct {
 		name, method, first string
-		late                bool // the surplus comes 20 ms after the answer
+		late                bool // the surplus comes once the connection is idle
 	}{
 		{"body longer than content length", "POST", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", false},
 		{"body after 204", "POST", "HTTP/1.1 204 No Content\r\n\r\n", false},
@@ -88,6 +88,12 @@ func TestLeanReviewNoDesync(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var answered atomic.Int32 // over all connections
+			// For a late surplus: idle is closed once the client has read
+			// the first answer (its connection back in the pool), sent once
+			// the server has written the surplus. Waiting for these events,
+			// not for fixed times, keeps a loaded machine from sending the
+			// second request before the surplus is on its way.
+			idle, sent := make(chan struct{}), make(chan struct{})
 			srv := newRawServer(t, func(nc net.Conn, br *bufio.Reader) {
 				eachRequest(br, func() bool {
 					switch {
@@ -95,8 +101,12 @@ func TestLeanReviewNoDesync(t *testing.T) {
 						io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfresh")
 					case tt.late:
 						io.WriteString(nc, tt.first)
-						time.Sleep(20 * time.Millisecond)
+						select {
+						case <-idle:
+						case <-time.After(10 * time.Second):
+						}
 						io.WriteString(nc, stale)
+						close(sent)
 					default:
 						io.WriteString(nc, tt.first+stale)
 					}
@@ -122,7 +132,12 @@ func TestLeanReviewNoDesync(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.late {
-				time.Sleep(50 * time.Millisecond) // the surplus has arrived; less than the old 100 ms probe
+				close(idle)
+				select {
+				case <-sent: // and so on the loopback to the client
+				case <-time.After(10 * time.Second):
+					t.Fatal("the server did not send the surplus")
+				}
 			}
 			got, err := send(http.MethodGet)
 			if got == "stale" {

@@ -125,17 +125,23 @@ func TestLegacySSERoundTrip(t *testing.T) {
 	}
 }
 
+// TestDialLegacySSEErrors: each way a legacy SSE dial fails gives its one-line
+// error. Only the timeout case waits for its deadline; the others fail by
+// themselves, and as short a deadline for them (300 ms) could run out first
+// on a loaded machine ("deadline exceeded", want "404 Not Found").
 func TestDialLegacySSEErrors(t *testing.T) {
+	const ends = 10 * time.Second // a deadline the dial should not reach
 	tests := []struct {
 		name, endpoint string
 		path           string
 		end            bool
+		deadline       time.Duration
 		want           string
 	}{
-		{"cross origin", "http://evil.example/message", "/sse", false, "not on the origin"},
-		{"no endpoint, stream ends", "", "/sse", true, "no endpoint event"},
-		{"no endpoint, timeout", "", "/sse", false, "deadline exceeded"},
-		{"404", "/message", "/nope", false, "404 Not Found"},
+		{"cross origin", "http://evil.example/message", "/sse", false, ends, "not on the origin"},
+		{"no endpoint, stream ends", "", "/sse", true, ends, "no endpoint event"},
+		{"no endpoint, timeout", "", "/sse", false, 300 * time.Millisecond, "deadline exceeded"},
+		{"404", "/message", "/nope", false, ends, "404 Not Found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,7 +149,7 @@ func TestDialLegacySSEErrors(t *testing.T) {
 			if tt.end {
 				close(f.end)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), tt.deadline)
 			defer cancel()
 			c, err := DialLegacySSE(ctx, f.srv.URL+tt.path)
 			if err == nil {

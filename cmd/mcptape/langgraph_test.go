@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,11 +149,81 @@ func TestLangGraphHTTPCutStream(t *testing.T) {
 	if err := rec.stop(); err != nil {
 		t.Fatal(err)
 	}
-	p, dying := startLangGraph(t, "50", "20ms")
-	time.AfterFunc(300*time.Millisecond, func() { _ = p.cmd.Process.Kill() })
+	// Killed once a chat chunk has passed to the replay: a fixed 300 ms
+	// after the server's start came before the replay reached the stream
+	// when a loaded machine made the replay that much slower.
+	p, live := startLangGraph(t, "50", "20ms")
+	dying := killMidStream(t, live, func() { _ = p.cmd.Process.Kill() })
 	start = time.Now()
 	code, out, stderr = runMcptape(t, "", "replay", whole, "--all", "--concurrency", "8", "--timeout", "20s", "--url", dying)
 	if code != 2 || !strings.Contains(out, "ended") || time.Since(start) > 10*time.Second {
 		t.Errorf("replay against a dying server: exit %d after %v, want 2, the stream's end named, soon\n%s%s", code, time.Since(start), out, stderr)
 	}
+}
+
+// killMidStream serves a TCP relay to the server at rawURL and returns the
+// URL through it. kill is called, once, right after the first chat chunk
+// (a content_delta result) has passed from the server to a client. A
+// connection whose server side fails is reset on the client side too, as
+// the server's own would be.
+func killMidStream(t *testing.T, rawURL string, kill func()) string {
+	t.Helper()
+	host := strings.TrimPrefix(rawURL, "http://")
+	host, path, _ := strings.Cut(host, "/")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		once sync.Once
+		wg   sync.WaitGroup
+	)
+	relay := func(c net.Conn) {
+		defer c.Close()
+		up, err := net.Dial("tcp", host)
+		if err != nil {
+			c.(*net.TCPConn).SetLinger(0) // reset, as a refused dial is
+			return
+		}
+		defer up.Close()
+		go func() {
+			io.Copy(up, c)
+			up.(*net.TCPConn).CloseWrite()
+		}()
+		// (The marker, quoted, is not in the tool's description; tail
+		// holds the last bytes of the previous read: a marker may span two.)
+		marker := []byte(`"type":"content_delta"`)
+		var tail []byte
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := up.Read(buf)
+			if n > 0 {
+				if _, werr := c.Write(buf[:n]); werr != nil {
+					return
+				}
+				seen := append(tail, buf[:n]...)
+				if bytes.Contains(seen, marker) {
+					once.Do(kill)
+				}
+				tail = append(tail[:0], seen[max(0, len(seen)-len(marker)+1):]...)
+			}
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					c.(*net.TCPConn).SetLinger(0)
+				}
+				return
+			}
+		}
+	}
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() { relay(c) })
+		}
+	})
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	return "http://" + ln.Addr().String() + "/" + path
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -347,10 +348,43 @@ func TestLoadExitCodes(t *testing.T) {
 // TestLoadInterrupted: Ctrl-C (the context ends) prints the partial
 // report, counts the requests in flight as cancelled and exits 130.
 func TestLoadInterrupted(t *testing.T) {
-	url := refURL(t, refserver.HTTPConfig{})
+	// The interrupt comes once both sessions' calls are at the server: a
+	// fixed 500 ms came before the first request, during the sessions'
+	// setup, when a loaded machine made that slower.
+	s, err := refserver.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := refserver.HTTPHandler(s, refserver.HTTPConfig{})
+	calls := make(chan struct{}, 2)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			select {
+			case calls <- struct{}{}:
+			default:
+			}
+		}
+		ref.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	url := ts.URL + refserver.Path
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	time.AfterFunc(500*time.Millisecond, cancel)
+	go func() {
+		defer cancel()
+		for range cap(calls) {
+			select {
+			case <-calls:
+			case <-ctx.Done(): // the run ended anyway
+				return
+			case <-time.After(20 * time.Second):
+				t.Error("the sessions' calls did not reach the server in 20 s")
+				return
+			}
+		}
+	}()
 	var out, errb bytes.Buffer
 	code := run(ctx, &stdio{in: strings.NewReader(""), out: &out, err: &errb},
 		[]string{"load", "--url", url, "--sessions", "2", "--duration", "1h", "--call", `tools/call sleep {"ms":2000}`, "-q", "--json", "-"})
