@@ -46,26 +46,14 @@ func (r *runner) pickCancel() bool {
 	return int64(float64(n)*r.o.cancelRatio) > int64(float64(n-1)*r.o.cancelRatio)
 }
 
-// cancelLandGrace is how long, at most, a cancellation waits after the
-// call's request was written on its connection for the answer's headers,
-// the proof that the server holds the call. The write alone does not
-// prove it: over HTTP the cancellation goes on another connection, and
-// the server, or a proxy between (mcptape record), reads and forwards
-// each connection on its own goroutine, so a cancel sent the moment the
-// call was written could still be read first. Most servers answer with
-// headers at once; this bounds the wait for those that hold them back
-// until the call ends. It delays a cancellation only when the call was
-// written less than this before the cancel delay ran out (or after).
-const cancelLandGrace = 20 * time.Millisecond
-
 // cancelRoundTrip sends a request, and unless it is answered within the
 // cancel delay, cancels it the way the transport and version call for:
 // notifications/cancelled over stdio; over 2025-era HTTP the notification
 // then closing the response stream; over 2026-07-28 closing the stream.
 // The delay runs from the send; the cancellation never leaves before the
 // call's request has been written on its connection (landed), and over
-// HTTP not before its answer's headers came or cancelLandGrace passed
-// since that write. It then watches the request for up to
+// HTTP not before its answer's headers came or transport.LandGrace
+// passed since that write. It then watches the request for up to
 // CancelQuietWindow. It reports the answer when one came before the
 // cancellation.
 func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id int64, frame []byte, c *call) (reply, bool) {
@@ -81,20 +69,18 @@ func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id i
 	streamCtx, closeStream := context.WithCancel(sctx)
 	defer closeStream()
 	sent := make(chan error, 1)
-	written := make(chan struct{})
+	l := transport.NewLanding()
 	frame = bytes.Clone(frame) // the caller reuses its buffer once we return
 	go func() {
-		_, err := conn.Send(streamCtx, frame, transport.SendOptions{Written: func() { close(written) }})
+		_, err := conn.Send(streamCtx, frame, transport.SendOptions{Written: l.Wrote})
+		l.Sent()
 		sent <- err
 	}()
 	delay := time.NewTimer(s.r.o.cancelAfter)
 	defer delay.Stop()
-	landing := time.NewTimer(cancelLandGrace) // started by the write
-	landing.Stop()
-	defer landing.Stop()
-	var grace <-chan time.Time // landing's, once started
-	due, landed := false, false
-	for !due || !landed {
+	landed := l.Landed() // nil once closed
+	due := false
+	for !due || landed != nil {
 		select {
 		case rep := <-c.done:
 			if rep.err != nil {
@@ -108,12 +94,9 @@ func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id i
 				s.countErr(sctx, c.names, conn, err)
 				return reply{}, false
 			}
-			sent, written, grace, landed = nil, nil, nil, true
-		case <-written:
-			landing.Reset(cancelLandGrace)
-			written, grace = nil, landing.C
-		case <-grace:
-			grace, landed = nil, true
+			sent = nil
+		case <-landed:
+			landed = nil
 		case <-sctx.Done():
 			s.forget(id)
 			s.countErr(sctx, c.names, conn, sctx.Err())

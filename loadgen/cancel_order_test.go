@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/transport"
 )
 
 // TestCancelAfterCallWritten cancels a call over Streamable HTTP whose
@@ -19,7 +20,7 @@ import (
 // answer in full). Against a server sending the call's headers at once
 // the server reads the call first (the cancel leaves once the headers
 // came); against one holding them back the cancel leaves
-// cancelLandGrace after the call's write. The cancel delay still runs
+// transport.LandGrace after the call's write. The cancel delay still runs
 // from the send, not from the write: the cancel follows the write by
 // less than the delay. (Before, the cancel left 300 ms after the send,
 // 100 ms before the call.) Over stdio and WebSocket, TestCancelStdio and
@@ -49,7 +50,7 @@ func TestCancelAfterCallWritten(t *testing.T) {
 			// before this dialer noted the end of the write).
 			var grace time.Duration
 			if held {
-				grace = cancelLandGrace
+				grace = transport.LandGrace
 			}
 			if err := slow.CancelAfterWrite(grace); err != nil {
 				t.Fatal(err)

@@ -131,7 +131,7 @@
 //     cancel delay runs from the send, but the cancellation waits for the
 //     call's request to be written (transport.SendOptions.Written) and,
 //     over HTTP, where it goes on another connection, for the answer's
-//     headers or cancelLandGrace after that write: a cancel that overtook
+//     headers or transport.LandGrace (20 ms) after that write: a cancel that overtook
 //     its call would find the server knowing no such request.
 //   - A batch counts as K requests for WithRequests; a member not answered
 //     by the timeout is a timeout error. Over stdio, where a line has no

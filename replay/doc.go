@@ -52,9 +52,10 @@
 // would otherwise race. A cancel naming a request sent on its own
 // goroutine (or the closing of its stream) waits until the request's POST
 // has been written ([transport.SendOptions].Written), then until the
-// POST's answer headers came or launchGrace (20 ms) passed since that
-// write: it goes on another connection, and must not reach the server, or
-// a proxy between, before the request it names. A POST not written within
+// POST's answer headers came or [transport.LandGrace] (20 ms) passed
+// since that write ([transport.Landing]): it goes on another connection,
+// and must not reach the server, or a proxy between, before the request
+// it names. A POST not written within
 // the timeout holds it no longer (a note says so). The cancel then closes
 // that POST's stream once sent. Over stdio and WebSocket frames are
 // written in order by the sending goroutine.

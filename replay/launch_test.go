@@ -22,10 +22,10 @@ import (
 // never see a cancel for a call it knows, and answer in full). Against a
 // server sending the call's headers at once, the server reads the call
 // first (the cancel leaves once the headers came); against one holding
-// them back, the cancel leaves launchGrace after the call's write. A call
-// not written within the timeout does not hold the cancel, nor the
-// replay, for longer: a note says so. (Before, the cancel left launchGrace
-// after it was due, 280 ms before the call.)
+// them back, the cancel leaves transport.LandGrace after the call's
+// write. A call not written within the timeout does not hold the cancel,
+// nor the replay, for longer: a note says so. (Before, the cancel left
+// 20 ms after it was due, 280 ms before the call.)
 func TestReplayCancelAfterCallWritten(t *testing.T) {
 	const c2s, s2c = "c2s", "s2c"
 	sessions := func(t *testing.T) []*Session {
@@ -86,7 +86,7 @@ func TestReplayCancelAfterCallWritten(t *testing.T) {
 			// before this dialer noted the end of the write).
 			var grace time.Duration
 			if tt.heldHeads {
-				grace = launchGrace
+				grace = transport.LandGrace
 			}
 			if err := held.CancelAfterWrite(grace); err != nil {
 				t.Fatalf("%v:\n%s", err, text.String())

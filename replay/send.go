@@ -179,7 +179,7 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 // sending (a cancel, other requests). initialize is not sent this way:
 // its answer carries the session id every later message needs.
 func (r *runner) sendAsync(ctx context.Context, sent []queued, frame []byte) {
-	l := newLaunch()
+	l := transport.NewLanding()
 	r.mu.Lock()
 	now := time.Now()
 	for k := range sent {
@@ -194,8 +194,8 @@ func (r *runner) sendAsync(ctx context.Context, sent []queued, frame []byte) {
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
-		defer close(l.done)
-		ex, err := r.conn.Send(ctx, frame, transport.SendOptions{Written: l.wrote})
+		defer l.Sent() // once the exchange is known (below)
+		ex, err := r.conn.Send(ctx, frame, transport.SendOptions{Written: l.Wrote})
 		if err == nil {
 			for k := range sent {
 				if st := &sent[k].st; st.Kind != jsonrpc.KindRequest {
