@@ -52,3 +52,53 @@ func TestRequestOnSessionLostAfterSetup(t *testing.T) {
 			rep.Requests, rep.Answered, rep.Setups, rep.Errors)
 	}
 }
+
+// TestSetupAgainWhileRegistering: a session's loops share it; one may set
+// it up again (after a loss) while another registers a request. The
+// session's laziness was written by every setup and read by registerOne
+// after its lock (TestStdioServerExit/restart under -race, in CI): it is
+// now fixed when the session is made. Under -race the old code fails
+// here every time: the setup's write follows the registration's unlock,
+// and the registration's read of it is ordered with neither.
+func TestSetupAgainWhileRegistering(t *testing.T) {
+	o, err := newOptions([]Option{WithSessions(1), WithRequests(1), WithTimeout(10 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.client, err = sharedClient(o); err != nil {
+		t.Fatal(err)
+	}
+	r := &runner{o: o, target: Target{URL: refHTTP(t, refserver.HTTPConfig{JSONResponse: true})}, st: newStats(), work: context.Background(),
+		picker: newPicker(mustCalls(t, "ping"), frameSpec{version: o.version})}
+	s := newSession(r, 0)
+	defer s.close()
+	conn, err := s.ensure(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = 1 << 40 // never sent
+	set := make(chan error, 1)
+	go func() { // another loop: once the registration is in, the session is lost and set up again
+		for {
+			s.mu.Lock()
+			in := s.pending[id] != nil
+			s.mu.Unlock()
+			if in {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		s.lost(conn, fmt.Errorf("the server went away: %w", transport.ErrServerClosed))
+		_, err := s.ensure(context.Background())
+		set <- err
+	}()
+	if drain := s.registerOne(conn, &call{done: make(chan reply, 1)}, id); !drain {
+		t.Error("registerOne on a Streamable HTTP session without a GET stream: want a lazy session (drain)")
+	}
+	if err := <-set; err != nil {
+		t.Fatalf("set up again: %v", err)
+	}
+	if !s.lazy {
+		t.Error("the session set up again is no longer lazy")
+	}
+}

@@ -32,7 +32,8 @@ type session struct {
 	// lazy: the reader runs only while requests are pending (Streamable
 	// HTTP without a GET stream, where every frame answers a request).
 	// Otherwise it runs all along: a stdio child or a server stream must
-	// be drained even when nothing is pending.
+	// be drained even when nothing is pending. Set by newSession, never
+	// written after: read without mu.
 	lazy    bool
 	setupMu sync.Mutex // one setup at a time
 
@@ -81,7 +82,8 @@ func verdictOf(info *jsonrpc.Info) verdict {
 }
 
 func newSession(r *runner, no int) *session {
-	s := &session{r: r, no: no, pending: make(map[int64]*call)}
+	s := &session{r: r, no: no, pending: make(map[int64]*call),
+		lazy: r.target.URL != "" && !r.o.getStream && r.o.streamPath == ""}
 	if r.o.streamPath != "" {
 		// The side stream's server may send every answer to every
 		// session: their ids must not meet (see WithStreamPath).
@@ -137,7 +139,6 @@ func (s *session) setup(ctx context.Context) (transport.Conn, error) {
 		conn = c
 		s.mu.Lock()
 		s.conn = c
-		s.lazy = s.r.target.URL != "" && !s.r.o.getStream && s.r.o.streamPath == ""
 		if !s.lazy {
 			s.reading = true
 			s.wg.Add(1)
