@@ -21,16 +21,17 @@ const LandGrace = 20 * time.Millisecond
 // to it later not to overtake it: the frame has landed once its Send
 // returned (the answer's headers came, or it failed), or LandGrace after
 // it was written on its connection. Pass Wrote as the Send's
-// SendOptions.Written and call Sent when the Send returns.
+// SendOptions.Written and call Sent, once, when the Send returns.
 type Landing struct {
-	written chan struct{}
-	landed  chan struct{}
-	land    func() // closes landed, once
+	written  chan struct{}
+	landed   chan struct{}
+	returned chan struct{}
+	land     func() // closes landed, once
 }
 
 // NewLanding returns a Landing for a frame about to be sent.
 func NewLanding() *Landing {
-	l := &Landing{written: make(chan struct{}), landed: make(chan struct{})}
+	l := &Landing{written: make(chan struct{}), landed: make(chan struct{}), returned: make(chan struct{})}
 	l.land = sync.OnceFunc(func() { close(l.landed) })
 	return l
 }
@@ -42,11 +43,20 @@ func (l *Landing) Wrote() {
 	time.AfterFunc(LandGrace, l.land)
 }
 
-// Sent notes that the frame's Send returned: it has landed.
-func (l *Landing) Sent() { l.land() }
+// Sent notes that the frame's Send returned: it has landed. It is called
+// once.
+func (l *Landing) Sent() {
+	close(l.returned)
+	l.land()
+}
 
 // Written is closed once the frame is written on its connection.
 func (l *Landing) Written() <-chan struct{} { return l.written }
 
 // Landed is closed once the frame has landed.
 func (l *Landing) Landed() <-chan struct{} { return l.landed }
+
+// Returned is closed once the frame's Send returned (Sent): over HTTP,
+// once its answer's headers came or it failed. Something that needs the
+// answer's stream itself, not only the frame landed, waits for it.
+func (l *Landing) Returned() <-chan struct{} { return l.returned }

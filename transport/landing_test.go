@@ -33,7 +33,13 @@ func TestLanding(t *testing.T) {
 			if d := time.Since(start); d != LandGrace {
 				t.Fatalf("landed %v after the write, want %v", d, LandGrace)
 			}
+			if closed(l.Returned()) {
+				t.Fatal("returned by the grace alone")
+			}
 			l.Sent() // later: no second close
+			if !closed(l.Returned()) {
+				t.Fatal("Returned not closed by Sent")
+			}
 		})
 	})
 	t.Run("answer headers before the grace", func(t *testing.T) {
@@ -42,8 +48,8 @@ func TestLanding(t *testing.T) {
 			l.Wrote()
 			time.Sleep(LandGrace / 4)
 			l.Sent()
-			if !closed(l.Landed()) {
-				t.Fatal("not landed once Send returned")
+			if !closed(l.Landed()) || !closed(l.Returned()) {
+				t.Fatal("not landed and returned once Send returned")
 			}
 			time.Sleep(LandGrace) // the grace's timer runs out: no second close
 		})
@@ -52,7 +58,7 @@ func TestLanding(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			l := NewLanding()
 			l.Sent()
-			if !closed(l.Landed()) || closed(l.Written()) {
+			if !closed(l.Landed()) || !closed(l.Returned()) || closed(l.Written()) {
 				t.Fatal("a failed Send must land the frame unwritten")
 			}
 		})
