@@ -127,7 +127,13 @@
 // server messages came on it as the recording holds from it, whatever the
 // speed (the recorded time would let a faster server send more); what
 // comes on it later is dropped, so only what was recorded before the
-// close is compared. A live server request is
+// close is compared. A server may hold the answer's headers back (some
+// send them only with the first event): when the recorded close came
+// after server messages on the stream, the replay waits, up to the
+// timeout, for the live headers, which come before those messages; when
+// it came before any, the recorded client gave the request up before its
+// headers came, and so does the replay, ending that POST (its answer is
+// not expected, as it is not in the recording). A live server request is
 // answered where the recorded client answered its twin, and only then:
 // one without a recorded twin gets the fallback, and counts as extra. The [Report]
 // says per session how many answers matched, differed, are missing or

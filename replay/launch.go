@@ -4,7 +4,19 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/mcptape/mcptape/transport"
 )
+
+// launch is a frame holding requests sent on its own goroutine
+// (sendAsync): when it lands (transport.Landing), and how to end its Send.
+type launch struct {
+	*transport.Landing
+	// abort ends the Send's context: the POST is given up while its
+	// answer's headers have not come, its stream closed after. It is
+	// called once the exchange is complete, to free the context.
+	abort context.CancelFunc
+}
 
 // awaitLaunched waits until the request with recorded id key, if it was
 // sent on its own goroutine (sendAsync), is known to have reached the
@@ -37,5 +49,29 @@ func (r *runner) awaitLaunched(ctx context.Context, key string) {
 	select {
 	case <-l.Landed():
 	case <-ctx.Done():
+	}
+}
+
+// awaitReturned waits until the Send of l returned (its answer's headers
+// came, or it failed), or the timeout passed.
+func (r *runner) awaitReturned(ctx context.Context, l *launch) error {
+	limit := time.NewTimer(r.o.timeout)
+	defer limit.Stop()
+	select {
+	case <-l.Returned():
+	case <-limit.C:
+	case <-ctx.Done():
+		return fmt.Errorf("stopped: %w", ctx.Err())
+	}
+	return nil
+}
+
+// returned reports whether the Send of l returned.
+func returned(l *launch) bool {
+	select {
+	case <-l.Returned():
+		return true
+	default:
+		return false
 	}
 }

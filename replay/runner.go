@@ -61,7 +61,7 @@ type runner struct {
 	cancelled      map[string]bool                // recorded request id keys cancelled live
 	exchReq        map[uint64]string              // live HTTP exchange -> recorded request id key
 	exchanges      map[string]*transport.Exchange // recorded request id key -> its exchange
-	launched       map[string]*transport.Landing  // recorded request id key -> its async Send
+	launched       map[string]*launch             // recorded request id key -> its async Send
 	twins          map[[2]string][]int            // (related, method) -> Server indexes of server requests
 	sessTwins      map[string][]int               // method -> Server indexes of server requests
 	recNotif       map[string]int                 // recorded notifications per method
@@ -107,7 +107,7 @@ func newRunner(s *Session, o *options, cmp *jsondiff.Comparer, space idSpace) *r
 		srv: map[int]*srvState{}, tokenOwner: s.tokenOwner, recCancelled: s.cancelled, recAnswered: map[string]bool{},
 		maxArrivedResp: -1, respIdx: map[string]int{}, liveParts: map[string]*streamParts{}, early: map[string][][]byte{}, reqStep: map[string]stepDesc{},
 		sentAt: map[string]time.Time{}, cancelled: map[string]bool{},
-		exchReq: map[uint64]string{}, exchanges: map[string]*transport.Exchange{}, launched: map[string]*transport.Landing{},
+		exchReq: map[uint64]string{}, exchanges: map[string]*transport.Exchange{}, launched: map[string]*launch{},
 		twins: map[[2]string][]int{}, sessTwins: map[string][]int{},
 		recNotif: map[string]int{}, liveNotif: map[string]int{}, recProgress: map[[2]string]int{}, liveProgress: map[[2]string]int{},
 		rep: &SessionReport{Session: s.ID, Steps: s.StepCount()}, recUnfinished: s.unfinished,

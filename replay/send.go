@@ -179,7 +179,8 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 // sending (a cancel, other requests). initialize is not sent this way:
 // its answer carries the session id every later message needs.
 func (r *runner) sendAsync(ctx context.Context, sent []queued, frame []byte) {
-	l := transport.NewLanding()
+	sctx, abort := context.WithCancel(ctx)
+	l := &launch{Landing: transport.NewLanding(), abort: abort}
 	r.mu.Lock()
 	now := time.Now()
 	for k := range sent {
@@ -195,7 +196,15 @@ func (r *runner) sendAsync(ctx context.Context, sent []queued, frame []byte) {
 	go func() {
 		defer r.bg.Done()
 		defer l.Sent() // once the exchange is known (below)
-		ex, err := r.conn.Send(ctx, frame, transport.SendOptions{Written: l.Wrote})
+		ex, err := r.conn.Send(sctx, frame, transport.SendOptions{Written: l.Wrote})
+		// Ended by closeStream giving the POST up (closeNow), or by the
+		// replay's end: not a failure.
+		given := sctx.Err() != nil
+		if err != nil || ex == nil {
+			abort()
+		} else {
+			ex.AfterDone(abort)
+		}
 		if err == nil {
 			for k := range sent {
 				if st := &sent[k].st; st.Kind != jsonrpc.KindRequest {
@@ -206,7 +215,7 @@ func (r *runner) sendAsync(ctx context.Context, sent []queued, frame []byte) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if err != nil {
-			if !r.closing && ctx.Err() == nil {
+			if !r.closing && !given {
 				r.rep.Sent -= len(sent)
 				r.fail(fmt.Errorf("sending step %d (%s): %w", sent[0].i+1, describeStep(&sent[0].st), err))
 			}
@@ -291,21 +300,33 @@ func (r *runner) cancelTarget(st *Step) string {
 // closeStream closes the HTTP response stream of the request st.Closes
 // names, as the recorded client did: once st.CloseAfter live server
 // messages came on it (what the recording holds from that stream; later
-// ones are dropped), or the timeout passed. Over stdio there is no stream
-// to close.
+// ones are dropped), or the timeout passed. A request sent on its own
+// goroutine whose answer's headers have not come yet (a server may hold
+// them back until its first event) is waited for when the recorded client
+// saw messages on the stream, which come after the headers; when it saw
+// none, it closed the stream before the headers came: its POST is given
+// up (closeNow). Over stdio there is no stream to close.
 func (r *runner) closeStream(ctx context.Context, st *Step) error {
 	key := st.Closes
 	r.awaitLaunched(ctx, key)
 	r.mu.Lock()
 	r.rep.Sent++
-	ex := r.exchanges[key]
-	if ex == nil {
+	ex, l := r.exchanges[key], r.launched[key]
+	r.mu.Unlock()
+	if ex == nil && l != nil && st.CloseAfter > 0 {
+		if err := r.awaitReturned(ctx, l); err != nil {
+			return err
+		}
+	}
+	r.mu.Lock()
+	ex = r.exchanges[key]
+	if ex == nil && (l == nil || returned(l)) { // failed, or no stream of its own
 		r.addNote(fmt.Sprintf("the recorded client closed the stream of %s: no live stream to close", r.requestDesc(key)))
 		r.mu.Unlock()
 		return nil
 	}
 	r.closeAt[key] = st.CloseAfter
-	if r.exchMsgs[ex.ID] >= st.CloseAfter {
+	if ex == nil || r.exchMsgs[ex.ID] >= st.CloseAfter {
 		r.closeNow(key, ex)
 	}
 	r.mu.Unlock()
@@ -318,15 +339,24 @@ func (r *runner) closeStream(ctx context.Context, st *Step) error {
 	return nil
 }
 
-// closeNow closes the live stream ex of the recorded request key. mu is
+// closeNow closes the live stream ex of the recorded request key; with ex
+// nil, its answer's headers have not come: the POST, sent on its own
+// goroutine, is given up, as a client closing the stream then does. What
+// the server would have sent on it is not in the recording either. mu is
 // held.
 func (r *runner) closeNow(key string, ex *transport.Exchange) {
-	if !r.closed[key] {
-		r.closed[key] = true
-		delete(r.closeAt, key)
-		ex.CloseStream()
-		r.notify()
+	if r.closed[key] {
+		return
 	}
+	r.closed[key] = true
+	delete(r.closeAt, key)
+	switch l := r.launched[key]; {
+	case ex != nil:
+		ex.CloseStream()
+	case l != nil:
+		l.abort()
+	}
+	r.notify()
 }
 
 // onClosedStream counts a live message that came on the HTTP exchange and

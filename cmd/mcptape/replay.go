@@ -80,7 +80,10 @@ func replayCmd() *command {
   arrive, or for their recorded gap plus --settle. Where the recorded HTTP
   client closed a request's response stream (the 2026-07-28 cancel), the
   live stream is closed after as many server messages as were recorded on
-  it, and only those are compared.
+  it, and only those are compared; a server holding the answer's headers
+  back is waited for (up to --timeout) when messages came before the
+  recorded close, and the live POST is given up before the headers when
+  none did.
   An answer streamed as several results under one id (the LangGraph
   dialect: content_start, content_delta..., content_end) keeps its request
   in flight until the end part; it is compared as the joined deltas plus the
