@@ -57,7 +57,10 @@
 // and must not reach the server, or a proxy between, before the request
 // it names. A POST not written within
 // the timeout holds it no longer (a note says so). The cancel then closes
-// that POST's stream once sent. Over stdio and WebSocket frames are
+// that POST's stream once sent. A cancel recorded in a batch with other
+// messages is treated the same way, before the batch goes; one naming a
+// request of its own batch waits for nothing: it goes in the same POST,
+// after it. Over stdio and WebSocket frames are
 // written in order by the sending goroutine.
 //
 // A live initialize answered with an error, where the recording's

@@ -54,11 +54,7 @@ func TestReplayCancelAfterCallWritten(t *testing.T) {
 			ts := httptest.NewServer(srv)
 			t.Cleanup(ts.Close)
 			held := &peertest.HeldCalls{Hold: tt.hold}
-			tr := &http.Transport{DialContext: held.DialContext}
-			t.Cleanup(tr.CloseIdleConnections)
-			dial := func(ctx context.Context, s *Session) (transport.Conn, error) {
-				return transport.DialHTTP(ctx, ts.URL+"/mcp", append(HTTPOptions(s), transport.WithHTTPClient(&http.Client{Transport: tr}))...)
-			}
+			dial := heldDial(t, ts.URL+"/mcp", held)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			rep, err := Run(ctx, sessions(t), dial, WithMaxSpeed(), WithTimeout(tt.timeout), WithSettle(50*time.Millisecond))
@@ -99,5 +95,15 @@ func TestReplayCancelAfterCallWritten(t *testing.T) {
 				t.Error("the server read the cancel before its call")
 			}
 		})
+	}
+}
+
+// heldDial dials endpoint over connections of held (HeldCalls: the
+// writes of a tools/call held).
+func heldDial(t *testing.T, endpoint string, held *peertest.HeldCalls) DialFunc {
+	tr := &http.Transport{DialContext: held.DialContext}
+	t.Cleanup(tr.CloseIdleConnections)
+	return func(ctx context.Context, s *Session) (transport.Conn, error) {
+		return transport.DialHTTP(ctx, endpoint, append(HTTPOptions(s), transport.WithHTTPClient(&http.Client{Transport: tr}))...)
 	}
 }

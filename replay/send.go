@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -141,20 +142,10 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 			initialize = initialize || st.Method == "initialize"
 		}
 	}
+	r.markCancels(ctx, sent)
 	if requests && r.async && !initialize {
 		r.sendAsync(ctx, sent, frame)
 		return nil
-	}
-	for k := range sent {
-		if st := &sent[k].st; st.Method == "notifications/cancelled" && st.Kind == jsonrpc.KindNotification {
-			// Marked before sending: the answer may cross the cancel.
-			r.mu.Lock()
-			target := r.cancelTarget(st)
-			r.cancelled[target] = true
-			r.notify()
-			r.mu.Unlock()
-			r.awaitLaunched(ctx, target)
-		}
 	}
 	// Over HTTP this returns once the POST is answered: a notification or
 	// response is acknowledged, initialize answered (its session id
@@ -171,6 +162,29 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 		r.afterSend(&sent[k].st, ex, now)
 	}
 	return nil
+}
+
+// markCancels marks the requests that the notifications/cancelled among
+// sent (a lone cancel, or members of a batch) name as cancelled live,
+// before the frame goes: the answer may cross the cancel. A cancel naming
+// a request sent in an earlier frame on its own goroutine waits until
+// that request has landed (awaitLaunched); one naming a request of the
+// same batch needs not: it goes in the same POST, after it.
+func (r *runner) markCancels(ctx context.Context, sent []queued) {
+	for k := range sent {
+		st := &sent[k].st
+		if st.Method != "notifications/cancelled" || st.Kind != jsonrpc.KindNotification {
+			continue
+		}
+		r.mu.Lock()
+		target := r.cancelTarget(st)
+		r.cancelled[target] = true
+		r.notify()
+		r.mu.Unlock()
+		if !slices.ContainsFunc(sent, func(q queued) bool { return q.st.Kind == jsonrpc.KindRequest && q.st.IDKey == target }) {
+			r.awaitLaunched(ctx, target)
+		}
+	}
 }
 
 // sendAsync sends a frame holding requests on its own goroutine: over

@@ -104,9 +104,9 @@ func replayCmd() *command {
   the session at once. --stream-path PATH forces it for any tape.
   Over HTTP, initialize is answered and each notification or response
   acknowledged before anything recorded after it is sent (a stdio client may
-  have pipelined them); a cancel (or closing a stream) waits until the POST
-  of the request it names is written and its headers came, or 20ms passed
-  since that write, so as not to overtake it. A cut tape replays up to
+  have pipelined them); a cancel (or closing a stream), alone or in a
+  batch, waits until the POST of the request it names is written and its
+  headers came, or 20ms passed since that write, so as not to overtake it. A cut tape replays up to
   the cut: answers the server gives to requests whose recorded answers
   were cut off are noted, not counted. A big tape is read again from the
   file as it is replayed, so memory does not grow with it.

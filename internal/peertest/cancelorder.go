@@ -3,6 +3,7 @@ package peertest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -19,16 +20,18 @@ import (
 // the order in which it reads calls and cancellations, and never answers
 // a call: with HeldHeads it holds the call's headers too, else it sends
 // them at once and holds the event stream, until the client goes away.
-// Tests of a client cancelling a call on another connection than the
-// call's POST (loadgen, replay) use it with a HeldCalls dialer.
+// In a batch (2025-03-26), it notes the cancellations and answers every
+// request at once with an empty result. Tests of a client cancelling a
+// call on another connection than the call's POST (loadgen, replay) use
+// it with a HeldCalls dialer.
 type CancelOrder struct {
 	HeldHeads bool
 	mu        sync.Mutex
 	seen      []string // "call ID", "cancel ID", in the order read
 }
 
-// ServeHTTP answers initialize, notes and holds a call, and notes a
-// cancel (202).
+// ServeHTTP answers initialize (with the version asked for), notes and
+// holds a call, notes a cancel (202), and takes a batch (batch).
 func (o *CancelOrder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.WriteHeader(http.StatusMethodNotAllowed)
@@ -40,9 +43,20 @@ func (o *CancelOrder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	info := jsonrpc.Classify(body)
 	switch {
+	case info.Kind == jsonrpc.KindBatch:
+		o.batch(w, body)
 	case info.Kind == jsonrpc.KindRequest && info.Method == "initialize":
+		var init struct {
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		version := "2025-06-18"
+		if json.Unmarshal(body, &init) == nil && init.Params.ProtocolVersion != "" {
+			version = init.Params.ProtocolVersion
+		}
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"order","version":"1"}}}`, info.ID.Raw)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"order","version":"1"}}}`, info.ID.Raw, version)
 	case info.Kind == jsonrpc.KindRequest:
 		o.note("call " + info.ID.Key())
 		if !o.HeldHeads {
@@ -57,6 +71,32 @@ func (o *CancelOrder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusAccepted)
 	}
+}
+
+// batch notes the cancellations of a batch body and answers its requests
+// with empty results, in one JSON array (202 when it holds none).
+func (o *CancelOrder) batch(w http.ResponseWriter, body []byte) {
+	members, err := jsonrpc.Split(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var answers [][]byte
+	for _, m := range members {
+		info := jsonrpc.Classify(m)
+		switch {
+		case info.Kind == jsonrpc.KindRequest:
+			answers = append(answers, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{}}`, info.ID.Raw))
+		case info.Method == jsonrpc.MethodCancelled:
+			o.note("cancel " + info.CancelTarget.Key())
+		}
+	}
+	if len(answers) == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(append(append([]byte{'['}, bytes.Join(answers, []byte{','})...), ']'))
 }
 
 func (o *CancelOrder) note(s string) {
