@@ -2,13 +2,13 @@ package main
 
 import (
 	"io"
-	"os"
 
 	"github.com/mcptape/mcptape/internal/privfile"
 )
 
 // writeOutput runs write on out: a file created 0600, or stdout for "-"
-// or "". A failed write leaves no file behind.
+// or "". A failed write leaves no file behind (a device or a pipe it
+// wrote to is left alone).
 func writeOutput(st *stdio, out string, write func(io.Writer) error) error {
 	if out == "" || out == "-" {
 		return write(st.out)
@@ -22,7 +22,7 @@ func writeOutput(st *stdio, out string, write func(io.Writer) error) error {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(out)
+		privfile.Remove(out)
 	}
 	return err
 }

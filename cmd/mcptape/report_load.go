@@ -65,7 +65,7 @@ func runLoadReport(st *stdio, paths []string, out, title string) error {
 	}
 	werr := loadreport.WriteHTML(fh, title, runs...)
 	if err := errors.Join(werr, fh.Close()); err != nil {
-		os.Remove(out)
+		privfile.Remove(out)
 		return withCode(2, fmt.Errorf("report %s: %w", out, err))
 	}
 	fmt.Fprintf(st.err, "mcptape report: wrote %s (%d run(s))\n", out, len(runs))
