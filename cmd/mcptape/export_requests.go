@@ -23,7 +23,7 @@ func runExportRequests(ctx context.Context, st *stdio, paths []string, out strin
 		f = analysis.RequestsNDJSON
 	}
 	var stats analysis.RequestsStats
-	err := writeOutput(st, out, func(w io.Writer) error {
+	err := writeOutput(st, out, paths, func(w io.Writer) error {
 		rw, err := analysis.NewRequestsWriter(w, f)
 		if err != nil {
 			return err

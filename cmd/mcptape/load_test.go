@@ -490,6 +490,12 @@ func TestReportLoadRuns(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "Changes against a.json") {
 		t.Errorf("compare: %d %s %.300s", code, stderr, stdout)
 	}
+	if code, _, stderr := runCLI(t, nil, "report", a, "-o", a); code != 2 || !strings.Contains(stderr, "is the input") {
+		t.Errorf("report onto its run: %d %s", code, stderr)
+	}
+	if !isLoadReport(a) {
+		t.Errorf("report onto its run: %s overwritten", a)
+	}
 	tape := filepath.Join(dir, "not-a-run.jsonl")
 	if err := os.WriteFile(tape, []byte(`{"type":"header"}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -2,16 +2,20 @@ package main
 
 import (
 	"io"
+	"os"
 
 	"github.com/mcptape/mcptape/internal/privfile"
 )
 
 // writeOutput runs write on out: a file created 0600, or stdout for "-"
 // or "". A failed write leaves no file behind (a device or a pipe it
-// wrote to is left alone).
-func writeOutput(st *stdio, out string, write func(io.Writer) error) error {
+// wrote to is left alone). An out that is one of the inputs is refused.
+func writeOutput(st *stdio, out string, inputs []string, write func(io.Writer) error) error {
 	if out == "" || out == "-" {
 		return write(st.out)
+	}
+	if err := refuseInputAsOutput(out, inputs); err != nil {
+		return err
 	}
 	file, err := privfile.Create(out)
 	if err != nil {
@@ -25,4 +29,20 @@ func writeOutput(st *stdio, out string, write func(io.Writer) error) error {
 		privfile.Remove(out)
 	}
 	return err
+}
+
+// refuseInputAsOutput returns a usage error when the output file out is
+// one of the input files: writing it would truncate the tape being read
+// (and a failed write would then delete it).
+func refuseInputAsOutput(out string, inputs []string) error {
+	oi, err := os.Stat(out)
+	if err != nil {
+		return nil // a new file
+	}
+	for _, in := range inputs {
+		if ii, err := os.Stat(in); err == nil && os.SameFile(oi, ii) {
+			return usageError("-o %s is the input %s: write to another file", out, in)
+		}
+	}
+	return nil
 }

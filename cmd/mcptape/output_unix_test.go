@@ -30,7 +30,7 @@ func TestWriteOutputFailedOnPipe(t *testing.T) {
 	}
 	defer r.Close()
 	var out, errb bytes.Buffer
-	err = writeOutput(&stdio{out: &out, err: &errb}, path, func(w io.Writer) error {
+	err = writeOutput(&stdio{out: &out, err: &errb}, path, nil, func(w io.Writer) error {
 		io.WriteString(w, "part")
 		return errors.New("disk full")
 	})

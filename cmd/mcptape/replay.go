@@ -229,6 +229,9 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 		return withCode(2, err)
 	}
 	if f.output != "" {
+		if err := refuseInputAsOutput(f.output, args); err != nil {
+			return err
+		}
 		w, closeTape, err := createOutputTape(st, "replay", f.output, f.force, kind, target)
 		if err != nil {
 			return withCode(2, err)

@@ -59,6 +59,9 @@ func runLoadReport(st *stdio, paths []string, out, title string) error {
 	if out == "-" {
 		return loadreport.WriteHTML(st.out, title, runs...)
 	}
+	if err := refuseInputAsOutput(out, paths); err != nil {
+		return err
+	}
 	fh, err := privfile.Create(out)
 	if err != nil {
 		return withCode(2, err)
