@@ -209,6 +209,14 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 	if transport.IsWebSocketURL(f.sse) {
 		return target, nil, nil, nil, usageError("--sse %q: the legacy SSE transport is HTTP; give a ws:// URL with --url", f.sse)
 	}
+	for _, o := range []struct {
+		flag, path string
+		dir        bool
+	}{{"--json", f.jsonOut, false}, {"--hgrm", f.hgrm, true}} {
+		if err := checkOutputPath(o.flag, o.path, o.dir); err != nil {
+			return target, nil, nil, nil, err
+		}
+	}
 	if f.tape == "" && (len(f.calls) == 0) == (f.scenario == "") {
 		return target, nil, nil, nil, usageError("give at least one --call, or a --scenario (not both)")
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/mcptape/mcptape/internal/privfile"
 )
@@ -43,6 +44,33 @@ func refuseInputAsOutput(out string, inputs []string) error {
 		if ii, err := os.Stat(in); err == nil && os.SameFile(oi, ii) {
 			return usageError("-o %s is the input %s: write to another file", out, in)
 		}
+	}
+	return nil
+}
+
+// checkOutputPath returns a usage error when path, an output written only
+// once a run is over (flag names it), cannot be: a directory where a file
+// is wanted (or a file where a directory is), or a file in a directory
+// that does not exist; so that no run is spent to lose its report to a
+// typo. "" and "-" (stdout) pass.
+func checkOutputPath(flag, path string, dir bool) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil {
+		switch {
+		case dir && !fi.IsDir():
+			return usageError("%s %s: not a directory", flag, path)
+		case !dir && fi.IsDir():
+			return usageError("%s %s: is a directory", flag, path)
+		}
+		return nil
+	}
+	if dir {
+		return nil // made with its parents
+	}
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
+		return usageError("%s %s: no directory %s to write it in", flag, path, filepath.Dir(path))
 	}
 	return nil
 }
