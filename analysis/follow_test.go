@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"context"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -146,5 +148,29 @@ func TestFollowOlderTape(t *testing.T) {
 	}
 	if second, first := strings.Index(out.String(), "+0.002s  1"), strings.Index(out.String(), "+0.001s  1"); second < 0 || first < second {
 		t.Errorf("not in file order:\n%s", out.String())
+	}
+}
+
+// TestFollowNotATape: following a file that does not start as a tape
+// fails at once, naming what it holds, whatever is appended later: it
+// waited for ever (16 bytes to describe it that never came).
+func TestFollowNotATape(t *testing.T) {
+	tests := []struct{ name, content, want string }{
+		{name: "short text", content: "hello\n", want: `not zstd data (starts with "hello\n")`},
+		{name: "long text", content: "hello world, not a tape\n", want: `not zstd data (starts with "hello world, not")`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "t.jsonl.zst")
+			if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, err := FollowShow(ctx, path, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || ctx.Err() != nil {
+				t.Errorf("error %v (context %v), want at once one with %q", err, ctx.Err(), tt.want)
+			}
+		})
 	}
 }

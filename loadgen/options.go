@@ -22,6 +22,10 @@ const (
 	// DefaultSetupConcurrency is how many sessions the open model sets up
 	// at once before the clock starts.
 	DefaultSetupConcurrency = 64
+	// MaxSessions bounds the sessions of a run, and in the closed model
+	// its requests in flight (sessions times in flight per session): a
+	// value past it is a typo that would take the machine's memory.
+	MaxSessions = 1_000_000
 )
 
 // Target says where the server is: exactly one of URL (Streamable HTTP),
@@ -116,8 +120,8 @@ func WithGrace(d time.Duration) Option {
 // WithSessions sets the number of sessions (default 1).
 func WithSessions(n int) Option {
 	return func(o *options) error {
-		if n < 1 {
-			return fmt.Errorf("sessions %d: must be at least 1", n)
+		if n < 1 || n > MaxSessions {
+			return fmt.Errorf("sessions %d: must be from 1 to %d", n, MaxSessions)
 		}
 		o.sessions = n
 		return nil
@@ -128,8 +132,8 @@ func WithSessions(n int) Option {
 // (default 1).
 func WithInFlight(k int) Option {
 	return func(o *options) error {
-		if k < 1 {
-			return fmt.Errorf("in flight %d: must be at least 1", k)
+		if k < 1 || k > MaxSessions {
+			return fmt.Errorf("in flight %d: must be from 1 to %d", k, MaxSessions)
 		}
 		o.inflight = k
 		return nil
@@ -430,6 +434,9 @@ func parseOptions(opts []Option) (*options, error) {
 	}
 	if err := o.applyStages(); err != nil {
 		return nil, fmt.Errorf("loadgen: %w", err)
+	}
+	if n := o.sessions * o.inflight; n > MaxSessions {
+		return nil, fmt.Errorf("loadgen: %d sessions with %d in flight each: at most %d requests in flight", o.sessions, o.inflight, MaxSessions)
 	}
 	if o.results != nil && o.batch > 1 {
 		return nil, errors.New("loadgen: results lines are not written for batches")

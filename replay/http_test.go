@@ -241,3 +241,35 @@ func TestReplayPipelinedStdioOverHTTP(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayServerNeverAnswersPOST: a server that takes the POST of
+// initialize and never sends the answer's headers fails the session
+// within the timeout ("no answer within"), as a server that never answers
+// over stdio does; the replay waited for ever.
+func TestReplayServerNeverAnswersPOST(t *testing.T) {
+	sessions := loadTape(t, recordPipelined(t, pipelinedLines))
+	release := make(chan struct{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		<-release
+	})}
+	go hs.Serve(ln)
+	defer hs.Close()
+	defer close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rep, err := Run(ctx, sessions, httpDial("http://"+ln.Addr().String()+"/mcp"), WithMaxSpeed(), WithTimeout(300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the replay waited past the timeout for the answer's headers")
+	}
+	if e := rep.Sessions[0].Error; rep.ExitCode() != 2 || !strings.Contains(e, "sending step 1 (initialize") || !strings.Contains(e, "no answer within 300ms") {
+		t.Errorf("exit %d, error %q: want 2 and no answer to initialize within 300ms", rep.ExitCode(), e)
+	}
+}

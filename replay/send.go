@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -150,7 +151,7 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 	// Over HTTP this returns once the POST is answered: a notification or
 	// response is acknowledged, initialize answered (its session id
 	// known), before anything recorded after it goes.
-	ex, err := r.conn.Send(ctx, frame, transport.SendOptions{})
+	ex, err := r.sendBounded(ctx, frame)
 	if err != nil {
 		return fmt.Errorf("sending step %d (%s): %w", sent[0].i+1, describeStep(&sent[0].st), err)
 	}
@@ -185,6 +186,23 @@ func (r *runner) markCancels(ctx context.Context, sent []queued) {
 			r.awaitLaunched(ctx, target)
 		}
 	}
+}
+
+// sendBounded sends frame and waits, at most the timeout, until it is
+// taken: over HTTP until the answer's headers came (a server that never
+// answered the POST of initialize held the replay for ever). Past the
+// timeout the connection is closed, which ends the Send and the session.
+func (r *runner) sendBounded(ctx context.Context, frame []byte) (*transport.Exchange, error) {
+	var late atomic.Bool
+	timer := time.AfterFunc(r.o.timeout, func() {
+		late.Store(true)
+		r.conn.Close()
+	})
+	ex, err := r.conn.Send(ctx, frame, transport.SendOptions{})
+	if !timer.Stop() && late.Load() {
+		return nil, fmt.Errorf("no answer within %v", r.o.timeout)
+	}
+	return ex, err
 }
 
 // sendAsync sends a frame holding requests on its own goroutine: over

@@ -183,9 +183,10 @@ func newReader(name string, src io.Reader, opts []ReaderOption) (*Reader, error)
 	return r, nil
 }
 
-// describe names what the input holds instead of a tape.
+// describe names what the input holds instead of a tape, from the bytes
+// already read: a growing file (show --follow) may never have 16.
 func describe(br *bufio.Reader) string {
-	head, _ := br.Peek(16)
+	head, _ := br.Peek(min(16, br.Buffered()))
 	switch {
 	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
 		return "gzip data, not zstd"

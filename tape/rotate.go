@@ -219,10 +219,11 @@ func (r *Rotator) create() (*Writer, string, time.Time, error) {
 	opts := append(append([]Option(nil), r.c.Options...), WithExclusive(), WithRecovery(r.onGap(path)))
 	w, err := Create(path, h, opts...)
 	if err != nil {
-		os.Remove(path) // a file begun on a full disk; nothing if it existed (O_EXCL failed)
 		if errors.Is(err, os.ErrExist) {
 			r.seq = seq // another process took the number: skip it next time
+			return nil, "", start, err
 		}
+		os.Remove(path) // a file begun on a full disk (O_EXCL made it ours)
 		return nil, "", start, err
 	}
 	r.seq = seq

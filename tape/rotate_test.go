@@ -3,8 +3,10 @@ package tape
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -403,5 +405,40 @@ func TestRotatorTimeOrderStats(t *testing.T) {
 	}
 	if sum.Reordered != st.Reordered || sum.Late != st.Late || sum.LateMaxNs != st.LateMax {
 		t.Errorf("joined stats event reordered %d late %d (max %d), the Rotator's %d %d (%d)", sum.Reordered, sum.Late, sum.LateMaxNs, st.Reordered, st.Late, st.LateMax)
+	}
+}
+
+// TestRotateSparesTakenName: when another recorder of the same name
+// created the next tape first (O_EXCL fails), the rotation fails and that
+// tape stays, content included; the next rotation takes the next number.
+func TestRotateSparesTakenName(t *testing.T) {
+	dir := t.TempDir()
+	r, err := NewRotator(RotateConfig{Base: filepath.Join(dir, "x.jsonl.zst"), Header: testHeader()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	now := time.Now()
+	var theirs []string // tape 2 for every second the rotation can start in
+	for d := -time.Second; d <= 3*time.Second; d += time.Second {
+		p := filepath.Join(dir, SegmentName("x", 2, now.Add(d)))
+		if err := os.WriteFile(p, []byte("another recorder's tape"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		theirs = append(theirs, p)
+	}
+	if err := r.Rotate(); !errors.Is(err, os.ErrExist) {
+		t.Fatalf("rotate onto a taken name: %v, want an error wrapping ErrExist", err)
+	}
+	for _, p := range theirs {
+		if b, err := os.ReadFile(p); err != nil || string(b) != "another recorder's tape" {
+			t.Errorf("%s: %q, %v: the other recorder's tape was touched", filepath.Base(p), b, err)
+		}
+	}
+	if err := r.Rotate(); err != nil {
+		t.Fatal(err)
+	}
+	if _, seq, _, _ := ParseSegmentName(filepath.Base(r.Stats().Path)); seq != 3 {
+		t.Errorf("next tape %s, want number 3", r.Stats().Path)
 	}
 }

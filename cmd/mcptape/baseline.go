@@ -40,7 +40,7 @@ func baselineCmd() *command {
 					}
 					return withCode(2, err)
 				}
-				if err := writeOutput(st, *out, func(w io.Writer) error { return analysis.WriteSurface(w, s) }); err != nil {
+				if err := writeOutput(st, *out, args, func(w io.Writer) error { return analysis.WriteSurface(w, s) }); err != nil {
 					return withCode(2, err)
 				}
 				if *out != "-" {

@@ -111,7 +111,7 @@ func runCheck(ctx context.Context, st *stdio, paths []string, out string, write 
 		}
 		return usageError("%v", err)
 	}
-	if err := writeOutput(st, out, func(w io.Writer) error { return write(w, res) }); err != nil {
+	if err := writeOutput(st, out, paths, func(w io.Writer) error { return write(w, res) }); err != nil {
 		return withCode(2, err)
 	}
 	for _, e := range res.Errors {

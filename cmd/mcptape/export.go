@@ -66,7 +66,7 @@ func runExport(ctx context.Context, st *stdio, args []string, out string, f anal
 	}
 	defer r.Close()
 	var stats analysis.ExportStats
-	err = writeOutput(st, out, func(w io.Writer) (err error) {
+	err = writeOutput(st, out, args, func(w io.Writer) (err error) {
 		stats, err = analysis.ExportTape(ctx, r, w, f)
 		return err
 	})

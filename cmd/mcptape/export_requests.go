@@ -11,11 +11,16 @@ import (
 )
 
 // runExportRequests writes the requests table of the tapes at paths ("-"
-// for stdin, once) to out (or stdout for "-"), in the format out's
-// extension names. A failed export leaves no output file behind.
+// for stdin, once; a directory for its tapes, a rotated recording's read
+// as one) to out (or stdout for "-"), in the format out's extension names.
+// A failed export leaves no output file behind.
 func runExportRequests(ctx context.Context, st *stdio, paths []string, out string) error {
 	if len(paths) == 0 {
 		return usageError("want at least one tape (usage: mcptape export TAPE... --format requests [-o FILE])")
+	}
+	groups, err := groupTapes(paths, false) // tapes.go
+	if err != nil {
+		return withCode(2, err)
 	}
 	defer tuneGC(analysis.RecommendedGCPercent)()
 	f := analysis.RequestsFormatFor(out)
@@ -23,14 +28,14 @@ func runExportRequests(ctx context.Context, st *stdio, paths []string, out strin
 		f = analysis.RequestsNDJSON
 	}
 	var stats analysis.RequestsStats
-	err := writeOutput(st, out, func(w io.Writer) error {
+	err = writeOutput(st, out, paths, func(w io.Writer) error {
 		rw, err := analysis.NewRequestsWriter(w, f)
 		if err != nil {
 			return err
 		}
 		stdinUsed := false
-		for _, path := range paths {
-			if err = addRequestsTape(ctx, st, rw, path, &stdinUsed); err != nil {
+		for _, g := range groups {
+			if err = addRequestsTape(ctx, st, rw, g, &stdinUsed); err != nil {
 				break
 			}
 		}
@@ -53,10 +58,12 @@ func runExportRequests(ctx context.Context, st *stdio, paths []string, out strin
 	return nil
 }
 
-// addRequestsTape adds the rows of the tape at path to rw.
-func addRequestsTape(ctx context.Context, st *stdio, rw *analysis.RequestsWriter, path string, stdinUsed *bool) error {
+// addRequestsTape adds the rows of the tapes of one recording (a group of
+// groupTapes) to rw.
+func addRequestsTape(ctx context.Context, st *stdio, rw *analysis.RequestsWriter, group []string, stdinUsed *bool) error {
 	var r *tape.Reader
 	var err error
+	path := group[0]
 	if path == "-" {
 		if *stdinUsed {
 			return fmt.Errorf("-: stdin named twice")
@@ -64,7 +71,7 @@ func addRequestsTape(ctx context.Context, st *stdio, rw *analysis.RequestsWriter
 		*stdinUsed = true
 		r, err = openStdinTape(st.in)
 	} else {
-		r, err = tape.Open(path)
+		r, err = tape.OpenJoined(group)
 	}
 	if err != nil {
 		return err

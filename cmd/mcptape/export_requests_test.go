@@ -69,3 +69,27 @@ func TestExportRequestsCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestExportRequestsDirectory: a directory of tapes is exported as its
+// tapes are, as the other export formats take it (it failed: "read DIR: is
+// a directory").
+func TestExportRequestsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"stdio.jsonl.zst", "http.jsonl.zst"} {
+		data, err := os.ReadFile(filepath.Join(exportFixtures, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, want, stderr := runMcptape(t, "", "export", filepath.Join(dir, "http.jsonl.zst"), filepath.Join(dir, "stdio.jsonl.zst"), "--format", "requests")
+	if code != 0 || want == "" {
+		t.Fatalf("export of the files: exit code %d: %s", code, stderr)
+	}
+	code, got, stderr := runMcptape(t, "", "export", dir, "--format", "requests")
+	if code != 0 || got != want {
+		t.Errorf("export of the directory: exit code %d, %s\n%d bytes, want the files' %d", code, stderr, len(got), len(want))
+	}
+}

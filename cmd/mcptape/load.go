@@ -129,8 +129,8 @@ func loadCmd() *command {
 			fs.StringVar(&f.session, "session", "", "with --tape: replay only the recorded session `ID` (default: all, in turn)")
 			fs.StringVar(&f.speed, "speed", "1", "with --tape: recorded spacing divided by `N`; max sends as soon as causality allows")
 			fs.BoolVar(&f.unbatch, "unbatch", false, "with --tape: send the members of a recorded batch one by one (default: as the recorded batch)")
-			fs.IntVar(&f.sessions, "sessions", 1, "virtual sessions (each its own MCP session; over stdio its own child process)")
-			fs.IntVar(&f.inflight, "inflight", 1, "closed model: requests in flight per session")
+			fs.IntVar(&f.sessions, "sessions", 1, "virtual sessions (each its own MCP session; over stdio its own child process; at most 1000000)")
+			fs.IntVar(&f.inflight, "inflight", 1, "closed model: requests in flight per session (sessions times this: at most 1000000)")
 			fs.DurationVar(&f.think, "think", 0, "closed model: pause between an answer and the next request")
 			fs.StringVar(&f.rate, "rate", "", "open model: arrivals per second, `R/s` (also R/m)")
 			fs.IntVar(&f.maxInflight, "max-inflight", loadgen.DefaultMaxInFlight, "open model: most requests in flight; later arrivals are dropped and counted")
@@ -208,6 +208,14 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 	}
 	if transport.IsWebSocketURL(f.sse) {
 		return target, nil, nil, nil, usageError("--sse %q: the legacy SSE transport is HTTP; give a ws:// URL with --url", f.sse)
+	}
+	for _, o := range []struct {
+		flag, path string
+		dir        bool
+	}{{"--json", f.jsonOut, false}, {"--hgrm", f.hgrm, true}} {
+		if err := checkOutputPath(o.flag, o.path, o.dir); err != nil {
+			return target, nil, nil, nil, err
+		}
 	}
 	if f.tape == "" && (len(f.calls) == 0) == (f.scenario == "") {
 		return target, nil, nil, nil, usageError("give at least one --call, or a --scenario (not both)")

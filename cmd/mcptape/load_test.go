@@ -36,6 +36,11 @@ func refURL(t *testing.T, cfg refserver.HTTPConfig, opts ...refserver.Option) st
 
 func TestLoadUsage(t *testing.T) {
 	url := "http://127.0.0.1:1/mcp"
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		want string
@@ -63,6 +68,11 @@ func TestLoadUsage(t *testing.T) {
 		{[]string{"load", "--call", "ping", "--requests", "1", "--stream-path", "/mcp/stream", "--", "srv"}, "--stream-path needs an http"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--stream-path", "mcp/stream"}, "want a path"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--stream-path", "/s", "--get-stream"}, "exclude each other"},
+		// Outputs written once the run is over are checked before it.
+		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--json", dir}, "--json " + dir + ": is a directory"},
+		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--json", filepath.Join(dir, "no", "r.json")}, "no directory"},
+		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--hgrm", file}, "--hgrm " + file + ": not a directory"},
+		{[]string{"load", "--url", url, "--call", "ping", "--find-max", "--threshold", "errors<1%", "--json", dir}, "is a directory"},
 	}
 	for _, c := range cases {
 		code, _, stderr := runCLI(t, nil, c.args...)
@@ -489,6 +499,12 @@ func TestReportLoadRuns(t *testing.T) {
 	code, stdout, stderr := runCLI(t, nil, "report", a, b, "-o", "-")
 	if code != 0 || !strings.Contains(stdout, "Changes against a.json") {
 		t.Errorf("compare: %d %s %.300s", code, stderr, stdout)
+	}
+	if code, _, stderr := runCLI(t, nil, "report", a, "-o", a); code != 2 || !strings.Contains(stderr, "is the input") {
+		t.Errorf("report onto its run: %d %s", code, stderr)
+	}
+	if !isLoadReport(a) {
+		t.Errorf("report onto its run: %s overwritten", a)
 	}
 	tape := filepath.Join(dir, "not-a-run.jsonl")
 	if err := os.WriteFile(tape, []byte(`{"type":"header"}`+"\n"), 0o600); err != nil {

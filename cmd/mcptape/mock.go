@@ -151,6 +151,13 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 	case f.ws != "":
 		kind, target = "ws", f.ws
 	}
+	ln, err := mockListen(ctx, st, f)
+	if err != nil {
+		return withCode(2, err)
+	}
+	if ln != nil {
+		defer ln.Close() // when no Serve took it
+	}
 	if f.output != "" {
 		w, closeTape, err := createOutputTape(st, "mock", f.output, false, kind, target)
 		if err != nil {
@@ -170,7 +177,7 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 	if err != nil {
 		return withCode(2, errors.New(strings.TrimPrefix(err.Error(), "mock: ")))
 	}
-	err = serveMock(ctx, st, f, m)
+	err = serveMock(ctx, st, f, m, ln)
 	rep := m.Report()
 	if werr := rep.WriteText(st.err); werr != nil && err == nil {
 		err = werr
@@ -186,23 +193,35 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 	return nil
 }
 
-// serveMock serves m on the transport the flags name.
-func serveMock(ctx context.Context, st *stdio, f *mockFlags, m *mock.Mock) error {
+// mockListen listens on the address of --http, --sse or --ws (nil for
+// stdio), before the mock is made: a bad or busy address is then one line
+// of error, not a report of a mock that never served, nor an -o tape left
+// behind.
+func mockListen(ctx context.Context, st *stdio, f *mockFlags) (net.Listener, error) {
 	addr := cmp.Or(f.http, f.sse, f.ws)
 	if addr == "" {
-		return m.ServeStdio(ctx, st.in, st.out)
+		return nil, nil
 	}
 	a, err := listenAddr(addr)
 	if err != nil {
-		return usageError("--http/--sse/--ws: %v", err)
+		return nil, usageError("--http/--sse/--ws: %v", err)
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, listenNetwork(a), a)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
 		fmt.Fprintf(st.err, "mcptape mock: warning: listening on %s, which other machines can reach; use 127.0.0.1:PORT to stay local\n", ln.Addr())
+	}
+	return ln, nil
+}
+
+// serveMock serves m on ln (stdio when nil) with the transport the flags
+// name.
+func serveMock(ctx context.Context, st *stdio, f *mockFlags, m *mock.Mock, ln net.Listener) error {
+	if ln == nil {
+		return m.ServeStdio(ctx, st.in, st.out)
 	}
 	if f.ws != "" {
 		fmt.Fprintf(st.err, "listening on ws://%s/mcp\n", ln.Addr())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,12 +27,20 @@ func TestMockUsageErrors(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	out := filepath.Join(dir, "out.jsonl.zst")
 	tests := []struct {
 		name string
 		args []string
 		want string
 	}{
 		{"no tape", []string{"mock"}, "want one tape"},
+		{"bad port", []string{"mock", basicTape, "--http", "127.0.0.1:99999"}, `bad port "99999"`},
+		{"busy address", []string{"mock", basicTape, "--sse", busy.Addr().String(), "-o", out}, "address already in use"},
 		{"two tapes", []string{"mock", basicTape, basicTape}, "want one tape"},
 		{"http and sse", []string{"mock", basicTape, "--http", "1", "--sse", "2"}, "either --http or --sse"},
 		{"stateless alone", []string{"mock", basicTape, "--stateless"}, "--stateless needs --http"},
@@ -50,6 +59,9 @@ func TestMockUsageErrors(t *testing.T) {
 				t.Errorf("exit %d, stderr %q: want exit 2 and one line with %q", code, stderr, tt.want)
 			}
 		})
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("-o %s made though the mock never served", out)
 	}
 }
 

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -46,6 +48,49 @@ func TestOutputOverExistingFile(t *testing.T) {
 			}
 			if fi.Size() <= int64(len("old")) {
 				t.Errorf("file not rewritten: %d bytes", fi.Size())
+			}
+		})
+	}
+}
+
+// TestOutputOverInput: -o naming the tape being read is refused (exit
+// code 2) and the tape stays as it was: writing it truncated the input,
+// replacing the recording by its export, or deleting it when the export
+// then failed (har of a stdio tape, requests of the emptied tape).
+func TestOutputOverInput(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(exportFixtures, "stdio.jsonl.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string // the tape is added after them, -o TAPE last
+	}{
+		{name: "export ndjson", args: []string{"export", "--format", "ndjson"}},
+		{name: "export har", args: []string{"export", "--format", "har"}},
+		{name: "export requests", args: []string{"export", "--format", "requests"}},
+		{name: "report", args: []string{"report"}},
+		{name: "baseline", args: []string{"baseline"}},
+		{name: "check", args: []string{"check"}},
+		{name: "replay", args: []string{"replay", "--force", "--speed", "max"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
+			if err := os.WriteFile(tp, src, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args := append(append(tt.args, tp), "-o", "./"+filepath.Base(tp))
+			if tt.name == "replay" {
+				args = append(args, "--", "false")
+			}
+			t.Chdir(filepath.Dir(tp)) // the same file under another name
+			code, _, stderr := runMcptape(t, "", args...)
+			if code != 2 || !strings.Contains(stderr, "is the input") {
+				t.Errorf("exit code %d, stderr %q: want 2 and the output refused", code, stderr)
+			}
+			if got, err := os.ReadFile(tp); err != nil || !bytes.Equal(got, src) {
+				t.Errorf("the tape changed (%d bytes, %v)", len(got), err)
 			}
 		})
 	}

@@ -177,10 +177,20 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	if err != nil {
 		return err // "listen tcp 127.0.0.1:8931: bind: address already in use"
 	}
+	var metricsLn net.Listener // before the tape: a busy address leaves none behind
+	if metrics != nil {
+		if metricsLn, err = listenMetrics(ctx, metricsAddr); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	w, err := h.rotate.open(path, c.Force, httpHeader(c.Header, h, ln.Addr().String(), start), logf,
 		tape.WithFlushInterval(c.Flush), tape.WithLevel(cmp.Or(c.Level, tape.DefaultLevel)))
 	if err != nil {
 		ln.Close()
+		if metricsLn != nil {
+			metricsLn.Close()
+		}
 		return err
 	}
 	tw.w = w
@@ -191,12 +201,7 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 		logf("warning: listening on %s, which other machines can reach: anyone who can connect uses your upstream session and ends up in the tape; use 127.0.0.1:PORT to stay local", ln.Addr())
 	}
 	if metrics != nil {
-		at, stop, err := serveMetrics(ctx, metricsAddr, metrics, logf)
-		if err != nil {
-			ln.Close()
-			w.Close()
-			return err
-		}
+		at, stop := serveMetrics(ctx, metricsLn, metrics, logf)
 		defer stop()
 		logf("metrics on http://%s/metrics, health on /healthz", at)
 	}

@@ -144,14 +144,19 @@ func (m *proxyMetrics) handler() http.Handler {
 	return mux
 }
 
-// serveMetrics serves m on addr until ctx ends; it returns once listening,
-// with the address and a function that stops the server.
-func serveMetrics(ctx context.Context, addr string, m *proxyMetrics, logf func(string, ...any)) (string, func(), error) {
+// listenMetrics listens on the --metrics address addr.
+func listenMetrics(ctx context.Context, addr string) (net.Listener, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, listenNetwork(addr), addr)
 	if err != nil {
-		return "", nil, fmt.Errorf("--metrics: %w", err)
+		return nil, fmt.Errorf("--metrics: %w", err)
 	}
+	return ln, nil
+}
+
+// serveMetrics serves m on ln until ctx ends; it returns at once, with
+// the address and a function that stops the server.
+func serveMetrics(ctx context.Context, ln net.Listener, m *proxyMetrics, logf func(string, ...any)) (string, func()) {
 	srv := &http.Server{Handler: m.handler(), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
@@ -166,7 +171,7 @@ func serveMetrics(ctx context.Context, addr string, m *proxyMetrics, logf func(s
 		srv.Shutdown(sctx)
 		<-done
 	}
-	return ln.Addr().String(), stop, nil
+	return ln.Addr().String(), stop
 }
 
 // tapeCountersOf reads the open tape's size, the bytes recorded and the

@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -152,5 +154,37 @@ func TestMetricsMethodLabelsBounded(t *testing.T) {
 	}
 	if got := m.methodLabel("m3"); got != "m3" {
 		t.Errorf("known label: %q", got)
+	}
+}
+
+// TestRecordBusyAddress: a --listen or --metrics address in use is one
+// line of error and leaves no tape behind (one left by --metrics made the
+// same command, run again once the address was free, fail: the -o file
+// existed).
+func TestRecordBusyAddress(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{name: "listen", args: []string{"--listen", busy.Addr().String()}},
+		{name: "metrics", args: []string{"--listen", "127.0.0.1:0", "--metrics", busy.Addr().String()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
+			args := append([]string{"record", "--upstream", "http://127.0.0.1:1/mcp", "-o", tp}, tt.args...)
+			code, _, stderr := runMcptape(t, "", args...)
+			if code == 0 || !strings.Contains(stderr, "address already in use") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("exit code %d, stderr %q: want a failure, one line", code, stderr)
+			}
+			if _, err := os.Stat(tp); err == nil {
+				t.Errorf("tape %s left behind", tp)
+			}
+		})
 	}
 }

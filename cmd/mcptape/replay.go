@@ -112,7 +112,8 @@ func replayCmd() *command {
   file as it is replayed, so memory does not grow with it.
   Exit code: 0 every answer matched, 1 some differed (or are missing/extra),
   2 the replay failed (bad tape, unknown session, server died, hung or sent
-  garbage; the error names the step and why).
+  garbage; the error names the step and why), 130 interrupted (Ctrl-C or
+  SIGTERM: the report so far is printed).
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f replayFlags
@@ -232,6 +233,9 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 		return withCode(2, err)
 	}
 	if f.output != "" {
+		if err := refuseInputAsOutput(f.output, args); err != nil {
+			return err
+		}
 		w, closeTape, err := createOutputTape(st, "replay", f.output, f.force, kind, target)
 		if err != nil {
 			return withCode(2, err)
@@ -241,6 +245,9 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 	}
 	rep, err := replay.Run(ctx, sessions, dial, opts...)
 	if err != nil {
+		if ctx.Err() != nil {
+			return withCode(exitInterrupted, ctx.Err())
+		}
 		return withCode(2, err)
 	}
 	if f.format == "json" {
@@ -250,6 +257,9 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 	}
 	if err != nil {
 		return withCode(2, err)
+	}
+	if ctx.Err() != nil { // Ctrl-C or SIGTERM: not a failure of the server
+		return withCode(exitInterrupted, errors.New("interrupted: the report is partial"))
 	}
 	switch rep.ExitCode() {
 	case 0:

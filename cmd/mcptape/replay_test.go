@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcptape/mcptape/tape"
 )
@@ -192,5 +194,26 @@ func TestReplayCommand(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "differ from the recording in 1 of 1 sessions") {
 		t.Errorf("stderr %q", stderr)
+	}
+}
+
+// TestReplayInterrupted: a replay stopped by Ctrl-C or SIGTERM (its
+// context cancelled) prints the report so far and exits 130, as load and
+// the offline commands do, not 2 ("failed: context canceled"), which
+// blamed the server.
+func TestReplayInterrupted(t *testing.T) {
+	bin := serveBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	var out, errb bytes.Buffer
+	// The recorded spacing times 10000: the replay is still waiting when
+	// the context ends.
+	code := run(ctx, &stdio{in: strings.NewReader(""), out: &out, err: &errb},
+		[]string{"replay", basicTape, "--speed", "0.0001", "--", bin, "serve"})
+	if code != exitInterrupted || !strings.Contains(errb.String(), "interrupted") {
+		t.Errorf("exit code %d, stderr %q: want %d, interrupted", code, errb.String(), exitInterrupted)
+	}
+	if !strings.Contains(out.String(), `session "stdio-1"`) {
+		t.Errorf("no partial report on stdout:\n%s", out.String())
 	}
 }

@@ -84,7 +84,7 @@ func runReport(ctx context.Context, st *stdio, args []string, out string, opts .
 	}
 	defer r.Close()
 	var rep *analysis.Report
-	err = writeOutput(st, out, func(w io.Writer) (err error) {
+	err = writeOutput(st, out, args, func(w io.Writer) (err error) {
 		rep, err = analysis.WriteHTMLReportTape(ctx, r, w, opts...)
 		return err
 	})

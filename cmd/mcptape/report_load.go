@@ -59,13 +59,16 @@ func runLoadReport(st *stdio, paths []string, out, title string) error {
 	if out == "-" {
 		return loadreport.WriteHTML(st.out, title, runs...)
 	}
+	if err := refuseInputAsOutput(out, paths); err != nil {
+		return err
+	}
 	fh, err := privfile.Create(out)
 	if err != nil {
 		return withCode(2, err)
 	}
 	werr := loadreport.WriteHTML(fh, title, runs...)
 	if err := errors.Join(werr, fh.Close()); err != nil {
-		os.Remove(out)
+		privfile.Remove(out)
 		return withCode(2, fmt.Errorf("report %s: %w", out, err))
 	}
 	fmt.Fprintf(st.err, "mcptape report: wrote %s (%d run(s))\n", out, len(runs))

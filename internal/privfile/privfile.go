@@ -17,11 +17,16 @@ const Mode os.FileMode = 0o600
 // applies only to a file it creates). On Unix that is mode 0600. On
 // Windows, where permission bits are only a read-only flag, the file gets
 // a protected access list (nothing inherited from its folder) that grants
-// the current user alone full access.
+// the current user alone full access. A path that is not a regular file
+// (a device such as /dev/null, a named pipe) is opened as it is, its
+// access left alone: it is the system's, not a copy of the data.
 func Create(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, Mode)
 	if err != nil {
 		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		return f, nil
 	}
 	if err := restrict(f); err != nil {
 		f.Close()
@@ -45,4 +50,14 @@ func CreateNew(path string) (*os.File, error) {
 		return nil, fmt.Errorf("make %s private: %w", path, err)
 	}
 	return f, nil
+}
+
+// Remove removes the output file at path that could not be written
+// whole, as Create opened it; a path that is not a regular file (a
+// device such as /dev/full, a named pipe, a symbolic link) is left
+// alone.
+func Remove(path string) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+		os.Remove(path)
+	}
 }

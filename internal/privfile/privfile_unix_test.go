@@ -1,0 +1,77 @@
+//go:build unix
+
+package privfile
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// fifo makes a named pipe of mode 0644 in a temporary directory, with a
+// reader open on it so that opening it for writing does not block.
+func fifo(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return path
+}
+
+// TestCreateNotRegular: Create opens a path that is not a regular file
+// (here a named pipe; /dev/null alike) without changing its mode.
+func TestCreateNotRegular(t *testing.T) {
+	path := fifo(t)
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("data\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want the pipe's own 0644", fi.Mode().Perm())
+	}
+}
+
+// TestRemove: Remove deletes a regular file, and leaves alone what is
+// not one (a device such as /dev/full that failed a write, a pipe).
+func TestRemove(t *testing.T) {
+	reg := filepath.Join(t.TempDir(), "out")
+	if err := os.WriteFile(reg, []byte("part"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pipe := fifo(t)
+	tests := []struct {
+		name, path string
+		kept       bool
+	}{
+		{name: "regular file", path: reg, kept: false},
+		{name: "named pipe", path: pipe, kept: true},
+		{name: "missing", path: filepath.Join(t.TempDir(), "none"), kept: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			Remove(tt.path)
+			_, err := os.Lstat(tt.path)
+			if kept := err == nil; kept != tt.kept {
+				t.Errorf("kept %v, want %v (%v)", kept, tt.kept, err)
+			}
+		})
+	}
+}
