@@ -241,3 +241,38 @@ func TestReplayPipelinedStdioOverHTTP(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayHTTPServerHoldsHeaders: a server that takes the POST of
+// initialize (sent alone, before anything else) and never sends the
+// answer's headers fails the session after the timeout, not never.
+func TestReplayHTTPServerHoldsHeaders(t *testing.T) {
+	sessions := loadTape(t, recordPipelined(t, pipelinedLines))
+	release := make(chan struct{})
+	defer close(release)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		io.Copy(io.Discard, req.Body)
+		select {
+		case <-release:
+		case <-req.Context().Done():
+		}
+	})}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rep, err := Run(ctx, sessions, httpDial("http://"+ln.Addr().String()+"/mcp"), WithMaxSpeed(), WithTimeout(300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the replay waited for the headers past its timeout")
+	}
+	sr := rep.Sessions[0]
+	if rep.ExitCode() != 2 || sr.Error == "" || !strings.Contains(sr.Error, "within 300ms") {
+		t.Fatalf("exit %d, error %q; want 2 and a step not answered within 300ms", rep.ExitCode(), sr.Error)
+	}
+}

@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -150,7 +151,10 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 	// Over HTTP this returns once the POST is answered: a notification or
 	// response is acknowledged, initialize answered (its session id
 	// known), before anything recorded after it goes.
-	ex, err := r.conn.Send(ctx, frame, transport.SendOptions{})
+	ex, err := r.sendBounded(ctx, frame)
+	if errors.Is(err, errSendTimeout) {
+		return fmt.Errorf("sending step %d (%s): not answered within %v", sent[0].i+1, describeStep(&sent[0].st), r.o.timeout)
+	}
 	if err != nil {
 		return fmt.Errorf("sending step %d (%s): %w", sent[0].i+1, describeStep(&sent[0].st), err)
 	}
@@ -162,6 +166,36 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 		r.afterSend(&sent[k].st, ex, now)
 	}
 	return nil
+}
+
+// errSendTimeout is sendBounded's error for a POST not answered in time.
+var errSendTimeout = errors.New("send timed out")
+
+// sendBounded sends frame. Over HTTP, where Send waits for the answer's
+// headers, which a server may hold back forever, it gives up after the
+// timeout with errSendTimeout; the exchange, once answered, lives on
+// until it ends.
+func (r *runner) sendBounded(ctx context.Context, frame []byte) (*transport.Exchange, error) {
+	if !r.async {
+		return r.conn.Send(ctx, frame, transport.SendOptions{})
+	}
+	sctx, cancel := context.WithCancelCause(ctx)
+	timer := time.AfterFunc(r.o.timeout, func() { cancel(errSendTimeout) })
+	ex, err := r.conn.Send(sctx, frame, transport.SendOptions{})
+	timer.Stop()
+	if err != nil {
+		cancel(nil)
+		if cause := context.Cause(sctx); errors.Is(cause, errSendTimeout) && ctx.Err() == nil {
+			return nil, cause
+		}
+		return ex, err
+	}
+	if ex == nil {
+		cancel(nil)
+	} else {
+		ex.AfterDone(func() { cancel(nil) })
+	}
+	return ex, nil
 }
 
 // markCancels marks the requests that the notifications/cancelled among
