@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -274,5 +275,52 @@ func TestReplayHTTPServerHoldsHeaders(t *testing.T) {
 	sr := rep.Sessions[0]
 	if rep.ExitCode() != 2 || sr.Error == "" || !strings.Contains(sr.Error, "within 300ms") {
 		t.Fatalf("exit %d, error %q; want 2 and a step not answered within 300ms", rep.ExitCode(), sr.Error)
+	}
+}
+
+// TestReplayHTTPAnswerBrokenOff: a server that dies while it streams the
+// answer to a request (its connection cut after the event stream's
+// headers) fails the session at once, naming the request, rather than
+// after the timeout.
+func TestReplayHTTPAnswerBrokenOff(t *testing.T) {
+	sessions := loadTape(t, recordPipelined(t, pipelinedLines))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		switch {
+		case bytes.Contains(body, []byte(`"initialize"`)):
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Mcp-Session-Id", "s1")
+			id := body[bytes.Index(body, []byte(`"id":`))+5:]
+			id = id[:bytes.IndexAny(id, ",}")]
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"f","version":"1"}}}`, id)
+		case !bytes.Contains(body, []byte(`"id"`)):
+			w.WriteHeader(http.StatusAccepted)
+		default: // a request: the stream starts, then the server dies
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}
+	})}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	rep, err := Run(ctx, sessions, httpDial("http://"+ln.Addr().String()+"/mcp"), WithMaxSpeed(), WithTimeout(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	sr := rep.Sessions[0]
+	if rep.ExitCode() != 2 || !strings.Contains(sr.Error, "ended the answer") || took > 15*time.Second {
+		t.Fatalf("exit %d, error %q after %v; want 2 and an answer broken off, well before the 30s timeout", rep.ExitCode(), sr.Error, took)
 	}
 }

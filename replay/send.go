@@ -252,6 +252,7 @@ func (r *runner) sendAsync(ctx context.Context, sent []queued, frame []byte) {
 			abort()
 		} else {
 			ex.AfterDone(abort)
+			r.watchBroken(ctx, ex, sent)
 		}
 		if err == nil {
 			for k := range sent {
