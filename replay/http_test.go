@@ -324,3 +324,28 @@ func TestReplayHTTPAnswerBrokenOff(t *testing.T) {
 		t.Fatalf("exit %d, error %q after %v; want 2 and an answer broken off, well before the 30s timeout", rep.ExitCode(), sr.Error, took)
 	}
 }
+
+// TestReplayStdioServerDoesNotRead: a stdio server that stops reading its
+// input once it answered initialize cannot hold the replay past the
+// timeout when a recorded line is longer than the pipe holds: the write
+// is bounded.
+func TestReplayStdioServerDoesNotRead(t *testing.T) {
+	big := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"message":"` + strings.Repeat("x", 300_000) + `"}}}` + "\n"
+	sessions := loadTape(t, recordPipelined(t, pipelinedLines+big))
+	dial := func(ctx context.Context, _ *Session) (transport.Conn, error) {
+		const script = `read -r x; id=$(printf '%s' "$x" | sed 's/.*"id":\([^,}]*\).*/\1/'); printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id"; exec sleep 30`
+		return transport.DialStdio(ctx, []string{"sh", "-c", script}, transport.WithGrace(100*time.Millisecond))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rep, err := Run(ctx, sessions, dial, WithMaxSpeed(), WithTimeout(300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the replay waited for the server to read past its timeout")
+	}
+	if sr := rep.Sessions[0]; rep.ExitCode() != 2 || !strings.Contains(sr.Error, "did not read it within 300ms") {
+		t.Fatalf("exit %d, error %q; want 2 and a step the server did not read within 300ms", rep.ExitCode(), sr.Error)
+	}
+}

@@ -153,7 +153,11 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 	// known), before anything recorded after it goes.
 	ex, err := r.sendBounded(ctx, frame)
 	if errors.Is(err, errSendTimeout) {
-		return fmt.Errorf("sending step %d (%s): not answered within %v", sent[0].i+1, describeStep(&sent[0].st), r.o.timeout)
+		what := "the server did not read it"
+		if r.async {
+			what = "not answered"
+		}
+		return fmt.Errorf("sending step %d (%s): %s within %v", sent[0].i+1, describeStep(&sent[0].st), what, r.o.timeout)
 	}
 	if err != nil {
 		return fmt.Errorf("sending step %d (%s): %w", sent[0].i+1, describeStep(&sent[0].st), err)
@@ -168,16 +172,22 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 	return nil
 }
 
-// errSendTimeout is sendBounded's error for a POST not answered in time.
+// errSendTimeout is sendBounded's error for a frame not written, or a
+// POST not answered, in time.
 var errSendTimeout = errors.New("send timed out")
 
-// sendBounded sends frame. Over HTTP, where Send waits for the answer's
-// headers, which a server may hold back forever, it gives up after the
-// timeout with errSendTimeout; the exchange, once answered, lives on
-// until it ends.
+// sendBounded sends frame, giving up after the timeout with
+// errSendTimeout: over stdio and WebSocket, where Send returns once the
+// frame is written, when the server does not read it; over HTTP, where
+// Send waits for the answer's headers, when the server holds them back.
+// An HTTP exchange, once answered, lives on until it ends.
 func (r *runner) sendBounded(ctx context.Context, frame []byte) (*transport.Exchange, error) {
 	if !r.async {
-		return r.conn.Send(ctx, frame, transport.SendOptions{})
+		ex, err := r.conn.Send(ctx, frame, transport.SendOptions{Deadline: time.Now().Add(r.o.timeout)})
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, errSendTimeout
+		}
+		return ex, err
 	}
 	sctx, cancel := context.WithCancelCause(ctx)
 	timer := time.AfterFunc(r.o.timeout, func() { cancel(errSendTimeout) })
