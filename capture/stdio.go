@@ -213,6 +213,7 @@ func RunStdio(ctx context.Context, o StdioOptions) (Result, error) {
 	r.startPumps()
 	r.superviseChild(ctx)
 	r.drain()
+	child.KillRest() // a grandchild the server left: the policy of internal/proc
 	res := r.result()
 	rec.event(tape.EventExit, "", exitData{Code: res.ExitCode, Signal: res.Signal, Sent: res.Sent})
 	rec.event(tape.EventClose, "", closeData{By: res.Reason})

@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -242,24 +243,26 @@ func TestReplayPipelinedStdioOverHTTP(t *testing.T) {
 	}
 }
 
-// TestReplayServerNeverAnswersPOST: a server that takes the POST of
-// initialize and never sends the answer's headers fails the session
-// within the timeout ("no answer within"), as a server that never answers
-// over stdio does; the replay waited for ever.
-func TestReplayServerNeverAnswersPOST(t *testing.T) {
+// TestReplayHTTPServerHoldsHeaders: a server that takes the POST of
+// initialize (sent alone, before anything else) and never sends the
+// answer's headers fails the session after the timeout, not never.
+func TestReplayHTTPServerHoldsHeaders(t *testing.T) {
 	sessions := loadTape(t, recordPipelined(t, pipelinedLines))
 	release := make(chan struct{})
+	defer close(release)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		<-release
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		io.Copy(io.Discard, req.Body)
+		select {
+		case <-release:
+		case <-req.Context().Done():
+		}
 	})}
 	go hs.Serve(ln)
-	defer hs.Close()
-	defer close(release)
+	t.Cleanup(func() { hs.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	rep, err := Run(ctx, sessions, httpDial("http://"+ln.Addr().String()+"/mcp"), WithMaxSpeed(), WithTimeout(300*time.Millisecond))
@@ -267,9 +270,82 @@ func TestReplayServerNeverAnswersPOST(t *testing.T) {
 		t.Fatal(err)
 	}
 	if ctx.Err() != nil {
-		t.Fatal("the replay waited past the timeout for the answer's headers")
+		t.Fatal("the replay waited for the headers past its timeout")
 	}
-	if e := rep.Sessions[0].Error; rep.ExitCode() != 2 || !strings.Contains(e, "sending step 1 (initialize") || !strings.Contains(e, "no answer within 300ms") {
-		t.Errorf("exit %d, error %q: want 2 and no answer to initialize within 300ms", rep.ExitCode(), e)
+	sr := rep.Sessions[0]
+	if rep.ExitCode() != 2 || sr.Error == "" || !strings.Contains(sr.Error, "within 300ms") {
+		t.Fatalf("exit %d, error %q; want 2 and a step not answered within 300ms", rep.ExitCode(), sr.Error)
+	}
+}
+
+// TestReplayHTTPAnswerBrokenOff: a server that dies while it streams the
+// answer to a request (its connection cut after the event stream's
+// headers) fails the session at once, naming the request, rather than
+// after the timeout.
+func TestReplayHTTPAnswerBrokenOff(t *testing.T) {
+	sessions := loadTape(t, recordPipelined(t, pipelinedLines))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		switch {
+		case bytes.Contains(body, []byte(`"initialize"`)):
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Mcp-Session-Id", "s1")
+			id := body[bytes.Index(body, []byte(`"id":`))+5:]
+			id = id[:bytes.IndexAny(id, ",}")]
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"f","version":"1"}}}`, id)
+		case !bytes.Contains(body, []byte(`"id"`)):
+			w.WriteHeader(http.StatusAccepted)
+		default: // a request: the stream starts, then the server dies
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}
+	})}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	rep, err := Run(ctx, sessions, httpDial("http://"+ln.Addr().String()+"/mcp"), WithMaxSpeed(), WithTimeout(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	sr := rep.Sessions[0]
+	if rep.ExitCode() != 2 || !strings.Contains(sr.Error, "ended the answer") || took > 15*time.Second {
+		t.Fatalf("exit %d, error %q after %v; want 2 and an answer broken off, well before the 30s timeout", rep.ExitCode(), sr.Error, took)
+	}
+}
+
+// TestReplayStdioServerDoesNotRead: a stdio server that stops reading its
+// input once it answered initialize cannot hold the replay past the
+// timeout when a recorded line is longer than the pipe holds: the write
+// is bounded.
+func TestReplayStdioServerDoesNotRead(t *testing.T) {
+	big := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"message":"` + strings.Repeat("x", 300_000) + `"}}}` + "\n"
+	sessions := loadTape(t, recordPipelined(t, pipelinedLines+big))
+	dial := func(ctx context.Context, _ *Session) (transport.Conn, error) {
+		const script = `read -r x; id=$(printf '%s' "$x" | sed 's/.*"id":\([^,}]*\).*/\1/'); printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id"; exec sleep 30`
+		return transport.DialStdio(ctx, []string{"sh", "-c", script}, transport.WithGrace(100*time.Millisecond))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rep, err := Run(ctx, sessions, dial, WithMaxSpeed(), WithTimeout(300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the replay waited for the server to read past its timeout")
+	}
+	if sr := rep.Sessions[0]; rep.ExitCode() != 2 || !strings.Contains(sr.Error, "did not read it within 300ms") {
+		t.Fatalf("exit %d, error %q; want 2 and a step the server did not read within 300ms", rep.ExitCode(), sr.Error)
 	}
 }

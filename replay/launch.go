@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/transport"
 )
 
@@ -74,4 +75,46 @@ func returned(l *launch) bool {
 	default:
 		return false
 	}
+}
+
+// brokenGrace bounds the wait, once an HTTP answer broke off, for the
+// receiver to take the answer it may have carried.
+const brokenGrace = time.Second
+
+// watchBroken fails the session when the HTTP answer ex to the requests
+// among sent breaks off (its stream failed: the server died or cut the
+// connection) and one of them is still unanswered brokenGrace later:
+// waiting for the timeout would only delay the same verdict. A request
+// cancelled or whose stream the replay closed, or whose streamed answer
+// had begun (reported unfinished), is left to the usual end. ctx is the
+// session's.
+func (r *runner) watchBroken(ctx context.Context, ex *transport.Exchange, sent []queued) {
+	ex.AfterDone(func() {
+		err := ex.Err()
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		time.AfterFunc(brokenGrace, func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if r.closing || r.failure != nil {
+				return
+			}
+			for k := range sent {
+				st := &sent[k].st
+				key := st.IDKey
+				if st.Kind != jsonrpc.KindRequest || r.cancelled[key] || r.closed[key] {
+					continue
+				}
+				if _, waiting := r.respIdx[key]; !waiting {
+					continue
+				}
+				if _, streaming := r.liveStreamStarted(key); streaming {
+					continue
+				}
+				r.fail(fmt.Errorf("the server ended the answer to %s without it: %w", r.requestDesc(key), err))
+				return
+			}
+		})
+	})
 }

@@ -65,9 +65,19 @@ func (r *runner) connError(err error) error {
 			}
 		}
 	}
-	if sc, ok := r.conn.(interface{ ExitErr() error }); ok && errors.Is(err, transport.ErrServerClosed) {
-		if ee := sc.ExitErr(); ee != nil {
-			return fmt.Errorf("the server closed the connection (%v)%s", ee, waiting)
+	sc, ok := r.conn.(interface {
+		Exited() <-chan struct{}
+		ExitErr() error
+	})
+	if ok && errors.Is(err, transport.ErrServerClosed) {
+		select {
+		case <-sc.Exited():
+			status := "exit status 0"
+			if ee := sc.ExitErr(); ee != nil {
+				status = ee.Error()
+			}
+			return fmt.Errorf("the server closed the connection (%s)%s", status, waiting)
+		default:
 		}
 	}
 	return fmt.Errorf("receiving%s: %w", waiting, err)

@@ -152,6 +152,7 @@ func TestReplayBrokenServers(t *testing.T) {
 		timeout            time.Duration
 	}{
 		{"dies", `read line; exit 3`, "the server closed the connection (exit status 3) before answering step 1 (initialize, recorded id 1)", long},
+		{"exits", `read line; exit 0`, "the server closed the connection (exit status 0) before answering step 1 (initialize, recorded id 1)", long},
 		{"hangs", `cat >/dev/null`, "no answer to initialize, recorded id 1 within 300ms", 300 * time.Millisecond},
 		{"garbage", `read line; echo 'this is not json'; cat >/dev/null`, `not JSON: "this is not json"`, long},
 		{"not-jsonrpc", `read line; echo '{"hello":1}'; cat >/dev/null`, `not a JSON-RPC message`, long},

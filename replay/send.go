@@ -3,9 +3,9 @@ package replay
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -152,6 +152,13 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 	// response is acknowledged, initialize answered (its session id
 	// known), before anything recorded after it goes.
 	ex, err := r.sendBounded(ctx, frame)
+	if errors.Is(err, errSendTimeout) {
+		what := "the server did not read it"
+		if r.async {
+			what = "not answered"
+		}
+		return fmt.Errorf("sending step %d (%s): %s within %v", sent[0].i+1, describeStep(&sent[0].st), what, r.o.timeout)
+	}
 	if err != nil {
 		return fmt.Errorf("sending step %d (%s): %w", sent[0].i+1, describeStep(&sent[0].st), err)
 	}
@@ -163,6 +170,42 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 		r.afterSend(&sent[k].st, ex, now)
 	}
 	return nil
+}
+
+// errSendTimeout is sendBounded's error for a frame not written, or a
+// POST not answered, in time.
+var errSendTimeout = errors.New("send timed out")
+
+// sendBounded sends frame, giving up after the timeout with
+// errSendTimeout: over stdio and WebSocket, where Send returns once the
+// frame is written, when the server does not read it; over HTTP, where
+// Send waits for the answer's headers, when the server holds them back.
+// An HTTP exchange, once answered, lives on until it ends.
+func (r *runner) sendBounded(ctx context.Context, frame []byte) (*transport.Exchange, error) {
+	if !r.async {
+		ex, err := r.conn.Send(ctx, frame, transport.SendOptions{Deadline: time.Now().Add(r.o.timeout)})
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, errSendTimeout
+		}
+		return ex, err
+	}
+	sctx, cancel := context.WithCancelCause(ctx)
+	timer := time.AfterFunc(r.o.timeout, func() { cancel(errSendTimeout) })
+	ex, err := r.conn.Send(sctx, frame, transport.SendOptions{})
+	timer.Stop()
+	if err != nil {
+		cancel(nil)
+		if cause := context.Cause(sctx); errors.Is(cause, errSendTimeout) && ctx.Err() == nil {
+			return nil, cause
+		}
+		return ex, err
+	}
+	if ex == nil {
+		cancel(nil)
+	} else {
+		ex.AfterDone(func() { cancel(nil) })
+	}
+	return ex, nil
 }
 
 // markCancels marks the requests that the notifications/cancelled among
@@ -186,23 +229,6 @@ func (r *runner) markCancels(ctx context.Context, sent []queued) {
 			r.awaitLaunched(ctx, target)
 		}
 	}
-}
-
-// sendBounded sends frame and waits, at most the timeout, until it is
-// taken: over HTTP until the answer's headers came (a server that never
-// answered the POST of initialize held the replay for ever). Past the
-// timeout the connection is closed, which ends the Send and the session.
-func (r *runner) sendBounded(ctx context.Context, frame []byte) (*transport.Exchange, error) {
-	var late atomic.Bool
-	timer := time.AfterFunc(r.o.timeout, func() {
-		late.Store(true)
-		r.conn.Close()
-	})
-	ex, err := r.conn.Send(ctx, frame, transport.SendOptions{})
-	if !timer.Stop() && late.Load() {
-		return nil, fmt.Errorf("no answer within %v", r.o.timeout)
-	}
-	return ex, err
 }
 
 // sendAsync sends a frame holding requests on its own goroutine: over
@@ -236,6 +262,7 @@ func (r *runner) sendAsync(ctx context.Context, sent []queued, frame []byte) {
 			abort()
 		} else {
 			ex.AfterDone(abort)
+			r.watchBroken(ctx, ex, sent)
 		}
 		if err == nil {
 			for k := range sent {

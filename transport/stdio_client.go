@@ -256,6 +256,10 @@ func (c *StdioConn) writeLine(frame []byte) (int, error) {
 	return n + m, err
 }
 
+// errLineCut is what a Send fails with once a line was cut by the
+// deadline or cancellation of an earlier one.
+var errLineCut = errors.New("the connection is broken: a line was cut earlier")
+
 // writeFailed turns a failed write of want bytes (n written) into Send's
 // error, marking the connection broken when a partial line went out.
 func (c *StdioConn) writeFailed(n, want int, err error) error {
@@ -270,7 +274,14 @@ func (c *StdioConn) writeFailed(n, want int, err error) error {
 		err = fmt.Errorf("transport: stdio send: %w", err)
 	}
 	if n > 0 && n < want {
-		c.broken = fmt.Errorf("transport: stdio connection broken: a line was cut after %d of %d bytes: %w", n, want, err)
+		cut := fmt.Sprintf("transport: stdio connection broken: a line was cut after %d of %d bytes", n, want)
+		c.broken = fmt.Errorf("%s: %w", cut, err)
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			// This Send's deadline or cancellation, not the later ones':
+			// they fail at once.
+			err, c.broken = c.broken, fmt.Errorf("%s (%v): %w", cut, err, errLineCut)
+			return err
+		}
 		return c.broken
 	}
 	return err

@@ -112,6 +112,17 @@ func (c *Child) Stop(stdin io.Closer, grace time.Duration) error {
 	return fmt.Errorf("%s (pid %d) still running after SIGKILL", c.cmd.Path, c.Pid())
 }
 
+// KillRest kills what is left of the child's process group once the child
+// has exited by itself (a grandchild it left running), as Stop does after
+// a stop. Before the child exited it does nothing.
+func (c *Child) KillRest() {
+	select {
+	case <-c.done:
+		c.sys.killRest(c.Pid())
+	default:
+	}
+}
+
 // wait waits up to d for the child to be reaped.
 func (c *Child) wait(d time.Duration) bool {
 	t := time.NewTimer(max(d, 0))
