@@ -93,6 +93,44 @@ func TestSetupTimeout(t *testing.T) {
 	}
 }
 
+// TestSetupTimeoutLegacySSE: the dial of a legacy SSE session obeys
+// WithTimeout too: a server that takes the GET of the stream and never
+// answers it (the run waited for ever, and Ctrl-C did not end it).
+func TestSetupTimeoutLegacySSE(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	held := make(chan net.Conn, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held <- c // read nothing, answer nothing
+		}
+	}()
+	defer func() {
+		for len(held) > 0 {
+			(<-held).Close()
+		}
+	}()
+	start := time.Now()
+	rep, err := Run(context.Background(), Target{SSE: "http://" + ln.Addr().String() + "/sse"}, mustCalls(t, "ping"),
+		WithRequests(1), WithTimeout(300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("setup took %v with a 300ms timeout", took)
+	}
+	if rep.Setups != 0 || errorCount(rep, ClassTimeout) != 1 || rep.Failure != "no session could be set up: timeout" {
+		t.Errorf("setups %d errors %v failure %q: want the setup timed out", rep.Setups, rep.Errors, rep.Failure)
+	}
+}
+
 // TestNoSessionFailure: when no session can be set up the report says
 // why: nothing listening, an HTTP error status with the first line of its
 // body, a missing executable.

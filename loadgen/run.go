@@ -90,6 +90,8 @@ func (r *runner) dial(ctx context.Context) (transport.Conn, error) {
 	case r.target.URL != "":
 		return transport.DialHTTP(ctx, r.target.URL, httpOpts...)
 	case r.target.SSE != "":
+		ctx, cancel := context.WithTimeout(ctx, r.o.timeout) // the stream's headers and endpoint event
+		defer cancel()
 		return transport.DialLegacySSE(ctx, r.target.SSE, httpOpts...)
 	default:
 		return transport.DialStdio(ctx, r.target.Command, opts...)

@@ -86,7 +86,9 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 		case target.URL != "":
 			c, err = transport.DialHTTP(ctx, target.URL, append(topts[:len(topts):len(topts)], replay.HTTPOptions(s)...)...)
 		case target.SSE != "":
-			c, err = transport.DialLegacySSE(ctx, target.SSE, topts...)
+			dctx, cancel := context.WithTimeout(ctx, o.timeout) // the stream's headers and endpoint event
+			c, err = transport.DialLegacySSE(dctx, target.SSE, topts...)
+			cancel()
 		default:
 			c, err = transport.DialStdio(ctx, target.Command, topts...)
 		}

@@ -61,7 +61,14 @@ func DialLegacySSE(ctx context.Context, sseURL string, opts ...Option) (*HTTPCon
 			c.in.finish(fmt.Errorf("transport: legacy SSE stream %s ended (%v): %w", u.Redacted(), err, ErrServerClosed))
 		},
 	}
-	stop := context.AfterFunc(ctx, func() { c.cancel(context.Cause(ctx)) })
+	// The stream's exchange lives on the connection's own context, which
+	// no watch covers (it ends at Close): a dial given up before the
+	// endpoint came closes the connection, or a server that never sends
+	// the stream's headers would hold the dial for ever.
+	stop := context.AfterFunc(ctx, func() {
+		c.cancel(context.Cause(ctx))
+		c.Close()
+	})
 	fail := func(err error) (*HTTPConn, error) {
 		stop()
 		c.Close()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -208,4 +209,49 @@ func FuzzResolveEndpoint(f *testing.F) {
 			t.Errorf("resolveEndpoint(%q) = %v leaves the origin", data, u)
 		}
 	})
+}
+
+// TestDialLegacySSEHeadersNeverCome: a server that takes the GET of the
+// SSE stream and never answers it fails the dial when its context ends
+// (a load or replay --sse against it ignored --timeout and Ctrl-C: the
+// stream's exchange, on the connection's own context, was never ended).
+func TestDialLegacySSEHeadersNeverCome(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c) // read nothing, answer nothing
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		c, err := DialLegacySSE(ctx, "http://"+ln.Addr().String()+"/sse")
+		if err == nil {
+			c.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "deadline exceeded") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("error %v, want one line saying the deadline was exceeded", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the dial did not end with its context")
+	}
 }

@@ -360,6 +360,8 @@ func (f *replayFlags) dialer(st *stdio, command []string) (replay.DialFunc, stri
 	hopts = append(hopts, transport.WithHTTPClient(client))
 	if f.sse {
 		return func(ctx context.Context, _ *replay.Session) (transport.Conn, error) {
+			ctx, cancel := context.WithTimeout(ctx, f.timeout) // the stream's headers and endpoint event
+			defer cancel()
 			return transport.DialLegacySSE(ctx, f.url, hopts...)
 		}, capture.RedactURL(f.url), "sse", nil
 	}
