@@ -93,10 +93,11 @@ func TestSetupTimeout(t *testing.T) {
 	}
 }
 
-// TestSetupTimeoutLegacySSE: the dial of a legacy SSE session obeys
-// WithTimeout too: a server that takes the GET of the stream and never
-// answers it (the run waited for ever, and Ctrl-C did not end it).
-func TestSetupTimeoutLegacySSE(t *testing.T) {
+// TestSetupTimeoutHandshake: a dial that waits on the server obeys
+// WithTimeout too: a server that takes the GET of a legacy SSE stream or
+// of a WebSocket upgrade and never answers it (the run waited for ever;
+// for SSE, Ctrl-C did not end it either).
+func TestSetupTimeoutHandshake(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -117,17 +118,19 @@ func TestSetupTimeoutLegacySSE(t *testing.T) {
 			(<-held).Close()
 		}
 	}()
-	start := time.Now()
-	rep, err := Run(context.Background(), Target{SSE: "http://" + ln.Addr().String() + "/sse"}, mustCalls(t, "ping"),
-		WithRequests(1), WithTimeout(300*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if took := time.Since(start); took > 10*time.Second {
-		t.Fatalf("setup took %v with a 300ms timeout", took)
-	}
-	if rep.Setups != 0 || errorCount(rep, ClassTimeout) != 1 || rep.Failure != "no session could be set up: timeout" {
-		t.Errorf("setups %d errors %v failure %q: want the setup timed out", rep.Setups, rep.Errors, rep.Failure)
+	addr := ln.Addr().String()
+	for _, target := range []Target{{SSE: "http://" + addr + "/sse"}, {URL: "ws://" + addr + "/ws"}} {
+		start := time.Now()
+		rep, err := Run(context.Background(), target, mustCalls(t, "ping"), WithRequests(1), WithTimeout(300*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took > 10*time.Second {
+			t.Fatalf("%+v: setup took %v with a 300ms timeout", target, took)
+		}
+		if rep.Setups != 0 || errorCount(rep, ClassTimeout) != 1 || rep.Failure != "no session could be set up: timeout" {
+			t.Errorf("%+v: setups %d errors %v failure %q: want the setup timed out", target, rep.Setups, rep.Errors, rep.Failure)
+		}
 	}
 }
 

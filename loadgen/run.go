@@ -84,13 +84,17 @@ func (r *runner) claim(at time.Time) bool {
 func (r *runner) dial(ctx context.Context) (transport.Conn, error) {
 	opts := r.o.transportOptions(r.target)
 	httpOpts := append(opts[:len(opts):len(opts)], transport.WithoutAnswerHeaders())
+	// A WebSocket handshake and a legacy SSE stream's headers and
+	// endpoint event are waited for at most the timeout.
 	switch {
 	case transport.IsWebSocketURL(r.target.URL):
+		ctx, cancel := context.WithTimeout(ctx, r.o.timeout)
+		defer cancel()
 		return transport.DialWebSocket(ctx, r.target.URL, opts...)
 	case r.target.URL != "":
 		return transport.DialHTTP(ctx, r.target.URL, httpOpts...)
 	case r.target.SSE != "":
-		ctx, cancel := context.WithTimeout(ctx, r.o.timeout) // the stream's headers and endpoint event
+		ctx, cancel := context.WithTimeout(ctx, r.o.timeout)
 		defer cancel()
 		return transport.DialLegacySSE(ctx, r.target.SSE, httpOpts...)
 	default:

@@ -82,7 +82,9 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 		var err error
 		switch {
 		case transport.IsWebSocketURL(target.URL):
-			c, err = transport.DialWebSocket(ctx, target.URL, topts...)
+			dctx, cancel := context.WithTimeout(ctx, o.timeout) // the handshake
+			c, err = transport.DialWebSocket(dctx, target.URL, topts...)
+			cancel()
 		case target.URL != "":
 			c, err = transport.DialHTTP(ctx, target.URL, append(topts[:len(topts):len(topts)], replay.HTTPOptions(s)...)...)
 		case target.SSE != "":

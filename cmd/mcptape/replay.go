@@ -351,7 +351,8 @@ func (f *replayFlags) dialer(st *stdio, command []string) (replay.DialFunc, stri
 		if f.wsProto.set {
 			hopts = append(hopts, transport.WithWSSubprotocols(f.wsProto.protos...))
 		}
-		return wsDialer(f.url, hopts, copts)
+		dial, target, kind, err := wsDialer(f.url, hopts, copts)
+		return boundDial(dial, f.timeout), target, kind, err
 	}
 	client, err := transport.NewHTTPClient(f.concurrency*4, copts...)
 	if err != nil {
@@ -359,11 +360,9 @@ func (f *replayFlags) dialer(st *stdio, command []string) (replay.DialFunc, stri
 	}
 	hopts = append(hopts, transport.WithHTTPClient(client))
 	if f.sse {
-		return func(ctx context.Context, _ *replay.Session) (transport.Conn, error) {
-			ctx, cancel := context.WithTimeout(ctx, f.timeout) // the stream's headers and endpoint event
-			defer cancel()
+		return boundDial(func(ctx context.Context, _ *replay.Session) (transport.Conn, error) {
 			return transport.DialLegacySSE(ctx, f.url, hopts...)
-		}, capture.RedactURL(f.url), "sse", nil
+		}, f.timeout), capture.RedactURL(f.url), "sse", nil
 	}
 	return func(ctx context.Context, s *replay.Session) (transport.Conn, error) {
 		return transport.DialHTTP(ctx, f.url, append(hopts[:len(hopts):len(hopts)], replay.HTTPOptions(s)...)...)
