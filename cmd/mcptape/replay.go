@@ -351,8 +351,8 @@ func (f *replayFlags) dialer(st *stdio, command []string) (replay.DialFunc, stri
 		if f.wsProto.set {
 			hopts = append(hopts, transport.WithWSSubprotocols(f.wsProto.protos...))
 		}
-		dial, target, kind, err := wsDialer(f.url, hopts, copts)
-		return boundDial(dial, f.timeout), target, kind, err
+		// The handshake is waited for at most --timeout.
+		return wsDialer(f.url, append(hopts, transport.WithDialTimeout(f.timeout)), copts)
 	}
 	client, err := transport.NewHTTPClient(f.concurrency*4, copts...)
 	if err != nil {
@@ -360,9 +360,12 @@ func (f *replayFlags) dialer(st *stdio, command []string) (replay.DialFunc, stri
 	}
 	hopts = append(hopts, transport.WithHTTPClient(client))
 	if f.sse {
-		return boundDial(func(ctx context.Context, _ *replay.Session) (transport.Conn, error) {
+		// The stream's headers and endpoint event are waited for at most
+		// --timeout.
+		hopts = append(hopts, transport.WithDialTimeout(f.timeout))
+		return func(ctx context.Context, _ *replay.Session) (transport.Conn, error) {
 			return transport.DialLegacySSE(ctx, f.url, hopts...)
-		}, f.timeout), capture.RedactURL(f.url), "sse", nil
+		}, capture.RedactURL(f.url), "sse", nil
 	}
 	return func(ctx context.Context, s *replay.Session) (transport.Conn, error) {
 		return transport.DialHTTP(ctx, f.url, append(hopts[:len(hopts):len(hopts)], replay.HTTPOptions(s)...)...)
