@@ -209,7 +209,7 @@ func (r *runner) pace(ctx context.Context, st *Step, prevTime int64, prevLive ti
 	if r.o.speed == 0 {
 		return nil
 	}
-	scale := func(ns int64) time.Duration { return time.Duration(float64(max(ns, 0)) / r.o.speed) }
+	scale := func(ns int64) time.Duration { return ScaleGap(max(ns, 0), r.o.speed) }
 	var at time.Time
 	if prevTime >= 0 && !prevLive.IsZero() {
 		at = prevLive.Add(scale(st.Time - prevTime))

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"time"
 
@@ -129,7 +128,7 @@ func loadCmd() *command {
 			fs.StringVar(&f.scenario, "scenario", "", "workload from `FILE.json`: per-session setup steps, weighted steps, think times, templated arguments (see 'mcptape help scenario')")
 			fs.StringVar(&f.tape, "tape", "", "tape-driven load: every virtual session replays a recorded session of `TAPE` once (ids rewritten, a streamed answer measured to its end part as with --call); --duration and --requests end it earlier")
 			fs.StringVar(&f.session, "session", "", "with --tape: replay only the recorded session `ID` (default: all, in turn)")
-			fs.StringVar(&f.speed, "speed", "1", "with --tape: recorded spacing divided by `N`; max sends as soon as causality allows")
+			fs.StringVar(&f.speed, "speed", "1", "with --tape: recorded spacing divided by `N` (0.001 to 1e9); max sends as soon as causality allows")
 			fs.BoolVar(&f.unbatch, "unbatch", false, "with --tape: send the members of a recorded batch one by one (default: as the recorded batch)")
 			fs.IntVar(&f.sessions, "sessions", 1, "virtual sessions (each its own MCP session; over stdio its own child process; at most 1000000)")
 			fs.IntVar(&f.inflight, "inflight", 1, "closed model: requests in flight per session (sessions times this: at most 1000000)")
@@ -476,15 +475,11 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 	if f.unbatch {
 		ropts = append(ropts, replay.WithUnbatch())
 	}
-	if f.speed == "max" {
-		ropts = append(ropts, replay.WithMaxSpeed())
-	} else {
-		sp, err := strconv.ParseFloat(f.speed, 64)
-		if err != nil || !(sp > 0) {
-			return usageError("--speed %q: want a positive number or max", f.speed)
-		}
-		ropts = append(ropts, replay.WithSpeed(sp))
+	speed, err := replaySpeed(f.speed)
+	if err != nil {
+		return err
 	}
+	ropts = append(ropts, speed)
 	t, err := replay.Open(f.tape, replay.DefaultMemory)
 	if err != nil {
 		return withCode(2, err)

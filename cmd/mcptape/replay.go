@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -55,7 +54,8 @@ func replayCmd() *command {
 
   The client's messages are sent in their recorded order: one that was sent
   after a server answer waits for the live answer, the others keep their
-  recorded spacing divided by --speed ("max": no waiting).
+  recorded spacing divided by --speed ("max": no waiting; otherwise a
+  number from 0.001 to 1e9).
   Replay is faithful: every client frame is re-sent as recorded, byte for
   byte, mistakes included (invalid JSON, frames that are not JSON-RPC
   messages, ids that are null, objects, arrays or fractions, an id used
@@ -122,7 +122,7 @@ func replayCmd() *command {
 			fs.IntVar(&f.concurrency, "concurrency", 1, "with --all: sessions replayed at once, each on its own connection")
 			fs.StringVar(&f.url, "url", "", "the live server's Streamable HTTP endpoint (http:// or https://) or MCP WebSocket endpoint (ws:// or wss://), instead of -- CMD")
 			fs.BoolVar(&f.sse, "sse", false, "with --url: the URL is the /sse stream of a legacy HTTP+SSE (2024-11-05) server")
-			fs.StringVar(&f.speed, "speed", "1", "recorded spacing divided by `N`; max sends as soon as causality allows")
+			fs.StringVar(&f.speed, "speed", "1", "recorded spacing divided by `N` (0.001 to 1e9); max sends as soon as causality allows")
 			fs.DurationVar(&f.timeout, "timeout", replay.DefaultTimeout, "longest wait for the live answer to one request")
 			fs.DurationVar(&f.settle, "settle", replay.DefaultSettle, "after the last client message, wait for the server messages recorded after it up to their recorded gap plus `DUR`")
 			fs.BoolVar(&f.exactChunks, "exact-chunks", false, "compare streamed answers part by part (their number and each delta), not only the joined text and the end")
@@ -189,16 +189,11 @@ func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
 	if err := f.wsProto.check(f.url); err != nil {
 		return nil, err
 	}
-	opts := []replay.Option{replay.WithIgnore(f.ignore...)}
-	if f.speed == "max" {
-		opts = append(opts, replay.WithMaxSpeed())
-	} else {
-		v, err := strconv.ParseFloat(f.speed, 64)
-		if err != nil {
-			return nil, usageError("--speed %q: want a positive number or max", f.speed)
-		}
-		opts = append(opts, replay.WithSpeed(v))
+	speed, err := replaySpeed(f.speed)
+	if err != nil {
+		return nil, err
 	}
+	opts := []replay.Option{replay.WithIgnore(f.ignore...), speed}
 	opts = append(opts, replay.WithTimeout(f.timeout), replay.WithConcurrency(f.concurrency), replay.WithSettle(f.settle))
 	if f.unbatch {
 		opts = append(opts, replay.WithUnbatch())
