@@ -65,7 +65,8 @@
 //
 // A live initialize answered with an error, where the recording's
 // succeeded, fails the session with that error (every later step would
-// only fail for that reason).
+// only fail for that reason), once the answer is counted as differed like
+// any other.
 //
 // # Rewriting
 //
