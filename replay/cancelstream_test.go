@@ -1,8 +1,6 @@
 package replay
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -117,14 +115,7 @@ func (o *streamOrder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // headers came while the cancel waited for the call to land).
 func TestReplayCancelKeepsStreams(t *testing.T) {
 	const c2s, s2c = "c2s", "s2c"
-	start := [][2]string{
-		{c2s, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`},
-		{s2c, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-03-26","capabilities":{"tools":{}},"serverInfo":{"name":"order","version":"1"}}}`},
-		{c2s, `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
-	}
-	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
-	cancel := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"user"}}`
-	ping := `{"jsonrpc":"2.0","id":3,"method":"ping"}`
+	call, cancel, ping := cancelTapeCall, cancelTapeCancel, cancelTapePing
 	tests := []struct {
 		name string
 		msgs [][2]string
@@ -142,20 +133,7 @@ func TestReplayCancelKeepsStreams(t *testing.T) {
 			srv := &streamOrder{answerDelay: 200 * time.Millisecond}
 			ts := httptest.NewServer(srv)
 			t.Cleanup(ts.Close)
-			ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
-			defer stop()
-			rep, err := Run(ctx, writeTape(t, append(start[:len(start):len(start)], tt.msgs...)), httpDial(ts.URL+"/mcp"),
-				WithMaxSpeed(), WithTimeout(5*time.Second), WithSettle(50*time.Millisecond))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var text bytes.Buffer
-			rep.WriteText(&text)
-			s := rep.Sessions[0]
-			if rep.ExitCode() != 0 || s.Sent != s.Steps || s.Missing != 0 || s.Extra != 0 {
-				t.Errorf("exit %d, %d of %d steps sent, %d missing, %d extra; want 0, all, none:\n%s",
-					rep.ExitCode(), s.Sent, s.Steps, s.Missing, s.Extra, text.String())
-			}
+			replayCancelTape(t, tt.msgs, httpDial(ts.URL+"/mcp"), 5*time.Second)
 			// The streams are closed as the replay ends, not before.
 			notes := srv.notes()
 			if n := len(tt.want); len(notes) < n || !slices.Equal(notes[:n], tt.want) {
