@@ -129,6 +129,35 @@ func Open(path string, opts ...ReaderOption) (*Reader, error) {
 	return r, nil
 }
 
+// ReadHeader reads at most headerProbe bytes of a file, and decompresses
+// them with a window (and memory) of at most headerWindow: the Writer puts
+// the header alone in the first frame, a few hundred bytes, and the zstd
+// command, which may have recompressed a tape as one frame, uses a window
+// of up to 8 MiB unless told otherwise.
+const (
+	headerProbe  = 1 << 20
+	headerWindow = 8 << 20
+)
+
+// ReadHeader returns the header of the tape at path, reading only the
+// start of the file (at most 1 MiB, with memory bounded too): a cheap
+// test of whether a file is a tape, and whose. A file that is not a tape
+// gives the error Open gives, which wraps ErrNotTape; one whose header
+// does not fit in that start too.
+func ReadHeader(path string) (*Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("tape: %w", err)
+	}
+	defer f.Close()
+	r, err := newReader(path, io.LimitReader(f, headerProbe), []ReaderOption{WithMaxRecord(headerWindow)})
+	if err != nil {
+		return nil, err
+	}
+	r.Close()
+	return r.hdr, nil
+}
+
 // NewReader reads a tape from src and checks its header.
 func NewReader(src io.Reader, opts ...ReaderOption) (*Reader, error) {
 	return newReader("", src, opts)

@@ -453,3 +453,39 @@ func TestReaderLongLineBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestReadHeader: the header of a tape, from the start of its file; a
+// file that is not a tape is an ErrNotTape, a missing file another error.
+func TestReadHeader(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "text.jsonl.zst")
+	if err := os.WriteFile(text, []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path    string
+		notTape bool
+		err     bool
+	}{
+		{"../testdata/tapes/basic.jsonl.zst", false, false},
+		{text, true, true},
+		{filepath.Join(dir, "missing.jsonl.zst"), false, true},
+	} {
+		h, err := ReadHeader(tc.path)
+		if (err != nil) != tc.err || errors.Is(err, ErrNotTape) != tc.notTape {
+			t.Errorf("%s: error %v, want error %v, not a tape %v", tc.path, err, tc.err, tc.notTape)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		r, err := Open(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprintf("%+v", *h) != fmt.Sprintf("%+v", *r.Header()) {
+			t.Errorf("%s: header %+v, want Open's %+v", tc.path, h, r.Header())
+		}
+		r.Close()
+	}
+}
