@@ -174,3 +174,41 @@ func TestFollowNotATape(t *testing.T) {
 		})
 	}
 }
+
+// TestFollowCatJoinedTapes: a finished file of two tapes joined with cat
+// is followed to its end, the second tape's session kept apart, and not
+// only to the first tape's end record.
+func TestFollowCatJoinedTapes(t *testing.T) {
+	var cat []byte
+	for _, name := range []string{"everything-stdio", "gosdk-everything"} {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "analysis", name+".jsonl.zst"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cat = append(cat, data...)
+	}
+	path := filepath.Join(t.TempDir(), "cat.jsonl.zst")
+	if err := os.WriteFile(path, cat, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rep, err := FollowInspect(ctx, path, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("follow did not stop at the end of the file")
+	}
+	alone, err := Inspect(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range rep.Sessions {
+		ids = append(ids, s.ID)
+	}
+	if len(ids) != 2 || ids[1] != "r2/1" || rep.Tape.Messages != alone.Tape.Messages {
+		t.Errorf("followed: sessions %q, %d messages; want 1 and r2/1, %d messages (as read whole)", ids, rep.Tape.Messages, alone.Tape.Messages)
+	}
+}
