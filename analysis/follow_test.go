@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/syncio"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -179,18 +180,8 @@ func TestFollowNotATape(t *testing.T) {
 // is followed to its end, the second tape's session kept apart, and not
 // only to the first tape's end record.
 func TestFollowCatJoinedTapes(t *testing.T) {
-	var cat []byte
-	for _, name := range []string{"everything-stdio", "gosdk-everything"} {
-		data, err := os.ReadFile(filepath.Join("..", "testdata", "analysis", name+".jsonl.zst"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cat = append(cat, data...)
-	}
-	path := filepath.Join(t.TempDir(), "cat.jsonl.zst")
-	if err := os.WriteFile(path, cat, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := filepath.Join("..", "testdata", "analysis")
+	path := peertest.Cat(t, filepath.Join(dir, "everything-stdio.jsonl.zst"), filepath.Join(dir, "gosdk-everything.jsonl.zst"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	rep, err := FollowInspect(ctx, path, io.Discard)

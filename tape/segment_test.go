@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/jsonrpc"
 )
 
@@ -76,16 +77,12 @@ func TestCatJoinedTapeKeepsTapesApart(t *testing.T) {
 		{"http, exchanges", []string{"operations-http.jsonl.zst", "export/http.jsonl.zst"}},
 		{"time-ordered then older", []string{"operations.jsonl.zst", "gosdk-refserver.jsonl.zst", "export/stdio.jsonl.zst"}},
 	} {
-		var cat []byte
+		var paths []string
 		var want [][]*Record // each tape read alone
 		var first *Header
 		for i, name := range tc.tapes {
-			data, err := os.ReadFile(filepath.Join(dir, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cat = append(cat, data...)
-			r, err := NewReader(bytes.NewReader(data))
+			paths = append(paths, filepath.Join(dir, name))
+			r, err := Open(paths[i])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,9 +92,10 @@ func TestCatJoinedTapeKeepsTapesApart(t *testing.T) {
 			want = append(want, drain(t, r))
 			r.Close()
 		}
+		cat := peertest.Cat(t, paths...)
 		for _, way := range readWays {
 			t.Run(tc.name+"/"+way.name, func(t *testing.T) {
-				r, err := NewReader(bytes.NewReader(cat))
+				r, err := Open(cat)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -186,27 +184,16 @@ func TestCatJoinedRotationContinues(t *testing.T) {
 // tape's.
 func TestJoinOfCatJoinedTape(t *testing.T) {
 	const dir = "../testdata/analysis"
-	a, err := os.ReadFile(filepath.Join(dir, "everything-stdio.jsonl.zst"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "gosdk-everything.jsonl.zst"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := filepath.Join(t.TempDir(), "cat.jsonl.zst")
-	if err := os.WriteFile(cat, append(a, b...), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r, err := OpenJoined([]string{cat, filepath.Join(dir, "operations.jsonl.zst")})
+	a, b := filepath.Join(dir, "everything-stdio.jsonl.zst"), filepath.Join(dir, "gosdk-everything.jsonl.zst")
+	r, err := OpenJoined([]string{peertest.Cat(t, a, b), filepath.Join(dir, "operations.jsonl.zst")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	sessions := messagesBySession(drain(t, r))
 	want := map[string]int{}
-	for label, data := range map[string][]byte{"vm/": a, "vm/r2/": b} { // both recorded on host vm
-		alone, err := NewReader(bytes.NewReader(data))
+	for label, path := range map[string]string{"vm/": a, "vm/r2/": b} { // both recorded on host vm
+		alone, err := Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,24 +215,11 @@ func TestJoinOfCatJoinedTape(t *testing.T) {
 // records by its number alone), and stays exact in a JavaScript number.
 func TestJoinOfCatJoinedTapesExchanges(t *testing.T) {
 	const dir = "../testdata/analysis"
-	names := []string{"operations-http.jsonl.zst", "export/http.jsonl.zst", "violations-http.jsonl.zst", "everything-http.jsonl.zst"}
-	var cat []byte
-	for _, name := range names[:2] {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cat = append(cat, data...)
-	}
-	catPath := filepath.Join(t.TempDir(), "cat.jsonl.zst")
-	if err := os.WriteFile(catPath, cat, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	paths := []string{catPath}
-	for _, name := range names[2:] {
+	var paths []string
+	for _, name := range []string{"operations-http.jsonl.zst", "export/http.jsonl.zst", "violations-http.jsonl.zst", "everything-http.jsonl.zst"} {
 		paths = append(paths, filepath.Join(dir, name))
 	}
-	r, err := OpenJoined(paths)
+	r, err := OpenJoined(append([]string{peertest.Cat(t, paths[:2]...)}, paths[2:]...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcptape/mcptape/internal/peertest"
 )
 
 // fixture is a tape of testdata/analysis.
@@ -125,23 +127,18 @@ func TestInspectCatJoinedTapes(t *testing.T) {
 		{"everything-stdio", "gosdk-everything"},
 		{"operations-http", "violations-http"},
 	} {
-		var cat []byte
 		want := map[string]int{} // rule: count, of the tapes alone
 		sessions := 0
 		for _, name := range pair {
-			data, err := os.ReadFile(fixture(name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cat = append(cat, data...)
 			rep := inspect(nil, fixture(name))
 			for _, v := range rep.Violations {
 				want[v.Rule] += v.Count
 			}
 			sessions += len(rep.Sessions)
 		}
-		path := filepath.Join(t.TempDir(), "cat.jsonl.zst")
-		if err := os.WriteFile(path, cat, 0o600); err != nil {
+		path := peertest.Cat(t, fixture(pair[0]), fixture(pair[1]))
+		cat, err := os.ReadFile(path)
+		if err != nil {
 			t.Fatal(err)
 		}
 		for _, tc := range []struct {
