@@ -173,7 +173,7 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 	}
 	m, err := mock.New(sessions, opts...)
 	if err != nil {
-		return withCode(2, errors.New(strings.TrimPrefix(err.Error(), "mock: ")))
+		return withCode(2, err)
 	}
 	err = serveMock(ctx, st, f, m, ln)
 	rep := m.Report()

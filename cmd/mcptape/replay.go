@@ -203,7 +203,7 @@ func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
 	}
 	// Let the library judge the values: a bad one is a usage error.
 	if err := replay.CheckOptions(opts...); err != nil {
-		return nil, usageError("%v", strings.TrimPrefix(err.Error(), "replay: "))
+		return nil, withCode(2, err)
 	}
 	return opts, nil
 }
@@ -218,7 +218,7 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 	if !f.all {
 		s, err := replay.Pick(sessions, f.session)
 		if err != nil {
-			return withCode(2, errors.New(strings.TrimPrefix(err.Error(), "replay: ")))
+			return withCode(2, err)
 		}
 		sessions = []*replay.Session{s}
 	}
