@@ -212,6 +212,9 @@ func loadView(rep *analysis.Report) *loadgen.Report {
 		add("tools/call "+t.Name, t.Latency)
 		v.ErrorTotal += t.ToolErrors
 	}
+	// Every error of a tape is a request's: "errors<F%" (ErrorRatio)
+	// divides RequestErrors, not ErrorTotal, by the requests.
+	v.RequestErrors = v.ErrorTotal
 	return v
 }
 

@@ -64,9 +64,10 @@ func TestRunSignals(t *testing.T) {
 			notes: []string{SignalCancelled, SignalError, SignalToolError}},
 		{name: "assertions broken", tapes: []string{"gosdk-refserver"}, opts: []Option{WithFailOn(),
 			WithExpectTool("nope"), WithForbidTool("fail"), WithMaxDuration("1ms"), WithMaxDuration("tools/call sleep:1ms"),
-			WithMaxDuration("nosuch:1s"), WithThreshold("tools/call sleep:p99<1ms"), WithThreshold("errors<1")},
+			WithMaxDuration("nosuch:1s"), WithThreshold("tools/call sleep:p99<1ms"), WithThreshold("errors<1"),
+			WithThreshold("errors<1%")},
 			failed: []string{"expect-tool nope", "forbid-tool fail", "max-duration 1ms", "max-duration nosuch:1s",
-				"max-duration tools/call sleep:1ms", "threshold errors<1", "threshold tools/call sleep:p99<1ms"},
+				"max-duration tools/call sleep:1ms", "threshold errors<1", "threshold errors<1%", "threshold tools/call sleep:p99<1ms"},
 			notes: []string{SignalCancelled, SignalError, SignalToolError}},
 		{name: "several tapes are one run", tapes: []string{"violations", "everything-stdio"}, opts: []Option{WithFailOn(), WithExpectTool("echo")},
 			notes: []string{SignalCancelled, SignalDeprecated, SignalError, SignalUnanswered, SignalViolation}},
@@ -93,6 +94,37 @@ func TestRunSignals(t *testing.T) {
 			if res.Failed() != (len(tt.failed) > 0) {
 				t.Errorf("Failed() = %v", res.Failed())
 			}
+		})
+	}
+}
+
+// TestRunErrorShare: "errors<F%" measures the tape's failed requests (a
+// JSON-RPC error and an isError result) over its requests (8 answered, 1
+// cancelled), as load measures its own.
+func TestRunErrorShare(t *testing.T) {
+	tests := []struct {
+		spec, msg string // msg "" when the threshold holds
+	}{
+		{"errors<1%", "errors<1%: broken, measured 22.2%"},
+		{"errors<=22%", "errors<=22%: broken, measured 22.2%"},
+		{"errors<23%", ""},
+		{"errors>=22%", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			res, err := Run(context.Background(), []string{fixture("gosdk-refserver")}, WithFailOn(), WithThreshold(tt.spec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range res.Cases {
+				if c.Name == "threshold "+tt.spec {
+					if c.Message != tt.msg || c.Fired != (tt.msg != "") {
+						t.Errorf("fired %v, message %q, want %q", c.Fired, c.Message, tt.msg)
+					}
+					return
+				}
+			}
+			t.Fatalf("no case for %s in %+v", tt.spec, res.Cases)
 		})
 	}
 }
