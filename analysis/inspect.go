@@ -324,7 +324,7 @@ func (in *Inspector) batch(it *Item, s *sessionState) {
 
 // violation counts a violation of rule by the message it.
 func (in *Inspector) violation(rule string, it *Item, s *sessionState, format string, a ...any) {
-	s.violations++
+	s.violated(rule)
 	if in.live != nil {
 		d := describeItem(it)
 		if format != "" {

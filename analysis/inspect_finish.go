@@ -135,13 +135,22 @@ func (s *sessionState) report() SessionReport {
 	for name, n := range s.tools {
 		r.ToolsCalled = append(r.ToolsCalled, NameCount{Name: name, Count: *n})
 	}
-	slices.SortFunc(r.ToolsCalled, func(a, b NameCount) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Name, b.Name))
-	})
+	sortNameCounts(r.ToolsCalled)
+	for rule, n := range s.violationRules {
+		r.ViolationRules = append(r.ViolationRules, NameCount{Name: rule, Count: n})
+	}
+	sortNameCounts(r.ViolationRules)
 	if s.stderrLines > 0 {
 		r.Stderr = &StderrInfo{Lines: s.stderrLines, Last: s.stderr}
 	}
 	return r
+}
+
+// sortNameCounts sorts c by count, most first, then by name.
+func sortNameCounts(c []NameCount) {
+	slices.SortFunc(c, func(a, b NameCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Name, b.Name))
+	})
 }
 
 // problems lists what went wrong, worst first.

@@ -109,8 +109,10 @@ type SessionReport struct {
 	Exit        *ExitInfo   `json:"exit,omitempty"`
 	ClosedBy    string      `json:"closed_by,omitempty"`
 	Violations  int64       `json:"violations"`
-	Unanswered  int64       `json:"unanswered"`
-	Errors      int64       `json:"errors"`
+	// ViolationRules counts Violations by rule, most first.
+	ViolationRules []NameCount `json:"violation_rules,omitempty"`
+	Unanswered     int64       `json:"unanswered"`
+	Errors         int64       `json:"errors"`
 	// ToolErrors counts tool results with isError, Cancelled the requests
 	// cancelled, of this session.
 	ToolErrors int64 `json:"tool_errors,omitempty"`

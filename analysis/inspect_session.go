@@ -45,12 +45,22 @@ type sessionState struct {
 
 	violations, unanswered, errors int64
 	toolErrors, cancelled          int64
-	maxLatency                     int64  // the slowest client request answered, ns
-	slowest                        string // its method (and tool)
+	violationRules                 map[string]int64 // violations by rule
+	maxLatency                     int64            // the slowest client request answered, ns
+	slowest                        string           // its method (and tool)
 
 	// inflight's scopes of the session's requests sent client to server
 	// and server to client (see pairs)
 	scopes [2]scopeRef[*request]
+}
+
+// violated counts one violation of rule in the session.
+func (s *sessionState) violated(rule string) {
+	s.violations++
+	if s.violationRules == nil {
+		s.violationRules = map[string]int64{}
+	}
+	s.violationRules[rule]++
 }
 
 // pairs returns the handle of the Inspector's Pairer scope of the

@@ -33,7 +33,7 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 		}
 		signal(s.ID, SignalError, s.Errors+refused, msg, refusedD)
 		signal(s.ID, SignalToolError, s.ToolErrors, plural(s.ToolErrors, "tool call")+" returned isError", nil)
-		v, vd := violationsIn(rep, s.ID)
+		v, vd := violationsIn(rep, s)
 		signal(s.ID, SignalViolation, s.Violations, plural(s.Violations, "protocol violation")+": "+strings.Join(v, ", "), vd)
 		signal(s.ID, SignalUnanswered, s.Unanswered, plural(s.Unanswered, "request")+" never answered", unansweredIn(rep, s.ID))
 		signal(s.ID, SignalCancelled, s.Cancelled, plural(s.Cancelled, "request")+" cancelled", nil)
@@ -145,18 +145,18 @@ func refusedIn(rep *analysis.Report, session string) (int64, []string) {
 	return n, d
 }
 
-// violationsIn lists the rules broken in session and their examples.
-func violationsIn(rep *analysis.Report, session string) (rules, details []string) {
+// violationsIn lists the rules broken in session (all of them: the tape
+// keeps only a few examples per rule, which may all be of other sessions)
+// and the examples it has of them.
+func violationsIn(rep *analysis.Report, s *analysis.SessionReport) (rules, details []string) {
+	for _, r := range s.ViolationRules {
+		rules = append(rules, r.Name)
+	}
 	for _, v := range rep.Violations {
-		seen := false
 		for _, ex := range v.Examples {
-			if ex.Session == session {
-				seen = true
+			if ex.Session == s.ID {
 				details = append(details, fmt.Sprintf("%s: record %d: %s", v.Rule, ex.Seq, ex.Detail))
 			}
-		}
-		if seen {
-			rules = append(rules, v.Rule)
 		}
 	}
 	return rules, details

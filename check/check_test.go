@@ -339,3 +339,43 @@ func TestRefusedIsAnError(t *testing.T) {
 		t.Errorf("failed %q, want the 403's session only", failed)
 	}
 }
+
+// TestViolationRulesPerSession: every session's violation case names its
+// rules, also in the sessions past the few examples the tape keeps per
+// rule.
+func TestViolationRulesPerSession(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl.zst")
+	w, err := tape.Create(path, tape.Header{Version: "test", Transport: "stdio"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC).UnixNano()
+	const sessions = analysis.DefaultMaxExamples + 2
+	for i := range sessions {
+		rec := &tape.Record{Type: tape.TypeMessage, Time: at + int64(i), Session: fmt.Sprintf("s%d", i),
+			Dir: tape.ServerToClient, Frame: []byte(`{"jsonrpc":"2.0","id":99,"result":{}}`)}
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), []string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for _, c := range res.Cases {
+		if c.Signal != SignalViolation {
+			continue
+		}
+		n++
+		if want := "1 protocol violation: " + analysis.RuleResponseUnknownID; !c.Failed() || c.Message != want {
+			t.Errorf("session %s: failed %v, message %q, want %q", c.Session, c.Failed(), c.Message, want)
+		}
+	}
+	if n != sessions {
+		t.Errorf("%d violation cases, want %d", n, sessions)
+	}
+}
