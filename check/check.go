@@ -213,7 +213,9 @@ func Run(ctx context.Context, paths []string, opts ...Option) (*Result, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			res.Errors = append(res.Errors, TapeError{Tape: path, Error: err.Error()})
+			// The tape's name is TapeError.Tape: the reader's error
+			// starts with it too.
+			res.Errors = append(res.Errors, TapeError{Tape: path, Error: strings.TrimPrefix(err.Error(), path+": ")})
 			continue
 		}
 		res.Sessions += len(rep.Sessions)

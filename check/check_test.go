@@ -160,7 +160,20 @@ func TestRunUnreadableTape(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(res.Errors) != 1 || res.Errors[0].Tape != notTape || res.Sessions != 1 {
-		t.Errorf("errors %+v, sessions %d", res.Errors, res.Sessions)
+		t.Fatalf("errors %+v, sessions %d", res.Errors, res.Sessions)
+	}
+	if e := res.Errors[0].Error; strings.Contains(e, notTape) {
+		t.Errorf("error %q names the tape again: TapeError.Tape does", e)
+	}
+	var buf bytes.Buffer
+	if err := WriteText(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ERROR " + notTape + `: not a tape: not zstd data (starts with "hello\n")` + "\n",
+		"check ERROR: 2 tapes, 1 session, 8 checks, 0 failed, 0 notes, 1 tape unreadable\n"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, buf.String())
+		}
 	}
 }
 
