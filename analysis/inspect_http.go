@@ -171,9 +171,12 @@ func (in *Inspector) refused(it *Item, reqs []exchangeReq, status int) {
 // error response whose id is null, and takes it out of flight: a server
 // that cannot read a request's id (the TypeScript SDK refusing a request
 // before initialize with HTTP 400) answers that request on its exchange.
-// With none or several requests in flight there, it returns false.
+// With none or several requests in flight there, it returns false, and
+// over WebSocket, where the exchange is the whole connection: a null id
+// there answers a frame that had no readable id (garbage), not whichever
+// request happens to be in flight.
 func (in *Inspector) nullIDAnswer(it *Item) (*request, bool) {
-	if it.Rec.Exchange == 0 || it.Rec.Dir != tape.ServerToClient || it.Member >= 0 {
+	if it.Rec.Exchange == 0 || it.Rec.Dir != tape.ServerToClient || it.Member >= 0 || it.Rec.Stream == tape.StreamWS {
 		return nil, false
 	}
 	var found *exchangeReq
