@@ -279,7 +279,7 @@ func (in *Inspector) Add(it *Item) {
 		return
 	}
 	s := in.session(rec.Session, rec.Time)
-	if rec.Exchange != 0 && in.o.onOp != nil && rec.Dir == tape.ServerToClient {
+	if rec.Exchange != 0 && in.o.onOp != nil && rec.Dir == tape.ServerToClient && rec.Stream != tape.StreamWS {
 		in.firstChunk(rec)
 	}
 	if it.Info.Kind == jsonrpc.KindBatch {

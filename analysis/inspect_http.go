@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -113,7 +114,22 @@ func (in *Inspector) noteExchange(it *Item, name string) {
 	if it.Info.Method == mToolsCall && in.toolHeaders[name] != nil {
 		args = bytes.Clone(lookup(it.Frame, "params", "arguments"))
 	}
-	in.exchanges[it.Rec.Exchange] = append(in.exchanges[it.Rec.Exchange], exchangeReq{it.Rec.Session, it.Info.Method, name, args, id})
+	reqs := in.exchanges[it.Rec.Exchange]
+	if it.Rec.Stream == tape.StreamWS && len(reqs) == cap(reqs) {
+		reqs = in.inFlightOnly(reqs)
+	}
+	in.exchanges[it.Rec.Exchange] = append(reqs, exchangeReq{it.Rec.Session, it.Info.Method, name, args, id})
+}
+
+// inFlightOnly drops from reqs, in place, the requests no longer in
+// flight. A WebSocket connection is one exchange for its whole session:
+// dropping the answered ones whenever the slice is full keeps it about
+// the size of what is in flight, at a constant cost per request.
+func (in *Inspector) inFlightOnly(reqs []exchangeReq) []exchangeReq {
+	return slices.DeleteFunc(reqs, func(e exchangeReq) bool {
+		_, ok := in.inflight.Lookup(e.session, tape.ClientToServer, e.id)
+		return !ok
+	})
 }
 
 // exchangeEnd handles the end of an HTTP exchange: a client that closed

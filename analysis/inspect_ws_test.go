@@ -1,7 +1,11 @@
 package analysis
 
 import (
+	"fmt"
 	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/tape"
 )
 
 // TestInspectNullIDErrorOverWebSocket: a WebSocket connection is one
@@ -23,5 +27,48 @@ func TestInspectNullIDErrorOverWebSocket(t *testing.T) {
 	}
 	if l := latencyOf(t, rep, "c2s", mInitialize); l.Count != 1 || l.Errors != 0 || l.MaxNS != int64(2*ms) {
 		t.Errorf("initialize %+v, want answered without error after 2ms", l)
+	}
+}
+
+// TestInspectWebSocketExchangeStaysSmall: the requests remembered for a
+// WebSocket connection, one exchange for its whole session, are those in
+// flight, not every request the session ever sent (memory grew with the
+// session, and each server message walked them all to time first chunks:
+// export of requests went quadratic), and its operations have no first
+// chunk (a WebSocket answer has no stream of its own; null, as over stdio).
+func TestInspectWebSocketExchangeStaysSmall(t *testing.T) {
+	const n = 2000
+	steps := make([]step, 0, 2*n)
+	for i := range n {
+		at := time.Duration(i+1) * ms
+		steps = append(steps,
+			step{at: at, dir: "c2s", msg: fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i), xchg: 1, strm: "ws"},
+			step{at: at + ms/2, dir: "s2c", msg: fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`, i), xchg: 1, strm: "ws"})
+	}
+	var ops, chunked int
+	in, err := NewInspector(&tape.Header{Transport: "ws"}, WithOperations(func(op *Operation) {
+		ops++
+		if op.FirstChunkNS >= 0 {
+			chunked++
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := scanAll(t, tempTape(t, steps...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	most := 0
+	for i := range items {
+		in.Add(&items[i])
+		most = max(most, len(in.exchanges[1]))
+	}
+	in.Finish(nil)
+	if most > 64 {
+		t.Errorf("up to %d requests remembered for the connection with one in flight", most)
+	}
+	if ops != n || chunked != 0 {
+		t.Errorf("%d operations, %d with a first chunk; want %d, none", ops, chunked, n)
 	}
 }
