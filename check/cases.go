@@ -120,7 +120,13 @@ func (o *options) driftCase(ctx context.Context, path string) (Case, error) {
 		c.Details = append(c.Details, ch.String())
 	}
 	c.Fired, c.Count = breaking > 0, breaking
+	unknown := analysis.NotCompared(o.baseline, s)
+	if len(unknown) > 0 {
+		c.Details = append(c.Details, analysis.NotComparedText(unknown))
+	}
 	switch {
+	case len(changes) == 0 && len(unknown) > 0:
+		c.Message = "the surface matches the baseline in what both list"
 	case len(changes) == 0:
 		c.Message = "the surface matches the baseline"
 	case breaking == 0:
