@@ -63,7 +63,7 @@ func TestCheckCommand(t *testing.T) {
 func TestBaselineAndSurfaceDiff(t *testing.T) {
 	dir := t.TempDir()
 	base := filepath.Join(dir, "surface.json")
-	if code, _, stderr := runMcptape(t, "", "baseline", fixture("everything-http"), "-o", base); code != 0 || !strings.Contains(stderr, "13 tools") {
+	if code, _, stderr := runMcptape(t, "", "baseline", fixture("everything-http"), "-o", base); code != 0 || !strings.Contains(stderr, "13 tools; never listed (unknown): prompts, resources, templates\n") {
 		t.Fatalf("baseline: exit %d, %s", code, stderr)
 	}
 	data, err := os.ReadFile(base)
