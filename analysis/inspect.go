@@ -111,8 +111,13 @@ type Inspector struct {
 	tokens      map[string]*request // progress tokens in flight, by tokenKey
 	recent      *recentSet          // tokens of requests answered lately
 	answeredIDs *recentSet          // ids of requests answered lately, by tokenKey
-	mrtr        map[opKey]*operation
-	tasks       map[string]*operation // by session + "\x00" + task id
+	// streamIDs holds the raw ids of the client requests seen lately once
+	// a sessionless event stream opened (the LangGraph HTTP dialect, whose
+	// server copies every message to every stream; nil before): see
+	// streamCopy.
+	streamIDs *recentSet
+	mrtr      map[opKey]*operation
+	tasks     map[string]*operation // by session + "\x00" + task id
 
 	names      map[string]string // interned method and tool names
 	hotNames   hot[string, string]

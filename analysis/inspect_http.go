@@ -50,6 +50,9 @@ func (in *Inspector) httpExchange(it *Item) {
 	in.sessionlessHandshake(it, d.RequestHeaders)
 	if d.Phase == "response" {
 		in.checkMcpHeaders(it, d.RequestHeaders)
+		if in.streamIDs == nil && sessionlessStream(&d) {
+			in.streamIDs = newRecentSet(in.o.recent)
+		}
 	}
 	if d.Phase == "end" {
 		in.exchangeEnd(it, d.ClosedBy, d.Status)
@@ -74,6 +77,25 @@ func (in *Inspector) httpExchange(it *Item) {
 		return
 	}
 	in.violation(RuleMissingSessionHeader, it, s, "%s", fmt.Sprintf("%s %s without Mcp-Session-Id (status %d)", d.Method, clip(d.Path, 60), d.Status))
+}
+
+// sessionlessStream reports whether d opened an event stream with a GET
+// that named no session: the LangGraph HTTP dialect's /mcp/stream.
+func sessionlessStream(d *httpEvent) bool {
+	return strings.EqualFold(d.Method, "GET") && d.Status == 200 &&
+		strings.HasPrefix(d.ContentType, "text/event-stream") && d.RequestHeaders != nil && !hasHeader(d.RequestHeaders, sessionHeader)
+}
+
+// streamCopy reports whether it, a response to no request in flight in
+// its session, is a copy of the answer to another session's request: it
+// came on a sessionless event stream (the LangGraph HTTP dialect sends
+// every message to every open stream; the recorder puts the answer in the
+// session of its request, and the copies stay where they came) and its id
+// is that of a client request seen lately; s, the stream's session, sent
+// no message (else the answer would be its own, answered twice).
+func (in *Inspector) streamCopy(it *Item, s *sessionState) bool {
+	return in.streamIDs != nil && it.Rec.Stream == "get" && s.byDir[dirIndex(tape.ClientToServer)] == 0 &&
+		in.streamIDs.has(string(it.Info.ID.Raw))
 }
 
 // maxOpenExchanges bounds the HTTP exchanges remembered while open.
