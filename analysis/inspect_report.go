@@ -33,6 +33,10 @@ type Report struct {
 	// recorded cut (forwarded whole): they are not checked against
 	// JSON-RPC, and the proxy error that announced each is listed.
 	CutMessages int64 `json:"cut_messages,omitempty"`
+	// UnrecordedMessages counts the messages the recorder refused and did
+	// not record: a WebSocket message over its limit, which ended the
+	// session (status 1009); each is listed as a proxy error.
+	UnrecordedMessages int64 `json:"unrecorded_messages,omitempty"`
 }
 
 // TapeInfo describes the tape as a whole.

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,5 +71,37 @@ func TestInspectWebSocketExchangeStaysSmall(t *testing.T) {
 	}
 	if ops != n || chunked != 0 {
 		t.Errorf("%d operations, %d with a first chunk; want %d, none", ops, chunked, n)
+	}
+}
+
+// TestInspectWebSocketMessageOverLimit: a message larger than the
+// recorder's limit ends the WebSocket session with 1009 and is not
+// recorded; the close event that says so is a proxy error and counts the
+// message as not recorded. A connection that merely dropped is neither.
+func TestInspectWebSocketMessageOverLimit(t *testing.T) {
+	ws := func(s step) step { s.xchg, s.strm = 1, "ws"; return s }
+	tooBig := `{"kind":"close","code":1009,"error":"websocket: client frame 5 at byte 236: message of at least 6291554 bytes, larger than the limit of 1048576"}`
+	dropped := `{"kind":"close","abrupt":true,"error":"connection closed without a close frame"}`
+	tests := []struct {
+		name           string
+		data           string
+		errors, unsent int64
+	}{
+		{"over the limit", tooBig, 1, 1},
+		{"dropped", dropped, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := inspectSteps(t,
+				ws(c2s(1*ms, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)),
+				ws(s2c(2*ms, `{"jsonrpc":"2.0","id":1,"result":{}}`)),
+				ws(withDir(tape.ClientToServer, evt(3*ms, tape.EventWS, tt.data))))
+			if rep.ProxyErrorsN != tt.errors || rep.UnrecordedMessages != tt.unsent {
+				t.Errorf("%d proxy errors, %d messages not recorded; want %d, %d", rep.ProxyErrorsN, rep.UnrecordedMessages, tt.errors, tt.unsent)
+			}
+			if tt.errors > 0 && (len(rep.ProxyErrors) != 1 || !strings.Contains(rep.ProxyErrors[0].Detail, "larger than the limit")) {
+				t.Errorf("proxy errors %+v", rep.ProxyErrors)
+			}
+		})
 	}
 }

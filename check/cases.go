@@ -70,6 +70,9 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 	if rep.CutMessages > 0 {
 		incomplete = append(incomplete, fmt.Sprintf("%d messages recorded cut", rep.CutMessages))
 	}
+	if rep.UnrecordedMessages > 0 {
+		incomplete = append(incomplete, fmt.Sprintf("%d messages not recorded (over the recorder's limit)", rep.UnrecordedMessages))
+	}
 	signal("", SignalIncomplete, int64(len(incomplete)), strings.Join(incomplete, "; "), nil)
 	var driftErr error
 	if o.baseline != nil {

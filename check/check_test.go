@@ -392,3 +392,35 @@ func TestViolationRulesPerSession(t *testing.T) {
 		t.Errorf("%d violation cases, want %d", n, sessions)
 	}
 }
+
+// TestUnrecordedMessageIsIncomplete: a WebSocket message the recorder
+// refused (over its limit: the session ends with 1009) is not in the tape,
+// which is incomplete.
+func TestUnrecordedMessageIsIncomplete(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl.zst")
+	w, err := tape.Create(path, tape.Header{Version: "test", Transport: "ws"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC).UnixNano()
+	if err := w.Write(&tape.Record{Type: tape.TypeEvent, Time: at, Session: "ws-1", Dir: tape.ClientToServer, Exchange: 1,
+		Event: tape.EventWS, Data: []byte(`{"kind":"close","code":1009,"error":"websocket: client frame 2 at byte 9: message of at least 2000000 bytes, larger than the limit of 1048576"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), []string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Cases {
+		if c.Signal == SignalIncomplete {
+			if want := "1 messages not recorded (over the recorder's limit)"; !c.Failed() || c.Message != want {
+				t.Errorf("incomplete: failed %v, message %q, want %q", c.Failed(), c.Message, want)
+			}
+			return
+		}
+	}
+	t.Fatal("no incomplete case")
+}
