@@ -32,7 +32,7 @@ const (
 	SignalCancelled  = "cancelled"  // a request cancelled
 	SignalSlow       = "slow"       // a client request slower than WithSlow
 	SignalDeprecated = "deprecated" // a deprecated feature: protocol 2024-11-05, JSON-RPC batches
-	SignalIncomplete = "incomplete" // the tape is cut or damaged, or messages were recorded cut
+	SignalIncomplete = "incomplete" // the tape is cut or damaged, or messages were recorded cut or not recorded
 	SignalDrift      = "drift"      // a breaking change from the baseline surface
 )
 
