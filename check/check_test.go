@@ -178,7 +178,7 @@ func TestRunUnreadableTape(t *testing.T) {
 }
 
 func TestOptionErrors(t *testing.T) {
-	for _, opt := range []Option{WithFailOn("nope"), WithSlow(0), WithMaxDuration("x"), WithMaxDuration(":1s"),
+	for _, opt := range []Option{WithFailOn("nope"), WithSlow(0), WithMaxDuration("x"), WithMaxDuration(":1s"), WithExpectTool(""), WithForbidTool(""),
 		WithMaxDuration("tools/list:-1s"), WithThreshold("tools/call:p99.9<1s"), WithThreshold("p99<1s")} {
 		if _, err := Run(context.Background(), []string{fixture("everything-stdio")}, opt); err == nil {
 			t.Error("no error")
