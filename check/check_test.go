@@ -357,24 +357,14 @@ func TestRefusedIsAnError(t *testing.T) {
 // rules, also in the sessions past the few examples the tape keeps per
 // rule.
 func TestViolationRulesPerSession(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "t.jsonl.zst")
-	w, err := tape.Create(path, tape.Header{Version: "test", Transport: "stdio"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	at := time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC).UnixNano()
 	const sessions = analysis.DefaultMaxExamples + 2
+	var recs []*tape.Record
 	for i := range sessions {
-		rec := &tape.Record{Type: tape.TypeMessage, Time: at + int64(i), Session: fmt.Sprintf("s%d", i),
-			Dir: tape.ServerToClient, Frame: []byte(`{"jsonrpc":"2.0","id":99,"result":{}}`)}
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
+		recs = append(recs, &tape.Record{Type: tape.TypeMessage, Time: at + int64(i), Session: fmt.Sprintf("s%d", i),
+			Dir: tape.ServerToClient, Frame: []byte(`{"jsonrpc":"2.0","id":99,"result":{}}`)})
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(context.Background(), []string{path})
+	res, err := Run(context.Background(), []string{writeRecords(t, "stdio", recs...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,19 +387,9 @@ func TestViolationRulesPerSession(t *testing.T) {
 // refused (over its limit: the session ends with 1009) is not in the tape,
 // which is incomplete.
 func TestUnrecordedMessageIsIncomplete(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "t.jsonl.zst")
-	w, err := tape.Create(path, tape.Header{Version: "test", Transport: "ws"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	at := time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC).UnixNano()
-	if err := w.Write(&tape.Record{Type: tape.TypeEvent, Time: at, Session: "ws-1", Dir: tape.ClientToServer, Exchange: 1,
-		Event: tape.EventWS, Data: []byte(`{"kind":"close","code":1009,"error":"websocket: client frame 2 at byte 9: message of at least 2000000 bytes, larger than the limit of 1048576"}`)}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := writeRecords(t, "ws", &tape.Record{Type: tape.TypeEvent, Time: at, Session: "ws-1", Dir: tape.ClientToServer, Exchange: 1,
+		Event: tape.EventWS, Data: []byte(`{"kind":"close","code":1009,"error":"websocket: client frame 2 at byte 9: message of at least 2000000 bytes, larger than the limit of 1048576"}`)})
 	res, err := Run(context.Background(), []string{path})
 	if err != nil {
 		t.Fatal(err)
@@ -423,4 +403,23 @@ func TestUnrecordedMessageIsIncomplete(t *testing.T) {
 		}
 	}
 	t.Fatal("no incomplete case")
+}
+
+// writeRecords writes recs to a new tape of transport and returns its path.
+func writeRecords(t *testing.T, transport string, recs ...*tape.Record) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.jsonl.zst")
+	w, err := tape.Create(path, tape.Header{Version: "test", Transport: transport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range recs {
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
