@@ -213,6 +213,13 @@ func (in *Inspector) problems(rep *Report) []Problem {
 	if nTool > 0 {
 		add(SeverityWarning, "tool-error", nTool, d, "%s returned isError", plural(nTool, "tool call"))
 	}
+	if n := rep.RefusedUpgradesN; n > 0 {
+		d = nil
+		for _, ex := range rep.RefusedUpgrades[:min(len(rep.RefusedUpgrades), problemDetails)] {
+			d = append(d, fmt.Sprintf("#%d %s %s", ex.Seq, offset(ex.OffsetNS), ex.Detail))
+		}
+		add(SeverityWarning, "ws-refused", n, d, "%s refused with an HTTP error status", plural(n, "WebSocket upgrade"))
+	}
 	if r := rep.Refused; r.Count > r.Unauthorized {
 		d = nil
 		for _, ref := range r.Requests {

@@ -56,6 +56,13 @@ func (in *Inspector) httpExchange(it *Item) {
 	}
 	if d.Phase == "end" {
 		in.exchangeEnd(it, d.ClosedBy, d.Status)
+		if d.Status >= 400 && strings.EqualFold(headerValue(d.RequestHeaders, "upgrade"), "websocket") {
+			in.rep.RefusedUpgradesN++
+			if len(in.rep.RefusedUpgrades) < in.o.maxListed {
+				in.rep.RefusedUpgrades = append(in.rep.RefusedUpgrades, Example{Session: it.Rec.Session, Seq: it.Seq,
+					OffsetNS: it.Rec.Time - in.origin, Detail: fmt.Sprintf("%s %s: HTTP %d", d.Method, clip(d.Path, 60), d.Status)})
+			}
+		}
 	}
 	if hasHeader(d.ResponseHeaders, sessionHeader) {
 		in.httpSessions = true

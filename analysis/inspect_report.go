@@ -29,6 +29,11 @@ type Report struct {
 	Violations   []ViolationStats `json:"violations"`
 	ProxyErrors  []Example        `json:"proxy_errors,omitempty"`
 	ProxyErrorsN int64            `json:"proxy_errors_count,omitempty"`
+	// RefusedUpgrades lists the first WebSocket upgrades the server
+	// refused with an HTTP error status (no session came of them), and
+	// RefusedUpgradesN counts them.
+	RefusedUpgrades  []Example `json:"refused_upgrades,omitempty"`
+	RefusedUpgradesN int64     `json:"refused_upgrades_count,omitempty"`
 	// CutMessages counts the messages the HTTP recorder announced as
 	// recorded cut (forwarded whole): they are not checked against
 	// JSON-RPC, and the proxy error that announced each is listed.
@@ -75,7 +80,7 @@ type Problem struct {
 	// What is a stable name: a rule name, or one of "tape-damaged",
 	// "unanswered", "error-response", "tool-error", "answered-after-cancel",
 	// "server-exit", "proxy-error", "mrtr-abandoned", "task-unfinished",
-	// "stream-unfinished".
+	// "stream-unfinished", "ws-refused".
 	What    string   `json:"what"`
 	Count   int64    `json:"count"`
 	Summary string   `json:"summary"`

@@ -105,3 +105,23 @@ func TestInspectWebSocketMessageOverLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestInspectRefusedUpgrade: a WebSocket upgrade the server refused (403
+// from its Origin check) reaches no session; it is listed, as the HTTP
+// refusals are, rather than leaving a report with no problem and no
+// session.
+func TestInspectRefusedUpgrade(t *testing.T) {
+	refused := `{"phase":"end","method":"GET","path":"/mcp","status":403,"request_headers":{"Connection":["Upgrade"],"Upgrade":["websocket"],"Origin":["http://evil.example"]}}`
+	plain := `{"phase":"end","method":"GET","path":"/mcp","status":404,"request_headers":{"Accept":["*/*"]}}`
+	rep := inspectSteps(t, onExchange(1, evt(1*ms, tape.EventHTTP, refused)), onExchange(2, evt(2*ms, tape.EventHTTP, plain)))
+	if rep.RefusedUpgradesN != 1 || len(rep.RefusedUpgrades) != 1 || rep.RefusedUpgrades[0].Detail != "GET /mcp: HTTP 403" {
+		t.Errorf("refused upgrades %d %+v, want the 403", rep.RefusedUpgradesN, rep.RefusedUpgrades)
+	}
+	found := false
+	for _, p := range rep.Problems {
+		found = found || p.What == "ws-refused"
+	}
+	if !found {
+		t.Errorf("problems %+v lack ws-refused", rep.Problems)
+	}
+}

@@ -63,6 +63,13 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 			}
 		}
 	}
+	if n := rep.RefusedUpgradesN; n > 0 { // no session came of them: a case of the tape
+		var d []string
+		for _, ex := range rep.RefusedUpgrades {
+			d = append(d, fmt.Sprintf("record %d: WebSocket upgrade %s", ex.Seq, ex.Detail))
+		}
+		signal("", SignalError, n, plural(n, "WebSocket upgrade")+" refused with an HTTP error", d)
+	}
 	var incomplete []string
 	if rep.Tape.Warning != "" {
 		incomplete = append(incomplete, rep.Tape.Warning)

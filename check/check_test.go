@@ -423,3 +423,23 @@ func writeRecords(t *testing.T, transport string, recs ...*tape.Record) string {
 	}
 	return path
 }
+
+// TestRefusedUpgradeIsAnError: a WebSocket upgrade the server refused fires
+// the error signal of the tape (no session came of it).
+func TestRefusedUpgradeIsAnError(t *testing.T) {
+	path := writeRecords(t, "ws", &tape.Record{Type: tape.TypeEvent, Time: time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC).UnixNano(),
+		Exchange: 1, Event: tape.EventHTTP, Data: []byte(`{"phase":"end","method":"GET","path":"/mcp","status":403,"request_headers":{"Upgrade":["websocket"]}}`)})
+	res, err := Run(context.Background(), []string{path}, WithFailOn(SignalError))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fired(res, false); !slices.Equal(got, []string{SignalError}) {
+		t.Fatalf("failed %q, want error", got)
+	}
+	for _, c := range res.Cases {
+		if c.Signal == SignalError && (c.Message != "1 WebSocket upgrade refused with an HTTP error" ||
+			!slices.Equal(c.Details, []string{"record 1: WebSocket upgrade GET /mcp: HTTP 403"})) {
+			t.Errorf("case %+v", c)
+		}
+	}
+}
