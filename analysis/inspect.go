@@ -111,8 +111,13 @@ type Inspector struct {
 	tokens      map[string]*request // progress tokens in flight, by tokenKey
 	recent      *recentSet          // tokens of requests answered lately
 	answeredIDs *recentSet          // ids of requests answered lately, by tokenKey
-	mrtr        map[opKey]*operation
-	tasks       map[string]*operation // by session + "\x00" + task id
+	// streamIDs holds the raw ids of the client requests seen lately once
+	// a sessionless event stream opened (the LangGraph HTTP dialect, whose
+	// server copies every message to every stream; nil before): see
+	// streamCopy.
+	streamIDs *recentSet
+	mrtr      map[opKey]*operation
+	tasks     map[string]*operation // by session + "\x00" + task id
 
 	names      map[string]string // interned method and tool names
 	hotNames   hot[string, string]
@@ -279,7 +284,7 @@ func (in *Inspector) Add(it *Item) {
 		return
 	}
 	s := in.session(rec.Session, rec.Time)
-	if rec.Exchange != 0 && in.o.onOp != nil && rec.Dir == tape.ServerToClient {
+	if rec.Exchange != 0 && in.o.onOp != nil && rec.Dir == tape.ServerToClient && rec.Stream != tape.StreamWS {
 		in.firstChunk(rec)
 	}
 	if it.Info.Kind == jsonrpc.KindBatch {
@@ -324,7 +329,7 @@ func (in *Inspector) batch(it *Item, s *sessionState) {
 
 // violation counts a violation of rule by the message it.
 func (in *Inspector) violation(rule string, it *Item, s *sessionState, format string, a ...any) {
-	s.violations++
+	s.violated(rule)
 	if in.live != nil {
 		d := describeItem(it)
 		if format != "" {

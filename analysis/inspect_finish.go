@@ -135,13 +135,22 @@ func (s *sessionState) report() SessionReport {
 	for name, n := range s.tools {
 		r.ToolsCalled = append(r.ToolsCalled, NameCount{Name: name, Count: *n})
 	}
-	slices.SortFunc(r.ToolsCalled, func(a, b NameCount) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Name, b.Name))
-	})
+	sortNameCounts(r.ToolsCalled)
+	for rule, n := range s.violationRules {
+		r.ViolationRules = append(r.ViolationRules, NameCount{Name: rule, Count: n})
+	}
+	sortNameCounts(r.ViolationRules)
 	if s.stderrLines > 0 {
 		r.Stderr = &StderrInfo{Lines: s.stderrLines, Last: s.stderr}
 	}
 	return r
+}
+
+// sortNameCounts sorts c by count, most first, then by name.
+func sortNameCounts(c []NameCount) {
+	slices.SortFunc(c, func(a, b NameCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Name, b.Name))
+	})
 }
 
 // problems lists what went wrong, worst first.
@@ -203,6 +212,13 @@ func (in *Inspector) problems(rep *Report) []Problem {
 	}
 	if nTool > 0 {
 		add(SeverityWarning, "tool-error", nTool, d, "%s returned isError", plural(nTool, "tool call"))
+	}
+	if n := rep.RefusedUpgradesN; n > 0 {
+		d = nil
+		for _, ex := range rep.RefusedUpgrades[:min(len(rep.RefusedUpgrades), problemDetails)] {
+			d = append(d, fmt.Sprintf("#%d %s %s", ex.Seq, offset(ex.OffsetNS), ex.Detail))
+		}
+		add(SeverityWarning, "ws-refused", n, d, "%s refused with an HTTP error status", plural(n, "WebSocket upgrade"))
 	}
 	if r := rep.Refused; r.Count > r.Unauthorized {
 		d = nil

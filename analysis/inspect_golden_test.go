@@ -114,7 +114,12 @@ func violationSteps(http bool) []step {
 		if onHTTP(c.bad) != http {
 			continue
 		}
-		for _, s := range inSession(c.rule, c.bad...) {
+		for _, s := range c.bad {
+			if s.sess == "" { // the case's one session
+				s.sess = c.rule
+			} else { // one of its sessions
+				s.sess = c.rule + "/" + s.sess
+			}
 			s.at += time.Duration(i) * 100 * time.Millisecond
 			steps = append(steps, s)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -49,9 +50,19 @@ func (in *Inspector) httpExchange(it *Item) {
 	in.sessionlessHandshake(it, d.RequestHeaders)
 	if d.Phase == "response" {
 		in.checkMcpHeaders(it, d.RequestHeaders)
+		if in.streamIDs == nil && sessionlessStream(&d) {
+			in.streamIDs = newRecentSet(in.o.recent)
+		}
 	}
 	if d.Phase == "end" {
 		in.exchangeEnd(it, d.ClosedBy, d.Status)
+		if d.Status >= 400 && strings.EqualFold(headerValue(d.RequestHeaders, "upgrade"), "websocket") {
+			in.rep.RefusedUpgradesN++
+			if len(in.rep.RefusedUpgrades) < in.o.maxListed {
+				in.rep.RefusedUpgrades = append(in.rep.RefusedUpgrades, Example{Session: it.Rec.Session, Seq: it.Seq,
+					OffsetNS: it.Rec.Time - in.origin, Detail: fmt.Sprintf("%s %s: HTTP %d", d.Method, clip(d.Path, 60), d.Status)})
+			}
+		}
 	}
 	if hasHeader(d.ResponseHeaders, sessionHeader) {
 		in.httpSessions = true
@@ -73,6 +84,25 @@ func (in *Inspector) httpExchange(it *Item) {
 		return
 	}
 	in.violation(RuleMissingSessionHeader, it, s, "%s", fmt.Sprintf("%s %s without Mcp-Session-Id (status %d)", d.Method, clip(d.Path, 60), d.Status))
+}
+
+// sessionlessStream reports whether d opened an event stream with a GET
+// that named no session: the LangGraph HTTP dialect's /mcp/stream.
+func sessionlessStream(d *httpEvent) bool {
+	return strings.EqualFold(d.Method, "GET") && d.Status == 200 &&
+		strings.HasPrefix(d.ContentType, "text/event-stream") && d.RequestHeaders != nil && !hasHeader(d.RequestHeaders, sessionHeader)
+}
+
+// streamCopy reports whether it, a response to no request in flight in
+// its session, is a copy of the answer to another session's request: it
+// came on a sessionless event stream (the LangGraph HTTP dialect sends
+// every message to every open stream; the recorder puts the answer in the
+// session of its request, and the copies stay where they came) and its id
+// is that of a client request seen lately; s, the stream's session, sent
+// no message (else the answer would be its own, answered twice).
+func (in *Inspector) streamCopy(it *Item, s *sessionState) bool {
+	return in.streamIDs != nil && it.Rec.Stream == "get" && s.byDir[dirIndex(tape.ClientToServer)] == 0 &&
+		in.streamIDs.has(string(it.Info.ID.Raw))
 }
 
 // maxOpenExchanges bounds the HTTP exchanges remembered while open.
@@ -113,7 +143,22 @@ func (in *Inspector) noteExchange(it *Item, name string) {
 	if it.Info.Method == mToolsCall && in.toolHeaders[name] != nil {
 		args = bytes.Clone(lookup(it.Frame, "params", "arguments"))
 	}
-	in.exchanges[it.Rec.Exchange] = append(in.exchanges[it.Rec.Exchange], exchangeReq{it.Rec.Session, it.Info.Method, name, args, id})
+	reqs := in.exchanges[it.Rec.Exchange]
+	if it.Rec.Stream == tape.StreamWS && len(reqs) == cap(reqs) {
+		reqs = in.inFlightOnly(reqs)
+	}
+	in.exchanges[it.Rec.Exchange] = append(reqs, exchangeReq{it.Rec.Session, it.Info.Method, name, args, id})
+}
+
+// inFlightOnly drops from reqs, in place, the requests no longer in
+// flight. A WebSocket connection is one exchange for its whole session:
+// dropping the answered ones whenever the slice is full keeps it about
+// the size of what is in flight, at a constant cost per request.
+func (in *Inspector) inFlightOnly(reqs []exchangeReq) []exchangeReq {
+	return slices.DeleteFunc(reqs, func(e exchangeReq) bool {
+		_, ok := in.inflight.Lookup(e.session, tape.ClientToServer, e.id)
+		return !ok
+	})
 }
 
 // exchangeEnd handles the end of an HTTP exchange: a client that closed
@@ -171,9 +216,12 @@ func (in *Inspector) refused(it *Item, reqs []exchangeReq, status int) {
 // error response whose id is null, and takes it out of flight: a server
 // that cannot read a request's id (the TypeScript SDK refusing a request
 // before initialize with HTTP 400) answers that request on its exchange.
-// With none or several requests in flight there, it returns false.
+// With none or several requests in flight there, it returns false, and
+// over WebSocket, where the exchange is the whole connection: a null id
+// there answers a frame that had no readable id (garbage), not whichever
+// request happens to be in flight.
 func (in *Inspector) nullIDAnswer(it *Item) (*request, bool) {
-	if it.Rec.Exchange == 0 || it.Rec.Dir != tape.ServerToClient || it.Member >= 0 {
+	if it.Rec.Exchange == 0 || it.Rec.Dir != tape.ServerToClient || it.Member >= 0 || it.Rec.Stream == tape.StreamWS {
 		return nil, false
 	}
 	var found *exchangeReq

@@ -60,6 +60,9 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 	rec, info, frame := it.Rec, &it.Info, it.Frame
 	method := in.name(info.Method)
 	s.count(rec.Dir, jsonrpc.KindRequest, method)
+	if in.streamIDs != nil && rec.Dir == tape.ClientToServer && Pairable(info.ID) {
+		in.streamIDs.add(string(info.ID.Raw))
+	}
 	if strings.HasPrefix(info.Method, "notifications/") {
 		in.violation(RuleNotificationWithID, it, s, "notifications take no id")
 	}

@@ -29,10 +29,19 @@ type Report struct {
 	Violations   []ViolationStats `json:"violations"`
 	ProxyErrors  []Example        `json:"proxy_errors,omitempty"`
 	ProxyErrorsN int64            `json:"proxy_errors_count,omitempty"`
+	// RefusedUpgrades lists the first WebSocket upgrades the server
+	// refused with an HTTP error status (no session came of them), and
+	// RefusedUpgradesN counts them.
+	RefusedUpgrades  []Example `json:"refused_upgrades,omitempty"`
+	RefusedUpgradesN int64     `json:"refused_upgrades_count,omitempty"`
 	// CutMessages counts the messages the HTTP recorder announced as
 	// recorded cut (forwarded whole): they are not checked against
 	// JSON-RPC, and the proxy error that announced each is listed.
 	CutMessages int64 `json:"cut_messages,omitempty"`
+	// UnrecordedMessages counts the messages the recorder refused and did
+	// not record: a WebSocket message over its limit, which ended the
+	// session (status 1009); each is listed as a proxy error.
+	UnrecordedMessages int64 `json:"unrecorded_messages,omitempty"`
 }
 
 // TapeInfo describes the tape as a whole.
@@ -71,7 +80,7 @@ type Problem struct {
 	// What is a stable name: a rule name, or one of "tape-damaged",
 	// "unanswered", "error-response", "tool-error", "answered-after-cancel",
 	// "server-exit", "proxy-error", "mrtr-abandoned", "task-unfinished",
-	// "stream-unfinished".
+	// "stream-unfinished", "ws-refused".
 	What    string   `json:"what"`
 	Count   int64    `json:"count"`
 	Summary string   `json:"summary"`
@@ -109,8 +118,10 @@ type SessionReport struct {
 	Exit        *ExitInfo   `json:"exit,omitempty"`
 	ClosedBy    string      `json:"closed_by,omitempty"`
 	Violations  int64       `json:"violations"`
-	Unanswered  int64       `json:"unanswered"`
-	Errors      int64       `json:"errors"`
+	// ViolationRules counts Violations by rule, most first.
+	ViolationRules []NameCount `json:"violation_rules,omitempty"`
+	Unanswered     int64       `json:"unanswered"`
+	Errors         int64       `json:"errors"`
 	// ToolErrors counts tool results with isError, Cancelled the requests
 	// cancelled, of this session.
 	ToolErrors int64 `json:"tool_errors,omitempty"`

@@ -45,12 +45,22 @@ type sessionState struct {
 
 	violations, unanswered, errors int64
 	toolErrors, cancelled          int64
-	maxLatency                     int64  // the slowest client request answered, ns
-	slowest                        string // its method (and tool)
+	violationRules                 map[string]int64 // violations by rule
+	maxLatency                     int64            // the slowest client request answered, ns
+	slowest                        string           // its method (and tool)
 
 	// inflight's scopes of the session's requests sent client to server
 	// and server to client (see pairs)
 	scopes [2]scopeRef[*request]
+}
+
+// violated counts one violation of rule in the session.
+func (s *sessionState) violated(rule string) {
+	s.violations++
+	if s.violationRules == nil {
+		s.violationRules = map[string]int64{}
+	}
+	s.violationRules[rule]++
 }
 
 // pairs returns the handle of the Inspector's Pairer scope of the
@@ -249,18 +259,27 @@ func (in *Inspector) event(it *Item) {
 			s.closedBy = d.By
 		}
 	case tape.EventError:
-		in.rep.ProxyErrorsN++
 		var d errorEvent
 		_ = json.Unmarshal(rec.Data, &d)
 		if d.Truncated && rec.Exchange != 0 && rec.Dir != "" {
 			in.expectCut(rec.Exchange, rec.Dir)
 		}
-		if len(in.rep.ProxyErrors) < in.o.maxListed {
-			if d.Error == "" {
-				d.Error = clip(string(rec.Data), 200)
-			}
-			in.rep.ProxyErrors = append(in.rep.ProxyErrors, Example{Session: rec.Session, Seq: it.Seq,
-				OffsetNS: rec.Time - in.origin, Detail: clip(d.Error, 200)})
+		if d.Error == "" {
+			d.Error = clip(string(rec.Data), 200)
+		}
+		in.proxyError(it, d.Error)
+	case tape.EventWS:
+		// The close a recorder sends both sides after refusing a message
+		// over its limit (not an abrupt end: a peer dropped) carries the
+		// refusal: the message is not in the tape.
+		var d struct {
+			Kind   string `json:"kind"`
+			Abrupt bool   `json:"abrupt"`
+			Error  string `json:"error"`
+		}
+		if json.Unmarshal(rec.Data, &d) == nil && d.Kind == "close" && !d.Abrupt && d.Error != "" {
+			in.rep.UnrecordedMessages++
+			in.proxyError(it, d.Error)
 		}
 	case tape.EventHTTP:
 		in.httpExchange(it)
@@ -272,6 +291,17 @@ func (in *Inspector) event(it *Item) {
 			t.LateMaxNS = max(t.LateMaxNS, d.LateMaxNs)
 			t.Reordered += d.Reordered
 		}
+	}
+}
+
+// proxyError counts an error the recorder noted in the tape (it, an
+// event), listing the first ones.
+func (in *Inspector) proxyError(it *Item, msg string) {
+	in.rep.ProxyErrorsN++
+	if len(in.rep.ProxyErrors) < in.o.maxListed {
+		rec := it.Rec
+		in.rep.ProxyErrors = append(in.rep.ProxyErrors, Example{Session: rec.Session, Seq: it.Seq,
+			OffsetNS: rec.Time - in.origin, Detail: clip(msg, 200)})
 	}
 }
 

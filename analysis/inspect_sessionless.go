@@ -78,7 +78,7 @@ func (in *Inspector) settleHandshake(w *handshakeWait, key string) {
 	}
 	if w.early != nil && !c.initSent && !c.flagged {
 		c.flagged = true
-		w.sess.violations++
+		w.sess.violated(RuleBeforeInitialize)
 		in.viol.add(RuleBeforeInitialize, func() Example { return *w.early })
 	}
 }

@@ -139,6 +139,10 @@ func (in *Inspector) unpairedPart(it *Item, s *sessionState, part jsonrpc.Stream
 		in.violation(RuleStreamAfterEnd, it, s, "the stream of id %s had ended", clip(string(it.Info.ID.Raw), 20))
 		return
 	}
+	if in.streamCopy(it, s) {
+		in.note(RuleStreamCopy, it, "another client's request")
+		return
+	}
 	in.violation(RuleResponseUnknownID, it, s, "no such request in flight")
 }
 

@@ -150,7 +150,9 @@ func since(t, start int64) int64 {
 
 // firstChunk notes, for the requests still in flight on the HTTP exchange
 // of rec (a message from the server), the time of the first message the
-// server sent on it.
+// server sent on it. A WebSocket connection, one exchange for a whole
+// session, gives its answers no stream of their own: none (as over
+// stdio).
 func (in *Inspector) firstChunk(rec *tape.Record) {
 	for _, e := range in.exchanges[rec.Exchange] {
 		if req, ok := in.inflight.Lookup(e.session, tape.ClientToServer, e.id); ok && req.firstChunk == 0 {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -131,7 +132,10 @@ func TestExportRequestsMatchesInspect(t *testing.T) {
 			for _, r := range rows {
 				// The first chunk is the first message back on the request's
 				// HTTP exchange: at the latest its answer; none over stdio.
-				http := r.Transport == "http" && r.Direction == "c2s" && r.LatencyNS != nil && r.MRTRRounds == 0 && !r.Task
+				// (The stream-copy case's answer comes on an event stream,
+				// another exchange, as in the LangGraph dialect: none.)
+				http := r.Transport == "http" && r.Direction == "c2s" && r.LatencyNS != nil && r.MRTRRounds == 0 && !r.Task &&
+					!strings.HasPrefix(r.Session, RuleStreamCopy+"/")
 				switch {
 				case r.Transport == "stdio" && r.FirstChunkNS != nil,
 					http && (r.FirstChunkNS == nil || *r.FirstChunkNS > *r.LatencyNS):

@@ -27,6 +27,7 @@ type step struct {
 	event string         // an event name with
 	data  string         // its JSON payload
 	xchg  uint64         // HTTP exchange number
+	strm  string         // the stream that carried it ("post", "ws"...)
 }
 
 // onExchange returns s recorded on HTTP exchange x.
@@ -72,7 +73,7 @@ func writeTapeAs(t testing.TB, path, transport string, steps []step, opts ...tap
 		t.Fatal(err)
 	}
 	for _, s := range steps {
-		rec := &tape.Record{Time: testStart.Add(s.at).UnixNano(), Session: s.sess, Dir: s.dir, Exchange: s.xchg}
+		rec := &tape.Record{Time: testStart.Add(s.at).UnixNano(), Session: s.sess, Dir: s.dir, Exchange: s.xchg, Stream: s.strm}
 		if rec.Session == "" {
 			rec.Session = "1"
 		}

@@ -46,12 +46,28 @@ func (c SurfaceChange) String() string {
 	return s
 }
 
+// NotCompared returns the kinds (KindTool...) that only one of old and
+// new listed, which DiffSurface does not compare: nothing is known of
+// the other side's.
+func NotCompared(old, new *Surface) []string {
+	var out []string
+	for _, kind := range surfaceKinds {
+		if slices.Contains(old.Listed, kind) != slices.Contains(new.Listed, kind) {
+			out = append(out, kind)
+		}
+	}
+	return out
+}
+
+// surfaceKinds lists the kinds of a surface in the order of its reports.
+var surfaceKinds = []string{KindTool, KindPrompt, KindResource, KindTemplate}
+
 // DiffSurface lists the changes from the surface old to new: per kind,
 // by name, then by field; breaking ones are marked. A kind that one of
 // the two never listed is not compared.
 func DiffSurface(old, new *Surface) []SurfaceChange {
 	var out []SurfaceChange
-	for _, kind := range []string{KindTool, KindPrompt, KindResource, KindTemplate} {
+	for _, kind := range surfaceKinds {
 		if !slices.Contains(old.Listed, kind) || !slices.Contains(new.Listed, kind) {
 			continue
 		}
@@ -216,8 +232,9 @@ func typeText(v any) string {
 }
 
 // WriteSurfaceDiffText writes the changes one a line, breaking ones
-// first, then a summary line.
-func WriteSurfaceDiffText(w io.Writer, changes []SurfaceChange) error {
+// first, then a summary line that names the kinds not compared
+// (NotCompared).
+func WriteSurfaceDiffText(w io.Writer, changes []SurfaceChange, notCompared []string) error {
 	var b strings.Builder
 	var breaking int
 	for _, c := range changes {
@@ -232,26 +249,39 @@ func WriteSurfaceDiffText(w io.Writer, changes []SurfaceChange) error {
 		}
 	}
 	switch {
+	case len(changes) == 0 && len(notCompared) > 0:
+		b.WriteString("surfaces are equal in what both list")
 	case len(changes) == 0:
-		b.WriteString("surfaces are equal\n")
+		b.WriteString("surfaces are equal")
 	default:
-		fmt.Fprintf(&b, "%d changes, %d breaking\n", len(changes), breaking)
+		fmt.Fprintf(&b, "%d changes, %d breaking", len(changes), breaking)
 	}
+	if len(notCompared) > 0 {
+		b.WriteString("; " + NotComparedText(notCompared))
+	}
+	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// WriteSurfaceDiffJSON writes {"breaking": bool, "changes": [...]}.
-func WriteSurfaceDiffJSON(w io.Writer, changes []SurfaceChange) error {
+// NotComparedText says which kinds were not compared, for a report.
+func NotComparedText(kinds []string) string {
+	return "not compared (listed on one side only): " + strings.Join(kinds, ", ")
+}
+
+// WriteSurfaceDiffJSON writes {"breaking": bool, "changes": [...]}, and
+// "not_compared": [kinds] when some kind was listed on one side only.
+func WriteSurfaceDiffJSON(w io.Writer, changes []SurfaceChange, notCompared []string) error {
 	if changes == nil {
 		changes = []SurfaceChange{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(struct {
-		Breaking bool            `json:"breaking"`
-		Changes  []SurfaceChange `json:"changes"`
-	}{Breaking(changes), changes}); err != nil {
+		Breaking    bool            `json:"breaking"`
+		Changes     []SurfaceChange `json:"changes"`
+		NotCompared []string        `json:"not_compared,omitempty"`
+	}{Breaking(changes), changes, notCompared}); err != nil {
 		return fmt.Errorf("write surface diff: %w", err)
 	}
 	return nil

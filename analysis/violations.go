@@ -58,6 +58,7 @@ const (
 	RuleMissingSessionHeader = "missing-session-header"
 	RuleStreamedResponse     = "streamed-response"
 	RuleStreamAfterEnd       = "stream-part-after-end"
+	RuleStreamCopy           = "stream-copy"
 )
 
 // streamRules describes the rules checked across messages.
@@ -78,6 +79,8 @@ var streamRules = []Rule{
 	{RuleStreamedResponse, SeverityInfo, "answer streamed as several results under one id, ended by a terminal one " +
 		"(non-standard extension: LangGraph's content_start, content_delta, content_end)"},
 	{RuleStreamAfterEnd, SeverityError, "stream part (delta) for a request whose streamed answer had ended"},
+	{RuleStreamCopy, SeverityInfo, "copy of an answer to another client's request on a sessionless event stream " +
+		"(the LangGraph HTTP dialect sends every message to every open stream)"},
 	{RuleMissingSessionHeader, SeverityError, "HTTP request without Mcp-Session-Id after the server assigned one"},
 	{RuleMcpHeaderMissing, SeverityError, "2026-07-28 request without the Mcp-Method, Mcp-Name or Mcp-Param-* header it needs"},
 	{RuleMcpHeaderMismatch, SeverityError, "2026-07-28 Mcp-Method, Mcp-Name or Mcp-Param-* header that disagrees with the body"},

@@ -136,6 +136,10 @@ var ruleCases = []struct {
 		// A 2026-07-28 session has no handshake: its requests carry the version.
 		[]step{c2s(0, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`),
 			c2s(1*ms, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)}},
+	// The good form is nil: the rule is a note (info) on a correct
+	// exchange. Before the missing-session-header case, whose server
+	// assigns a session id, in the violations-http fixture.
+	{RuleStreamCopy, streamCopySteps(), nil},
 	{RuleMissingSessionHeader,
 		[]step{evt(0, tape.EventHTTP, `{"method":"POST","path":"/mcp","status":200,"request_headers":{},"response_headers":{"Mcp-Session-Id":["abc"]}}`),
 			evt(1*ms, tape.EventHTTP, `{"method":"POST","path":"/mcp","status":400,"request_headers":{"Content-Type":"application/json"}}`)},
@@ -151,6 +155,23 @@ var ruleCases = []struct {
 	{RuleMcpHeaderMissing, modernPost(`"Mcp-Protocol-Version":["2026-07-28"]`), modernPost(`"Mcp-Protocol-Version":["2026-07-28"],"Mcp-Method":["tools/list"]`)},
 	{RuleMcpHeaderMismatch, modernPost(`"Mcp-Protocol-Version":["2026-07-28"],"Mcp-Method":["ping"]`),
 		modernPost(`"Mcp-Protocol-Version":["2026-07-28"],"Mcp-Method":["tools/list"]`)},
+}
+
+// streamCopySteps is a call of session conn-2 answered on its own
+// sessionless event stream and copied to conn-1's (LangGraph HTTP dialect).
+func streamCopySteps() []step {
+	open := `{"phase":"response","method":"GET","path":"/mcp/stream","status":200,"content_type":"text/event-stream","request_headers":{}}`
+	on := func(sess string, x uint64, strm string, s step) step {
+		s.sess, s.xchg, s.strm = sess, x, strm
+		return s
+	}
+	return []step{
+		on("conn-1", 1, "get", evt(0, tape.EventHTTP, open)),
+		on("conn-2", 2, "get", evt(0, tape.EventHTTP, open)),
+		on("conn-2", 3, "post", c2s(1*ms, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)),
+		on("conn-2", 2, "get", s2c(2*ms, `{"jsonrpc":"2.0","id":1,"result":{}}`)),
+		on("conn-1", 1, "get", s2c(2*ms, `{"jsonrpc":"2.0","id":1,"result":{}}`)),
+	}
 }
 
 // modernPost is a 2026-07-28 tools/list POST with the given request

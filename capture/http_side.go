@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"hash/maphash"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -89,6 +90,7 @@ type sideStreams struct {
 // sideEntry holds the requests in flight under one host and id.
 type sideEntry struct {
 	owner uint64     // the exchange of the stream that carried the answer's first part; 0: none yet
+	parts partLog    // the parts recorded in the request's session (see answer)
 	reqs  []*sideReq // oldest first
 	one   [1]*sideReq
 	first sideReq // the first request noted under the key (one allocation)
@@ -225,10 +227,11 @@ func (s *sideStreams) answer(x *exchange, stream uint64, m []byte) (string, bool
 		if r == nil {
 			return "", false
 		}
-	} else if e.owner == 0 {
-		e.owner = stream
-	} else if e.owner != stream {
+	} else if e.owner != stream && !e.parts.takeOver(e.owner == 0, stream, m) {
 		return "", false // a copy on another client's stream
+	} else {
+		e.owner = stream
+		e.parts.add(m)
 	}
 	session := r.sessionNow()
 	if streamDialect.Ends(m, &info) {
@@ -237,12 +240,78 @@ func (s *sideStreams) answer(x *exchange, stream uint64, m []byte) (string, bool
 	return session, true
 }
 
+// streamEnded frees the answers owned by the side stream of exchange
+// stream, which ended (its client left, maybe with an answer of another
+// client half sent on it): the next stream that carries a part of one
+// owns it, so that the rest of it, read by its client on that client's
+// own stream, is still recorded in the session of its request.
+func (s *sideStreams) streamEnded(stream uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.reqs {
+		if e.owner == stream {
+			e.owner = 0
+		}
+		delete(e.parts.pos, stream)
+	}
+}
+
+// partLog remembers the parts of a streamed answer recorded from the
+// stream that owns it, to tell the copies on other streams from new parts
+// when the owner ends mid-answer. Every stream carries the server's parts
+// in its order, from when it opened: a copy is the next recorded part,
+// after the one the stream's previous copy matched, with the same bytes.
+type partLog struct {
+	n    int            // parts recorded
+	hash []uint64       // of the last partLogSize recorded, by n modulo the size; nil before the first
+	pos  map[uint64]int // by stream other than the owner: the number of the recorded part its last copy matched, +1
+	seed maphash.Seed
+}
+
+// partLogSize bounds the parts remembered per answer: a stream that lags
+// the owner by more may see a copy taken for a new part.
+const partLogSize = 32
+
+// add notes a part recorded.
+func (l *partLog) add(m []byte) {
+	if l.hash == nil {
+		l.hash, l.seed = make([]uint64, partLogSize), maphash.MakeSeed()
+	}
+	l.hash[l.n%partLogSize] = maphash.Bytes(l.seed, m)
+	l.n++
+}
+
+// takeOver reports whether m, a part that stream carried, is to be
+// recorded, stream then owning the answer: only when no stream owns it
+// (free) and m is no copy of a part recorded after the one stream's
+// previous copy matched. A copy moves the stream's place on.
+func (l *partLog) takeOver(free bool, stream uint64, m []byte) bool {
+	if l.n == 0 {
+		return free
+	}
+	h := maphash.Bytes(l.seed, m)
+	for j := max(l.pos[stream], l.n-partLogSize); j < l.n; j++ {
+		if l.hash[j%partLogSize] == h {
+			if l.pos == nil {
+				l.pos = make(map[uint64]int, 2)
+			}
+			l.pos[stream] = j + 1
+			return false
+		}
+	}
+	if !free {
+		return false // ahead of the owner: it records that part when it comes
+	}
+	delete(l.pos, stream)
+	return true
+}
+
 // dropLocked takes r out of e, the entry of key k (s.mu held).
 func (s *sideStreams) dropLocked(k string, e *sideEntry, r *sideReq) {
 	for i, q := range e.reqs {
 		if q == r {
 			e.reqs = append(e.reqs[:i], e.reqs[i+1:]...)
-			e.owner = 0
+			e.owner, e.parts = 0, partLog{}
 			break
 		}
 	}
@@ -380,6 +449,9 @@ func (x *exchange) sideRecorded() {
 // unless their answers may still come on a side stream: x was accepted
 // (2xx) with no message while side streams are open.
 func (x *exchange) sideDone() {
+	if x.side {
+		x.p.side.streamEnded(x.id)
+	}
 	if len(x.sideReqs) == 0 {
 		return
 	}

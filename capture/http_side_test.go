@@ -112,3 +112,89 @@ func TestHTTPSideStreamAnswersJoinTheirRequests(t *testing.T) {
 		t.Errorf("requests in %d sessions, want one per connection (%v)", len(sessions), reqSession)
 	}
 }
+
+// TestHTTPSideStreamOwnerLeaves: the stream that carried the first part of
+// an answer owns it, and when it ends mid-answer (its client, which has
+// its own answers, leaves), the next stream carrying a part takes over: the
+// rest of the answer, which its client reads on its own stream, is still
+// recorded in the session of the request, each part once, the end part
+// included (it was left as copies in the other stream's session).
+func TestHTTPSideStreamOwnerLeaves(t *testing.T) {
+	const n = 20
+	up := langGraphUpstream(t, n)
+	rig := startProxy(t, up+refserver.Path)
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	post := func(body string) int {
+		resp, err := c.Post(rig.url+refserver.Path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		peertest.ReadAnswer(t, resp)
+		return resp.StatusCode
+	}
+	if st := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`); st != 200 {
+		t.Fatalf("initialize: %d", st)
+	}
+	stream := func() (*http.Response, *bufio.Scanner) {
+		resp, err := c.Get(rig.url + refserver.StreamPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, bufio.NewScanner(resp.Body)
+	}
+	readPart := func(sc *bufio.Scanner) string {
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), `"id":"x"`) {
+				return sc.Text()
+			}
+		}
+		t.Fatal("stream ended before a part")
+		return ""
+	}
+	a, sa := stream()
+	if st := post(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"chat","arguments":{"query":"q"}}}`); st != 202 {
+		t.Fatalf("chat: %d", st)
+	}
+	readPart(sa) // stream a carried the first part: it owns the answer
+	b, sb := stream()
+	readPart(sb) // b is open: the server sends to both
+	a.Body.Close()
+	for !strings.Contains(readPart(sb), "content_end") {
+	}
+	b.Body.Close()
+	recs := waitEnded(t, rig, 4) // initialize, the chat, both streams
+
+	var reqSession string
+	for _, m := range msgs(recs, tape.ClientToServer) {
+		if strings.Contains(string(m.Frame), `"id":"x"`) {
+			reqSession = m.Session
+		}
+	}
+	var parts []string
+	seen := map[string]bool{}
+	for _, m := range msgs(recs, tape.ServerToClient) {
+		if m.Session == reqSession && strings.Contains(string(m.Frame), `"id":"x"`) {
+			parts = append(parts, lookupType(m.Frame))
+			if seen[string(m.Frame)] { // the chat's deltas are all different
+				t.Errorf("part recorded twice: %s", m.Frame)
+			}
+			seen[string(m.Frame)] = true
+		}
+	}
+	// A part in flight to the proxy on stream a as it closed may be
+	// missing (stream b's copy of it came while a still owned the answer).
+	if len(parts) < n || parts[0] != "content_start" || parts[len(parts)-1] != "content_end" {
+		t.Errorf("session %s holds %d parts of the answer %v, want %d from content_start to content_end", reqSession, len(parts), parts, n+2)
+	}
+	t.Logf("%d of %d parts in the request's session", len(parts), n+2)
+}
+
+// lookupType returns result.type of a streamed answer's part.
+func lookupType(frame []byte) string {
+	for _, t := range []string{"content_start", "content_delta", "content_end"} {
+		if strings.Contains(string(frame), `"type":"`+t+`"`) {
+			return t
+		}
+	}
+	return "?"
+}

@@ -33,7 +33,7 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 		}
 		signal(s.ID, SignalError, s.Errors+refused, msg, refusedD)
 		signal(s.ID, SignalToolError, s.ToolErrors, plural(s.ToolErrors, "tool call")+" returned isError", nil)
-		v, vd := violationsIn(rep, s.ID)
+		v, vd := violationsIn(rep, s)
 		signal(s.ID, SignalViolation, s.Violations, plural(s.Violations, "protocol violation")+": "+strings.Join(v, ", "), vd)
 		signal(s.ID, SignalUnanswered, s.Unanswered, plural(s.Unanswered, "request")+" never answered", unansweredIn(rep, s.ID))
 		signal(s.ID, SignalCancelled, s.Cancelled, plural(s.Cancelled, "request")+" cancelled", nil)
@@ -63,12 +63,22 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 			}
 		}
 	}
+	if n := rep.RefusedUpgradesN; n > 0 { // no session came of them: a case of the tape
+		var d []string
+		for _, ex := range rep.RefusedUpgrades {
+			d = append(d, fmt.Sprintf("record %d: WebSocket upgrade %s", ex.Seq, ex.Detail))
+		}
+		signal("", SignalError, n, plural(n, "WebSocket upgrade")+" refused with an HTTP error", d)
+	}
 	var incomplete []string
 	if rep.Tape.Warning != "" {
 		incomplete = append(incomplete, rep.Tape.Warning)
 	}
 	if rep.CutMessages > 0 {
 		incomplete = append(incomplete, fmt.Sprintf("%d messages recorded cut", rep.CutMessages))
+	}
+	if rep.UnrecordedMessages > 0 {
+		incomplete = append(incomplete, fmt.Sprintf("%d messages not recorded (over the recorder's limit)", rep.UnrecordedMessages))
 	}
 	signal("", SignalIncomplete, int64(len(incomplete)), strings.Join(incomplete, "; "), nil)
 	var driftErr error
@@ -120,7 +130,13 @@ func (o *options) driftCase(ctx context.Context, path string) (Case, error) {
 		c.Details = append(c.Details, ch.String())
 	}
 	c.Fired, c.Count = breaking > 0, breaking
+	unknown := analysis.NotCompared(o.baseline, s)
+	if len(unknown) > 0 {
+		c.Details = append(c.Details, analysis.NotComparedText(unknown))
+	}
 	switch {
+	case len(changes) == 0 && len(unknown) > 0:
+		c.Message = "the surface matches the baseline in what both list"
 	case len(changes) == 0:
 		c.Message = "the surface matches the baseline"
 	case breaking == 0:
@@ -145,18 +161,18 @@ func refusedIn(rep *analysis.Report, session string) (int64, []string) {
 	return n, d
 }
 
-// violationsIn lists the rules broken in session and their examples.
-func violationsIn(rep *analysis.Report, session string) (rules, details []string) {
+// violationsIn lists the rules broken in session (all of them: the tape
+// keeps only a few examples per rule, which may all be of other sessions)
+// and the examples it has of them.
+func violationsIn(rep *analysis.Report, s *analysis.SessionReport) (rules, details []string) {
+	for _, r := range s.ViolationRules {
+		rules = append(rules, r.Name)
+	}
 	for _, v := range rep.Violations {
-		seen := false
 		for _, ex := range v.Examples {
-			if ex.Session == session {
-				seen = true
+			if ex.Session == s.ID {
 				details = append(details, fmt.Sprintf("%s: record %d: %s", v.Rule, ex.Seq, ex.Detail))
 			}
-		}
-		if seen {
-			rules = append(rules, v.Rule)
 		}
 	}
 	return rules, details
@@ -212,6 +228,9 @@ func loadView(rep *analysis.Report) *loadgen.Report {
 		add("tools/call "+t.Name, t.Latency)
 		v.ErrorTotal += t.ToolErrors
 	}
+	// Every error of a tape is a request's: "errors<F%" (ErrorRatio)
+	// divides RequestErrors, not ErrorTotal, by the requests.
+	v.RequestErrors = v.ErrorTotal
 	return v
 }
 

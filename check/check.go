@@ -14,6 +14,7 @@ package check
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,7 +33,7 @@ const (
 	SignalCancelled  = "cancelled"  // a request cancelled
 	SignalSlow       = "slow"       // a client request slower than WithSlow
 	SignalDeprecated = "deprecated" // a deprecated feature: protocol 2024-11-05, JSON-RPC batches
-	SignalIncomplete = "incomplete" // the tape is cut or damaged, or messages were recorded cut
+	SignalIncomplete = "incomplete" // the tape is cut or damaged, or messages were recorded cut or not recorded
 	SignalDrift      = "drift"      // a breaking change from the baseline surface
 )
 
@@ -96,12 +97,24 @@ func WithSlow(d time.Duration) Option {
 
 // WithExpectTool asserts that some session of the run called the tool.
 func WithExpectTool(name string) Option {
-	return func(o *options) error { o.expect = append(o.expect, name); return nil }
+	return func(o *options) error {
+		if name == "" {
+			return errors.New("expect tool: empty tool name")
+		}
+		o.expect = append(o.expect, name)
+		return nil
+	}
 }
 
 // WithForbidTool asserts that no session called the tool.
 func WithForbidTool(name string) Option {
-	return func(o *options) error { o.forbid = append(o.forbid, name); return nil }
+	return func(o *options) error {
+		if name == "" {
+			return errors.New("forbid tool: empty tool name")
+		}
+		o.forbid = append(o.forbid, name)
+		return nil
+	}
 }
 
 // WithMaxDuration asserts "[SERIES:]DUR": every session lasts at most DUR,

@@ -64,9 +64,10 @@ func TestRunSignals(t *testing.T) {
 			notes: []string{SignalCancelled, SignalError, SignalToolError}},
 		{name: "assertions broken", tapes: []string{"gosdk-refserver"}, opts: []Option{WithFailOn(),
 			WithExpectTool("nope"), WithForbidTool("fail"), WithMaxDuration("1ms"), WithMaxDuration("tools/call sleep:1ms"),
-			WithMaxDuration("nosuch:1s"), WithThreshold("tools/call sleep:p99<1ms"), WithThreshold("errors<1")},
+			WithMaxDuration("nosuch:1s"), WithThreshold("tools/call sleep:p99<1ms"), WithThreshold("errors<1"),
+			WithThreshold("errors<1%")},
 			failed: []string{"expect-tool nope", "forbid-tool fail", "max-duration 1ms", "max-duration nosuch:1s",
-				"max-duration tools/call sleep:1ms", "threshold errors<1", "threshold tools/call sleep:p99<1ms"},
+				"max-duration tools/call sleep:1ms", "threshold errors<1", "threshold errors<1%", "threshold tools/call sleep:p99<1ms"},
 			notes: []string{SignalCancelled, SignalError, SignalToolError}},
 		{name: "several tapes are one run", tapes: []string{"violations", "everything-stdio"}, opts: []Option{WithFailOn(), WithExpectTool("echo")},
 			notes: []string{SignalCancelled, SignalDeprecated, SignalError, SignalUnanswered, SignalViolation}},
@@ -93,6 +94,37 @@ func TestRunSignals(t *testing.T) {
 			if res.Failed() != (len(tt.failed) > 0) {
 				t.Errorf("Failed() = %v", res.Failed())
 			}
+		})
+	}
+}
+
+// TestRunErrorShare: "errors<F%" measures the tape's failed requests (a
+// JSON-RPC error and an isError result) over its requests (8 answered, 1
+// cancelled), as load measures its own.
+func TestRunErrorShare(t *testing.T) {
+	tests := []struct {
+		spec, msg string // msg "" when the threshold holds
+	}{
+		{"errors<1%", "errors<1%: broken, measured 22.2%"},
+		{"errors<=22%", "errors<=22%: broken, measured 22.2%"},
+		{"errors<23%", ""},
+		{"errors>=22%", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			res, err := Run(context.Background(), []string{fixture("gosdk-refserver")}, WithFailOn(), WithThreshold(tt.spec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range res.Cases {
+				if c.Name == "threshold "+tt.spec {
+					if c.Message != tt.msg || c.Fired != (tt.msg != "") {
+						t.Errorf("fired %v, message %q, want %q", c.Fired, c.Message, tt.msg)
+					}
+					return
+				}
+			}
+			t.Fatalf("no case for %s in %+v", tt.spec, res.Cases)
 		})
 	}
 }
@@ -128,12 +160,25 @@ func TestRunUnreadableTape(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(res.Errors) != 1 || res.Errors[0].Tape != notTape || res.Sessions != 1 {
-		t.Errorf("errors %+v, sessions %d", res.Errors, res.Sessions)
+		t.Fatalf("errors %+v, sessions %d", res.Errors, res.Sessions)
+	}
+	if e := res.Errors[0].Error; strings.Contains(e, notTape) {
+		t.Errorf("error %q names the tape again: TapeError.Tape does", e)
+	}
+	var buf bytes.Buffer
+	if err := WriteText(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ERROR " + notTape + `: not a tape: not zstd data (starts with "hello\n")` + "\n",
+		"check ERROR: 2 tapes, 1 session, 8 checks, 0 failed, 0 notes, 1 tape unreadable\n"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, buf.String())
+		}
 	}
 }
 
 func TestOptionErrors(t *testing.T) {
-	for _, opt := range []Option{WithFailOn("nope"), WithSlow(0), WithMaxDuration("x"), WithMaxDuration(":1s"),
+	for _, opt := range []Option{WithFailOn("nope"), WithSlow(0), WithMaxDuration("x"), WithMaxDuration(":1s"), WithExpectTool(""), WithForbidTool(""),
 		WithMaxDuration("tools/list:-1s"), WithThreshold("tools/call:p99.9<1s"), WithThreshold("p99<1s")} {
 		if _, err := Run(context.Background(), []string{fixture("everything-stdio")}, opt); err == nil {
 			t.Error("no error")
@@ -305,5 +350,96 @@ func TestRefusedIsAnError(t *testing.T) {
 	}
 	if !slices.Equal(failed, []string{"error conn-1"}) {
 		t.Errorf("failed %q, want the 403's session only", failed)
+	}
+}
+
+// TestViolationRulesPerSession: every session's violation case names its
+// rules, also in the sessions past the few examples the tape keeps per
+// rule.
+func TestViolationRulesPerSession(t *testing.T) {
+	at := time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC).UnixNano()
+	const sessions = analysis.DefaultMaxExamples + 2
+	var recs []*tape.Record
+	for i := range sessions {
+		recs = append(recs, &tape.Record{Type: tape.TypeMessage, Time: at + int64(i), Session: fmt.Sprintf("s%d", i),
+			Dir: tape.ServerToClient, Frame: []byte(`{"jsonrpc":"2.0","id":99,"result":{}}`)})
+	}
+	res, err := Run(context.Background(), []string{writeRecords(t, "stdio", recs...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for _, c := range res.Cases {
+		if c.Signal != SignalViolation {
+			continue
+		}
+		n++
+		if want := "1 protocol violation: " + analysis.RuleResponseUnknownID; !c.Failed() || c.Message != want {
+			t.Errorf("session %s: failed %v, message %q, want %q", c.Session, c.Failed(), c.Message, want)
+		}
+	}
+	if n != sessions {
+		t.Errorf("%d violation cases, want %d", n, sessions)
+	}
+}
+
+// TestUnrecordedMessageIsIncomplete: a WebSocket message the recorder
+// refused (over its limit: the session ends with 1009) is not in the tape,
+// which is incomplete.
+func TestUnrecordedMessageIsIncomplete(t *testing.T) {
+	at := time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC).UnixNano()
+	path := writeRecords(t, "ws", &tape.Record{Type: tape.TypeEvent, Time: at, Session: "ws-1", Dir: tape.ClientToServer, Exchange: 1,
+		Event: tape.EventWS, Data: []byte(`{"kind":"close","code":1009,"error":"websocket: client frame 2 at byte 9: message of at least 2000000 bytes, larger than the limit of 1048576"}`)})
+	res, err := Run(context.Background(), []string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Cases {
+		if c.Signal == SignalIncomplete {
+			if want := "1 messages not recorded (over the recorder's limit)"; !c.Failed() || c.Message != want {
+				t.Errorf("incomplete: failed %v, message %q, want %q", c.Failed(), c.Message, want)
+			}
+			return
+		}
+	}
+	t.Fatal("no incomplete case")
+}
+
+// writeRecords writes recs to a new tape of transport and returns its path.
+func writeRecords(t *testing.T, transport string, recs ...*tape.Record) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.jsonl.zst")
+	w, err := tape.Create(path, tape.Header{Version: "test", Transport: transport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range recs {
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestRefusedUpgradeIsAnError: a WebSocket upgrade the server refused fires
+// the error signal of the tape (no session came of it).
+func TestRefusedUpgradeIsAnError(t *testing.T) {
+	path := writeRecords(t, "ws", &tape.Record{Type: tape.TypeEvent, Time: time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC).UnixNano(),
+		Exchange: 1, Event: tape.EventHTTP, Data: []byte(`{"phase":"end","method":"GET","path":"/mcp","status":403,"request_headers":{"Upgrade":["websocket"]}}`)})
+	res, err := Run(context.Background(), []string{path}, WithFailOn(SignalError))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fired(res, false); !slices.Equal(got, []string{SignalError}) {
+		t.Fatalf("failed %q, want error", got)
+	}
+	for _, c := range res.Cases {
+		if c.Signal == SignalError && (c.Message != "1 WebSocket upgrade refused with an HTTP error" ||
+			!slices.Equal(c.Details, []string{"record 1: WebSocket upgrade GET /mcp: HTTP 403"})) {
+			t.Errorf("case %+v", c)
+		}
 	}
 }

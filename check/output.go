@@ -33,10 +33,10 @@ func WriteText(w io.Writer, r *Result) error {
 	}
 	verdict := "ok"
 	switch {
+	case len(r.Errors) > 0: // exit code 2, before a failure's 1
+		verdict = "ERROR"
 	case r.Failed():
 		verdict = "FAILED"
-	case len(r.Errors) > 0: // not checked: not ok either
-		verdict = "ERROR"
 	}
 	fmt.Fprintf(&b, "check %s: %s, %s, %s, %d failed, %s", verdict, plural(int64(len(r.Tapes)), "tape"),
 		plural(int64(r.Sessions), "session"), plural(int64(len(r.Cases)), "check"), r.Failures, plural(int64(notes), "note"))

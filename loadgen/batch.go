@@ -94,7 +94,7 @@ func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Tim
 			st.seriesCountsLocked(n).requests++
 		}
 	}
-	st.sent += k
+	st.sentLocked(k, intended)
 	st.inflt += k
 	st.mu.Unlock()
 	buf = append(buf, ']')

@@ -152,6 +152,7 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 	r.start = time.Now()
 	var mk *marker
 	if len(o.stages) > 0 {
+		r.st.startStages(r.start, o.stageOffsets())
 		mk = startMarker(r.st, r.start, o.stageOffsets())
 	}
 	stopIntervals := r.recordIntervals()
@@ -176,6 +177,11 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 	wg.Wait()
 	rep := r.report(end)
 	rep.Stages = o.stageReports(marks, rep.Model)
+	r.st.mu.Lock()
+	for i := range rep.Stages { // by intended time, not by the marks
+		rep.Stages[i].Figures.Requests = r.st.stageSent[i]
+	}
+	r.st.mu.Unlock()
 	rep.Intervals = ivs
 	if o.results != nil {
 		if err := o.results.flush(); err != nil {

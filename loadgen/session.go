@@ -359,7 +359,7 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 	names := t.series
 	c := s.newCall(names, t)
 	st.mu.Lock()
-	st.sent++
+	st.sentLocked(1, intended)
 	st.inflt++
 	for _, n := range names {
 		st.seriesCountsLocked(n).requests++

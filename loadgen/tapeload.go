@@ -226,7 +226,7 @@ func (m *meteredConn) Send(ctx context.Context, frame []byte, opt transport.Send
 		st := m.r.st
 		st.mu.Lock()
 		if !setup {
-			st.sent++
+			st.sentLocked(1, now)
 			st.inflt++
 		}
 		for _, n := range series {

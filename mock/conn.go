@@ -170,6 +170,12 @@ func (c *Conn) request(ctx context.Context, frame []byte, info *jsonrpc.Info, re
 		c.send(ctx, reply, resultFrame(liveID, `{}`)) // a server answers ping, recorded or not
 		return nil
 	}
+	if r.method == "logging/setLevel" && c.m.x.logging && len(c.m.x.methodEntries(r.method)) == 0 {
+		// A server that offers logging accepts a level (the Inspector CLI
+		// sets one before anything else): recorded or not.
+		c.send(ctx, reply, resultFrame(liveID, `{}`))
+		return nil
+	}
 	e, why := c.m.choose(&r)
 	if e == nil {
 		code := codeInvalidParams
@@ -292,6 +298,19 @@ func resultVersion(frame []byte) string {
 		return ""
 	}
 	return m.Result.ProtocolVersion
+}
+
+// offersLogging reports whether frame, an initialize answer, offers the
+// logging capability.
+func offersLogging(frame []byte) bool {
+	var m struct {
+		Result struct {
+			Capabilities struct {
+				Logging json.RawMessage `json:"logging"`
+			} `json:"capabilities"`
+		} `json:"result"`
+	}
+	return json.Unmarshal(frame, &m) == nil && len(m.Result.Capabilities.Logging) > 0 && string(m.Result.Capabilities.Logging) != "null"
 }
 
 // methodEntries returns the recorded requests of a method.

@@ -53,6 +53,9 @@ type Index struct {
 	// version is the protocol version the recorded server answered
 	// initialize with ("" when the session has no handshake).
 	version string
+	// logging reports that the recorded server offered the logging
+	// capability in its initialize result.
+	logging bool
 	id      string // the recorded sessions' ids, comma-separated
 	match   Match
 }
@@ -78,6 +81,7 @@ func NewIndex(sessions []*replay.Session, m Match) (*Index, error) {
 	for _, e := range x.entries {
 		if e.req.method == "initialize" && e.resp != nil {
 			x.version = resultVersion(e.resp.frame)
+			x.logging = offersLogging(e.resp.frame)
 			break
 		}
 	}

@@ -155,6 +155,18 @@ func TestMockMatching(t *testing.T) {
 			want: []string{`{"jsonrpc":"2.0","id":9,"result":{}}`},
 		},
 		{
+			name:  "logging/setLevel is answered when the recorded server offered logging",
+			in:    []string{`{"jsonrpc":"2.0","id":9,"method":"logging/setLevel","params":{"level":"debug"}}`},
+			want:  []string{`{"jsonrpc":"2.0","id":9,"result":{}}`},
+			tape:  []string{baseTape[0], `< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"logging":{},"tools":{}},"serverInfo":{"name":"srv","version":"1"}}}`},
+			never: 1, // initialize
+		},
+		{
+			name: "logging/setLevel is unknown when the recorded server did not offer logging",
+			in:   []string{`{"jsonrpc":"2.0","id":9,"method":"logging/setLevel","params":{"level":"debug"}}`},
+			want: []string{`{"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"mcptape mock: no recorded answer for logging/setLevel: no recorded request has method \"logging/setLevel\" (recorded: initialize, tools/call, tools/list)"}}`},
+		},
+		{
 			name: "ping is answered even when not recorded",
 			in:   []string{`{"jsonrpc":"2.0","id":9,"method":"ping"}`},
 			want: []string{`{"jsonrpc":"2.0","id":9,"result":{}}`},

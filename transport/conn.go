@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -358,7 +359,17 @@ func (e *StatusError) Error() string {
 		b.WriteString(": ")
 		b.WriteString(s)
 	}
+	if e.Method == http.MethodPost && (e.Status == http.StatusMethodNotAllowed || e.Status == http.StatusNotFound) && ssePath(e.URL) {
+		b.WriteString(" (the stream URL of a legacy HTTP+SSE server? it is given with --sse)")
+	}
 	return b.String()
+}
+
+// ssePath reports whether rawURL's path ends in /sse, the stream of a
+// legacy HTTP+SSE server, which refuses POSTs.
+func ssePath(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	return err == nil && strings.HasSuffix(u.Path, "/sse")
 }
 
 // Unwrap returns ErrSessionExpired when the status means the session

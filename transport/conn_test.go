@@ -162,6 +162,13 @@ func TestStatusError(t *testing.T) {
 			"transport: GET http://h/mcp: 405 Method Not Allowed", false},
 		{&StatusError{Method: "POST", URL: "u", Status: 400, Body: []byte("a\r\n\tb\x00\xffc  d")},
 			"transport: POST u: 400 Bad Request: a b \ufffdc d", false},
+		// A legacy HTTP+SSE stream URL given as a Streamable HTTP one.
+		{&StatusError{Method: "POST", URL: "http://h/sse", Status: 405, Body: []byte("Method Not Allowed")},
+			"transport: POST http://h/sse: 405 Method Not Allowed: Method Not Allowed (the stream URL of a legacy HTTP+SSE server? it is given with --sse)", false},
+		{&StatusError{Method: "POST", URL: "http://h/sse?x=1", Status: 404},
+			"transport: POST http://h/sse?x=1: 404 Not Found (the stream URL of a legacy HTTP+SSE server? it is given with --sse)", false},
+		{&StatusError{Method: "POST", URL: "http://h/message?sessionId=1", Status: 404},
+			"transport: POST http://h/message?sessionId=1: 404 Not Found", false},
 	}
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.want {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -44,11 +46,34 @@ func baselineCmd() *command {
 					return withCode(2, err)
 				}
 				if *out != "-" {
-					fmt.Fprintf(st.err, "mcptape baseline: wrote %s: %d tools, %d prompts, %d resources, %d templates\n",
-						*out, len(s.Tools), len(s.Prompts), len(s.Resources), len(s.Templates))
+					fmt.Fprintf(st.err, "mcptape baseline: wrote %s: %s\n", *out, surfaceCounts(s))
 				}
 				return nil
 			}
 		},
 	}
+}
+
+// surfaceCounts says how many entries of each kind s holds, and which
+// kinds the tape never listed (unknown, not none).
+func surfaceCounts(s *analysis.Surface) string {
+	var known, unknown []string
+	for _, k := range []struct {
+		kind, plural string
+		n            int
+	}{
+		{analysis.KindTool, "tools", len(s.Tools)}, {analysis.KindPrompt, "prompts", len(s.Prompts)},
+		{analysis.KindResource, "resources", len(s.Resources)}, {analysis.KindTemplate, "templates", len(s.Templates)},
+	} {
+		if slices.Contains(s.Listed, k.kind) {
+			known = append(known, fmt.Sprintf("%d %s", k.n, k.plural))
+		} else {
+			unknown = append(unknown, k.plural)
+		}
+	}
+	out := strings.Join(known, ", ")
+	if len(unknown) > 0 {
+		out = strings.TrimPrefix(out+"; ", "; ") + "never listed (unknown): " + strings.Join(unknown, ", ")
+	}
+	return out
 }

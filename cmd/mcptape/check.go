@@ -28,8 +28,8 @@ func checkCmd() *command {
   Signals: error (JSON-RPC error responses, HTTP refusals other than 401),
   tool-error (isError results), violation (protocol rules), unanswered,
   cancelled, slow (a client request slower than --slow), deprecated (protocol
-  2024-11-05, batches), incomplete (a cut tape, messages recorded cut), drift
-  (a breaking change from --baseline). Default --fail-on:
+  2024-11-05, batches), incomplete (a cut tape, messages recorded cut or not
+  recorded), drift (a breaking change from --baseline). Default --fail-on:
   violation,unanswered,incomplete,drift; the others are listed as notes.
   Several tapes are one run: --expect-tool holds when any session called the
   tool; the other checks are per tape or per session. --threshold uses the

@@ -65,7 +65,7 @@ func TestCheckCommand(t *testing.T) {
 func TestBaselineAndSurfaceDiff(t *testing.T) {
 	dir := t.TempDir()
 	base := filepath.Join(dir, "surface.json")
-	if code, _, stderr := runMcptape(t, "", "baseline", fixture("everything-http"), "-o", base); code != 0 || !strings.Contains(stderr, "13 tools") {
+	if code, _, stderr := runMcptape(t, "", "baseline", fixture("everything-http"), "-o", base); code != 0 || !strings.Contains(stderr, "13 tools; never listed (unknown): prompts, resources, templates\n") {
 		t.Fatalf("baseline: exit %d, %s", code, stderr)
 	}
 	data, err := os.ReadFile(base)
@@ -82,6 +82,10 @@ func TestBaselineAndSurfaceDiff(t *testing.T) {
 	if err := os.WriteFile(gone, more, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	promptsOnly := filepath.Join(dir, "prompts-only.json")
+	if err := os.WriteFile(promptsOnly, []byte(`{"format":1,"listed":["prompt"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		args   []string
@@ -89,6 +93,15 @@ func TestBaselineAndSurfaceDiff(t *testing.T) {
 		stdout string
 	}{
 		{"same server", []string{"diff", "--surface", base, fixture("everything-stdio")}, 0, "surfaces are equal"},
+		{"a kind listed on one side", []string{"diff", "--surface", base, promptsOnly}, 0,
+			"surfaces are equal in what both list; not compared (listed on one side only): tool, prompt\n"},
+		{"json names what was not compared", []string{"diff", "--surface", "--format", "json", base, promptsOnly}, 0, `"not_compared": [
+    "tool",
+    "prompt"
+  ]`},
+		{"check notes what was not compared", []string{"check", "--baseline", base, fixture("gosdk-everything")}, 0,
+			"note  drift                        " + fixture("gosdk-everything") + ": the surface matches the baseline in what both list\n" +
+				"        not compared (listed on one side only): tool, prompt\n"},
 		{"tape against tape", []string{"diff", "--surface", fixture("everything-stdio"), fixture("everything-http")}, 0, "surfaces are equal"},
 		{"removed tool", []string{"diff", "--surface", gone, fixture("everything-stdio")}, 1, "BREAKING tool zz-gone removed"},
 		{"added tool", []string{"diff", "--surface", fixture("everything-stdio"), gone}, 0, "tool zz-gone added"},

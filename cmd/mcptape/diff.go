@@ -107,11 +107,12 @@ func runSurfaceDiff(ctx context.Context, st *stdio, a, b, format string) error {
 		sides[i] = s
 	}
 	changes := analysis.DiffSurface(sides[0], sides[1])
+	unknown := analysis.NotCompared(sides[0], sides[1])
 	var err error
 	if format == "json" {
-		err = analysis.WriteSurfaceDiffJSON(st.out, changes)
+		err = analysis.WriteSurfaceDiffJSON(st.out, changes, unknown)
 	} else {
-		err = analysis.WriteSurfaceDiffText(st.out, changes)
+		err = analysis.WriteSurfaceDiffText(st.out, changes, unknown)
 	}
 	if err != nil {
 		return withCode(2, err)

@@ -23,6 +23,7 @@ type mockFlags struct {
 	strict    bool
 	speed     string
 	output    string
+	force     bool
 	http      string
 	stateless bool
 	sse       string
@@ -34,7 +35,7 @@ func mockCmd() *command {
 	return &command{
 		name:    "mock",
 		summary: "Serve a recorded session as an MCP server, to test clients with no real server",
-		usage:   "mock TAPE [--session ID] [--http ADDR [--stateless] | --sse ADDR | --ws ADDR] [--match exact|method|tool] [--cycle] [--strict] [--speed 1|N|max] [-o NEW_TAPE] [FAULTS]",
+		usage:   "mock TAPE [--session ID] [--http ADDR [--stateless] | --sse ADDR | --ws ADDR] [--match exact|method|tool] [--cycle] [--strict] [--speed 1|N|max] [-o NEW_TAPE [--force]] [FAULTS]",
 		examples: `  mcptape mock run.jsonl.zst                                  # stdio: point a client's command at this
   mcptape mock run.jsonl.zst --http 127.0.0.1:8080            # Streamable HTTP at http://127.0.0.1:8080/mcp
   mcptape mock run.jsonl.zst --sse 127.0.0.1:3001             # legacy HTTP+SSE at http://127.0.0.1:3001/sse
@@ -70,6 +71,7 @@ func mockCmd() *command {
 			fs.BoolVar(&f.strict, "strict", false, "end the run (exit 1) at the first request that matches no recorded one")
 			fs.StringVar(&f.speed, "speed", "1", "recorded latency divided by `N` (0.001 to 1e9); max answers at once")
 			fs.StringVarP(&f.output, "output", "o", "", "record the mock's session to `NEW_TAPE`")
+			fs.BoolVar(&f.force, "force", false, "overwrite the -o file when it exists (without it, an existing file is refused with exit code 2)")
 			fs.StringVar(&f.http, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (a bare PORT listens on 127.0.0.1)")
 			fs.BoolVar(&f.stateless, "stateless", false, "with --http: no sessions, every POST stands alone (protocol 2026-07-28)")
 			fs.StringVar(&f.sse, "sse", "", "serve legacy HTTP+SSE at http://`ADDR`/sse instead of stdio")
@@ -157,7 +159,7 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 		defer ln.Close() // when no Serve took it
 	}
 	if f.output != "" {
-		w, closeTape, err := createOutputTape(st, "mock", f.output, false, kind, target)
+		w, closeTape, err := createOutputTape(st, "mock", f.output, f.force, kind, target)
 		if err != nil {
 			return withCode(2, err)
 		}

@@ -158,3 +158,24 @@ func TestMockRecordedBatchShape(t *testing.T) {
 		}
 	}
 }
+
+// TestMockOutputExists: an existing -o file is refused before serving, as
+// record and replay refuse it, and --force, which the refusal names,
+// replaces it.
+func TestMockOutputExists(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "mock.jsonl.zst")
+	if err := os.WriteFile(out, []byte("earlier"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runMcptape(t, mockInit+"\n", "mock", basicTape, "--speed", "max", "-o", out)
+	if code != 2 || !strings.Contains(stderr, "already exists: refusing to overwrite it (give --force") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = runMcptape(t, mockInit+"\n", "mock", basicTape, "--speed", "max", "-o", out, "--force")
+	if code != 0 {
+		t.Fatalf("with --force: exit %d, stderr %q", code, stderr)
+	}
+	if _, recs := readTapeFile(t, out); len(recs) == 0 {
+		t.Error("the forced -o holds no records")
+	}
+}

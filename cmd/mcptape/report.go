@@ -58,6 +58,11 @@ func reportCmd() *command {
 				if len(args) == 0 {
 					return usageError("no tape given (usage: mcptape report TAPE... -o report.html)")
 				}
+				for _, a := range args {
+					if isJSON, err := probeLoadReport(a); isJSON && err != nil {
+						return usageError("%s: not a load report (the JSON of mcptape load --json): %v", a, err)
+					}
+				}
 				if *out == "" {
 					return usageError("-o FILE is required (use -o - for stdout)")
 				}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,23 +20,37 @@ import (
 // "series" members. Anything else (a zstd tape, a JSONL tape whose first
 // record is its header) is taken for a tape.
 func isLoadReport(path string) bool {
+	isJSON, err := probeLoadReport(path)
+	return isJSON && err == nil
+}
+
+// probeLoadReport tells whether the file at path holds JSON (its first
+// byte, past blanks, is "{") and, if so, why it is not a load report (nil
+// when it is one). A tape is zstd data: a JSON file is never one.
+func probeLoadReport(path string) (isJSON bool, err error) {
 	fh, err := os.Open(path)
 	if err != nil {
-		return false
+		return false, err
 	}
 	defer fh.Close()
 	br := bufio.NewReader(fh)
 	head, _ := br.Peek(64)
 	if !bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")) {
-		return false
+		return false, nil
 	}
 	var top map[string]json.RawMessage
 	if err := json.NewDecoder(br).Decode(&top); err != nil {
-		return false
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return true, err
 	}
-	_, model := top["model"]
-	_, series := top["series"]
-	return model && series
+	for _, member := range []string{"model", "series"} {
+		if _, ok := top[member]; !ok {
+			return true, fmt.Errorf("no %q member", member)
+		}
+	}
+	return true, nil
 }
 
 // runLoadReport writes the HTML page of load reports: one run, or two or

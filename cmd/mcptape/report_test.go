@@ -56,3 +56,28 @@ func TestReportCommand(t *testing.T) {
 		t.Errorf("a failed report left its file: %v", err)
 	}
 }
+
+// TestReportJSONThatIsNoRun: a JSON file that is not a load report (cut,
+// or without "model" and "series") is refused as such, in one line, not
+// as "not zstd data".
+func TestReportJSONThatIsNoRun(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct{ name, body, want string }{
+		{"cut", "{\n  \"format\": 1,\n  \"model\": \"open\",\n  \"series\": [", "unexpected EOF"},
+		{"no series", `{"model":"open"}`, `no "series" member`},
+		{"empty object", `{}`, `no "model" member`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, tt.name+".json")
+			if err := os.WriteFile(path, []byte(tt.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code, _, stderr := runMcptape(t, "", "report", path, "-o", filepath.Join(dir, "out.html"))
+			want := path + ": not a load report (the JSON of mcptape load --json): " + tt.want
+			if code != 2 || !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("exit %d, stderr %q: want exit 2 and one line with %q", code, stderr, want)
+			}
+		})
+	}
+}
