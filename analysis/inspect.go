@@ -133,7 +133,7 @@ type Inspector struct {
 	mrtrLat       latencyHist
 	taskLat       latencyHist
 	unanswered    []RequestRef                // requests superseded by an id reuse
-	httpSessions  bool                        // a server assigned an Mcp-Session-Id
+	httpSessions  map[uint64]bool             // recordings (tape.Recording) whose server assigned an Mcp-Session-Id
 	exchanges     map[uint64][]exchangeReq    // HTTP exchanges open, with their client requests
 	cuts          map[cutKey]struct{}         // messages announced as recorded cut, not yet seen
 	waits         map[uint64]*handshakeWait   // sessionless exchanges waiting for their client's name

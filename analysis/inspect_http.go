@@ -36,7 +36,8 @@ func hasHeader(h map[string]json.RawMessage, name string) bool {
 }
 
 // httpExchange checks the session header of one HTTP exchange: once a
-// server has assigned an Mcp-Session-Id in the tape, every later request
+// server has assigned an Mcp-Session-Id in the recording (a joined read
+// holds several, each with its server), every later request
 // must carry one, except the exchange that is itself assigned one and an
 // initialize the server refused (a 403 from DNS-rebinding protection
 // assigns none), which by the protocol carries none, and a 2026-07-28
@@ -64,11 +65,15 @@ func (in *Inspector) httpExchange(it *Item) {
 			}
 		}
 	}
+	rec := tape.Recording(it.Rec.Exchange) // the server of another recording may assign none
 	if hasHeader(d.ResponseHeaders, sessionHeader) {
-		in.httpSessions = true
+		if in.httpSessions == nil {
+			in.httpSessions = map[uint64]bool{}
+		}
+		in.httpSessions[rec] = true
 		return
 	}
-	if !in.httpSessions || hasHeader(d.RequestHeaders, sessionHeader) || d.RequestHeaders == nil {
+	if !in.httpSessions[rec] || hasHeader(d.RequestHeaders, sessionHeader) || d.RequestHeaders == nil {
 		return
 	}
 	switch strings.ToUpper(d.Method) {

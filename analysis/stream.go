@@ -68,7 +68,7 @@
 //     request is cancelled by closing its stream, not by a notification.
 //   - request-before-initialize is reported once per session; a session
 //     whose requests carry a 2026-07-28 _meta version has no handshake.
-//   - missing-session-header: once any response in the tape set
+//   - missing-session-header: once any response of a recording set
 //     Mcp-Session-Id, every later HTTP request without one is reported,
 //     except an exchange whose response assigns one and an initialize
 //     (which carries none even when the server refuses it).

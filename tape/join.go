@@ -29,6 +29,12 @@ const (
 	segmentShift = 46
 )
 
+// Recording returns the number of the recording an exchange number
+// belongs to in a joined read, or in a tape holding several joined with
+// cat: the exchanges of one recording share it, those of two recordings
+// do not (within the bounds above). A tape read alone is one recording.
+func Recording(exchange uint64) uint64 { return exchange >> joinShift }
+
 // apart keeps the records of one recording apart from those of the other
 // recordings read with it: its session ids become "LABEL/ID", and its
 // exchange numbers are offset by off. The zero apart changes nothing. The
