@@ -66,6 +66,10 @@ func recordCmd() *command {
   2 for a usage error or an -o file that already exists.
   The server dies with mcptape: SIGTERM from the kernel on Linux, a job object on
   Windows; on macOS and FreeBSD it sees its stdin end.
+  SIGINT, SIGTERM and SIGHUP (the terminal closed) end a recording cleanly:
+  stdio mode forwards the signal to the server and stops it (--grace),
+  HTTP mode lets open exchanges finish (2 s); the tape then gets what was
+  recorded and its final records, and is closed.
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f recordFlags
@@ -171,11 +175,12 @@ func runRecord(ctx context.Context, st *stdio, f *recordFlags, fs *pflag.FlagSet
 		return err
 	}
 
-	// Signals: SIGINT and SIGTERM are forwarded to the server; SIGPIPE is
+	// Signals: SIGINT, SIGTERM and SIGHUP (shutdownSignals) are forwarded
+	// to the server, which then gets the stop policy; SIGPIPE is
 	// caught so that a client that stops reading makes our writes fail
 	// with EPIPE instead of killing mcptape before the tape is closed.
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, shutdownSignals()...)
 	defer signal.Stop(sigs)
 	pipes := make(chan os.Signal, 1)
 	signal.Notify(pipes, syscall.SIGPIPE)
@@ -199,7 +204,7 @@ func runRecord(ctx context.Context, st *stdio, f *recordFlags, fs *pflag.FlagSet
 	if f.verbose {
 		o.Debugf = logf
 	}
-	// main cancels ctx on SIGINT and SIGTERM; those are forwarded through
+	// main cancels ctx on the same signals; they are forwarded through
 	// sigs instead, so the shutdown does not depend on ctx.
 	res, runErr := capture.RunStdio(context.WithoutCancel(ctx), o)
 	closeErr := w.Close()
