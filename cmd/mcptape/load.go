@@ -116,8 +116,9 @@ func loadCmd() *command {
   Exit code: 0 done; 1 the run failed: no session could be set up, a stdio
   server exited under --on-exit stop, or the server was still unreachable
   after the run's last second (the report says why); 2 bad usage; 3 a
-  --threshold was broken; 130 interrupted (Ctrl-C: the partial report is
-  printed, the requests in flight counted as cancelled).
+  --threshold was broken; 128+N interrupted by signal N: 130 Ctrl-C
+  (SIGINT), 143 SIGTERM, 129 SIGHUP (the partial report is printed, the
+  requests in flight counted as cancelled).
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f loadFlags
@@ -456,7 +457,7 @@ func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) err
 			return err
 		}
 	}
-	return emitReport(st, rep, f.jsonOut, th)
+	return emitReport(ctx, st, rep, f.jsonOut, th)
 }
 
 // runTapeLoad runs "mcptape load --tape": --sessions virtual sessions,
@@ -507,14 +508,15 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 	if err != nil {
 		return withCode(2, err)
 	}
-	return emitReport(st, rep, f.jsonOut, th)
+	return emitReport(ctx, st, rep, f.jsonOut, th)
 }
 
 // emitReport writes the text report (to stdout, or stderr when the JSON
 // goes to stdout), the JSON report when asked, then checks the thresholds
-// and returns the exit code: 130 when the run was interrupted, 1 when it
-// failed (Report.Failure), 3 when a threshold is broken.
-func emitReport(st *stdio, rep *loadgen.Report, jsonOut string, th []loadgen.Threshold) error {
+// and returns the exit code: 128+N when signal N interrupted the run (see
+// interruptedCode; ctx is the run's), 1 when it failed (Report.Failure), 3
+// when a threshold is broken.
+func emitReport(ctx context.Context, st *stdio, rep *loadgen.Report, jsonOut string, th []loadgen.Threshold) error {
 	text := st.out
 	if jsonOut == "-" {
 		text = st.err
@@ -538,7 +540,7 @@ func emitReport(st *stdio, rep *loadgen.Report, jsonOut string, th []loadgen.Thr
 	}
 	switch {
 	case rep.Interrupted:
-		return withCode(exitInterrupted, errors.New("interrupted: the report is partial"))
+		return interrupted(ctx, ": the report is partial")
 	case rep.Failure != "":
 		return withCode(1, errors.New(rep.Failure))
 	case len(broken) > 0:
@@ -546,10 +548,6 @@ func emitReport(st *stdio, rep *loadgen.Report, jsonOut string, th []loadgen.Thr
 	}
 	return nil
 }
-
-// exitInterrupted is the exit code of a run stopped by Ctrl-C (SIGINT) or
-// SIGTERM: 128 + SIGINT, as shells report it.
-const exitInterrupted = 130
 
 // writeReportJSON writes rep to path (mode 0600) or to out for "-".
 func writeReportJSON(out io.Writer, path string, rep *loadgen.Report) error {

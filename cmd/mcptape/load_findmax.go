@@ -87,7 +87,7 @@ func runFindMax(ctx context.Context, st *stdio, f *loadFlags, command []string) 
 	if err != nil {
 		return withCode(2, err)
 	}
-	if err := emitReport(st, rep, f.jsonOut, nil); err != nil {
+	if err := emitReport(ctx, st, rep, f.jsonOut, nil); err != nil {
 		return err
 	}
 	if !rep.Capacity.Found {

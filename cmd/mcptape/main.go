@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 
 	"github.com/spf13/pflag"
 )
@@ -106,7 +105,7 @@ func findCommand(name string) *command {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), shutdownSignals()...)
+	ctx, stop := notifyShutdown(context.Background()) // signals.go
 	defer stop()
 	code := run(ctx, &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}, os.Args[1:])
 	os.Exit(code)

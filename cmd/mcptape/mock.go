@@ -60,8 +60,9 @@ func mockCmd() *command {
   per response, or one event holding the array.
   At exit a report on stderr: requests matched and unmatched, recorded
   requests never asked for.
-  Exit code: 0 served until the client left, 1 --strict met an unmatched
-  request, 2 bad invocation or tape.
+  Exit code: 0 served until the client left or SIGINT, SIGTERM or SIGHUP
+  stopped it (the report is printed), 1 --strict met an unmatched request,
+  2 bad invocation or tape.
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f mockFlags

@@ -112,8 +112,9 @@ func replayCmd() *command {
   file as it is replayed, so memory does not grow with it.
   Exit code: 0 every answer matched, 1 some differed (or are missing/extra),
   2 the replay failed (bad tape, unknown session, server died, hung or sent
-  garbage; the error names the step and why), 130 interrupted (Ctrl-C or
-  SIGTERM: the report so far is printed).
+  garbage; the error names the step and why), 128+N interrupted by signal
+  N: 130 Ctrl-C (SIGINT), 143 SIGTERM, 129 SIGHUP (the report so far is
+  printed).
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f replayFlags
@@ -246,7 +247,7 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 	rep, err := replay.Run(ctx, sessions, dial, opts...)
 	if err != nil {
 		if ctx.Err() != nil {
-			return withCode(exitInterrupted, ctx.Err())
+			return interrupted(ctx, "")
 		}
 		return withCode(2, err)
 	}
@@ -258,8 +259,8 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 	if err != nil {
 		return withCode(2, err)
 	}
-	if ctx.Err() != nil { // Ctrl-C or SIGTERM: not a failure of the server
-		return withCode(exitInterrupted, errors.New("interrupted: the report is partial"))
+	if ctx.Err() != nil { // a signal: not a failure of the server
+		return interrupted(ctx, ": the report is partial")
 	}
 	switch rep.ExitCode() {
 	case 0:

@@ -5,6 +5,7 @@ package main
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -127,3 +128,90 @@ func TestRecordStdioSIGHUP(t *testing.T) {
 		t.Errorf("%d messages, events %v; want the request and its echo, exit and close events, stats last", messages, events)
 	}
 }
+
+// watchedRefURL serves the reference server and returns its URL and a
+// channel that gets a value (when it has room) at each request.
+func watchedRefURL(t *testing.T) (string, <-chan struct{}) {
+	t.Helper()
+	s, err := refserver.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := refserver.HTTPHandler(s, refserver.HTTPConfig{})
+	hits := make(chan struct{}, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case hits <- struct{}{}:
+		default:
+		}
+		ref.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL + refserver.Path, hits
+}
+
+// TestInterruptedExitCodes: load and replay stopped by signal N print
+// their partial report and exit 128+N, as a shell reports a process that
+// N killed: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP (they exited
+// 130 whatever the signal). mock, a server, stops on each as on the
+// end of its client: report, exit 0.
+func TestInterruptedExitCodes(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  func(url string) []string
+		ready string // a stderr line to wait for; "" waits for a request at the server
+		sig   syscall.Signal
+		code  int
+		out   string // on stdout or stderr
+	}{
+		{"load", loadArgs, "", syscall.SIGINT, 130, "interrupted by SIGINT: the report is partial"},
+		{"load", loadArgs, "", syscall.SIGTERM, 143, "interrupted by SIGTERM: the report is partial"},
+		{"load", loadArgs, "", syscall.SIGHUP, 129, "interrupted by SIGHUP: the report is partial"},
+		{"replay", replayArgs, "", syscall.SIGTERM, 143, "interrupted by SIGTERM: the report is partial"},
+		{"replay", replayArgs, "", syscall.SIGHUP, 129, `session "stdio-1"`},
+		{"mock", mockArgs, "listening on", syscall.SIGTERM, 0, "requests matched"},
+		{"mock", mockArgs, "listening on", syscall.SIGHUP, 0, "requests matched"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+"/"+tt.sig.String(), func(t *testing.T) {
+			url, hits := watchedRefURL(t)
+			p := startMcptape(t, tt.args(url)...)
+			var stderr strings.Builder
+			if tt.ready == "" {
+				select {
+				case <-hits:
+				case <-time.After(10 * time.Second):
+					t.Fatal("no request at the server within 10 s")
+				}
+			} else {
+				for l := p.line(t); !strings.Contains(l, tt.ready); l = p.line(t) {
+					stderr.WriteString(l + "\n")
+				}
+			}
+			if err := p.cmd.Process.Signal(tt.sig); err != nil {
+				t.Fatal(err)
+			}
+			for l := range p.lines {
+				stderr.WriteString(l + "\n")
+			}
+			if code := p.wait(t); code != tt.code {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tt.code, stderr.String())
+			}
+			if all := p.stdout.String() + stderr.String(); !strings.Contains(all, tt.out) {
+				t.Errorf("output has no %q:\n%s", tt.out, all)
+			}
+		})
+	}
+}
+
+func loadArgs(url string) []string {
+	return []string{"load", "--url", url, "--duration", "1h", "--call", `tools/call sleep {"ms":60000}`, "-q"}
+}
+
+// replayArgs replays a stdio tape over HTTP, its recorded spacing times
+// 10000: the replay is still waiting when the signal comes.
+func replayArgs(url string) []string {
+	return []string{"replay", basicTape, "--url", url, "--speed", "0.0001"}
+}
+
+func mockArgs(string) []string { return []string{"mock", basicTape, "--http", "127.0.0.1:0"} }
