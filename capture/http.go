@@ -74,9 +74,10 @@ type httpOptions struct {
 	warnf        func(string, ...any)
 	debugf       func(string, ...any)
 	grace        time.Duration
-	headTimeout  time.Duration // for a request head, whole (ReadHeaderTimeout)
-	netHTTPOnly  bool          // tests: no lean path
-	sample       float64       // WithSample
+	cut          context.Context // WithShutdownCut; nil: none
+	headTimeout  time.Duration   // for a request head, whole (ReadHeaderTimeout)
+	netHTTPOnly  bool            // tests: no lean path
+	sample       float64         // WithSample
 	seed         uint64
 	sampling     bool
 	recordOnly   []*regexp.Regexp // WithMethodFilter
@@ -192,6 +193,26 @@ func WithShutdownGrace(d time.Duration) HTTPOption {
 	}
 }
 
+// WithShutdownCut sets a context whose end cuts Serve's shutdown grace
+// short: the exchanges still open are then cancelled at once (recorded as
+// closed by the proxy), as when the grace is up. mcptape record ends it at
+// a second Ctrl-C.
+func WithShutdownCut(ctx context.Context) HTTPOption {
+	return func(o *httpOptions) error { o.cut = ctx; return nil }
+}
+
+// shutdownContext returns the context of Serve's shutdown grace, which
+// began when ctx ended: it ends after the grace or with the
+// WithShutdownCut context, whichever comes first.
+func (o *httpOptions) shutdownContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.grace)
+	if o.cut == nil {
+		return sctx, cancel
+	}
+	stop := context.AfterFunc(o.cut, cancel)
+	return sctx, func() { stop(); cancel() }
+}
+
 // withNetHTTPOnly makes Serve use net/http for every connection, without
 // the lean path (tests of that path).
 func withNetHTTPOnly() HTTPOption {
@@ -222,6 +243,7 @@ type HTTPStats struct {
 	Cut            int64 // messages recorded cut (forwarded whole)
 	OpenSessions   int64 // sessions open in the tape now
 	OpenStreams    int64 // event streams and bodies of unknown length being forwarded now
+	OpenExchanges  int64 // requests being forwarded now (waiting for the upstream, or streaming its answer)
 }
 
 // HTTPProxy is a recording reverse proxy for MCP over HTTP: Streamable HTTP
@@ -483,6 +505,7 @@ func (p *HTTPProxy) Stats() HTTPStats {
 		Cut:            p.st.cut.Load(),
 		OpenSessions:   p.sessions.openCount(),
 		OpenStreams:    p.st.streams.Load(),
+		OpenExchanges:  p.st.exchanges.Load() - p.st.ended.Load(),
 	}
 }
 

@@ -20,7 +20,8 @@ import (
 )
 
 // Serve serves the proxy on ln until ctx ends, then shuts down: it stops
-// accepting, lets open exchanges finish for the shutdown grace, cancels
+// accepting, lets open exchanges finish for the shutdown grace (cut short
+// when the WithShutdownCut context ends), cancels
 // the rest (recorded as closed by the proxy), and closes the sessions still
 // open. ln is closed on return. It returns nil after such a stop.
 //
@@ -69,7 +70,7 @@ func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	p.o.debugf("shutting down: waiting up to %v for open exchanges", p.o.grace)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.o.grace)
+	sctx, cancel := p.o.shutdownContext(ctx) // the grace, or less: WithShutdownCut
 	var wg sync.WaitGroup
 	if ls != nil {
 		ln.Close()

@@ -52,7 +52,7 @@ func runRecordWS(ctx context.Context, st *stdio, h *httpFlags, c httpRecordConfi
 	if err != nil {
 		return usageError("--listen %q: %v", h.listen, err)
 	}
-	opts := proxyOptions(h, c, addr, logf, debugf)
+	opts := proxyOptions(ctx, h, c, addr, logf, debugf)
 	path := c.Output
 	if path == "" {
 		if path, err = defaultTapePath(os.Getenv, start, os.Getpid()); err != nil {
@@ -109,10 +109,15 @@ func recordLogs(st *stdio, verbose bool) (logf, debugf func(string, ...any)) {
 }
 
 // proxyOptions are the capture options the HTTP and WebSocket modes share:
-// Host handling, TLS, logs, redaction, the recorded frame bound, and the
+// Host handling, TLS, logs, redaction, the recorded frame bound, the
+// shutdown grace (cut short by a second signal: stopNow(ctx)), and the
 // listen address when it is a name (Host headers may use it).
-func proxyOptions(h *httpFlags, c httpRecordConfig, addr string, logf, debugf func(string, ...any)) []capture.HTTPOption {
-	opts := []capture.HTTPOption{capture.WithPreserveHost(h.preserveHost), capture.WithInsecureTLS(h.insecure), capture.WithLogf(logf, debugf)}
+func proxyOptions(ctx context.Context, h *httpFlags, c httpRecordConfig, addr string, logf, debugf func(string, ...any)) []capture.HTTPOption {
+	opts := []capture.HTTPOption{capture.WithPreserveHost(h.preserveHost), capture.WithInsecureTLS(h.insecure), capture.WithLogf(logf, debugf),
+		capture.WithShutdownCut(stopNow(ctx))}
+	if c.Grace > 0 {
+		opts = append(opts, capture.WithShutdownGrace(c.Grace))
+	}
 	if h.noRedact {
 		opts = append(opts, capture.WithoutRedaction())
 	}

@@ -1,8 +1,9 @@
 package main
 
 // The signals that stop a command, and the exit codes they map to. main
-// turns a shutdown signal into the cancellation of the commands' context,
-// its cause naming the signal.
+// turns the first shutdown signal into the cancellation of the commands'
+// context (its cause names the signal) and a second one into the end of
+// the context stopNow returns, for the commands that drain on the first.
 
 import (
 	"context"
@@ -36,26 +37,55 @@ func signalName(s os.Signal) string {
 	return s.String()
 }
 
+// stopNowKey is the context key of the context stopNow returns.
+type stopNowKey struct{}
+
 // notifyShutdown returns a copy of parent that ends at the first shutdown
-// signal, with a *signalCause as its cause (see interruptedCode). stop
-// releases the signals.
+// signal, with a *signalCause as its cause (see interruptedCode), and
+// carries a context that a second one ends (see stopNow). stop releases
+// the signals.
 func notifyShutdown(parent context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
-	sigs := make(chan os.Signal, 1)
+	now, cancelNow := context.WithCancel(context.WithoutCancel(parent))
+	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, shutdownSignals()...)
 	done := make(chan struct{})
 	go func() {
-		select {
-		case s := <-sigs:
-			cancel(&signalCause{s})
-		case <-done:
+		for n := 0; ; n++ {
+			select {
+			case s := <-sigs:
+				if n == 0 {
+					cancel(&signalCause{s})
+				} else {
+					cancelNow()
+				}
+			case <-done:
+				return
+			}
 		}
 	}()
-	return ctx, func() {
+	return withStopNow(ctx, now), func() {
 		signal.Stop(sigs)
 		close(done)
 		cancel(nil)
+		cancelNow()
 	}
+}
+
+// withStopNow returns ctx carrying now as the context stopNow returns.
+func withStopNow(ctx, now context.Context) context.Context {
+	return context.WithValue(ctx, stopNowKey{}, now)
+}
+
+// stopNow returns the context that ends when a command that stops
+// gracefully once ctx ended (record's proxy drains its open exchanges)
+// must stop at once: main ends it at the second shutdown signal. Without
+// one (a command run in-process), it never ends.
+func stopNow(ctx context.Context) context.Context {
+	if now, ok := ctx.Value(stopNowKey{}).(context.Context); ok {
+		return now
+	}
+	return context.Background()
 }
 
 // exitInterrupted is the exit code of a command that an ended context

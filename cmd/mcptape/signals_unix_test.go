@@ -215,3 +215,58 @@ func replayArgs(url string) []string {
 }
 
 func mockArgs(string) []string { return []string{"mock", basicTape, "--http", "127.0.0.1:0"} }
+
+// TestRecordSecondSignal: the first SIGINT lets open exchanges finish
+// (here for up to --grace 1m) and says so; a second one stops at once,
+// the tape closed with everything recorded: the request, its exchange
+// cut by the proxy, the stats. (A second Ctrl-C changed nothing: the
+// drain ran its full time.)
+func TestRecordSecondSignal(t *testing.T) {
+	arrived := make(chan struct{}, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		arrived <- struct{}{}
+		<-r.Context().Done() // never answers: the exchange stays open
+	}))
+	t.Cleanup(up.Close)
+	p, url, tp := startRecordProxy(t, up.URL+"/mcp", "--grace", "1m")
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initializeBody))
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request did not reach the upstream within 10 s")
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if l := p.line(t); !strings.Contains(l, "stopping: 1 open exchanges may finish within 1m0s; a second Ctrl-C") {
+		t.Fatalf("stderr line %q, want the drain announced", l)
+	}
+	start := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t); code != 0 {
+		t.Errorf("exit code %d after the second SIGINT, want 0", code)
+	}
+	t.Logf("stopped %v after the second SIGINT", time.Since(start))
+	_, recs := readTapeFile(t, tp)
+	var msgs, cut int
+	for _, r := range recs {
+		switch {
+		case r.Type == tape.TypeMessage:
+			msgs++
+		case r.Event == tape.EventHTTP && strings.Contains(string(r.Data), `"closed_by":"proxy"`):
+			cut++
+		}
+	}
+	if msgs != 1 || cut != 1 || recs[len(recs)-1].Event != tape.EventStats {
+		t.Errorf("%d messages, %d exchanges cut by the proxy, last record %+v; want the request, its exchange cut, stats last", msgs, cut, recs[len(recs)-1])
+	}
+}
