@@ -580,7 +580,9 @@ func (p *HTTPProxy) rewrite(pr *httputil.ProxyRequest) {
 
 // onError answers an exchange whose upstream request failed: 502 with a
 // one-line body, an "error" event in the tape. A request the client itself
-// abandoned is recorded as closed by the client, not as an upstream error.
+// abandoned is recorded as closed by the client, not as an upstream error;
+// one the proxy's shutdown cut gets no answer (the connection is closed:
+// http.ErrAbortHandler), as the tape records.
 func (p *HTTPProxy) onError(w http.ResponseWriter, r *http.Request, err error) {
 	x := exchangeFrom(r.Context())
 	if x == nil { // not ours: cannot happen, answer anyway
@@ -591,6 +593,9 @@ func (p *HTTPProxy) onError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	x.upstreamFailed(err)
+	if x.cutByShutdown() {
+		panic(http.ErrAbortHandler) // ServeHTTP's deferred finish records the end
+	}
 	msg := fmt.Sprintf("mcptape: upstream %s: %v", RedactURL(p.up.String()), err)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -2,12 +2,15 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcptape/mcptape/tape"
 )
 
 // blockedUpstream is an upstream that reads each request and never
@@ -25,10 +28,12 @@ func blockedUpstream(t *testing.T) (url string, arrived <-chan struct{}) {
 
 // serveShutdown serves a proxy to up with opts on a loopback port, posts
 // one request that up never answers and, once it arrived, ends Serve's
-// context. It returns the proxy, Serve's result and the client's.
-func serveShutdown(t *testing.T, up string, arrived <-chan struct{}, opts ...HTTPOption) (p *HTTPProxy, served <-chan error, client <-chan error) {
+// context. It returns the proxy, its tape, Serve's result and the
+// client's (an error; *unexpectedResponse when it got one).
+func serveShutdown(t *testing.T, up string, arrived <-chan struct{}, opts ...HTTPOption) (p *HTTPProxy, mt *memTape, served <-chan error, client <-chan error) {
 	t.Helper()
-	p, err := NewHTTPProxy(up, &memTape{}, opts...)
+	mt = &memTape{}
+	p, err := NewHTTPProxy(up, mt, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +59,7 @@ func serveShutdown(t *testing.T, up string, arrived <-chan struct{}, opts ...HTT
 		t.Fatal("the request did not reach the upstream within 10 s")
 	}
 	cancel()
-	return p, s, c
+	return p, mt, s, c
 }
 
 // unexpectedResponse is a response the client of serveShutdown got.
@@ -71,7 +76,7 @@ func TestHTTPShutdownCut(t *testing.T) {
 			up, arrived := blockedUpstream(t)
 			cut, cutNow := context.WithCancel(context.Background())
 			defer cutNow()
-			_, served, _ := serveShutdown(t, up, arrived, append([]HTTPOption{WithShutdownGrace(time.Minute), WithShutdownCut(cut)}, path.opts...)...)
+			_, _, served, _ := serveShutdown(t, up, arrived, append([]HTTPOption{WithShutdownGrace(time.Minute), WithShutdownCut(cut)}, path.opts...)...)
 			select {
 			case err := <-served:
 				t.Fatalf("Serve returned before the cut, during a grace of a minute: %v", err)
@@ -85,6 +90,46 @@ func TestHTTPShutdownCut(t *testing.T) {
 				}
 			case <-time.After(5 * time.Second):
 				t.Fatal("Serve did not return within 5 s of the cut")
+			}
+		})
+	}
+}
+
+// TestHTTPShutdownCutExchange: an exchange the shutdown cuts before the
+// upstream answered gets no response (the client sees its connection
+// close) and the tape says just that: its end has no status, closed by
+// the proxy, the error says the client got none; no "error" event blames
+// the upstream and no upstream error is counted. (The tape said 502
+// "closed by proxy", a response never sent: the lean path closed the
+// connection, net/http's raced it.)
+func TestHTTPShutdownCutExchange(t *testing.T) {
+	for _, path := range bothPaths {
+		t.Run(path.name, func(t *testing.T) {
+			up, arrived := blockedUpstream(t)
+			p, mt, served, client := serveShutdown(t, up, arrived, append([]HTTPOption{WithShutdownGrace(10 * time.Millisecond)}, path.opts...)...)
+			if err := <-served; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+			var resp *unexpectedResponse
+			if err := <-client; err == nil || errors.As(err, &resp) {
+				t.Errorf("client: %v; want no response, the connection closed", err)
+			}
+			recs := mt.records()
+			ends := httpEvents(t, recs, "end")
+			if len(ends) != 1 {
+				t.Fatalf("%d end events, want 1", len(ends))
+			}
+			if e := ends[0]; e.Status != 0 || e.ClosedBy != ClosedByProxy || !strings.Contains(e.Error, "the client got no response") {
+				t.Errorf("end event: status %d, closed by %q, error %q; want no status, closed by the proxy, the client got no response", e.Status, e.ClosedBy, e.Error)
+			}
+			if errs := events(recs, tape.EventError); len(errs) != 0 {
+				t.Errorf("error events %s: the upstream did not fail", errs[0].Data)
+			}
+			if n := p.Stats().UpstreamErrors; n != 0 {
+				t.Errorf("%d upstream errors counted, want 0", n)
+			}
+			if n := len(msgs(recs, tape.ClientToServer)); n != 1 {
+				t.Errorf("%d client messages recorded, want the request", n)
 			}
 		})
 	}
