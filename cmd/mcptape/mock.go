@@ -212,9 +212,7 @@ func mockListen(ctx context.Context, st *stdio, f *mockFlags) (net.Listener, err
 	if err != nil {
 		return nil, err
 	}
-	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
-		fmt.Fprintf(st.err, "mcptape mock: warning: listening on %s, which other machines can reach; use 127.0.0.1:PORT to stay local\n", ln.Addr())
-	}
+	warnReachable(commandLogf(st.err, "mock"), "listening", ln.Addr(), "")
 	return ln, nil
 }
 

@@ -198,10 +198,9 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	if rot, ok := w.(*tape.Rotator); ok {
 		path = rot.Stats().Path
 	}
-	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
-		logf("warning: listening on %s, which other machines can reach: anyone who can connect uses your upstream session and ends up in the tape; use 127.0.0.1:PORT to stay local", ln.Addr())
-	}
+	warnReachable(logf, "listening", ln.Addr(), "uses your upstream session and ends up in the tape")
 	if metrics != nil {
+		warnReachable(logf, "--metrics listening", metricsLn.Addr(), "reads the proxy's metrics (the methods called, sessions, traffic)")
 		at, stop := serveMetrics(ctx, metricsLn, metrics, logf)
 		defer stop()
 		logf("metrics on http://%s/metrics, health on /healthz", at)

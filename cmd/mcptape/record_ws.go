@@ -77,9 +77,7 @@ func runRecordWS(ctx context.Context, st *stdio, h *httpFlags, c httpRecordConfi
 		return err
 	}
 	tw.w = w
-	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
-		logf("warning: listening on %s, which other machines can reach: anyone who can connect uses your upstream and ends up in the tape; use 127.0.0.1:PORT to stay local", ln.Addr())
-	}
+	warnReachable(logf, "listening", ln.Addr(), "uses your upstream session and ends up in the tape")
 	logf("proxying ws://%s%s to %s, recording to %s", ln.Addr(), p.Upstream().EscapedPath(), capture.RedactURL(h.upstream), path)
 	serveErr := p.Serve(ctx, ln)
 	closeErr := w.Close()
