@@ -152,7 +152,7 @@ func loadCmd() *command {
 			fs.StringArrayVar(&f.headers, "header", nil, "add `NAME: VALUE` to every HTTP request (repeatable)")
 			insecureFlag(fs, &f.insecure, "with --url or --sse: ")
 			f.wsProto.register(fs)
-			fs.DurationVar(&f.grace, "grace", transport.DefaultGrace, "closing a session: wait between closing a stdio server's stdin, SIGTERM and SIGKILL; over HTTP for the answer to DELETE")
+			fs.DurationVar(&f.grace, "grace", transport.DefaultGrace, "closing a session: wait between closing a stdio server's stdin, SIGTERM and SIGKILL; over HTTP for the answer to DELETE (a second Ctrl-C cuts it)")
 			fs.StringVar(&f.onExit, "on-exit", loadgen.OnExitStop, "with -- CMD: `POLICY` when a server exits during the run: stop (the run ends, exit 1) or restart")
 			fs.StringVar(&f.jsonOut, "json", "", "write the full report (histograms included) as JSON to `FILE` (- for stdout)")
 			fs.StringVar(&f.results, "results", "", "write one line per request to `FILE`: intended and send times, latency, series, outcome, error kind; CSV for .csv, NDJSON for .ndjson/.jsonl")
@@ -188,8 +188,9 @@ func loadCmd() *command {
 }
 
 // check turns the flags into the run's target, calls, options and
-// thresholds.
-func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []loadgen.Option, []loadgen.Threshold, error) {
+// thresholds; ctx is the run's (a second signal cuts its sessions' close:
+// stopNow).
+func (f *loadFlags) check(ctx context.Context, command []string) (loadgen.Target, []loadgen.Call, []loadgen.Option, []loadgen.Threshold, error) {
 	target := loadgen.Target{URL: f.url, SSE: f.sse, Command: command}
 	n := 0
 	for _, set := range []bool{f.url != "", f.sse != "", len(command) > 0} {
@@ -260,7 +261,7 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 	}
 	opts := []loadgen.Option{loadgen.WithSessions(f.sessions), loadgen.WithTimeout(f.timeout), loadgen.WithIntervals(f.hlogEvery),
 		loadgen.WithProtocolVersion(f.protocol), loadgen.WithRamp(f.ramp), loadgen.WithMaxConns(f.maxConns),
-		loadgen.WithGrace(f.grace)}
+		loadgen.WithGrace(f.grace), loadgen.WithStopNow(stopNow(ctx))}
 	if len(stages) > 0 {
 		opts = append(opts, loadgen.WithStages(stages))
 		if stages[0].Rate {
@@ -406,7 +407,7 @@ func parseThresholds(specs []string) ([]loadgen.Threshold, error) {
 }
 
 func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) error {
-	target, calls, opts, th, err := f.check(command)
+	target, calls, opts, th, err := f.check(ctx, command)
 	if err != nil {
 		return err
 	}
@@ -467,7 +468,7 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 		f.onExit != loadgen.OnExitStop || f.results != "" {
 		return usageError("--tape replays the recorded requests: --call, --scenario, --rate, --batch, --cancel-*, --progress, --inflight, --think, --on-exit and --results do not apply")
 	}
-	target, _, opts, th, err := f.check(command)
+	target, _, opts, th, err := f.check(ctx, command)
 	if err != nil {
 		return err
 	}

@@ -229,7 +229,7 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 		sessions = []*replay.Session{s}
 	}
 	setStreamPath(sessions, f.streamPath)
-	dial, target, kind, err := f.dialer(st, command)
+	dial, target, kind, err := f.dialer(ctx, st, command)
 	if err != nil {
 		return withCode(2, err)
 	}
@@ -325,14 +325,16 @@ func loadReplayTape(st *stdio, path string) ([]*replay.Session, error) {
 }
 
 // dialer returns how to connect to the live server, its description for
-// the output tape's header and its transport name.
-func (f *replayFlags) dialer(st *stdio, command []string) (replay.DialFunc, string, string, error) {
+// the output tape's header and its transport name. ctx is the run's: a
+// second signal cuts the connections' close short (stopNow).
+func (f *replayFlags) dialer(ctx context.Context, st *stdio, command []string) (replay.DialFunc, string, string, error) {
+	now := transport.WithStopNow(stopNow(ctx))
 	if f.url == "" {
 		return func(ctx context.Context, _ *replay.Session) (transport.Conn, error) {
-			return transport.DialStdio(ctx, command)
+			return transport.DialStdio(ctx, command, now)
 		}, capture.QuoteArgs(capture.RedactArgs(command)), "stdio", nil
 	}
-	var hopts []transport.Option
+	hopts := []transport.Option{now}
 	if len(f.headers) > 0 {
 		h := make(map[string][]string)
 		for _, kv := range f.headers {

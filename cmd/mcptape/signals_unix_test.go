@@ -3,12 +3,15 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -268,5 +271,55 @@ func TestRecordSecondSignal(t *testing.T) {
 	}
 	if msgs != 1 || cut != 1 || recs[len(recs)-1].Event != tape.EventStats {
 		t.Errorf("%d messages, %d exchanges cut by the proxy, last record %+v; want the request, its exchange cut, stats last", msgs, cut, recs[len(recs)-1])
+	}
+}
+
+// TestLoadSecondSignal: at the first SIGINT load stops its stdio servers
+// gracefully (stdin closed, --grace, SIGTERM, --grace, SIGKILL); a second
+// one kills them at once. The server here exits at the end of its stdin,
+// but its shell then goes on, ignoring SIGTERM; --grace is a minute: only
+// the second signal ends the run in time. (A second Ctrl-C changed
+// nothing: two graces.)
+func TestLoadSecondSignal(t *testing.T) {
+	bin := serveBinary(t)
+	dir := t.TempDir()
+	seen, stopping, pidFile := filepath.Join(dir, "requests"), filepath.Join(dir, "stopping"), filepath.Join(dir, "pid")
+	server := fmt.Sprintf(`echo $$ > %s; tee %s | %s serve; touch %s; trap "" TERM; exec sleep 300`,
+		strconv.Quote(pidFile), strconv.Quote(seen), strconv.Quote(bin), strconv.Quote(stopping))
+	t.Cleanup(func() { // a failed run leaves no sleeper behind (it ignores SIGTERM)
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	p := startMcptape(t, "load", "--grace", "1m", "--duration", "1h", "-q", "--call", `tools/call echo {"message":"hi"}`, "--", "sh", "-c", server)
+	// waitFile waits for path to hold want.
+	waitFile := func(path, want, what string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s within 10 s", what)
+			}
+		}
+	}
+	waitFile(seen, `"tools/call"`, "no call reached the server")
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	// The server saw its stdin end: the graceful stop is under way (a
+	// second signal sent before the first was taken would merge with it).
+	waitFile(stopping, "", "the server's stdin did not end")
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t); code != 130 {
+		t.Errorf("exit code %d, want 130", code)
+	}
+	if !strings.Contains(p.stdout.String(), "interrupted") {
+		t.Errorf("no partial report on stdout:\n%s", p.stdout.String())
 	}
 }
