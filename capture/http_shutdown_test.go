@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,27 +25,17 @@ func blockedUpstream(t *testing.T) (url string, arrived <-chan struct{}) {
 	return up.URL + "/mcp", c
 }
 
-// serveShutdown serves a proxy to up with opts on a loopback port, posts
-// one request that up never answers and, once it arrived, ends Serve's
-// context. It returns the proxy, its tape, Serve's result and the
-// client's (an error; *unexpectedResponse when it got one).
-func serveShutdown(t *testing.T, up string, arrived <-chan struct{}, opts ...HTTPOption) (p *HTTPProxy, mt *memTape, served <-chan error, client <-chan error) {
+// serveShutdown serves a proxy to up with opts (startProxy), posts one
+// request that up never answers and, once it arrived, shuts the proxy
+// down. It returns the proxy's rig, a channel closed once Serve returned
+// (its error is the rig's to report) and the client's result (an error;
+// *unexpectedResponse when it got a response).
+func serveShutdown(t *testing.T, up string, arrived <-chan struct{}, opts ...HTTPOption) (rig *proxyRig, served <-chan struct{}, client <-chan error) {
 	t.Helper()
-	mt = &memTape{}
-	p, err := NewHTTPProxy(up, mt, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := make(chan error, 1)
-	go func() { s <- p.Serve(ctx, ln) }()
+	rig = startProxy(t, up, opts...)
 	c := make(chan error, 1)
 	go func() {
-		resp, err := freshClient(t).Post("http://"+ln.Addr().String()+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		resp, err := freshClient(t).Post(rig.url+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 		if err == nil {
 			resp.Body.Close()
 			err = &unexpectedResponse{resp.Status}
@@ -58,8 +47,9 @@ func serveShutdown(t *testing.T, up string, arrived <-chan struct{}, opts ...HTT
 	case <-time.After(10 * time.Second):
 		t.Fatal("the request did not reach the upstream within 10 s")
 	}
-	cancel()
-	return p, mt, s, c
+	s := make(chan struct{})
+	go func() { rig.stop(); close(s) }()
+	return rig, s, c
 }
 
 // unexpectedResponse is a response the client of serveShutdown got.
@@ -76,18 +66,15 @@ func TestHTTPShutdownCut(t *testing.T) {
 			up, arrived := blockedUpstream(t)
 			cut, cutNow := context.WithCancel(context.Background())
 			defer cutNow()
-			_, _, served, _ := serveShutdown(t, up, arrived, append([]HTTPOption{WithShutdownGrace(time.Minute), WithShutdownCut(cut)}, path.opts...)...)
+			_, served, _ := serveShutdown(t, up, arrived, append([]HTTPOption{WithShutdownGrace(time.Minute), WithShutdownCut(cut)}, path.opts...)...)
 			select {
-			case err := <-served:
-				t.Fatalf("Serve returned before the cut, during a grace of a minute: %v", err)
+			case <-served:
+				t.Fatal("Serve returned before the cut, during a grace of a minute")
 			case <-time.After(50 * time.Millisecond):
 			}
 			cutNow()
 			select {
-			case err := <-served:
-				if err != nil {
-					t.Errorf("Serve: %v", err)
-				}
+			case <-served:
 			case <-time.After(5 * time.Second):
 				t.Fatal("Serve did not return within 5 s of the cut")
 			}
@@ -106,15 +93,13 @@ func TestHTTPShutdownCutExchange(t *testing.T) {
 	for _, path := range bothPaths {
 		t.Run(path.name, func(t *testing.T) {
 			up, arrived := blockedUpstream(t)
-			p, mt, served, client := serveShutdown(t, up, arrived, append([]HTTPOption{WithShutdownGrace(10 * time.Millisecond)}, path.opts...)...)
-			if err := <-served; err != nil {
-				t.Errorf("Serve: %v", err)
-			}
+			rig, served, client := serveShutdown(t, up, arrived, append([]HTTPOption{WithShutdownGrace(10 * time.Millisecond)}, path.opts...)...)
+			<-served
 			var resp *unexpectedResponse
 			if err := <-client; err == nil || errors.As(err, &resp) {
 				t.Errorf("client: %v; want no response, the connection closed", err)
 			}
-			recs := mt.records()
+			recs := rig.tape.records()
 			ends := httpEvents(t, recs, "end")
 			if len(ends) != 1 {
 				t.Fatalf("%d end events, want 1", len(ends))
@@ -125,7 +110,7 @@ func TestHTTPShutdownCutExchange(t *testing.T) {
 			if errs := events(recs, tape.EventError); len(errs) != 0 {
 				t.Errorf("error events %s: the upstream did not fail", errs[0].Data)
 			}
-			if n := p.Stats().UpstreamErrors; n != 0 {
+			if n := rig.proxy.Stats().UpstreamErrors; n != 0 {
 				t.Errorf("%d upstream errors counted, want 0", n)
 			}
 			if n := len(msgs(recs, tape.ClientToServer)); n != 1 {
