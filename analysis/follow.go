@@ -20,22 +20,26 @@ import (
 // read in file order too, tape.WithFileOrder: putting it in order would
 // hold records back). Following stops at
 // the tape's end record (the recorder's "stats" event, written when it
-// closes the tape) or when the context ends (Ctrl-C).
+// closes the tape) or when the context ends (Ctrl-C); a file that holds
+// more tapes after that end record (tapes joined with cat) is read to its
+// end, without waiting for more.
 
 // FollowPoll is how often a followed tape is polled at its end.
 const FollowPoll = 100 * time.Millisecond
 
 // growingFile reads a file that another process appends to: at the end it
-// waits for more, until ctx ends.
+// waits for more, until ctx ends or, once grown is set (the writer closed
+// its tape), not at all.
 type growingFile struct {
-	ctx context.Context
-	f   *os.File
+	ctx   context.Context
+	f     *os.File
+	grown bool
 }
 
 func (g *growingFile) Read(p []byte) (int, error) {
 	for {
 		n, err := g.f.Read(p)
-		if n > 0 || (err != nil && !errors.Is(err, io.EOF)) {
+		if n > 0 || (err != nil && !errors.Is(err, io.EOF)) || g.grown {
 			return n, err
 		}
 		t := time.NewTimer(FollowPoll)
@@ -51,12 +55,12 @@ func (g *growingFile) Read(p []byte) (int, error) {
 // follower yields the items of a growing tape, in file order.
 type follower struct {
 	r       *tape.Reader
+	file    *growingFile
 	item    Item
 	seq     int64
 	rec     *tape.Record
 	members [][]byte
 	member  int
-	ended   bool
 }
 
 // openFollow opens the tape at path to follow it; closing the returned
@@ -66,7 +70,8 @@ func openFollow(ctx context.Context, path string) (*follower, func() error, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := tape.NewReader(&growingFile{ctx: ctx, f: f}, tape.WithFileOrder())
+	g := &growingFile{ctx: ctx, f: f}
+	r, err := tape.NewReader(g, tape.WithFileOrder())
 	if err != nil {
 		f.Close()
 		if ctx.Err() != nil {
@@ -74,11 +79,11 @@ func openFollow(ctx context.Context, path string) (*follower, func() error, erro
 		}
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &follower{r: r}, func() error { r.Close(); return f.Close() }, nil
+	return &follower{r: r, file: g}, func() error { r.Close(); return f.Close() }, nil
 }
 
-// Next returns the next item, io.EOF after the end record or when the
-// context ended.
+// Next returns the next item, io.EOF at the end of the file after an end
+// record, or when the context ended.
 func (fl *follower) Next() (*Item, error) {
 	if fl.rec != nil && fl.member < len(fl.members) {
 		m := fl.members[fl.member]
@@ -87,9 +92,6 @@ func (fl *follower) Next() (*Item, error) {
 		return &fl.item, nil
 	}
 	fl.rec = nil
-	if fl.ended {
-		return nil, io.EOF
-	}
 	rec, err := fl.r.Next()
 	if err != nil {
 		return nil, err
@@ -97,7 +99,7 @@ func (fl *follower) Next() (*Item, error) {
 	fl.seq++
 	fl.item = Item{Rec: rec, Seq: fl.seq, Member: -1}
 	if rec.Type == tape.TypeEvent && rec.Event == tape.EventStats {
-		fl.ended = true
+		fl.file.grown = true // the end record: what follows is there already, or nothing
 	}
 	if rec.Type != tape.TypeMessage {
 		return &fl.item, nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/syncio"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -172,5 +173,33 @@ func TestFollowNotATape(t *testing.T) {
 				t.Errorf("error %v (context %v), want at once one with %q", err, ctx.Err(), tt.want)
 			}
 		})
+	}
+}
+
+// TestFollowCatJoinedTapes: a finished file of two tapes joined with cat
+// is followed to its end, the second tape's session kept apart, and not
+// only to the first tape's end record.
+func TestFollowCatJoinedTapes(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "analysis")
+	path := peertest.Cat(t, filepath.Join(dir, "everything-stdio.jsonl.zst"), filepath.Join(dir, "gosdk-everything.jsonl.zst"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rep, err := FollowInspect(ctx, path, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("follow did not stop at the end of the file")
+	}
+	alone, err := Inspect(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range rep.Sessions {
+		ids = append(ids, s.ID)
+	}
+	if len(ids) != 2 || ids[1] != "r2/1" || rep.Tape.Messages != alone.Tape.Messages {
+		t.Errorf("followed: sessions %q, %d messages; want 1 and r2/1, %d messages (as read whole)", ids, rep.Tape.Messages, alone.Tape.Messages)
 	}
 }

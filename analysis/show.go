@@ -164,6 +164,30 @@ func isNumber(s string) bool {
 	return digits > 0
 }
 
+// String gives t as ParseTimeSpec reads it: an offset ("1.5s") or an
+// RFC 3339 time.
+func (t TimeSpec) String() string {
+	if t.Absolute {
+		return t.Abs.Format(time.RFC3339Nano)
+	}
+	return t.Offset.String()
+}
+
+// checkWindow returns an error when the window from..to (either nil for
+// no bound) ends before it starts: the one check of a time window, made
+// when the command line is checked (origin 0, the tape's start not known
+// yet: an offset and an absolute time are not compared then) and again
+// once the tape's start is known.
+func checkWindow(from, to *TimeSpec, origin int64) error {
+	if from == nil || to == nil || (from.Absolute != to.Absolute && origin == 0) {
+		return nil
+	}
+	if to.at(origin) < from.at(origin) {
+		return fmt.Errorf("time window from %v to %v ends before it starts", from, to)
+	}
+	return nil
+}
+
 // at returns the Unix nanoseconds of t in a tape whose origin is origin.
 func (t TimeSpec) at(origin int64) int64 {
 	if t.Absolute {
@@ -272,6 +296,9 @@ func showItems(src itemSource, h *tape.Header, w io.Writer, live bool, opts ...S
 		}
 		if !bounded {
 			bounded = true
+			if err := checkWindow(o.from, o.to, origin); err != nil {
+				return st, fmt.Errorf("analysis: show: %w", err)
+			}
 			if o.from != nil {
 				from = o.from.at(origin)
 			}
@@ -422,5 +449,5 @@ func CheckShowOptions(opts ...ShowOption) error {
 			return err
 		}
 	}
-	return nil
+	return checkWindow(o.from, o.to, 0)
 }

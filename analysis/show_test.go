@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -135,6 +136,51 @@ func TestShowOptionErrors(t *testing.T) {
 	for _, opt := range []ShowOption{WithFormat("yaml"), WithMethod("[a"), WithGrep("("), WithDir("up")} {
 		if err := CheckShowOptions(opt); err == nil {
 			t.Error("a bad option gave no error")
+		}
+	}
+}
+
+// TestShowWindowEndsBeforeStart: a window whose end comes before its
+// start is an error, not an empty output: at once when its bounds are of
+// one kind (offsets, or times), from the tape's start when one is an
+// offset and the other a time. A window of one instant is a window.
+func TestShowWindowEndsBeforeStart(t *testing.T) {
+	path := filepath.Join("..", "testdata", "analysis", "operations.jsonl.zst")
+	r, err := tape.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Unix(0, r.Header().Time).UTC()
+	r.Close()
+	at := func(d time.Duration) string { return start.Add(d).Format(time.RFC3339Nano) }
+	for _, tc := range []struct {
+		from, to string
+		atCheck  bool // an error from CheckShowOptions
+		atShow   bool // an error from Show
+	}{
+		{"5s", "1s", true, true},
+		{at(5 * time.Second), at(time.Second), true, true},
+		{"5s", at(time.Second), false, true},
+		{at(5 * time.Second), "1s", false, true},
+		{"1s", "5s", false, false},
+		{"1s", "1s", false, false},
+		{"1s", at(time.Second), false, false},
+	} {
+		from, err := ParseTimeSpec(tc.from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		to, err := ParseTimeSpec(tc.to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := []ShowOption{WithFrom(from), WithTo(to)}
+		if err := CheckShowOptions(opts...); (err != nil) != tc.atCheck || (err != nil && !strings.Contains(err.Error(), "ends before it starts")) {
+			t.Errorf("--from %s --to %s: CheckShowOptions: %v, want an error %v", tc.from, tc.to, err, tc.atCheck)
+		}
+		_, err = Show(context.Background(), path, io.Discard, opts...)
+		if (err != nil) != tc.atShow || (err != nil && !strings.Contains(err.Error(), "ends before it starts")) {
+			t.Errorf("--from %s --to %s: Show: %v, want an error %v", tc.from, tc.to, err, tc.atShow)
 		}
 	}
 }

@@ -171,6 +171,13 @@ type Case struct {
 	Details  []string `json:"details,omitempty"`
 }
 
+// tapeError is the TapeError of err about the tape at path. The reader's
+// errors start with the file's name, which Tape holds: Error does not say
+// it again.
+func tapeError(path string, err error) TapeError {
+	return TapeError{Tape: path, Error: strings.TrimPrefix(err.Error(), path+": ")}
+}
+
 // Failed reports whether the case fails the run.
 func (c *Case) Failed() bool { return c.Selected && c.Fired }
 
@@ -213,7 +220,7 @@ func Run(ctx context.Context, paths []string, opts ...Option) (*Result, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			res.Errors = append(res.Errors, TapeError{Tape: path, Error: err.Error()})
+			res.Errors = append(res.Errors, tapeError(path, err))
 			continue
 		}
 		res.Sessions += len(rep.Sessions)
@@ -227,7 +234,7 @@ func Run(ctx context.Context, paths []string, opts ...Option) (*Result, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			res.Errors = append(res.Errors, TapeError{Tape: path, Error: err.Error()})
+			res.Errors = append(res.Errors, tapeError(path, err))
 		}
 		res.Cases = append(res.Cases, cases...)
 	}

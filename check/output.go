@@ -32,13 +32,16 @@ func WriteText(w io.Writer, r *Result) error {
 		}
 	}
 	verdict := "ok"
-	if r.Failed() {
+	switch {
+	case r.Failed():
 		verdict = "FAILED"
+	case len(r.Errors) > 0: // not checked: not ok either
+		verdict = "ERROR"
 	}
 	fmt.Fprintf(&b, "check %s: %s, %s, %s, %d failed, %s", verdict, plural(int64(len(r.Tapes)), "tape"),
 		plural(int64(r.Sessions), "session"), plural(int64(len(r.Cases)), "check"), r.Failures, plural(int64(notes), "note"))
 	if len(r.Errors) > 0 {
-		fmt.Fprintf(&b, ", %d tapes unreadable", len(r.Errors))
+		fmt.Fprintf(&b, ", %s unreadable", plural(int64(len(r.Errors)), "tape"))
 	}
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())

@@ -8,12 +8,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/refserver"
 	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/replay"
 )
 
 // TestStdioServerExit: a stdio server that exits mid-run fails the
@@ -94,42 +97,37 @@ func TestSetupTimeout(t *testing.T) {
 }
 
 // TestSetupTimeoutHandshake: a dial that waits on the server obeys
-// WithTimeout too: a server that takes the GET of a legacy SSE stream or
-// of a WebSocket upgrade and never answers it (the run waited for ever;
-// for SSE, Ctrl-C did not end it either).
+// WithTimeout too, in a run of calls and in a tape-driven run: a server
+// that takes the GET of a legacy SSE stream or of a WebSocket upgrade and
+// never answers it (the run waited for ever; for SSE, Ctrl-C did not end
+// it either).
 func TestSetupTimeoutHandshake(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := peertest.Mute(t)
+	tp, err := replay.Open(filepath.Join("..", "testdata", "analysis", "gosdk-refserver.jsonl.zst"), replay.DefaultMemory)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	held := make(chan net.Conn, 16)
-	go func() {
-		for {
-			c, err := ln.Accept()
+	runs := map[string]func(Target) (*Report, error){
+		"calls": func(target Target) (*Report, error) {
+			return Run(context.Background(), target, mustCalls(t, "ping"), WithRequests(1), WithTimeout(300*time.Millisecond))
+		},
+		"tape": func(target Target) (*Report, error) {
+			return RunTape(context.Background(), target, tp.Sessions[:1], 1, []replay.Option{replay.WithMaxSpeed()}, WithTimeout(300*time.Millisecond))
+		},
+	}
+	for name, run := range runs {
+		for _, target := range []Target{{SSE: "http://" + addr + "/sse"}, {URL: "ws://" + addr + "/ws"}} {
+			start := time.Now()
+			rep, err := run(target)
 			if err != nil {
-				return
+				t.Fatal(err)
 			}
-			held <- c // read nothing, answer nothing
-		}
-	}()
-	defer func() {
-		for len(held) > 0 {
-			(<-held).Close()
-		}
-	}()
-	addr := ln.Addr().String()
-	for _, target := range []Target{{SSE: "http://" + addr + "/sse"}, {URL: "ws://" + addr + "/ws"}} {
-		start := time.Now()
-		rep, err := Run(context.Background(), target, mustCalls(t, "ping"), WithRequests(1), WithTimeout(300*time.Millisecond))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if took := time.Since(start); took > 10*time.Second {
-			t.Fatalf("%+v: setup took %v with a 300ms timeout", target, took)
-		}
-		if rep.Setups != 0 || errorCount(rep, ClassTimeout) != 1 || rep.Failure != "no session could be set up: timeout" {
-			t.Errorf("%+v: setups %d errors %v failure %q: want the setup timed out", target, rep.Setups, rep.Errors, rep.Failure)
+			if took := time.Since(start); took > 10*time.Second {
+				t.Fatalf("%s %+v: setup took %v with a 300ms timeout", name, target, took)
+			}
+			if rep.Setups != 0 || errorCount(rep, ClassTimeout) != 1 || rep.Failure != "no session could be set up: timeout" {
+				t.Errorf("%s %+v: setups %d errors %v failure %q: want the setup timed out", name, target, rep.Setups, rep.Errors, rep.Failure)
+			}
 		}
 	}
 }

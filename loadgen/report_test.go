@@ -251,3 +251,32 @@ func TestHgrm(t *testing.T) {
 		t.Errorf("values not in ms: %v", v)
 	}
 }
+
+// TestAllFailed: a report in which not one request succeeded (sent or
+// dropped) says so in one line, naming its most frequent error; one
+// success, or no request at all, says nothing.
+func TestAllFailed(t *testing.T) {
+	errs := []ErrorCount{{Class: ClassDropped, Count: 1}, {Class: ClassTransport, Detail: "server exited (status 1)", Count: 3}}
+	tests := []struct {
+		name string
+		rep  Report
+		want string
+	}{
+		{"none made", Report{}, ""},
+		{"no session", Report{ErrorTotal: 2, Errors: errs[1:]}, ""},
+		{"one succeeded", Report{Requests: 4, Answered: 1, RequestErrors: 3, Errors: errs[1:]}, ""},
+		{"all sent failed", Report{Requests: 3, RequestErrors: 3, Errors: errs[1:]}, "no request succeeded: all 3 failed, most often with transport: server exited (status 1)"},
+		{"sent and dropped", Report{Requests: 3, Dropped: 1, RequestErrors: 4, Errors: errs}, "no request succeeded: all 4 failed, most often with transport: server exited (status 1)"},
+		{"no detail", Report{Requests: 1, Dropped: 1, RequestErrors: 2, Errors: []ErrorCount{{Class: ClassDropped, Count: 1}, {Class: ClassTimeout, Count: 1}}}, "no request succeeded: all 2 failed, most often with dropped"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.rep.AllFailed(); got != tt.want {
+				t.Errorf("AllFailed() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if JudgesErrors([]Threshold{{Stat: "p99"}}) || !JudgesErrors([]Threshold{{Stat: "p99"}, {Stat: "errors"}}) {
+		t.Error("JudgesErrors: want true only with a threshold on errors")
+	}
+}

@@ -79,26 +79,29 @@ func (r *runner) claim(at time.Time) bool {
 	return true
 }
 
-// dial opens a connection to the target. Over HTTP the generator reads
-// no answer headers: their memory is reused (WithoutAnswerHeaders).
+// dial opens a connection to the target.
 func (r *runner) dial(ctx context.Context) (transport.Conn, error) {
-	opts := r.o.transportOptions(r.target)
-	httpOpts := append(opts[:len(opts):len(opts)], transport.WithoutAnswerHeaders())
-	// A WebSocket handshake and a legacy SSE stream's headers and
-	// endpoint event are waited for at most the timeout.
+	return dialTarget(ctx, r.target, r.o)
+}
+
+// dialTarget opens one connection to target: load's one dial, for
+// generated calls (Run) and for a tape's sessions (RunTape). streamOpts
+// apply to a Streamable HTTP target only (a tape session's protocol
+// version and streams). Over HTTP and legacy SSE no answer headers are
+// kept (WithoutAnswerHeaders: the generator reads none, and their memory
+// is reused). A WebSocket handshake and a legacy SSE stream's headers and
+// endpoint event are waited for at most the timeout.
+func dialTarget(ctx context.Context, target Target, o *options, streamOpts ...transport.Option) (transport.Conn, error) {
+	opts := o.transportOptions(target)
 	switch {
-	case transport.IsWebSocketURL(r.target.URL):
-		ctx, cancel := context.WithTimeout(ctx, r.o.timeout)
-		defer cancel()
-		return transport.DialWebSocket(ctx, r.target.URL, opts...)
-	case r.target.URL != "":
-		return transport.DialHTTP(ctx, r.target.URL, httpOpts...)
-	case r.target.SSE != "":
-		ctx, cancel := context.WithTimeout(ctx, r.o.timeout)
-		defer cancel()
-		return transport.DialLegacySSE(ctx, r.target.SSE, httpOpts...)
+	case transport.IsWebSocketURL(target.URL):
+		return transport.DialWebSocket(ctx, target.URL, append(opts, transport.WithDialTimeout(o.timeout))...)
+	case target.URL != "":
+		return transport.DialHTTP(ctx, target.URL, append(append(opts, transport.WithoutAnswerHeaders()), streamOpts...)...)
+	case target.SSE != "":
+		return transport.DialLegacySSE(ctx, target.SSE, append(opts, transport.WithoutAnswerHeaders(), transport.WithDialTimeout(o.timeout))...)
 	default:
-		return transport.DialStdio(ctx, r.target.Command, opts...)
+		return transport.DialStdio(ctx, target.Command, opts...)
 	}
 }
 

@@ -77,23 +77,7 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 		virtual[i] = sessions[i%len(sessions)]
 	}
 	dial := func(ctx context.Context, s *replay.Session) (transport.Conn, error) {
-		topts := o.transportOptions(target)
-		var c transport.Conn
-		var err error
-		switch {
-		case transport.IsWebSocketURL(target.URL):
-			dctx, cancel := context.WithTimeout(ctx, o.timeout) // the handshake
-			c, err = transport.DialWebSocket(dctx, target.URL, topts...)
-			cancel()
-		case target.URL != "":
-			c, err = transport.DialHTTP(ctx, target.URL, append(topts[:len(topts):len(topts)], replay.HTTPOptions(s)...)...)
-		case target.SSE != "":
-			dctx, cancel := context.WithTimeout(ctx, o.timeout) // the stream's headers and endpoint event
-			c, err = transport.DialLegacySSE(dctx, target.SSE, topts...)
-			cancel()
-		default:
-			c, err = transport.DialStdio(ctx, target.Command, topts...)
-		}
+		c, err := dialTarget(ctx, target, o, replay.HTTPOptions(s)...)
 		if err != nil {
 			r.st.sentIn(setupNames, 1)
 			r.st.failErr(ctx, setupNames, err)

@@ -141,3 +141,41 @@ func (t Threshold) Check(rep *Report) string {
 	}
 	return fmt.Sprintf("%s: broken, measured %s", t.Spec, show)
 }
+
+// AllFailed returns why a run in which not one request succeeded failed,
+// "" when one did or none was made: every request sent, and every
+// open-model arrival dropped, ended in an error (ErrorRatio 1). The
+// reason, one line, names the most frequent error. A load run that is
+// not judged by a threshold on errors fails on it (mcptape load exits 1).
+func (rep *Report) AllFailed() string {
+	n := rep.Requests + rep.Dropped
+	if n == 0 || rep.ErrorRatio() < 1 {
+		return ""
+	}
+	why := fmt.Sprintf("no request succeeded: all %d failed", n)
+	var top *ErrorCount
+	for i := range rep.Errors {
+		if top == nil || rep.Errors[i].Count > top.Count {
+			top = &rep.Errors[i]
+		}
+	}
+	if top != nil {
+		why += ", most often with " + top.Class
+		if top.Detail != "" {
+			why += ": " + top.Detail
+		}
+	}
+	return why
+}
+
+// JudgesErrors reports whether one of th is on errors ("errors<1%"):
+// then it, not AllFailed, says whether a run whose requests all failed
+// failed.
+func JudgesErrors(th []Threshold) bool {
+	for _, t := range th {
+		if t.Stat == "errors" {
+			return true
+		}
+	}
+	return false
+}

@@ -2,9 +2,11 @@ package mock
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/replay"
 )
 
 // clock paces a playback: a recorded time maps to the live moment that is
@@ -26,9 +28,18 @@ func newClock(speed float64, base int64) *clock {
 func (k *clock) wait(ctx context.Context, at int64, extra time.Duration, stop <-chan struct{}) bool {
 	var d time.Duration
 	if k.speed > 0 {
-		d = time.Duration(float64(at-k.base)/k.speed) - time.Since(k.start)
+		// saturated: a huge recorded delay at a low speed waits for ever
+		g, since := replay.ScaleGap(at-k.base, k.speed), time.Since(k.start)
+		if g < math.MinInt64+since {
+			g = math.MinInt64 + since
+		}
+		d = g - since
 	}
-	d += extra
+	if d > math.MaxInt64-extra { // extra is never negative
+		d = math.MaxInt64
+	} else {
+		d += extra
+	}
 	if d <= 0 {
 		return ctx.Err() == nil
 	}

@@ -56,16 +56,20 @@
 // since that write ([transport.Landing]): it goes on another connection,
 // and must not reach the server, or a proxy between, before the request
 // it names. A POST not written within
-// the timeout holds it no longer (a note says so). The cancel then closes
-// that POST's stream once sent. A cancel recorded in a batch with other
-// messages is treated the same way, before the batch goes; one naming a
-// request of its own batch waits for nothing: it goes in the same POST,
-// after it. Over stdio and WebSocket frames are
+// the timeout holds it no longer (a note says so). A cancel closes no
+// stream: the recorded client sent it with the stream of the request it
+// names open, as the replay does; where it closed that stream, the tape
+// says so and a step of its own closes it (see below). A cancel recorded
+// in a batch with other messages is treated the same way, before the
+// batch goes; one naming a request of its own batch waits for nothing: it
+// goes in the same POST, after it, and the batch's stream, which carries
+// the answers to its other requests, stays open. Over stdio and WebSocket frames are
 // written in order by the sending goroutine.
 //
 // A live initialize answered with an error, where the recording's
 // succeeded, fails the session with that error (every later step would
-// only fail for that reason).
+// only fail for that reason), once the answer is counted as differed like
+// any other.
 //
 // # Rewriting
 //

@@ -65,11 +65,12 @@ func newRunOptions(opts []Option) (*options, error) {
 }
 
 // WithSpeed scales the recorded spacing between messages: 2 replays twice
-// as fast, 0.5 half as fast. It must be positive; see WithMaxSpeed.
+// as fast, 0.5 half as fast. It must be from MinSpeed to MaxSpeed; see
+// WithMaxSpeed.
 func WithSpeed(f float64) Option {
 	return func(o *options) error {
-		if !(f > 0) || f > 1e9 {
-			return fmt.Errorf("speed %v must be a positive number", f)
+		if err := checkSpeed(f); err != nil {
+			return err
 		}
 		o.speed = f
 		return nil

@@ -169,10 +169,9 @@ func (r *runner) pairResponse(recKey string, idx int, frame []byte, info *jsonrp
 	m.arrived, m.arrivedAt = true, time.Now()
 	r.maxArrivedResp = max(r.maxArrivedResp, idx)
 	r.notify()
-	if err := r.initializeFailed(recKey, m, info, frame); err != nil {
-		r.fail(err)
-		return
-	}
+	// A failed initialize fails the session, after it is counted (as a
+	// difference) like any other answer.
+	failed := r.initializeFailed(recKey, m, info, frame)
 	live := append([]byte(nil), frame...)
 	r.learn(m, live)
 	p := pair{srv: idx, rec: m.Frame, recKey: recKey, live: r.learnInputKeys(idx, m, live)}
@@ -182,6 +181,9 @@ func (r *runner) pairResponse(recKey string, idx int, frame []byte, info *jsonrp
 		r.compare(p)
 	}
 	r.retire(idx, recKey, string(r.ids.live[baseKey(recKey)]))
+	if failed != nil {
+		r.fail(failed)
+	}
 }
 
 // initializeFailed returns why the session cannot go on when frame, the

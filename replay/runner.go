@@ -182,23 +182,18 @@ func (r *runner) run(ctx context.Context) {
 func (r *runner) afterSend(st *Step, ex *transport.Exchange, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	switch st.Kind {
-	case jsonrpc.KindRequest:
-		r.sentAt[st.IDKey] = now
-		if ex != nil && ex.ID != 0 {
-			r.exchReq[ex.ID] = st.IDKey
-			r.exchanges[st.IDKey] = ex
-		}
-	case jsonrpc.KindNotification:
-		if st.Method != "notifications/cancelled" {
-			return
-		}
-		target := r.cancelTarget(st)
-		// A 2025 HTTP server may never answer a cancelled request: stop
-		// waiting on its stream.
-		if ex := r.exchanges[target]; ex != nil {
-			ex.CloseStream()
-		}
+	// A cancel closes no stream: the recorded client sent it with the
+	// stream of the request it names open (and the stream of a batch
+	// may carry other answers); where the recorded client closed a
+	// stream, the tape says so and a step of its own does it
+	// (closeStream).
+	if st.Kind != jsonrpc.KindRequest {
+		return
+	}
+	r.sentAt[st.IDKey] = now
+	if ex != nil && ex.ID != 0 {
+		r.exchReq[ex.ID] = st.IDKey
+		r.exchanges[st.IDKey] = ex
 	}
 }
 
@@ -209,7 +204,7 @@ func (r *runner) pace(ctx context.Context, st *Step, prevTime int64, prevLive ti
 	if r.o.speed == 0 {
 		return nil
 	}
-	scale := func(ns int64) time.Duration { return time.Duration(float64(max(ns, 0)) / r.o.speed) }
+	scale := func(ns int64) time.Duration { return ScaleGap(max(ns, 0), r.o.speed) }
 	var at time.Time
 	if prevTime >= 0 && !prevLive.IsZero() {
 		at = prevLive.Add(scale(st.Time - prevTime))

@@ -294,9 +294,6 @@ func (r *runner) sendAsync(ctx context.Context, sent []queued, frame []byte) {
 				first = false
 			}
 			r.exchanges[st.IDKey] = ex
-			if r.cancelled[st.IDKey] {
-				ex.CloseStream()
-			}
 		}
 	}()
 }

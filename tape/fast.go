@@ -29,19 +29,20 @@ import (
 // 1 MiB for the Writer's frames) in memory. Copy what you keep.
 // Strings (Session, Stream, EventID, Event) are ordinary strings.
 func (r *Reader) NextShared(rec *Record) error {
-	if r.reorder != nil {
-		p, err := r.nextReordered()
-		if err == nil {
-			*rec = *p
-		}
-		return err
-	}
 	for {
+		if r.reorder != nil { // from the start, or from a segment of an older tape on
+			p, err := r.nextReordered()
+			if err == nil {
+				*rec = *p
+			}
+			return err
+		}
 		line, err := r.line()
 		if err != nil {
 			return err
 		}
 		if r.p.parseFast(line, rec, false) {
+			r.segs.cur.apply(rec)
 			r.lines++
 			r.shared = true
 			r.n++
@@ -76,20 +77,21 @@ func (r *Reader) NextClassifiedMembers(rec *Record, info *jsonrpc.Info, dst []js
 }
 
 func (r *Reader) nextClassified(rec *Record, info *jsonrpc.Info, dst []jsonrpc.Member, list bool) ([]jsonrpc.Member, error) {
-	if r.reorder != nil {
-		p, err := r.nextReordered()
-		if err != nil {
-			return dst[:0], err
-		}
-		return parsedClassified(p, rec, info, dst, list), nil
-	}
 	for {
+		if r.reorder != nil { // from the start, or from a segment of an older tape on
+			p, err := r.nextReordered()
+			if err != nil {
+				return dst[:0], err
+			}
+			return parsedClassified(p, rec, info, dst, list), nil
+		}
 		line, err := r.line()
 		if err != nil {
 			return dst[:0], err
 		}
 		if r.p.parseFast(line, rec, true) {
 			if dst = classifyFrame(rec.Frame, info, dst, list); info.Kind != jsonrpc.KindInvalid {
+				r.segs.cur.apply(rec)
 				r.lines++
 				r.shared = true
 				r.n++

@@ -18,6 +18,46 @@ import (
 // joinBatch is the size of the frames a joined Reader's producer writes.
 const joinBatch = 1 << 20
 
+// Exchange numbers of the Nth recording read with others are offset by
+// N<<joinShift in a joined read, and by N<<segmentShift in a tape that
+// holds several (Reader): apart in both, also when a joined tape is one of
+// those, as long as recorders count fewer than 1<<40 exchanges and a join
+// has fewer than 64 recordings; and below 1<<53 (exact in a JavaScript
+// number, as HAR readers hold them) with fewer than 128 tapes in a file.
+const (
+	joinShift    = 40
+	segmentShift = 46
+)
+
+// apart keeps the records of one recording apart from those of the other
+// recordings read with it: its session ids become "LABEL/ID", and its
+// exchange numbers are offset by off. The zero apart changes nothing. The
+// joined read of several tapes (OpenJoined) and a tape that holds several
+// (Reader.startSegment) both use it.
+type apart struct {
+	label string
+	off   uint64
+	// The last session id renamed and its new name: records of one
+	// session come in runs, and a name made once is not made again.
+	from, to string
+}
+
+// apply renames rec's session and offsets its exchange number.
+func (a *apart) apply(rec *Record) {
+	if a.label == "" {
+		return
+	}
+	if rec.Session != "" {
+		if rec.Session != a.from {
+			a.from, a.to = rec.Session, a.label+"/"+rec.Session
+		}
+		rec.Session = a.to
+	}
+	if rec.Exchange != 0 {
+		rec.Exchange += a.off
+	}
+}
+
 // OpenJoined opens several tapes and reads them as one. Tapes of one
 // rotated recording (same Header.Segment.Series) are read one after the
 // other in number order; a missing number, and a tape's damaged tail, give
@@ -26,10 +66,13 @@ const joinBatch = 1 << 20
 // StatsData.add), marked as made by the join (StatsData.Tapes); a
 // malformed one is left out. When the tapes come from more than
 // one recording (several proxies of one server), their records are merged
-// in time order and kept apart: each session id becomes "P/ID" and each
-// exchange number is offset by P<<40, P being the recording's label (its
-// host, or "rN" when hosts repeat or are unknown). The header is the
-// first recording's (its host cleared when the recordings' differ).
+// in time order and kept apart (see apart): each session id becomes
+// "P/ID", P being the recording's label (its host, or "rN" when hosts
+// repeat or are unknown), and each exchange number is offset by N<<40, N
+// being its number in the order of their start. The header
+// is the first recording's (its host cleared when the recordings' differ).
+// A tape that holds several (joined with cat) keeps them apart itself
+// the same way (see Reader); the join then prefixes its own label.
 //
 // A single path opens as Open does. The returned Reader works like any
 // other; Close releases every file.
@@ -124,12 +167,11 @@ func (p *part) seq() int {
 // recording is the tapes of one recording, read in order.
 type recording struct {
 	hdr   *Header
-	label string // "" when it is the only recording
+	apart apart // zero when it is the only recording
 	parts []*part
 	i     int     // part being read
 	head  *Record // next record, nil when none read yet
 	eof   bool
-	idx   int        // 1, 2, ... in the order of their start
 	last  int64      // time of the last record returned
 	stats *StatsData // the sum of its tapes' stats events, nil when none was read
 }
@@ -145,19 +187,16 @@ func labelRecordings(recs []*recording) {
 	if len(recs) < 2 {
 		return
 	}
-	for i, g := range recs {
-		g.idx = i + 1
-	}
 	hosts := map[string]int{}
 	for _, g := range recs {
 		hosts[g.hdr.Host]++
 	}
 	for i, g := range recs {
+		label := "r" + strconv.Itoa(i+1)
 		if g.hdr.Host != "" && hosts[g.hdr.Host] == 1 {
-			g.label = g.hdr.Host
-		} else {
-			g.label = "r" + strconv.Itoa(i+1)
+			label = g.hdr.Host
 		}
+		g.apart = apart{label: label, off: uint64(i+1) << joinShift}
 	}
 }
 
@@ -193,14 +232,7 @@ func (g *recording) next() (*Record, error) {
 			}
 			continue
 		}
-		if g.label != "" {
-			if rec.Session != "" {
-				rec.Session = g.label + "/" + rec.Session
-			}
-			if rec.Exchange != 0 {
-				rec.Exchange += uint64(g.idx) << 40
-			}
-		}
+		g.apart.apply(rec)
 		g.last = max(g.last, rec.Time)
 		return rec, nil
 	}

@@ -91,11 +91,18 @@ func (o *TimeOrder[T]) Pop() T {
 
 // nextReordered returns the next record of a tape without TimeOrdered, in
 // time order, records of equal times in file order; io.EOF once every
-// record read was returned.
+// record read was returned. The segments of a tape joined with cat are put
+// in order each on its own, one after the other.
 func (r *Reader) nextReordered() (*Record, error) {
-	for !r.reorder.Ready(r.drained) {
+	sg := &r.segs
+	for !r.reorder.Ready(r.drained || sg.first != nil) {
 		if r.drained {
 			return nil, io.EOF
+		}
+		if sg.first != nil { // the last segment's records are all out
+			r.reorder.Push(sg.first.Time, sg.first)
+			sg.first = nil
+			continue
 		}
 		rec, err := r.next()
 		switch {
@@ -103,6 +110,8 @@ func (r *Reader) nextReordered() (*Record, error) {
 			r.drained = true
 		case err != nil:
 			return nil, err
+		case sg.begun: // a segment is read after the records of the last
+			sg.begun, sg.first = false, rec
 		default:
 			r.reorder.Push(rec.Time, rec)
 		}

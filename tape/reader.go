@@ -53,6 +53,11 @@ func (e *TailError) Unwrap() error { return e.Err }
 // ReleaseShared then lets it reuse the bytes of records NextShared handed
 // out. What a Reader returns is the same either way.
 //
+// A file that holds several tapes (joined with cat) is read one tape after
+// the other, a header in the middle starting a segment whose sessions and
+// exchanges are kept apart from the earlier tapes' as OpenJoined keeps
+// recordings apart (segment.go).
+//
 // A Reader is not safe for concurrent use.
 type Reader struct {
 	name   string
@@ -85,6 +90,7 @@ type Reader struct {
 	reorder *TimeOrder[*Record]
 	drained bool
 	hdr     *Header
+	segs    segments // the tapes after the first in a tape joined with cat
 	warn    *TailError
 	err     error // an I/O error of the source, returned by Next
 	done    bool
@@ -121,6 +127,35 @@ func Open(path string, opts ...ReaderOption) (*Reader, error) {
 	}
 	r.file = f
 	return r, nil
+}
+
+// ReadHeader reads at most headerProbe bytes of a file, and decompresses
+// them with a window (and memory) of at most headerWindow: the Writer puts
+// the header alone in the first frame, a few hundred bytes, and the zstd
+// command, which may have recompressed a tape as one frame, uses a window
+// of up to 8 MiB unless told otherwise.
+const (
+	headerProbe  = 1 << 20
+	headerWindow = 8 << 20
+)
+
+// ReadHeader returns the header of the tape at path, reading only the
+// start of the file (at most 1 MiB, with memory bounded too): a cheap
+// test of whether a file is a tape, and whose. A file that is not a tape
+// gives the error Open gives, which wraps ErrNotTape; one whose header
+// does not fit in that start too.
+func ReadHeader(path string) (*Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("tape: %w", err)
+	}
+	defer f.Close()
+	r, err := newReader(path, io.LimitReader(f, headerProbe), []ReaderOption{WithMaxRecord(headerWindow)})
+	if err != nil {
+		return nil, err
+	}
+	r.Close()
+	return r.hdr, nil
 }
 
 // NewReader reads a tape from src and checks its header.
@@ -244,6 +279,10 @@ func (r *Reader) Next() (*Record, error) {
 		return r.nextReordered()
 	}
 	rec, err := r.next()
+	if err == nil && r.reorder != nil { // a segment of an older tape began
+		r.reorder.Push(rec.Time, rec)
+		return r.nextReordered()
+	}
 	if err == nil {
 		r.n++
 	}
@@ -339,7 +378,8 @@ func quotePrefix(b []byte) string {
 	return fmt.Sprintf("%q", b)
 }
 
-// parseLine parses one line; blank lines are skipped (ok false) and an
+// parseLine parses one line; blank lines are skipped (ok false), as is a
+// header after the first, which starts a segment (see keepApart), and an
 // invalid one stops reading with a warning.
 func (r *Reader) parseLine(line []byte) (*Record, bool) {
 	r.lines++
@@ -351,6 +391,9 @@ func (r *Reader) parseLine(line []byte) (*Record, bool) {
 		r.stop(fmt.Errorf("line %d: invalid record: %w", r.lines, err))
 		return nil, false
 	}
+	if r.hdr != nil && !r.keepApart(rec) {
+		return nil, false
+	}
 	return rec, true
 }
 
@@ -359,6 +402,9 @@ func (r *Reader) stop(err error) {
 	r.warn = &TailError{Name: r.name, Records: r.n, Err: err}
 	if r.reorder != nil { // those held are returned before the warning
 		r.warn.Records += int64(r.reorder.Len())
+		if r.segs.first != nil {
+			r.warn.Records++
+		}
 	}
 	r.done = true
 	r.buf, r.pos, r.scan = nil, 0, 0

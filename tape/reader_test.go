@@ -242,7 +242,8 @@ func TestOddStreams(t *testing.T) {
 
 	joined := append(append(bytes.Clone(a), skippable...), a...)
 	got, _, warn := readTape(t, joined, true)
-	if warn != nil || len(got) != 3 || got[1].Type != TypeHeader || got[1].Header == nil || string(got[2].Frame) != `{"a":1}` {
+	// The second header starts a segment (segment.go), not a record.
+	if warn != nil || len(got) != 2 || got[1].Session != "r2/s1" || string(got[1].Frame) != `{"a":1}` {
 		t.Errorf("concatenated: %d records, warning %v", len(got), warn)
 	}
 	// Garbage after a skippable frame is reported at its true offset.
@@ -450,5 +451,41 @@ func TestReaderLongLineBounded(t *testing.T) {
 				t.Fatalf("buffer grew to %d bytes, want at most %d", r.bufPeak, tt.maxPeak)
 			}
 		})
+	}
+}
+
+// TestReadHeader: the header of a tape, from the start of its file; a
+// file that is not a tape is an ErrNotTape, a missing file another error.
+func TestReadHeader(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "text.jsonl.zst")
+	if err := os.WriteFile(text, []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path    string
+		notTape bool
+		err     bool
+	}{
+		{"../testdata/tapes/basic.jsonl.zst", false, false},
+		{text, true, true},
+		{filepath.Join(dir, "missing.jsonl.zst"), false, true},
+	} {
+		h, err := ReadHeader(tc.path)
+		if (err != nil) != tc.err || errors.Is(err, ErrNotTape) != tc.notTape {
+			t.Errorf("%s: error %v, want error %v, not a tape %v", tc.path, err, tc.err, tc.notTape)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		r, err := Open(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprintf("%+v", *h) != fmt.Sprintf("%+v", *r.Header()) {
+			t.Errorf("%s: header %+v, want Open's %+v", tc.path, h, r.Header())
+		}
+		r.Close()
 	}
 }

@@ -40,6 +40,10 @@ import "encoding/json"
 // FormatVersion is the version of the tape format written by this package.
 const FormatVersion = 1
 
+// ToolName is the header's Tool of the tapes mcptape writes: the Writer
+// sets it when the header names no tool.
+const ToolName = "mcptape"
+
 // Type tells what a record is.
 type Type string
 
@@ -75,7 +79,7 @@ const (
 // Header is the first record of every tape.
 type Header struct {
 	Format    int      `json:"format"`            // FormatVersion
-	Tool      string   `json:"tool"`              // "mcptape"
+	Tool      string   `json:"tool"`              // ToolName for mcptape's tapes
 	Version   string   `json:"version"`           // tool version
 	Time      int64    `json:"time"`              // start, Unix nanoseconds
 	Transport string   `json:"transport"`         // "stdio", "http", "sse", ...

@@ -161,7 +161,7 @@ func newWriter(name string, dst io.Writer, h Header, o options) (*Writer, error)
 		return nil, w.wrap(fmt.Errorf("header format %d: this writer writes format %d", h.Format, FormatVersion))
 	}
 	if h.Tool == "" {
-		h.Tool = "mcptape"
+		h.Tool = ToolName
 	}
 	if h.Time == 0 {
 		h.Time = o.now().UnixNano()

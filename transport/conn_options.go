@@ -12,8 +12,8 @@ import (
 	"github.com/mcptape/mcptape/internal/httphead"
 )
 
-// Option configures a connection made by DialStdio, DialHTTP or
-// DialLegacySSE. A bad value, or an option that does not apply to the
+// Option configures a connection made by DialStdio, DialHTTP,
+// DialLegacySSE or DialWebSocket. A bad value, or an option that does not apply to the
 // transport being dialled, is an error from the Dial function.
 type Option func(*options) error
 
@@ -56,6 +56,9 @@ type options struct {
 	// WebSocket
 	wsProtos    []string
 	wsProtosSet bool
+
+	// WebSocket and legacy SSE: WithDialTimeout
+	dialTimeout time.Duration
 
 	used []usedOption // which options were given, to reject misplaced ones
 }
@@ -256,6 +259,31 @@ func WithoutAnswerHeaders() Option {
 		o.use("WithoutAnswerHeaders", forHTTP|forLegacy)
 		return nil
 	}
+}
+
+// WithDialTimeout bounds the wait of a dial on the server: by
+// DialWebSocket for the answer to the upgrade, by DialLegacySSE for the
+// stream's headers and its endpoint event (a server that takes the
+// request and never answers it would otherwise hold the dial until its
+// context ends). d must be positive. The bound covers the dial only, not
+// the connection it makes.
+func WithDialTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("dial timeout %v is not positive", d)
+		}
+		o.dialTimeout = d
+		o.use("WithDialTimeout", forWS|forLegacy)
+		return nil
+	}
+}
+
+// dialContext returns ctx bounded by WithDialTimeout, if given.
+func (o *options) dialContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if o.dialTimeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, o.dialTimeout)
 }
 
 // validVersion reports whether v looks like an MCP protocol version,

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDialHTTPErrors(t *testing.T) {
@@ -28,6 +29,7 @@ func TestDialHTTPErrors(t *testing.T) {
 		{"bad header", ctx, "http://127.0.0.1:1/mcp", []Option{WithHeader(http.Header{"Bad Name": {"x"}})}, "not a valid HTTP field name"},
 		{"nil client", ctx, "http://127.0.0.1:1/mcp", []Option{WithHTTPClient(nil)}, "nil"},
 		{"bad max frame", ctx, "http://127.0.0.1:1/mcp", []Option{WithMaxFrame(0)}, "not positive"},
+		{"dial timeout", ctx, "http://127.0.0.1:1/mcp", []Option{WithDialTimeout(time.Second)}, "WithDialTimeout does not apply"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

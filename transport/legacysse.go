@@ -21,12 +21,15 @@ import (
 // ctx bounds the wait for the endpoint event. The endpoint must be on the
 // same origin (scheme, host and port) as sseURL: a server cannot send the
 // client's frames, and its headers, elsewhere. Options: WithHTTPClient,
-// WithHeader, WithGrace, WithMaxFrame.
+// WithHeader, WithGrace, WithMaxFrame, WithoutAnswerHeaders,
+// WithDialTimeout (a bound on that wait besides ctx).
 func DialLegacySSE(ctx context.Context, sseURL string, opts ...Option) (*HTTPConn, error) {
 	o, err := newOptions("DialLegacySSE", forLegacy, opts)
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := o.dialContext(ctx)
+	defer cancel()
 	u, err := parseHTTPURL(sseURL)
 	if err != nil {
 		return nil, fmt.Errorf("transport: DialLegacySSE: %w", err)

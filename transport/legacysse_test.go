@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/jsonrpc"
 )
 
@@ -216,31 +216,42 @@ func FuzzResolveEndpoint(f *testing.F) {
 // (a load or replay --sse against it ignored --timeout and Ctrl-C: the
 // stream's exchange, on the connection's own context, was never ended).
 func TestDialLegacySSEHeadersNeverCome(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		var held []net.Conn
-		defer func() {
-			for _, c := range held {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c) // read nothing, answer nothing
-		}
-	}()
+	addr := peertest.Mute(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
+	wantDialDeadline(t, func() (Conn, error) { return DialLegacySSE(ctx, "http://"+addr+"/sse") })
+}
+
+// TestWithDialTimeout: WithDialTimeout alone bounds the wait of a
+// WebSocket handshake and of a legacy SSE stream's headers on a server
+// that takes the request and never answers it (the context given to the
+// dial has no deadline), with a one-line error.
+func TestWithDialTimeout(t *testing.T) {
+	addr := peertest.Mute(t)
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		dial func() (Conn, error)
+	}{
+		{"websocket", func() (Conn, error) {
+			return DialWebSocket(ctx, "ws://"+addr+"/ws", WithDialTimeout(300*time.Millisecond))
+		}},
+		{"legacy sse", func() (Conn, error) {
+			return DialLegacySSE(ctx, "http://"+addr+"/sse", WithDialTimeout(300*time.Millisecond))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { wantDialDeadline(t, tt.dial) })
+	}
+}
+
+// wantDialDeadline runs dial and fails t unless it ends within 10 s with
+// a one-line error saying a deadline was exceeded.
+func wantDialDeadline(t *testing.T, dial func() (Conn, error)) {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() {
-		c, err := DialLegacySSE(ctx, "http://"+ln.Addr().String()+"/sse")
+		c, err := dial()
 		if err == nil {
 			c.Close()
 		}
@@ -252,6 +263,6 @@ func TestDialLegacySSEHeadersNeverCome(t *testing.T) {
 			t.Errorf("error %v, want one line saying the deadline was exceeded", err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("the dial did not end with its context")
+		t.Fatal("the dial did not end by its deadline")
 	}
 }

@@ -71,13 +71,16 @@ type WSConn struct {
 // Options: WithHeader (a Host header sets the request's Host),
 // WithHTTPClient (a net/http client, for TLS settings), WithMaxFrame (a
 // longer frame from the server ends the connection: Recv returns the
-// error), WithGrace, WithWSSubprotocols.
+// error), WithGrace, WithWSSubprotocols, WithDialTimeout (a bound on the
+// handshake besides ctx).
 // An upgrade the server refuses gives a *StatusError.
 func DialWebSocket(ctx context.Context, rawURL string, opts ...Option) (*WSConn, error) {
 	o, err := newOptions("DialWebSocket", forWS, opts)
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := o.dialContext(ctx)
+	defer cancel()
 	if !IsWebSocketURL(rawURL) {
 		return nil, fmt.Errorf("transport: DialWebSocket %q: not a ws:// or wss:// URL", rawURL)
 	}

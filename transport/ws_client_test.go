@@ -132,6 +132,7 @@ func TestDialWebSocketErrors(t *testing.T) {
 		{"http url", forbidden.URL, nil, "not a ws:// or wss:// URL"},
 		{"http option", "ws://127.0.0.1:1/mcp", []Option{WithProtocolVersion("2025-06-18")}, "does not apply"},
 		{"stdio option", "ws://127.0.0.1:1/mcp", []Option{WithDir("/")}, "does not apply"},
+		{"bad dial timeout", "ws://127.0.0.1:1/mcp", []Option{WithDialTimeout(0)}, "dial timeout 0s is not positive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

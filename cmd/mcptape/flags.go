@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/httphead"
+	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/transport"
 	"github.com/spf13/pflag"
 )
@@ -142,4 +143,25 @@ func (w *wsProtoFlag) check(url string) error {
 		return usageError("--ws-subprotocol needs a ws:// or wss:// --url")
 	}
 	return nil
+}
+
+// speedFlag parses a --speed value (replay.ParseSpeed): 0 for max.
+func speedFlag(s string) (float64, error) {
+	v, err := replay.ParseSpeed(s)
+	if err != nil {
+		return 0, usageError("--speed %v", err)
+	}
+	return v, nil
+}
+
+// replaySpeed returns the replay option of a --speed value.
+func replaySpeed(s string) (replay.Option, error) {
+	v, err := speedFlag(s)
+	switch {
+	case err != nil:
+		return nil, err
+	case v == 0:
+		return replay.WithMaxSpeed(), nil
+	}
+	return replay.WithSpeed(v), nil
 }

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcptape/mcptape/internal/peertest"
 )
 
 // fixture is a tape of testdata/analysis.
@@ -90,5 +93,72 @@ func TestInspectCommandJSONAndStdin(t *testing.T) {
 	}
 	if strings.Join(files, ",") != "-,"+fixture("operations") {
 		t.Errorf("reports for %v", files)
+	}
+}
+
+// TestInspectCatJoinedTapes: tapes joined with cat (zstd frames
+// concatenate), as a file or on stdin, are inspected as the tapes are one
+// by one: the same rule violations, and a session per recorded session.
+// The ids that restart in the second tape were taken for ids reused in
+// one session ("id-reused-after-answer").
+func TestInspectCatJoinedTapes(t *testing.T) {
+	type report struct {
+		Violations []struct {
+			Rule  string `json:"rule"`
+			Count int    `json:"count"`
+		} `json:"violations"`
+		Sessions []struct {
+			ID string `json:"id"`
+		} `json:"sessions"`
+	}
+	inspect := func(stdin []byte, args ...string) report {
+		t.Helper()
+		code, stdout, stderr := runCLI(t, stdin, append([]string{"inspect", "--format", "json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("inspect %v: exit %d: %s", args, code, stderr)
+		}
+		var rep report
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatalf("inspect %v: %v", args, err)
+		}
+		return rep
+	}
+	for _, pair := range [][2]string{
+		{"everything-stdio", "gosdk-everything"},
+		{"operations-http", "violations-http"},
+	} {
+		want := map[string]int{} // rule: count, of the tapes alone
+		sessions := 0
+		for _, name := range pair {
+			rep := inspect(nil, fixture(name))
+			for _, v := range rep.Violations {
+				want[v.Rule] += v.Count
+			}
+			sessions += len(rep.Sessions)
+		}
+		path := peertest.Cat(t, fixture(pair[0]), fixture(pair[1]))
+		cat, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name  string
+			stdin []byte
+			arg   string
+		}{{"file", nil, path}, {"stdin", cat, "-"}} {
+			t.Run(pair[0]+"+"+pair[1]+"/"+tc.name, func(t *testing.T) {
+				rep := inspect(tc.stdin, tc.arg)
+				got := map[string]int{}
+				for _, v := range rep.Violations {
+					got[v.Rule] += v.Count
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("violations %v, want the tapes' own %v", got, want)
+				}
+				if len(rep.Sessions) != sessions {
+					t.Errorf("%d sessions, want %d", len(rep.Sessions), sessions)
+				}
+			})
+		}
 	}
 }

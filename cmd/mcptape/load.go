@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"time"
 
@@ -114,8 +113,10 @@ func loadCmd() *command {
   again. Sessions whose server cannot be reached back off (50 ms doubling
   to 1 s, with jitter) and the report says how long the server was down.
   Exit code: 0 done; 1 the run failed: no session could be set up, a stdio
-  server exited under --on-exit stop, or the server was still unreachable
-  after the run's last second (the report says why); 2 bad usage; 3 a
+  server exited under --on-exit stop, the server was still unreachable
+  after the run's last second (the report says why), or not one request
+  succeeded (every one failed: unless a --threshold on errors is given,
+  which then decides, e.g. 'errors<=100%' to accept it); 2 bad usage; 3 a
   --threshold was broken; 128+N interrupted by signal N: 130 Ctrl-C
   (SIGINT), 143 SIGTERM, 129 SIGHUP (the partial report is printed, the
   requests in flight counted as cancelled).
@@ -128,7 +129,7 @@ func loadCmd() *command {
 			fs.StringVar(&f.scenario, "scenario", "", "workload from `FILE.json`: per-session setup steps, weighted steps, think times, templated arguments (see 'mcptape help scenario')")
 			fs.StringVar(&f.tape, "tape", "", "tape-driven load: every virtual session replays a recorded session of `TAPE` once (ids rewritten, a streamed answer measured to its end part as with --call); --duration and --requests end it earlier")
 			fs.StringVar(&f.session, "session", "", "with --tape: replay only the recorded session `ID` (default: all, in turn)")
-			fs.StringVar(&f.speed, "speed", "1", "with --tape: recorded spacing divided by `N`; max sends as soon as causality allows")
+			fs.StringVar(&f.speed, "speed", "1", "with --tape: recorded spacing divided by `N` (0.001 to 1e9); max sends as soon as causality allows")
 			fs.BoolVar(&f.unbatch, "unbatch", false, "with --tape: send the members of a recorded batch one by one (default: as the recorded batch)")
 			fs.IntVar(&f.sessions, "sessions", 1, "virtual sessions (each its own MCP session; over stdio its own child process; at most 1000000)")
 			fs.IntVar(&f.inflight, "inflight", 1, "closed model: requests in flight per session (sessions times this: at most 1000000)")
@@ -476,15 +477,11 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 	if f.unbatch {
 		ropts = append(ropts, replay.WithUnbatch())
 	}
-	if f.speed == "max" {
-		ropts = append(ropts, replay.WithMaxSpeed())
-	} else {
-		sp, err := strconv.ParseFloat(f.speed, 64)
-		if err != nil || !(sp > 0) {
-			return usageError("--speed %q: want a positive number or max", f.speed)
-		}
-		ropts = append(ropts, replay.WithSpeed(sp))
+	speed, err := replaySpeed(f.speed)
+	if err != nil {
+		return err
 	}
+	ropts = append(ropts, speed)
 	t, err := replay.Open(f.tape, replay.DefaultMemory)
 	if err != nil {
 		return withCode(2, err)
@@ -515,8 +512,10 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 // emitReport writes the text report (to stdout, or stderr when the JSON
 // goes to stdout), the JSON report when asked, then checks the thresholds
 // and returns the exit code: 128+N when signal N interrupted the run (see
-// interruptedCode; ctx is the run's), 1 when it failed (Report.Failure), 3
-// when a threshold is broken.
+// interruptedCode; ctx is the run's), 1 when it failed (Report.Failure) or
+// when not one request succeeded (unless a threshold on errors judges
+// that, or the report is a capacity search's), 3 when a threshold is
+// broken.
 func emitReport(ctx context.Context, st *stdio, rep *loadgen.Report, jsonOut string, th []loadgen.Threshold) error {
 	text := st.out
 	if jsonOut == "-" {
@@ -544,6 +543,8 @@ func emitReport(ctx context.Context, st *stdio, rep *loadgen.Report, jsonOut str
 		return interrupted(ctx, ": the report is partial")
 	case rep.Failure != "":
 		return withCode(1, errors.New(rep.Failure))
+	case rep.Capacity == nil && !loadgen.JudgesErrors(th) && rep.AllFailed() != "":
+		return withCode(1, errors.New(rep.AllFailed()))
 	case len(broken) > 0:
 		return withCode(3, fmt.Errorf("%d of %d thresholds broken", len(broken), len(th)))
 	}

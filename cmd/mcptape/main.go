@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 )
@@ -161,8 +162,15 @@ func run(ctx context.Context, st *stdio, args []string) int {
 			return code
 		}
 	}
-	fmt.Fprintf(st.err, "mcptape %s: %v\n", c.name, err)
+	fmt.Fprintln(st.err, errorLine(c.name, err))
 	return code
+}
+
+// errorLine is the line that reports a command's error: "mcptape NAME:
+// what". An error of the package the command is named after (check,
+// replay, mock) starts with "NAME: " already: it is not said twice.
+func errorLine(name string, err error) string {
+	return "mcptape " + name + ": " + strings.TrimPrefix(err.Error(), name+": ")
 }
 
 func printHelp(w io.Writer) {

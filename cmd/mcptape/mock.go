@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -70,7 +69,7 @@ func mockCmd() *command {
 			fs.StringVar(&f.match, "match", "exact", "what picks the answer: exact (method and params), method, or tool (method and name/uri)")
 			fs.BoolVar(&f.cycle, "cycle", false, "a request asked more often than recorded cycles through its answers (default: repeats the last)")
 			fs.BoolVar(&f.strict, "strict", false, "end the run (exit 1) at the first request that matches no recorded one")
-			fs.StringVar(&f.speed, "speed", "1", "recorded latency divided by `N`; max answers at once")
+			fs.StringVar(&f.speed, "speed", "1", "recorded latency divided by `N` (0.001 to 1e9); max answers at once")
 			fs.StringVarP(&f.output, "output", "o", "", "record the mock's session to `NEW_TAPE`")
 			fs.StringVar(&f.http, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (a bare PORT listens on 127.0.0.1)")
 			fs.BoolVar(&f.stateless, "stateless", false, "with --http: no sessions, every POST stands alone (protocol 2026-07-28)")
@@ -118,13 +117,12 @@ func (f *mockFlags) check(args []string) ([]mock.Option, error) {
 	if f.strict {
 		opts = append(opts, mock.WithStrict())
 	}
-	if f.speed == "max" {
+	switch v, err := speedFlag(f.speed); {
+	case err != nil:
+		return nil, err
+	case v == 0:
 		opts = append(opts, mock.WithMaxSpeed())
-	} else {
-		v, err := strconv.ParseFloat(f.speed, 64)
-		if err != nil {
-			return nil, usageError("--speed %q: want a positive number or max", f.speed)
-		}
+	default:
 		opts = append(opts, mock.WithSpeed(v))
 	}
 	return opts, nil
@@ -176,7 +174,7 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 	}
 	m, err := mock.New(sessions, opts...)
 	if err != nil {
-		return withCode(2, errors.New(strings.TrimPrefix(err.Error(), "mock: ")))
+		return withCode(2, err)
 	}
 	err = serveMock(ctx, st, f, m, ln)
 	rep := m.Report()

@@ -46,7 +46,7 @@ func TestMockUsageErrors(t *testing.T) {
 		{"stateless alone", []string{"mock", basicTape, "--stateless"}, "--stateless needs --http"},
 		{"bad match", []string{"mock", basicTape, "--match", "fuzzy"}, `match "fuzzy": want exact, method or tool`},
 		{"bad speed", []string{"mock", basicTape, "--speed", "fast"}, `--speed "fast"`},
-		{"zero speed", []string{"mock", basicTape, "--speed", "0"}, "speed 0 must be a positive number"},
+		{"zero speed", []string{"mock", basicTape, "--speed", "0"}, `--speed "0": want max or a number from 0.001 to 1e+09`},
 		{"bad error rate", []string{"mock", basicTape, "--error-rate", "2"}, "error rate 2 must be between 0 and 1"},
 		{"missing tape", []string{"mock", filepath.Join(dir, "nope.jsonl.zst")}, "nope.jsonl.zst"},
 		{"tape with no session", []string{"mock", empty}, "no client-to-server messages"},

@@ -7,9 +7,9 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
-	"syscall"
 	"testing"
+
+	"github.com/mcptape/mcptape/internal/peertest"
 )
 
 // TestWriteOutputFailedOnPipe: an output that fails part way through is
@@ -17,20 +17,9 @@ import (
 // /dev/full, which a failed export used to delete) is left as it was,
 // mode included.
 func TestWriteOutputFailedOnPipe(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "pipe")
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	if err := os.Chmod(path, 0o644); err != nil { // past the umask
-		t.Fatal(err)
-	}
-	r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	path := peertest.Fifo(t)
 	var out, errb bytes.Buffer
-	err = writeOutput(&stdio{out: &out, err: &errb}, path, nil, func(w io.Writer) error {
+	err := writeOutput(&stdio{out: &out, err: &errb}, path, nil, func(w io.Writer) error {
 		io.WriteString(w, "part")
 		return errors.New("disk full")
 	})

@@ -24,9 +24,12 @@ func pruneCmd() *command {
 
   Deletes the tapes (*.jsonl.zst) directly in DIR last written more than DUR ago,
   except the newest tape of each rotated recording (NAME-NUMBER-TIME.jsonl.zst),
-  which a running 'mcptape record --rotate' may still be writing. Each deleted
-  file is printed on stdout. Exit code: 0, 1 when a file could not be deleted,
-  2 for a usage error or a directory that cannot be read.
+  which a running 'mcptape record --rotate' may still be writing. Only mcptape's
+  tapes are deleted: a file whose start is not a tape header written by mcptape
+  (another tool's file or tape, anything else named *.jsonl.zst) is kept, and
+  said so on stderr. Each deleted file is printed on stdout. Exit code: 0, 1
+  when a file could not be deleted, 2 for a usage error or a directory that
+  cannot be read.
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			olderThan := fs.Duration("older-than", 0, "delete tapes last written more than `DUR` ago (required)")
@@ -51,6 +54,7 @@ func runPrune(st *stdio, dir string, olderThan time.Duration, dryRun bool, now t
 	if err != nil {
 		return withCode(2, err)
 	}
+	victims, skipped := onlyOurTapes(st, victims)
 	var failed []error
 	var bytes int64
 	for _, v := range victims {
@@ -70,7 +74,14 @@ func runPrune(st *stdio, dir string, olderThan time.Duration, dryRun bool, now t
 	if dryRun {
 		verb = "would delete"
 	}
-	fmt.Fprintf(st.err, "mcptape prune: %s %d tapes, %d bytes\n", verb, len(victims)-len(failed), bytes)
+	kept := ""
+	switch {
+	case skipped == 1:
+		kept = "; kept 1 old file that is not an mcptape tape"
+	case skipped > 1:
+		kept = fmt.Sprintf("; kept %d old files that are not mcptape tapes", skipped)
+	}
+	fmt.Fprintf(st.err, "mcptape prune: %s %d tapes, %d bytes%s\n", verb, len(victims)-len(failed), bytes, kept)
 	if len(failed) > 0 {
 		return withCode(1, errors.Join(failed...))
 	}
@@ -109,4 +120,28 @@ func pruneCandidates(dir string, olderThan time.Duration, now time.Time) ([]tape
 		out = append(out, tape.SegmentFile{Path: filepath.Join(dir, name), Size: fi.Size(), ModTime: fi.ModTime()})
 	}
 	return out, nil
+}
+
+// onlyOurTapes returns the files of victims that are mcptape's tapes, as
+// their first bytes say (tape.ReadHeader), and how many others it left
+// out, each said on stderr.
+func onlyOurTapes(st *stdio, victims []tape.SegmentFile) ([]tape.SegmentFile, int) {
+	var ours []tape.SegmentFile
+	skipped := 0
+	for _, v := range victims {
+		h, err := tape.ReadHeader(v.Path)
+		why := ""
+		switch {
+		case err != nil:
+			why = strings.TrimPrefix(strings.TrimPrefix(err.Error(), v.Path+": "), "tape: ")
+		case h.Tool != tape.ToolName:
+			why = fmt.Sprintf("a tape written by %q, not mcptape", h.Tool)
+		default:
+			ours = append(ours, v)
+			continue
+		}
+		fmt.Fprintf(st.err, "mcptape prune: kept %s: %s\n", v.Path, why)
+		skipped++
+	}
+	return ours, skipped
 }

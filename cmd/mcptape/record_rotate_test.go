@@ -154,7 +154,7 @@ func TestPrune(t *testing.T) {
 		}
 		for name, mt := range files {
 			p := filepath.Join(dir, name)
-			if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			if err := os.WriteFile(p, smallTape(t, tape.ToolName), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.Chtimes(p, mt, mt); err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -55,7 +54,8 @@ func replayCmd() *command {
 
   The client's messages are sent in their recorded order: one that was sent
   after a server answer waits for the live answer, the others keep their
-  recorded spacing divided by --speed ("max": no waiting).
+  recorded spacing divided by --speed ("max": no waiting; otherwise a
+  number from 0.001 to 1e9).
   Replay is faithful: every client frame is re-sent as recorded, byte for
   byte, mistakes included (invalid JSON, frames that are not JSON-RPC
   messages, ids that are null, objects, arrays or fractions, an id used
@@ -123,7 +123,7 @@ func replayCmd() *command {
 			fs.IntVar(&f.concurrency, "concurrency", 1, "with --all: sessions replayed at once, each on its own connection")
 			fs.StringVar(&f.url, "url", "", "the live server's Streamable HTTP endpoint (http:// or https://) or MCP WebSocket endpoint (ws:// or wss://), instead of -- CMD")
 			fs.BoolVar(&f.sse, "sse", false, "with --url: the URL is the /sse stream of a legacy HTTP+SSE (2024-11-05) server")
-			fs.StringVar(&f.speed, "speed", "1", "recorded spacing divided by `N`; max sends as soon as causality allows")
+			fs.StringVar(&f.speed, "speed", "1", "recorded spacing divided by `N` (0.001 to 1e9); max sends as soon as causality allows")
 			fs.DurationVar(&f.timeout, "timeout", replay.DefaultTimeout, "longest wait for the live answer to one request")
 			fs.DurationVar(&f.settle, "settle", replay.DefaultSettle, "after the last client message, wait for the server messages recorded after it up to their recorded gap plus `DUR`")
 			fs.BoolVar(&f.exactChunks, "exact-chunks", false, "compare streamed answers part by part (their number and each delta), not only the joined text and the end")
@@ -190,16 +190,11 @@ func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
 	if err := f.wsProto.check(f.url); err != nil {
 		return nil, err
 	}
-	opts := []replay.Option{replay.WithIgnore(f.ignore...)}
-	if f.speed == "max" {
-		opts = append(opts, replay.WithMaxSpeed())
-	} else {
-		v, err := strconv.ParseFloat(f.speed, 64)
-		if err != nil {
-			return nil, usageError("--speed %q: want a positive number or max", f.speed)
-		}
-		opts = append(opts, replay.WithSpeed(v))
+	speed, err := replaySpeed(f.speed)
+	if err != nil {
+		return nil, err
 	}
+	opts := []replay.Option{replay.WithIgnore(f.ignore...), speed}
 	opts = append(opts, replay.WithTimeout(f.timeout), replay.WithConcurrency(f.concurrency), replay.WithSettle(f.settle))
 	if f.unbatch {
 		opts = append(opts, replay.WithUnbatch())
@@ -209,7 +204,7 @@ func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
 	}
 	// Let the library judge the values: a bad one is a usage error.
 	if err := replay.CheckOptions(opts...); err != nil {
-		return nil, usageError("%v", strings.TrimPrefix(err.Error(), "replay: "))
+		return nil, withCode(2, err)
 	}
 	return opts, nil
 }
@@ -224,7 +219,7 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 	if !f.all {
 		s, err := replay.Pick(sessions, f.session)
 		if err != nil {
-			return withCode(2, errors.New(strings.TrimPrefix(err.Error(), "replay: ")))
+			return withCode(2, err)
 		}
 		sessions = []*replay.Session{s}
 	}
@@ -354,8 +349,8 @@ func (f *replayFlags) dialer(ctx context.Context, st *stdio, command []string) (
 		if f.wsProto.set {
 			hopts = append(hopts, transport.WithWSSubprotocols(f.wsProto.protos...))
 		}
-		dial, target, kind, err := wsDialer(f.url, hopts, copts)
-		return boundDial(dial, f.timeout), target, kind, err
+		// The handshake is waited for at most --timeout.
+		return wsDialer(f.url, append(hopts, transport.WithDialTimeout(f.timeout)), copts)
 	}
 	client, err := transport.NewHTTPClient(f.concurrency*4, copts...)
 	if err != nil {
@@ -363,9 +358,12 @@ func (f *replayFlags) dialer(ctx context.Context, st *stdio, command []string) (
 	}
 	hopts = append(hopts, transport.WithHTTPClient(client))
 	if f.sse {
-		return boundDial(func(ctx context.Context, _ *replay.Session) (transport.Conn, error) {
+		// The stream's headers and endpoint event are waited for at most
+		// --timeout.
+		hopts = append(hopts, transport.WithDialTimeout(f.timeout))
+		return func(ctx context.Context, _ *replay.Session) (transport.Conn, error) {
 			return transport.DialLegacySSE(ctx, f.url, hopts...)
-		}, f.timeout), capture.RedactURL(f.url), "sse", nil
+		}, capture.RedactURL(f.url), "sse", nil
 	}
 	return func(ctx context.Context, s *replay.Session) (transport.Conn, error) {
 		return transport.DialHTTP(ctx, f.url, append(hopts[:len(hopts):len(hopts)], replay.HTTPOptions(s)...)...)

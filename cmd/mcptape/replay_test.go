@@ -84,7 +84,12 @@ func TestReplayUsageErrors(t *testing.T) {
 		{[]string{"replay", tp, "--all", "--session", "a", "--", "srv"}, "either --session or --all"},
 		{[]string{"replay", tp, "--concurrency", "4", "--", "srv"}, "--concurrency needs --all"},
 		{[]string{"replay", tp, "--speed", "fast", "--", "srv"}, `--speed "fast"`},
-		{[]string{"replay", tp, "--speed", "-1", "--", "srv"}, "speed -1 must be a positive number"},
+		{[]string{"replay", tp, "--speed", "-1", "--", "srv"}, `--speed "-1": want max or a number from 0.001 to 1e+09`},
+		{[]string{"replay", tp, "--speed", "1e-300", "--", "srv"}, `--speed "1e-300": want max or a number from 0.001 to 1e+09`},
+		{[]string{"replay", tp, "--speed", "2e9", "--", "srv"}, `--speed "2e9": want max`},
+		{[]string{"replay", tp, "--speed", "NaN", "--", "srv"}, `--speed "NaN": want max`},
+		{[]string{"load", "--tape", tp, "--speed", "1e-4", "--", "srv"}, `--speed "1e-4": want max`},
+		{[]string{"mock", tp, "--speed", "1e-300"}, `--speed "1e-300": want max`},
 		{[]string{"replay", tp, "--timeout", "0s", "--", "srv"}, "timeout 0s must be positive"},
 		{[]string{"replay", tp, "--settle", "-1s", "--", "srv"}, "settle -1s must not be negative"},
 		{[]string{"replay", tp, "--format", "xml", "--", "srv"}, `--format "xml"`},
@@ -206,10 +211,10 @@ func TestReplayInterrupted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	var out, errb bytes.Buffer
-	// The recorded spacing times 10000: the replay is still waiting when
-	// the context ends.
+	// The recorded spacing times 1000 (the slowest speed): the replay is
+	// still waiting when the context ends.
 	code := run(ctx, &stdio{in: strings.NewReader(""), out: &out, err: &errb},
-		[]string{"replay", basicTape, "--speed", "0.0001", "--", bin, "serve"})
+		[]string{"replay", basicTape, "--speed", "0.001", "--", bin, "serve"})
 	if code != exitInterrupted || !strings.Contains(errb.String(), "interrupted") {
 		t.Errorf("exit code %d, stderr %q: want %d, interrupted", code, errb.String(), exitInterrupted)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"strings"
-	"time"
 
 	"github.com/mcptape/mcptape/capture"
 	"github.com/mcptape/mcptape/replay"
@@ -25,19 +24,4 @@ func wsDialer(rawURL string, hopts []transport.Option, copts []transport.ClientO
 	return func(ctx context.Context, _ *replay.Session) (transport.Conn, error) {
 		return transport.DialWebSocket(ctx, rawURL, hopts...)
 	}, capture.RedactURL(rawURL), "ws", nil
-}
-
-// boundDial returns dial with its wait bounded by timeout: a WebSocket
-// handshake, or a legacy SSE stream's headers and endpoint event (a
-// server that never answers them held the replay for ever). nil stays
-// nil.
-func boundDial(dial replay.DialFunc, timeout time.Duration) replay.DialFunc {
-	if dial == nil {
-		return nil
-	}
-	return func(ctx context.Context, s *replay.Session) (transport.Conn, error) {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		return dial(ctx, s)
-	}
 }

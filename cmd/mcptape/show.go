@@ -37,7 +37,8 @@ func showCmd() *command {
   form says so ("sum of the stats of N tapes"), the NDJSON form has "tapes":N in its data.
 
   --dir in is client to server (into the server), out is server to client (c2s and s2c work too).
-  T is an offset from the tape's start (1.5s, 2m, or seconds) or an RFC 3339 time.
+  T is an offset from the tape's start (1.5s, 2m, or seconds) or an RFC 3339 time;
+  a --to before the --from is an error (exit code 2), not an empty timeline.
   Columns of the text form: time since the start, session, direction (→ client to server,
   ← server to client, · event), kind, method (a response shows its request's), id, size,
   latency (responses), summary.

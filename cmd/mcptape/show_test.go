@@ -21,6 +21,10 @@ func TestShowCommandErrors(t *testing.T) {
 		{"bad method", []string{"show", tp, "--method", "tools/[x"}, "method pattern"},
 		{"bad grep", []string{"show", tp, "--grep", "("}, "grep"},
 		{"bad from", []string{"show", tp, "--from", "yesterday"}, "--from"},
+		{"window ends before it starts", []string{"show", tp, "--from", "5s", "--to", "1s"}, "time window from 5s to 1s ends before it starts"},
+		{"times, window ends before it starts", []string{"show", tp, "--from", "2026-01-02T00:00:00Z", "--to", "2026-01-01T00:00:00Z"}, "ends before it starts"},
+		{"offset and time, window ends before it starts", []string{"show", tp, "--from", "5s", "--to", "2000-01-01T00:00:00Z"}, "ends before it starts"},
+		{"follow, window ends before it starts", []string{"show", "--follow", tp, "--from", "5s", "--to", "1s"}, "ends before it starts"},
 		{"bad format", []string{"show", tp, "--format", "yaml"}, "format"},
 		{"not a tape", []string{"show", "show_test.go"}, "show_test.go: not a tape"},
 	}

@@ -5,33 +5,15 @@ package privfile
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-)
 
-// fifo makes a named pipe of mode 0644 in a temporary directory, with a
-// reader open on it so that opening it for writing does not block.
-func fifo(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "pipe")
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	if err := os.Chmod(path, 0o644); err != nil { // past the umask
-		t.Fatal(err)
-	}
-	r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return path
-}
+	"github.com/mcptape/mcptape/internal/peertest"
+)
 
 // TestCreateNotRegular: Create opens a path that is not a regular file
 // (here a named pipe; /dev/null alike) without changing its mode.
 func TestCreateNotRegular(t *testing.T) {
-	path := fifo(t)
+	path := peertest.Fifo(t)
 	f, err := Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +38,7 @@ func TestRemove(t *testing.T) {
 	if err := os.WriteFile(reg, []byte("part"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	pipe := fifo(t)
+	pipe := peertest.Fifo(t)
 	tests := []struct {
 		name, path string
 		kept       bool
