@@ -212,9 +212,10 @@ func loadArgs(url string) []string {
 }
 
 // replayArgs replays a stdio tape over HTTP, its recorded spacing times
-// 10000: the replay is still waiting when the signal comes.
+// 1000 (the slowest speed): the replay is still waiting when the signal
+// comes.
 func replayArgs(url string) []string {
-	return []string{"replay", basicTape, "--url", url, "--speed", "0.0001"}
+	return []string{"replay", basicTape, "--url", url, "--speed", "0.001"}
 }
 
 func mockArgs(string) []string { return []string{"mock", basicTape, "--http", "127.0.0.1:0"} }
