@@ -193,26 +193,6 @@ func WithShutdownGrace(d time.Duration) HTTPOption {
 	}
 }
 
-// WithShutdownCut sets a context whose end cuts Serve's shutdown grace
-// short: the exchanges still open are then cancelled at once (recorded as
-// closed by the proxy), as when the grace is up. mcptape record ends it at
-// a second Ctrl-C.
-func WithShutdownCut(ctx context.Context) HTTPOption {
-	return func(o *httpOptions) error { o.cut = ctx; return nil }
-}
-
-// shutdownContext returns the context of Serve's shutdown grace, which
-// began when ctx ended: it ends after the grace or with the
-// WithShutdownCut context, whichever comes first.
-func (o *httpOptions) shutdownContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.grace)
-	if o.cut == nil {
-		return sctx, cancel
-	}
-	stop := context.AfterFunc(o.cut, cancel)
-	return sctx, func() { stop(); cancel() }
-}
-
 // withNetHTTPOnly makes Serve use net/http for every connection, without
 // the lean path (tests of that path).
 func withNetHTTPOnly() HTTPOption {
