@@ -74,9 +74,10 @@ type httpOptions struct {
 	warnf        func(string, ...any)
 	debugf       func(string, ...any)
 	grace        time.Duration
-	headTimeout  time.Duration // for a request head, whole (ReadHeaderTimeout)
-	netHTTPOnly  bool          // tests: no lean path
-	sample       float64       // WithSample
+	cut          context.Context // WithShutdownCut; nil: none
+	headTimeout  time.Duration   // for a request head, whole (ReadHeaderTimeout)
+	netHTTPOnly  bool            // tests: no lean path
+	sample       float64         // WithSample
 	seed         uint64
 	sampling     bool
 	recordOnly   []*regexp.Regexp // WithMethodFilter
@@ -222,6 +223,7 @@ type HTTPStats struct {
 	Cut            int64 // messages recorded cut (forwarded whole)
 	OpenSessions   int64 // sessions open in the tape now
 	OpenStreams    int64 // event streams and bodies of unknown length being forwarded now
+	OpenExchanges  int64 // requests being forwarded now (waiting for the upstream, or streaming its answer)
 }
 
 // HTTPProxy is a recording reverse proxy for MCP over HTTP: Streamable HTTP
@@ -483,6 +485,7 @@ func (p *HTTPProxy) Stats() HTTPStats {
 		Cut:            p.st.cut.Load(),
 		OpenSessions:   p.sessions.openCount(),
 		OpenStreams:    p.st.streams.Load(),
+		OpenExchanges:  p.st.exchanges.Load() - p.st.ended.Load(),
 	}
 }
 
@@ -557,7 +560,9 @@ func (p *HTTPProxy) rewrite(pr *httputil.ProxyRequest) {
 
 // onError answers an exchange whose upstream request failed: 502 with a
 // one-line body, an "error" event in the tape. A request the client itself
-// abandoned is recorded as closed by the client, not as an upstream error.
+// abandoned is recorded as closed by the client, not as an upstream error;
+// one the proxy's shutdown cut gets no answer (the connection is closed:
+// http.ErrAbortHandler), as the tape records.
 func (p *HTTPProxy) onError(w http.ResponseWriter, r *http.Request, err error) {
 	x := exchangeFrom(r.Context())
 	if x == nil { // not ours: cannot happen, answer anyway
@@ -568,6 +573,9 @@ func (p *HTTPProxy) onError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	x.upstreamFailed(err)
+	if x.cutByShutdown() {
+		panic(http.ErrAbortHandler) // ServeHTTP's deferred finish records the end
+	}
 	msg := fmt.Sprintf("mcptape: upstream %s: %v", RedactURL(p.up.String()), err)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

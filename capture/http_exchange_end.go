@@ -28,14 +28,20 @@ func (b *upstreamBody) Read(p []byte) (int, error) {
 
 func (b *upstreamBody) Close() error { return b.rc.Close() }
 
-// upstreamFailed records an upstream request that got no response.
+// upstreamFailed records an upstream request that got no response. One
+// that the proxy's shutdown cut is no failure of the upstream: it counts
+// none and records no "error" event (the exchange's end says what
+// happened), and no 502 goes out (see cutByShutdown).
 func (x *exchange) upstreamFailed(err error) {
 	now := x.p.o.now()
 	x.failErr = err
 	if x.clientGone() {
 		return // the client abandoned the request: finish says so, no error
 	}
-	x.p.st.upstreamErrs.Add(1)
+	cut := x.cutByShutdown()
+	if !cut {
+		x.p.st.upstreamErrs.Add(1)
+	}
 	x.mu.Lock()
 	if x.reqSize == 0 && !x.reqDone && x.tee != nil && isDialError(err) {
 		// The transport never touched the body (it reads through the
@@ -50,7 +56,20 @@ func (x *exchange) upstreamFailed(err error) {
 	}
 	x.recordRequestLocked(true)
 	x.mu.Unlock()
-	x.fail(now, "upstream %s: %v", RedactURL(x.p.up.String()), err)
+	if !cut {
+		x.fail(now, "upstream %s: %v", RedactURL(x.p.up.String()), err)
+	}
+}
+
+// cutByShutdown reports whether the proxy's shutdown (Close, once Serve's
+// grace is up) cancelled the exchange. An exchange cut before the
+// upstream answered gets no response: its connection is closed, as the
+// client sees it, and the tape records no status. (The cause is not
+// checked: on the net/http path, Serve closing the client's connection
+// may cancel the request before the proxy's own cancel reaches it; as
+// for clientGone, what ends after the shutdown began is the shutdown's.)
+func (x *exchange) cutByShutdown() bool {
+	return x.p.closing.Err() != nil && x.ctx != nil && x.ctx.Err() != nil
 }
 
 // clientGone reports whether the client abandoned the exchange.
@@ -98,8 +117,8 @@ func (x *exchange) finish() {
 	}
 	ev.Messages = x.messages
 	ev.ClosedBy, ev.Error = x.closer()
-	if x.failErr != nil && ev.ClosedBy == ClosedByProxy {
-		ev.Status = failStatus(x.failErr)
+	if x.failErr != nil && ev.ClosedBy == ClosedByProxy && !x.cutByShutdown() {
+		ev.Status = failStatus(x.failErr) // the error response sent
 	}
 	x.hold.release()
 	x.body = nil
@@ -117,6 +136,9 @@ func (x *exchange) finish() {
 func (x *exchange) closer() (string, string) {
 	switch {
 	case x.p.closing.Err() != nil && x.ctx.Err() != nil && !x.upEOF:
+		if !x.gotResp {
+			return ClosedByProxy, "cut by the proxy's shutdown before the upstream answered: the client got no response"
+		}
 		return ClosedByProxy, "cancelled by the proxy's shutdown"
 	case x.failErr != nil && x.clientGone():
 		return ClosedByClient, "client closed the request before the response"

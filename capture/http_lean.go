@@ -292,8 +292,8 @@ func (lc *leanConn) exchange(req *http.Request) bool {
 			err = context.Cause(lc.ctx)
 		}
 		x.upstreamFailed(err)
-		if lc.clientGone() {
-			return false
+		if lc.clientGone() || x.cutByShutdown() {
+			return false // no answer: the connection closes
 		}
 		lc.writeError(http.StatusBadGateway, fmt.Sprintf("mcptape: upstream %s: %v", RedactURL(p.up.String()), err), req.Close)
 		return !req.Close && x.writeErr == nil

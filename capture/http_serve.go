@@ -20,7 +20,8 @@ import (
 )
 
 // Serve serves the proxy on ln until ctx ends, then shuts down: it stops
-// accepting, lets open exchanges finish for the shutdown grace, cancels
+// accepting, lets open exchanges finish for the shutdown grace (cut short
+// when the WithShutdownCut context ends), cancels
 // the rest (recorded as closed by the proxy), and closes the sessions still
 // open. ln is closed on return. It returns nil after such a stop.
 //
@@ -69,7 +70,7 @@ func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	p.o.debugf("shutting down: waiting up to %v for open exchanges", p.o.grace)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.o.grace)
+	sctx, cancel := p.o.shutdownContext(ctx) // the grace, or less: WithShutdownCut
 	var wg sync.WaitGroup
 	if ls != nil {
 		ln.Close()
@@ -91,6 +92,26 @@ func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 		return errors.Join(err, fmt.Errorf("capture: serving %s: %w", ln.Addr(), serr))
 	}
 	return err
+}
+
+// WithShutdownCut sets a context whose end cuts Serve's shutdown grace
+// short: the exchanges still open are then cancelled at once (recorded as
+// closed by the proxy), as when the grace is up. mcptape record ends it at
+// a second Ctrl-C.
+func WithShutdownCut(ctx context.Context) HTTPOption {
+	return func(o *httpOptions) error { o.cut = ctx; return nil }
+}
+
+// shutdownContext returns the context of Serve's shutdown grace, which
+// began when ctx ended: it ends after the grace or with the
+// WithShutdownCut context, whichever comes first.
+func (o *httpOptions) shutdownContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.grace)
+	if o.cut == nil {
+		return sctx, cancel
+	}
+	stop := context.AfterFunc(o.cut, cancel)
+	return sctx, func() { stop(); cancel() }
 }
 
 // leanServer accepts the connections of the lean path and follows them

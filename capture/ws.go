@@ -156,7 +156,7 @@ func (p *WSProxy) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("capture: websocket proxy: %w", err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), p.o.grace)
+	sctx, cancel := p.o.shutdownContext(ctx)
 	defer cancel()
 	_ = srv.Shutdown(sctx) // hijacked connections are ours: Close ends them
 	p.Close()

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -101,6 +102,7 @@ type options struct {
 	interval    time.Duration
 	results     *resultsWriter
 	grace       time.Duration
+	stopNow     context.Context // WithStopNow; nil: none
 }
 
 // WithGrace sets how long closing a session waits at each step (default
@@ -113,6 +115,20 @@ func WithGrace(d time.Duration) Option {
 			return fmt.Errorf("grace %v: must be positive", d)
 		}
 		o.grace = d
+		return nil
+	}
+}
+
+// WithStopNow sets a context whose end cuts the graces of closing the
+// sessions short (transport.WithStopNow): a stdio server still running is
+// killed at once, a DELETE not waited for. mcptape load ends it at a
+// second Ctrl-C, the run's context having ended at the first.
+func WithStopNow(ctx context.Context) Option {
+	return func(o *options) error {
+		if ctx == nil {
+			return errors.New("stop-now context: nil")
+		}
+		o.stopNow = ctx
 		return nil
 	}
 }
@@ -463,6 +479,9 @@ func (o *options) transportOptions(t Target) []transport.Option {
 	var out []transport.Option
 	if o.grace > 0 {
 		out = append(out, transport.WithGrace(o.grace))
+	}
+	if o.stopNow != nil {
+		out = append(out, transport.WithStopNow(o.stopNow))
 	}
 	if transport.IsWebSocketURL(t.URL) {
 		return o.wsTransportOptions(out)

@@ -35,6 +35,7 @@ const (
 
 type options struct {
 	grace    time.Duration
+	stopNow  context.Context // WithStopNow; never nil
 	maxFrame int
 
 	// stdio
@@ -69,7 +70,7 @@ type usedOption struct {
 
 // newOptions applies opts for a transport of kind k (with name for errors).
 func newOptions(dial string, k optKind, opts []Option) (*options, error) {
-	o := &options{grace: DefaultGrace, maxFrame: DefaultMaxFrame}
+	o := &options{grace: DefaultGrace, stopNow: context.Background(), maxFrame: DefaultMaxFrame}
 	for _, opt := range opts {
 		if opt == nil {
 			return nil, fmt.Errorf("transport: %s: nil option", dial)
@@ -99,6 +100,22 @@ func WithGrace(d time.Duration) Option {
 		}
 		o.grace = d
 		o.use("WithGrace", forAll)
+		return nil
+	}
+}
+
+// WithStopNow sets a context whose end cuts Close's graces short: a stdio
+// server still running is killed (SIGKILL to its group) at once, an HTTP
+// session's DELETE and a WebSocket's closing handshake are not waited for.
+// The caller was told to stop now (a second Ctrl-C). Close still returns
+// only once the connection is down.
+func WithStopNow(ctx context.Context) Option {
+	return func(o *options) error {
+		if ctx == nil {
+			return errors.New("WithStopNow: nil context")
+		}
+		o.stopNow = ctx
+		o.use("WithStopNow", forAll)
 		return nil
 	}
 }

@@ -71,6 +71,7 @@ type HTTPConn struct {
 	noDelete    bool
 	noHeads     bool // WithoutAnswerHeaders
 	grace       time.Duration
+	stopNow     context.Context // WithStopNow: cuts the wait for DELETE's answer
 	max         int
 
 	ctx    context.Context // ends at Close, ending every exchange
@@ -144,7 +145,7 @@ func newHTTPConn(o *options, base *url.URL, legacy bool) (*HTTPConn, error) {
 		accept:   []string{"application/json, text/event-stream"},
 		ctype:    []string{"application/json"},
 		version0: o.version, autoGet: o.getStrm, noDelete: o.noDelete, noHeads: o.noHeads,
-		grace: o.grace, max: o.maxFrame,
+		grace: o.grace, stopNow: o.stopNow, max: o.maxFrame,
 		in:   newInbox(streamQueueLimit),
 		live: make(map[*Exchange]struct{}),
 	}

@@ -249,9 +249,13 @@ func (c *HTTPConn) Close() error {
 	return c.closeErr
 }
 
-// deleteSession asks the server to end the session.
+// deleteSession asks the server to end the session; told to stop now
+// (WithStopNow), it does not, or stops waiting, and says nothing.
 func (c *HTTPConn) deleteSession(session string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), c.grace)
+	if c.stopNow.Err() != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(c.stopNow, c.grace)
 	defer cancel()
 	u := c.base.Redacted()
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.base.String(), nil)
@@ -269,6 +273,9 @@ func (c *HTTPConn) deleteSession(session string) error {
 	setHeader(req, h)
 	resp, _, err := c.do(req, nil, nil)
 	if err != nil {
+		if c.stopNow.Err() != nil {
+			return nil
+		}
 		return fmt.Errorf("transport: %w", err)
 	}
 	body, _ := readCapped(resp.Body, MaxErrorBody)

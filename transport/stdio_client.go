@@ -30,6 +30,7 @@ type StdioConn struct {
 	stdin *os.File // write end of the child's stdin
 	out   *os.File // read end of the child's stdout
 	grace time.Duration
+	now   context.Context // WithStopNow
 	max   int
 
 	in  *inbox
@@ -99,7 +100,7 @@ func DialStdio(ctx context.Context, argv []string, opts ...Option) (*StdioConn, 
 
 	c := &StdioConn{
 		child: child, argv0: argv[0], stdin: inW, out: outR,
-		grace: o.grace, max: o.maxFrame,
+		grace: o.grace, now: o.stopNow, max: o.maxFrame,
 		in: newInbox(streamQueueLimit),
 	}
 	go c.read()
@@ -295,14 +296,15 @@ func (c *StdioConn) Recv(ctx context.Context) (Incoming, error) {
 // Close shuts the server down as the MCP specification asks: it closes the
 // server's stdin, waits up to the grace period for it to exit, then sends
 // SIGTERM to its process group, waits again, then SIGKILL (proc.Child.Stop;
-// what is left of the group once the server exited is killed). Recv returns
+// what is left of the group once the server exited is killed); once the
+// WithStopNow context has ended, SIGKILL comes at once. Recv returns
 // ErrClosed at once. Close returns an error only when the server could not
 // be stopped; how it exited is given by ExitErr.
 func (c *StdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closing.Store(true)
 		c.in.shut()
-		if err := c.child.Stop(c.stdin, c.grace); err != nil {
+		if err := c.child.StopContext(c.now, c.stdin, c.grace); err != nil {
 			c.closeErr = fmt.Errorf("transport: stdio server %s: %w", c.argv0, err)
 		}
 		c.out.Close() // unblocks the reader if grandchildren hold stdout open

@@ -323,6 +323,31 @@ func TestStdioCloseEscalates(t *testing.T) {
 	}
 }
 
+// TestStdioCloseStopNow: once the WithStopNow context has ended, Close
+// kills a server that ignores stdin's end and SIGTERM at once instead of
+// waiting two graces (of a minute here).
+func TestStdioCloseStopNow(t *testing.T) {
+	now, stop := context.WithCancel(context.Background())
+	c := dialChild(t, "stubborn-term", WithGrace(time.Minute), WithStopNow(now))
+	c.Send(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), SendOptions{})
+	recvAnswer(t, c, "1")
+	stop()
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close still waiting 20 s after the stop-now context ended")
+	}
+	var ee *exec.ExitError
+	if err := c.ExitErr(); !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Errorf("ExitErr = %v, want death by SIGKILL", err)
+	}
+}
+
 func TestStdioCloseUnblocksRecvAndSend(t *testing.T) {
 	c := dialChild(t, "noread", WithGrace(100*time.Millisecond))
 	recvErr := make(chan error, 1)

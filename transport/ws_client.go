@@ -60,6 +60,7 @@ type WSConn struct {
 	seq     atomic.Uint64
 	closing atomic.Bool
 	grace   time.Duration
+	stopNow context.Context // WithStopNow: cuts the closing handshake
 	once    sync.Once
 	done    chan struct{} // closed when the reader has ended
 }
@@ -108,7 +109,7 @@ func DialWebSocket(ctx context.Context, rawURL string, opts ...Option) (*WSConn,
 		return nil, fmt.Errorf("transport: DialWebSocket %s: %w", rawURL, err)
 	}
 	c.SetReadLimit(int64(o.maxFrame))
-	w := &WSConn{c: c, url: rawURL, in: newInbox(streamQueueLimit), grace: o.grace, done: make(chan struct{})}
+	w := &WSConn{c: c, url: rawURL, in: newInbox(streamQueueLimit), grace: o.grace, stopNow: o.stopNow, done: make(chan struct{})}
 	go w.read()
 	return w, nil
 }
@@ -194,6 +195,8 @@ func (w *WSConn) Close() error {
 		select {
 		case <-errc: // a server that left first is no failure of ours
 		case <-t.C:
+			_ = w.c.CloseNow()
+		case <-w.stopNow.Done():
 			_ = w.c.CloseNow()
 		}
 		<-w.done

@@ -38,7 +38,7 @@ func baselineCmd() *command {
 				s, err := analysis.ReadSurface(ctx, args[0])
 				if err != nil {
 					if ctx.Err() != nil {
-						return withCode(130, ctx.Err())
+						return interrupted(ctx, "")
 					}
 					return withCode(2, err)
 				}

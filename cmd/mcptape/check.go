@@ -107,7 +107,7 @@ func runCheck(ctx context.Context, st *stdio, paths []string, out string, write 
 	res, err := check.Run(ctx, paths, opts...)
 	if err != nil {
 		if ctx.Err() != nil {
-			return withCode(130, ctx.Err())
+			return interrupted(ctx, "")
 		}
 		return usageError("%v", err)
 	}

@@ -69,7 +69,7 @@ func runDiff(ctx context.Context, st *stdio, a, b, format string, opts []analysi
 	rep, err := diffPaths(ctx, st, a, b, opts)
 	if err != nil {
 		if ctx.Err() != nil {
-			return withCode(130, ctx.Err())
+			return interrupted(ctx, "")
 		}
 		return withCode(2, err)
 	}
@@ -100,7 +100,7 @@ func runSurfaceDiff(ctx context.Context, st *stdio, a, b, format string) error {
 		s, err := analysis.LoadSurface(ctx, path)
 		if err != nil {
 			if ctx.Err() != nil {
-				return withCode(130, ctx.Err())
+				return interrupted(ctx, "")
 			}
 			return withCode(2, err)
 		}

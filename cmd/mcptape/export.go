@@ -72,7 +72,7 @@ func runExport(ctx context.Context, st *stdio, args []string, out string, f anal
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return withCode(130, ctx.Err())
+			return interrupted(ctx, "")
 		}
 		return withCode(2, fmt.Errorf("%s: %w", path, err))
 	}

@@ -45,7 +45,7 @@ func runExportRequests(ctx context.Context, st *stdio, paths []string, out strin
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return withCode(130, ctx.Err())
+			return interrupted(ctx, "")
 		}
 		return withCode(2, err)
 	}

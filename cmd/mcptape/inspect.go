@@ -73,7 +73,7 @@ func runInspect(ctx context.Context, st *stdio, paths [][]string, format string,
 		rep, err := inspectOne(ctx, st, path, opts)
 		if err != nil {
 			if ctx.Err() != nil {
-				return withCode(130, ctx.Err())
+				return interrupted(ctx, "")
 			}
 			fmt.Fprintf(st.err, "mcptape inspect: %v\n", err)
 			failed = true

@@ -117,8 +117,9 @@ func loadCmd() *command {
   after the run's last second (the report says why), or not one request
   succeeded (every one failed: unless a --threshold on errors is given,
   which then decides, e.g. 'errors<=100%' to accept it); 2 bad usage; 3 a
-  --threshold was broken; 130 interrupted (Ctrl-C: the partial report is
-  printed, the requests in flight counted as cancelled).
+  --threshold was broken; 128+N interrupted by signal N: 130 Ctrl-C
+  (SIGINT), 143 SIGTERM, 129 SIGHUP (the partial report is printed, the
+  requests in flight counted as cancelled).
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f loadFlags
@@ -152,7 +153,7 @@ func loadCmd() *command {
 			fs.StringArrayVar(&f.headers, "header", nil, "add `NAME: VALUE` to every HTTP request (repeatable)")
 			insecureFlag(fs, &f.insecure, "with --url or --sse: ")
 			f.wsProto.register(fs)
-			fs.DurationVar(&f.grace, "grace", transport.DefaultGrace, "closing a session: wait between closing a stdio server's stdin, SIGTERM and SIGKILL; over HTTP for the answer to DELETE")
+			fs.DurationVar(&f.grace, "grace", transport.DefaultGrace, "closing a session: wait between closing a stdio server's stdin, SIGTERM and SIGKILL; over HTTP for the answer to DELETE (a second Ctrl-C cuts it)")
 			fs.StringVar(&f.onExit, "on-exit", loadgen.OnExitStop, "with -- CMD: `POLICY` when a server exits during the run: stop (the run ends, exit 1) or restart")
 			fs.StringVar(&f.jsonOut, "json", "", "write the full report (histograms included) as JSON to `FILE` (- for stdout)")
 			fs.StringVar(&f.results, "results", "", "write one line per request to `FILE`: intended and send times, latency, series, outcome, error kind; CSV for .csv, NDJSON for .ndjson/.jsonl")
@@ -188,8 +189,9 @@ func loadCmd() *command {
 }
 
 // check turns the flags into the run's target, calls, options and
-// thresholds.
-func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []loadgen.Option, []loadgen.Threshold, error) {
+// thresholds; ctx is the run's (a second signal cuts its sessions' close:
+// stopNow).
+func (f *loadFlags) check(ctx context.Context, command []string) (loadgen.Target, []loadgen.Call, []loadgen.Option, []loadgen.Threshold, error) {
 	target := loadgen.Target{URL: f.url, SSE: f.sse, Command: command}
 	n := 0
 	for _, set := range []bool{f.url != "", f.sse != "", len(command) > 0} {
@@ -260,7 +262,7 @@ func (f *loadFlags) check(command []string) (loadgen.Target, []loadgen.Call, []l
 	}
 	opts := []loadgen.Option{loadgen.WithSessions(f.sessions), loadgen.WithTimeout(f.timeout), loadgen.WithIntervals(f.hlogEvery),
 		loadgen.WithProtocolVersion(f.protocol), loadgen.WithRamp(f.ramp), loadgen.WithMaxConns(f.maxConns),
-		loadgen.WithGrace(f.grace)}
+		loadgen.WithGrace(f.grace), loadgen.WithStopNow(stopNow(ctx))}
 	if len(stages) > 0 {
 		opts = append(opts, loadgen.WithStages(stages))
 		if stages[0].Rate {
@@ -406,7 +408,7 @@ func parseThresholds(specs []string) ([]loadgen.Threshold, error) {
 }
 
 func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) error {
-	target, calls, opts, th, err := f.check(command)
+	target, calls, opts, th, err := f.check(ctx, command)
 	if err != nil {
 		return err
 	}
@@ -457,7 +459,7 @@ func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) err
 			return err
 		}
 	}
-	return emitReport(st, rep, f.jsonOut, th)
+	return emitReport(ctx, st, rep, f.jsonOut, th)
 }
 
 // runTapeLoad runs "mcptape load --tape": --sessions virtual sessions,
@@ -467,7 +469,7 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 		f.onExit != loadgen.OnExitStop || f.results != "" {
 		return usageError("--tape replays the recorded requests: --call, --scenario, --rate, --batch, --cancel-*, --progress, --inflight, --think, --on-exit and --results do not apply")
 	}
-	target, _, opts, th, err := f.check(command)
+	target, _, opts, th, err := f.check(ctx, command)
 	if err != nil {
 		return err
 	}
@@ -504,16 +506,17 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 	if err != nil {
 		return withCode(2, err)
 	}
-	return emitReport(st, rep, f.jsonOut, th)
+	return emitReport(ctx, st, rep, f.jsonOut, th)
 }
 
 // emitReport writes the text report (to stdout, or stderr when the JSON
 // goes to stdout), the JSON report when asked, then checks the thresholds
-// and returns the exit code: 130 when the run was interrupted, 1 when it
-// failed (Report.Failure) or when not one request succeeded (unless a
-// threshold on errors judges that, or the report is a capacity search's),
-// 3 when a threshold is broken.
-func emitReport(st *stdio, rep *loadgen.Report, jsonOut string, th []loadgen.Threshold) error {
+// and returns the exit code: 128+N when signal N interrupted the run (see
+// interruptedCode; ctx is the run's), 1 when it failed (Report.Failure) or
+// when not one request succeeded (unless a threshold on errors judges
+// that, or the report is a capacity search's), 3 when a threshold is
+// broken.
+func emitReport(ctx context.Context, st *stdio, rep *loadgen.Report, jsonOut string, th []loadgen.Threshold) error {
 	text := st.out
 	if jsonOut == "-" {
 		text = st.err
@@ -537,7 +540,7 @@ func emitReport(st *stdio, rep *loadgen.Report, jsonOut string, th []loadgen.Thr
 	}
 	switch {
 	case rep.Interrupted:
-		return withCode(exitInterrupted, errors.New("interrupted: the report is partial"))
+		return interrupted(ctx, ": the report is partial")
 	case rep.Failure != "":
 		return withCode(1, errors.New(rep.Failure))
 	case rep.Capacity == nil && !loadgen.JudgesErrors(th) && rep.AllFailed() != "":
@@ -547,10 +550,6 @@ func emitReport(st *stdio, rep *loadgen.Report, jsonOut string, th []loadgen.Thr
 	}
 	return nil
 }
-
-// exitInterrupted is the exit code of a run stopped by Ctrl-C (SIGINT) or
-// SIGTERM: 128 + SIGINT, as shells report it.
-const exitInterrupted = 130
 
 // writeReportJSON writes rep to path (mode 0600) or to out for "-".
 func writeReportJSON(out io.Writer, path string, rep *loadgen.Report) error {

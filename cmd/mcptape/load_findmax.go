@@ -64,7 +64,7 @@ func runFindMax(ctx context.Context, st *stdio, f *loadFlags, command []string) 
 	if f.inflight != 1 || f.think != 0 {
 		return usageError("--inflight and --think belong to the closed model, not to --find-max")
 	}
-	target, calls, opts, th, err := f.check(command)
+	target, calls, opts, th, err := f.check(ctx, command)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func runFindMax(ctx context.Context, st *stdio, f *loadFlags, command []string) 
 	if err != nil {
 		return withCode(2, err)
 	}
-	if err := emitReport(st, rep, f.jsonOut, nil); err != nil {
+	if err := emitReport(ctx, st, rep, f.jsonOut, nil); err != nil {
 		return err
 	}
 	if !rep.Capacity.Found {

@@ -24,7 +24,7 @@ func reportMergeCmd() *command {
 			jsonOut := fs.String("json", "", "write the merged report as JSON to `FILE` (- for stdout)")
 			thresholds := fs.StringArray("threshold", nil, "fail with exit code 3 unless `T` holds (repeatable)")
 			hgrm := fs.String("hgrm", "", "write one percentile distribution file per merged series into `DIR`")
-			return func(_ context.Context, st *stdio, args []string) error {
+			return func(ctx context.Context, st *stdio, args []string) error {
 				th, err := parseThresholds(*thresholds)
 				if err != nil {
 					return err
@@ -49,7 +49,7 @@ func reportMergeCmd() *command {
 						return err
 					}
 				}
-				return emitReport(st, merged, *jsonOut, th)
+				return emitReport(ctx, st, merged, *jsonOut, th)
 			}
 		},
 	}

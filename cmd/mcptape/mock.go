@@ -60,8 +60,9 @@ func mockCmd() *command {
   per response, or one event holding the array.
   At exit a report on stderr: requests matched and unmatched, recorded
   requests never asked for.
-  Exit code: 0 served until the client left, 1 --strict met an unmatched
-  request, 2 bad invocation or tape.
+  Exit code: 0 served until the client left or SIGINT, SIGTERM or SIGHUP
+  stopped it (the report is printed), 1 --strict met an unmatched request,
+  2 bad invocation or tape.
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f mockFlags
@@ -211,9 +212,7 @@ func mockListen(ctx context.Context, st *stdio, f *mockFlags) (net.Listener, err
 	if err != nil {
 		return nil, err
 	}
-	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
-		fmt.Fprintf(st.err, "mcptape mock: warning: listening on %s, which other machines can reach; use 127.0.0.1:PORT to stay local\n", ln.Addr())
-	}
+	warnReachable(commandLogf(st.err, "mock"), "listening", ln.Addr(), "")
 	return ln, nil
 }
 

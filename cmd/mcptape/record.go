@@ -43,7 +43,7 @@ func recordCmd() *command {
 		name:    "record",
 		summary: "Record an MCP server's traffic to a tape (stdio: run it; HTTP: proxy it)",
 		usage: "record [-o FILE [--force]] [--flush DUR] [--level N] [--env K=V ...] [--cwd DIR] [--grace DUR] [-v] -- CMD [ARGS...]\n" +
-			"  mcptape record --upstream URL [--listen ADDR] [-o FILE [--force]] [--flush DUR] [--level N] [-v]\n" +
+			"  mcptape record --upstream URL [--listen ADDR] [-o FILE [--force]] [--flush DUR] [--level N] [--grace DUR] [-v]\n" +
 			"                 [--rotate DUR] [--rotate-size SIZE] [--keep DUR] [--keep-size SIZE]",
 		examples: `  mcptape record -o t.jsonl.zst -- npx -y @modelcontextprotocol/server-everything stdio
   mcptape record --env API_KEY=$KEY -- node server.js     # tape under ~/.local/state/mcptape/tapes
@@ -66,6 +66,11 @@ func recordCmd() *command {
   2 for a usage error or an -o file that already exists.
   The server dies with mcptape: SIGTERM from the kernel on Linux, a job object on
   Windows; on macOS and FreeBSD it sees its stdin end.
+  SIGINT, SIGTERM and SIGHUP (the terminal closed) end a recording cleanly:
+  stdio mode forwards the signal to the server and stops it (--grace),
+  HTTP mode lets open exchanges finish (--grace, 2s by default; a second
+  signal, Ctrl-C again, cuts them at once); the tape then gets what was
+  recorded and its final records, and is closed.
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f recordFlags
@@ -76,7 +81,7 @@ func recordCmd() *command {
 			fs.DurationVar(&f.flush, "flush", tape.DefaultFlushInterval, "how often the tape is flushed to disk; a crash loses at most twice this much (records of the last interval wait for the next frame, to keep time order)")
 			fs.StringArrayVar(&f.env, "env", nil, "set an environment variable `K=V` for the server (repeatable); secret-looking values are redacted in the tape")
 			fs.StringVar(&f.cwd, "cwd", "", "working `DIR`ectory of the server")
-			fs.DurationVar(&f.grace, "grace", capture.DefaultGrace, "wait between closing the server's stdin, SIGTERM and SIGKILL")
+			fs.DurationVar(&f.grace, "grace", capture.DefaultGrace, "wait between closing the server's stdin, SIGTERM and SIGKILL; HTTP mode: how long open exchanges may finish once a signal stops the proxy (default there 2s)")
 			fs.IntVar(&f.maxFrame, "max-frame-mib", transport.DefaultMaxFrame>>20, "largest message recorded whole, in MiB; longer ones are forwarded whole but recorded cut")
 			fs.IntVar(&f.level, "level", tape.DefaultLevel, "zstd level of the tape, 1 to 22: 1 takes the least CPU, higher levels make smaller tapes")
 			fs.BoolVarP(&f.verbose, "verbose", "v", false, "log the session's lifecycle on stderr")
@@ -93,7 +98,7 @@ func recordCmd() *command {
 					return err
 				}
 				if httpMode {
-					for _, name := range []string{"env", "cwd", "grace"} {
+					for _, name := range []string{"env", "cwd"} {
 						if fs.Changed(name) {
 							return usageError("--%s is for a stdio server; HTTP mode (--upstream) starts none", name)
 						}
@@ -105,10 +110,14 @@ func recordCmd() *command {
 						}
 						run = runRecordWS
 					}
-					return run(ctx, st, h, httpRecordConfig{
+					c := httpRecordConfig{
 						Output: f.output, Force: f.force, Flush: f.flush, Level: f.level, MaxBody: f.maxFrame << 20, Verbose: f.verbose,
 						Header: recordHeader(&f, fs, args, time.Now()),
-					})
+					}
+					if fs.Changed("grace") {
+						c.Grace = f.grace
+					}
+					return run(ctx, st, h, c)
 				}
 				if err := f.checkStdio(args); err != nil {
 					return err
@@ -171,11 +180,12 @@ func runRecord(ctx context.Context, st *stdio, f *recordFlags, fs *pflag.FlagSet
 		return err
 	}
 
-	// Signals: SIGINT and SIGTERM are forwarded to the server; SIGPIPE is
+	// Signals: SIGINT, SIGTERM and SIGHUP (shutdownSignals) are forwarded
+	// to the server, which then gets the stop policy; SIGPIPE is
 	// caught so that a client that stops reading makes our writes fail
 	// with EPIPE instead of killing mcptape before the tape is closed.
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, shutdownSignals()...)
 	defer signal.Stop(sigs)
 	pipes := make(chan os.Signal, 1)
 	signal.Notify(pipes, syscall.SIGPIPE)
@@ -199,7 +209,7 @@ func runRecord(ctx context.Context, st *stdio, f *recordFlags, fs *pflag.FlagSet
 	if f.verbose {
 		o.Debugf = logf
 	}
-	// main cancels ctx on SIGINT and SIGTERM; those are forwarded through
+	// main cancels ctx on the same signals; they are forwarded through
 	// sigs instead, so the shutdown does not depend on ctx.
 	res, runErr := capture.RunStdio(context.WithoutCancel(ctx), o)
 	closeErr := w.Close()

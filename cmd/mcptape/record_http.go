@@ -114,6 +114,7 @@ type httpRecordConfig struct {
 	Level   int           // --level (zstd); 0: tape.DefaultLevel
 	MaxBody int           // bytes recorded of one body or event (--max-frame-mib << 20); 0: the default
 	Verbose bool          // -v
+	Grace   time.Duration // --grace: how long open exchanges may finish at shutdown; 0: capture.DefaultShutdownGrace
 	// Header is the tape header built for the command line (recordHeader:
 	// tool version, argv with secrets redacted); Transport, Target and
 	// Extra are set here.
@@ -136,7 +137,7 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	if c.Flush <= 0 {
 		return usageError("--flush %v: must be positive", c.Flush)
 	}
-	opts := append(proxyOptions(h, c, addr, logf, debugf),
+	opts := append(proxyOptions(ctx, h, c, addr, logf, debugf),
 		capture.WithMaxDecoded(h.maxDecoded<<20),
 		capture.WithDecodeBudget(h.decodeBudget<<20),
 		capture.WithSample(h.sample, h.seed),
@@ -197,15 +198,20 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	if rot, ok := w.(*tape.Rotator); ok {
 		path = rot.Stats().Path
 	}
-	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
-		logf("warning: listening on %s, which other machines can reach: anyone who can connect uses your upstream session and ends up in the tape; use 127.0.0.1:PORT to stay local", ln.Addr())
-	}
+	warnReachable(logf, "listening", ln.Addr(), "uses your upstream session and ends up in the tape")
 	if metrics != nil {
+		warnReachable(logf, "--metrics listening", metricsLn.Addr(), "reads the proxy's metrics (the methods called, sessions, traffic)")
 		at, stop := serveMetrics(ctx, metricsLn, metrics, logf)
 		defer stop()
 		logf("metrics on http://%s/metrics, health on /healthz", at)
 	}
 	logf("proxying %s to %s, recording to %s", proxyURL(ln.Addr().String(), p.Upstream(), h.tlsCert != ""), capture.RedactURL(h.upstream), path)
+	stopping := context.AfterFunc(ctx, func() {
+		if n := p.Stats().OpenExchanges; n > 0 {
+			logf("stopping: %d open exchanges may finish within %v; a second Ctrl-C (or signal) stops at once", n, cmp.Or(c.Grace, capture.DefaultShutdownGrace))
+		}
+	})
+	defer stopping()
 	serveErr := p.Serve(ctx, ln)
 	closeErr := w.Close()
 	if c.Verbose {

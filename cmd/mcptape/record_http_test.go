@@ -228,18 +228,32 @@ func TestRecordHTTPLevel(t *testing.T) {
 }
 
 // TestRecordHTTPAllInterfaces: listening beyond loopback is allowed, with a
-// warning.
+// warning, for --metrics as for --listen (--metrics had none) and each
+// alone.
 func TestRecordHTTPAllInterfaces(t *testing.T) {
 	up := httptest.NewServer(http.NotFoundHandler())
 	defer up.Close()
-	run := startHTTPRecord(t, "--listen", "0.0.0.0:0", "--upstream", up.URL, "-o", filepath.Join(t.TempDir(), "t.jsonl.zst"))
-	if !strings.Contains(run.stderr.String(), "warning: listening on 0.0.0.0:") {
-		t.Errorf("no warning:\n%s", run.stderr)
+	const (
+		listenWarning  = "warning: listening on 0.0.0.0:"
+		metricsWarning = "warning: --metrics listening on 0.0.0.0:"
+	)
+	for _, tt := range []struct {
+		listen, metrics string
+		want, dontWant  string
+	}{
+		{"0.0.0.0:0", "127.0.0.1:0", listenWarning, metricsWarning},
+		{"127.0.0.1:0", "0.0.0.0:0", metricsWarning, listenWarning},
+	} {
+		run := startHTTPRecord(t, "--listen", tt.listen, "--metrics", tt.metrics, "--upstream", up.URL, "-o", filepath.Join(t.TempDir(), "t.jsonl.zst"))
+		if err := run.stop(); err != nil {
+			t.Fatal(err)
+		}
+		if got := run.stderr.String(); !strings.Contains(got, tt.want) || strings.Contains(got, tt.dontWant) ||
+			!strings.Contains(got, "which other machines can reach: anyone who can connect") {
+			t.Errorf("--listen %s --metrics %s: want %q and not %q:\n%s", tt.listen, tt.metrics, tt.want, tt.dontWant, got)
+		}
 	}
-	if err := run.stop(); err != nil {
-		t.Fatal(err)
-	}
-	quiet := startHTTPRecord(t, "--listen", "0", "--upstream", up.URL, "-o", filepath.Join(t.TempDir(), "t.jsonl.zst"))
+	quiet := startHTTPRecord(t, "--listen", "0", "--metrics", "0", "--upstream", up.URL, "-o", filepath.Join(t.TempDir(), "t.jsonl.zst"))
 	if strings.Contains(quiet.stderr.String(), "warning") || !strings.Contains(quiet.url, "127.0.0.1:") {
 		t.Errorf("loopback listen: %s\n%s", quiet.url, quiet.stderr)
 	}

@@ -52,7 +52,7 @@ func runRecordWS(ctx context.Context, st *stdio, h *httpFlags, c httpRecordConfi
 	if err != nil {
 		return usageError("--listen %q: %v", h.listen, err)
 	}
-	opts := proxyOptions(h, c, addr, logf, debugf)
+	opts := proxyOptions(ctx, h, c, addr, logf, debugf)
 	path := c.Output
 	if path == "" {
 		if path, err = defaultTapePath(os.Getenv, start, os.Getpid()); err != nil {
@@ -77,9 +77,7 @@ func runRecordWS(ctx context.Context, st *stdio, h *httpFlags, c httpRecordConfi
 		return err
 	}
 	tw.w = w
-	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
-		logf("warning: listening on %s, which other machines can reach: anyone who can connect uses your upstream and ends up in the tape; use 127.0.0.1:PORT to stay local", ln.Addr())
-	}
+	warnReachable(logf, "listening", ln.Addr(), "uses your upstream session and ends up in the tape")
 	logf("proxying ws://%s%s to %s, recording to %s", ln.Addr(), p.Upstream().EscapedPath(), capture.RedactURL(h.upstream), path)
 	serveErr := p.Serve(ctx, ln)
 	closeErr := w.Close()
@@ -109,10 +107,15 @@ func recordLogs(st *stdio, verbose bool) (logf, debugf func(string, ...any)) {
 }
 
 // proxyOptions are the capture options the HTTP and WebSocket modes share:
-// Host handling, TLS, logs, redaction, the recorded frame bound, and the
+// Host handling, TLS, logs, redaction, the recorded frame bound, the
+// shutdown grace (cut short by a second signal: stopNow(ctx)), and the
 // listen address when it is a name (Host headers may use it).
-func proxyOptions(h *httpFlags, c httpRecordConfig, addr string, logf, debugf func(string, ...any)) []capture.HTTPOption {
-	opts := []capture.HTTPOption{capture.WithPreserveHost(h.preserveHost), capture.WithInsecureTLS(h.insecure), capture.WithLogf(logf, debugf)}
+func proxyOptions(ctx context.Context, h *httpFlags, c httpRecordConfig, addr string, logf, debugf func(string, ...any)) []capture.HTTPOption {
+	opts := []capture.HTTPOption{capture.WithPreserveHost(h.preserveHost), capture.WithInsecureTLS(h.insecure), capture.WithLogf(logf, debugf),
+		capture.WithShutdownCut(stopNow(ctx))}
+	if c.Grace > 0 {
+		opts = append(opts, capture.WithShutdownGrace(c.Grace))
+	}
 	if h.noRedact {
 		opts = append(opts, capture.WithoutRedaction())
 	}

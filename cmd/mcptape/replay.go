@@ -112,8 +112,9 @@ func replayCmd() *command {
   file as it is replayed, so memory does not grow with it.
   Exit code: 0 every answer matched, 1 some differed (or are missing/extra),
   2 the replay failed (bad tape, unknown session, server died, hung or sent
-  garbage; the error names the step and why), 130 interrupted (Ctrl-C or
-  SIGTERM: the report so far is printed).
+  garbage; the error names the step and why), 128+N interrupted by signal
+  N: 130 Ctrl-C (SIGINT), 143 SIGTERM, 129 SIGHUP (the report so far is
+  printed).
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f replayFlags
@@ -223,7 +224,7 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 		sessions = []*replay.Session{s}
 	}
 	setStreamPath(sessions, f.streamPath)
-	dial, target, kind, err := f.dialer(st, command)
+	dial, target, kind, err := f.dialer(ctx, st, command)
 	if err != nil {
 		return withCode(2, err)
 	}
@@ -241,7 +242,7 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 	rep, err := replay.Run(ctx, sessions, dial, opts...)
 	if err != nil {
 		if ctx.Err() != nil {
-			return withCode(exitInterrupted, ctx.Err())
+			return interrupted(ctx, "")
 		}
 		return withCode(2, err)
 	}
@@ -253,8 +254,8 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 	if err != nil {
 		return withCode(2, err)
 	}
-	if ctx.Err() != nil { // Ctrl-C or SIGTERM: not a failure of the server
-		return withCode(exitInterrupted, errors.New("interrupted: the report is partial"))
+	if ctx.Err() != nil { // a signal: not a failure of the server
+		return interrupted(ctx, ": the report is partial")
 	}
 	switch rep.ExitCode() {
 	case 0:
@@ -319,14 +320,16 @@ func loadReplayTape(st *stdio, path string) ([]*replay.Session, error) {
 }
 
 // dialer returns how to connect to the live server, its description for
-// the output tape's header and its transport name.
-func (f *replayFlags) dialer(st *stdio, command []string) (replay.DialFunc, string, string, error) {
+// the output tape's header and its transport name. ctx is the run's: a
+// second signal cuts the connections' close short (stopNow).
+func (f *replayFlags) dialer(ctx context.Context, st *stdio, command []string) (replay.DialFunc, string, string, error) {
+	now := transport.WithStopNow(stopNow(ctx))
 	if f.url == "" {
 		return func(ctx context.Context, _ *replay.Session) (transport.Conn, error) {
-			return transport.DialStdio(ctx, command)
+			return transport.DialStdio(ctx, command, now)
 		}, capture.QuoteArgs(capture.RedactArgs(command)), "stdio", nil
 	}
-	var hopts []transport.Option
+	hopts := []transport.Option{now}
 	if len(f.headers) > 0 {
 		h := make(map[string][]string)
 		for _, kv := range f.headers {

@@ -95,7 +95,7 @@ func runReport(ctx context.Context, st *stdio, args []string, out string, opts .
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return withCode(130, ctx.Err())
+			return interrupted(ctx, "")
 		}
 		return withCode(2, err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -122,9 +123,7 @@ func serveCmd() *command {
 				if err != nil {
 					return err // "listen tcp 127.0.0.1:8080: bind: address already in use"
 				}
-				if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
-					fmt.Fprintf(st.err, "mcptape serve: warning: listening on %s, which other machines can reach; use 127.0.0.1:PORT to stay local\n", ln.Addr())
-				}
+				warnReachable(commandLogf(st.err, "serve"), "listening", ln.Addr(), "")
 				fmt.Fprintf(st.err, "listening on %s://%s%s\n", scheme, ln.Addr(), refserver.Path)
 				if langGraph {
 					fmt.Fprintf(st.err, "server messages on GET http://%s%s\n", ln.Addr(), refserver.StreamPath)
@@ -159,6 +158,27 @@ func listenAddr(s string) (string, error) {
 		return "", fmt.Errorf("bad port %q in %q", port, s)
 	}
 	return s, nil
+}
+
+// warnReachable warns, through logf, when addr is one other machines can
+// reach (not a loopback address): every listener of mcptape says so the
+// same way. what names the listener ("listening", "--metrics listening");
+// exposes, when not "", what anyone who connects gets ("uses your
+// upstream session and ends up in the tape").
+func warnReachable(logf func(format string, a ...any), what string, addr net.Addr, exposes string) {
+	if ta, ok := addr.(*net.TCPAddr); !ok || ta.IP.IsLoopback() {
+		return
+	}
+	if exposes != "" {
+		exposes = ": anyone who can connect " + exposes
+	}
+	logf("warning: %s on %s, which other machines can reach%s; use 127.0.0.1:PORT to stay local", what, addr, exposes)
+}
+
+// commandLogf returns a logger of one line on w per call, prefixed by
+// "mcptape NAME: ".
+func commandLogf(w io.Writer, name string) func(format string, a ...any) {
+	return func(format string, a ...any) { fmt.Fprintf(w, "mcptape "+name+": "+format+"\n", a...) }
 }
 
 // listenNetwork keeps an IP literal to its family ("0.0.0.0:80" does not

@@ -126,7 +126,8 @@ func serveBinary(t *testing.T) string {
 	return serveBin
 }
 
-// serveProc is a running `mcptape serve`.
+// serveProc is a running mcptape: `mcptape serve`, or another command
+// (startMcptape).
 type serveProc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
@@ -138,7 +139,23 @@ type serveProc struct {
 // startServe starts `mcptape serve args...`.
 func startServe(t *testing.T, args ...string) *serveProc {
 	t.Helper()
-	p := &serveProc{cmd: exec.Command(serveBinary(t), append([]string{"serve"}, args...)...), lines: make(chan string, 100), done: make(chan error, 1)}
+	return startMcptape(t, append([]string{"serve"}, args...)...)
+}
+
+// startMcptape starts the built mcptape with args.
+func startMcptape(t *testing.T, args ...string) *serveProc {
+	t.Helper()
+	return startMcptapeEnv(t, nil, args...)
+}
+
+// startMcptapeEnv starts the built mcptape with args and the variables
+// env added to the environment.
+func startMcptapeEnv(t *testing.T, env []string, args ...string) *serveProc {
+	t.Helper()
+	p := &serveProc{cmd: exec.Command(serveBinary(t), args...), lines: make(chan string, 100), done: make(chan error, 1)}
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.Stdout = &p.stdout
 	stdin, err := p.cmd.StdinPipe()
 	if err != nil {
@@ -170,11 +187,11 @@ func (p *serveProc) line(t *testing.T) string {
 	select {
 	case l, ok := <-p.lines:
 		if !ok {
-			t.Fatal("mcptape serve closed its stderr")
+			t.Fatal("mcptape closed its stderr")
 		}
 		return l
 	case <-time.After(10 * time.Second):
-		t.Fatal("no stderr line from mcptape serve within 10 s")
+		t.Fatal("no stderr line from mcptape within 10 s")
 	}
 	return ""
 }
@@ -186,7 +203,7 @@ func (p *serveProc) wait(t *testing.T) int {
 	case <-p.done:
 		return p.cmd.ProcessState.ExitCode()
 	case <-time.After(5 * time.Second):
-		t.Fatal("mcptape serve did not exit within 5 s")
+		t.Fatal("mcptape did not exit within 5 s")
 	}
 	return -1
 }
@@ -202,6 +219,7 @@ func TestServeHTTPProcess(t *testing.T) {
 	}{
 		{[]string{"--http", "127.0.0.1:0"}, syscall.SIGTERM},
 		{[]string{"--http", "127.0.0.1:0", "--stateless", "--json", "--echo-prefix", "s:"}, syscall.SIGINT},
+		{[]string{"--http", "127.0.0.1:0", "--stateless"}, syscall.SIGHUP}, // the terminal closed: a clean stop too
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			p := startServe(t, tt.args...)

@@ -130,7 +130,7 @@ func runShow(ctx context.Context, st *stdio, args []string, opts []analysis.Show
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return withCode(130, ctx.Err())
+			return interrupted(ctx, "")
 		}
 		return withCode(2, err)
 	}

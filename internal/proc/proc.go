@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -93,18 +94,31 @@ func (c *Child) Signal(sig syscall.Signal) error {
 // the child has exited, the rest of its group is killed. Stop returns an error only when
 // the child could not be stopped; how it exited is given by Status.
 func (c *Child) Stop(stdin io.Closer, grace time.Duration) error {
+	return c.StopContext(context.Background(), stdin, grace)
+}
+
+// StopContext is Stop, hurried by ctx: once ctx has ended, the waits for
+// stdin's end and for SIGTERM are cut and SIGKILL follows at once (the
+// caller was told to stop now: a second Ctrl-C).
+func (c *Child) StopContext(ctx context.Context, stdin io.Closer, grace time.Duration) error {
 	plan := []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL}
 	if stdin != nil {
 		stdin.Close()
 		plan = append([]syscall.Signal{0}, plan...)
 	}
 	for _, sig := range plan {
+		hurry := ctx.Done()
+		if sig == syscall.SIGKILL {
+			hurry = nil // the last step: wait for the end in any case
+		} else if ctx.Err() != nil {
+			continue
+		}
 		if sig != 0 {
 			if err := c.Signal(sig); err != nil && sig == syscall.SIGKILL {
 				return fmt.Errorf("kill %s (pid %d): %w", c.cmd.Path, c.Pid(), err)
 			}
 		}
-		if c.wait(grace) {
+		if c.wait(grace, hurry) {
 			c.sys.killRest(c.Pid())
 			return nil
 		}
@@ -123,13 +137,21 @@ func (c *Child) KillRest() {
 	}
 }
 
-// wait waits up to d for the child to be reaped.
-func (c *Child) wait(d time.Duration) bool {
+// wait waits up to d for the child to be reaped, or until hurry is
+// closed (nil: never).
+func (c *Child) wait(d time.Duration, hurry <-chan struct{}) bool {
 	t := time.NewTimer(max(d, 0))
 	defer t.Stop()
 	select {
 	case <-c.done:
 		return true
+	case <-hurry:
+		select {
+		case <-c.done:
+			return true
+		default:
+			return false
+		}
 	case <-t.C:
 		select {
 		case <-c.done:

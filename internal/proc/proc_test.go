@@ -2,6 +2,7 @@ package proc
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -126,6 +127,43 @@ func TestStopWithoutStdin(t *testing.T) {
 	}
 	if got := c.Status(); got != (Status{Code: 128 + 15, Signal: "SIGTERM"}) {
 		t.Errorf("Status = %+v, want 143 SIGTERM", got)
+	}
+}
+
+// TestStopContext: once its context ends, StopContext cuts the graces
+// and kills a child that ignores stdin's end and SIGTERM at once, whether
+// the context ended before the stop or during a wait (a second Ctrl-C);
+// with graces of a minute, only the cut ends it within the test's time.
+func TestStopContext(t *testing.T) {
+	for _, during := range []bool{false, true} {
+		t.Run(fmt.Sprintf("during=%v", during), func(t *testing.T) {
+			c, stdin, stdout := start(t, "stubborn")
+			if line, err := stdout.ReadString('\n'); line != "ready\n" {
+				t.Fatalf("helper said %q, %v", line, err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if during {
+				// Most likely while the stop waits for stdin's end (were it
+				// earlier, the case is the other one: no wrong verdict).
+				time.AfterFunc(10*time.Millisecond, cancel)
+			} else {
+				cancel()
+			}
+			done := make(chan error, 1)
+			go func() { done <- c.StopContext(ctx, stdin, time.Minute) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("StopContext still waiting 20 s after its context ended")
+			}
+			if got := c.Status(); got != (Status{Code: 128 + 9, Signal: "SIGKILL"}) {
+				t.Errorf("Status = %+v, want SIGKILL", got)
+			}
+		})
 	}
 }
 
