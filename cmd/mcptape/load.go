@@ -68,6 +68,7 @@ type loadFlags struct {
 func loadCmd() *command {
 	return &command{
 		name:    "load",
+		libs:    []string{"replay"},
 		summary: "Load-test an MCP server: many sessions, open or closed model, HDR latency report",
 		usage:   "load (--url URL | --sse URL | -- CMD [ARGS...]) --call 'METHOD [TOOL] [JSON]'... [--sessions N] [--rate R/s] (--duration DUR | --requests N) [--json FILE] [--threshold T]...",
 		examples: `  mcptape load --url http://127.0.0.1:8080/mcp --sessions 50 --duration 30s --call 'tools/call echo {"message":"hi"}'
