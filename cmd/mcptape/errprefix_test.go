@@ -64,7 +64,7 @@ func TestErrorsSayEachPrefixOnce(t *testing.T) {
 	)
 	for _, args := range cases {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			code, stdout, stderr := runCLI(t, nil, args...)
+			code, stdout, stderr := runCLI(t, "", args...)
 			if code == 0 {
 				t.Fatalf("exit 0, want an error; stderr: %s", stderr)
 			}

@@ -43,7 +43,7 @@ func TestServerStderr(t *testing.T) {
 				default:
 					args = append(args, "--server-stderr", c.where)
 				}
-				code, _, stderr := runMcptape(t, "", append(args, server...)...)
+				code, _, stderr := runCLI(t, "", append(args, server...)...)
 				if code > 1 { // replay's answers differ from the old tape: 1
 					t.Fatalf("exit %d: %s", code, stderr)
 				}
@@ -84,7 +84,7 @@ func TestServerStderr(t *testing.T) {
 		{"load", "--server-stderr", "discard", "--url", "http://127.0.0.1:1/mcp", "--requests", "1", "--call", "tools/list"},
 		{"replay", basicTape, "--server-stderr", "", "--", bin, "serve"},
 	} {
-		code, _, stderr := runMcptape(t, "", args...)
+		code, _, stderr := runCLI(t, "", args...)
 		if code != 2 || !strings.Contains(stderr, "--server-stderr") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and one line naming --server-stderr", args, code, stderr)
 		}
