@@ -107,15 +107,14 @@ func TestRotateFlags(t *testing.T) {
 	}{
 		{[]string{"--keep", "1h"}, "give --rotate or --rotate-size too"},
 		{[]string{"--keep-size", "1G"}, "give --rotate or --rotate-size too"},
-		{[]string{"--rotate", "-1s"}, "--rotate -1s: must be positive"},
-		{[]string{"--rotate", "1h", "--keep", "-1h"}, "--keep -1h0m0s: must be positive"},
+		{[]string{"--rotate", "-1s"}, `invalid argument "-1s" for "--rotate" flag: a duration must not be negative`},
+		{[]string{"--rotate", "1h", "--keep", "-1h"}, `invalid argument "-1h" for "--keep" flag: a duration must not be negative`},
 	} {
-		h, fs, _, err := parseHTTPFlags(t, append([]string{"--upstream", "http://127.0.0.1:1/mcp"}, tc.args...))
-		if err == nil {
-			_, err = h.httpMode(fs, fs.Args())
-		}
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%q: %v, want %q", tc.args, err, tc.want)
+		// The whole command line: a negative duration is refused as the
+		// command's flags are parsed.
+		code, _, stderr := runCLI(t, "", append([]string{"record", "--upstream", "http://127.0.0.1:1/mcp", "-o", filepath.Join(t.TempDir(), "t.jsonl.zst")}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, stderr, tc.want)
 		}
 	}
 	if _, _, _, err := parseHTTPFlags(t, []string{"--rotate-size", "12Q"}); err == nil || !strings.Contains(err.Error(), "want a size") {

@@ -91,7 +91,7 @@ func TestReplayUsageErrors(t *testing.T) {
 		{[]string{"load", "--tape", tp, "--speed", "1e-4", "--", "srv"}, `--speed "1e-4": want max`},
 		{[]string{"mock", tp, "--speed", "1e-300"}, `--speed "1e-300": want max`},
 		{[]string{"replay", tp, "--timeout", "0s", "--", "srv"}, "timeout 0s must be positive"},
-		{[]string{"replay", tp, "--settle", "-1s", "--", "srv"}, "settle -1s must not be negative"},
+		{[]string{"replay", tp, "--settle", "-1s", "--", "srv"}, `invalid argument "-1s" for "--settle" flag: a duration must not be negative`},
 		{[]string{"replay", tp, "--format", "xml", "--", "srv"}, `--format "xml"`},
 		{[]string{"replay", tp, "--ignore", "a..b", "--", "srv"}, "a..b"},
 		{[]string{"replay", tp, "-o", "-", "--", "srv"}, "-o -"},
