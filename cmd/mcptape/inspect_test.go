@@ -35,7 +35,7 @@ func TestInspectCommand(t *testing.T) {
 		{"bad max sessions", []string{"inspect", "--max-sessions", "0", fixture("operations")}, 2, "", "--max-sessions 0", 1},
 		{"not a tape", []string{"inspect", notTape}, 2, "", notTape + ": not a tape: not zstd data", 1},
 		{"missing file", []string{"inspect", filepath.Join(dir, "nope.jsonl.zst")}, 2, "", "no such file", 1},
-		{"text", []string{"inspect", fixture("operations")}, 0, "PROBLEMS  (worst first)", "", 0},
+		{"text", []string{"inspect", fixture("operations")}, 0, "PROBLEMS  (worst first; +1.234s: time since the tape started)", "", 0},
 		{"a bad tape does not stop the others", []string{"inspect", notTape, fixture("operations")}, 2, "TAPE  " + fixture("operations"), "not a tape", 1},
 		{"cut tape", []string{"inspect", fixture("cut")}, 0, "tape cut after 94 records", "warning: tape cut after 94 records", 1},
 	}

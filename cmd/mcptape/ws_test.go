@@ -121,7 +121,7 @@ func TestRecordWebSocket(t *testing.T) {
 		t.Fatalf("tape: %v %v", fi, err)
 	}
 	code, stdout, stderr := runCLI(t, "", "inspect", out)
-	for _, want := range []string{" · ws · ", "2 sessions", "ws-1", "ws-2", "closed by client", "PROBLEMS  (worst first)\n  none"} {
+	for _, want := range []string{" · ws · ", "2 sessions", "ws-1", "ws-2", "closed by client", "PROBLEMS  (worst first; +1.234s: time since the tape started)\n  none"} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("inspect: exit %d, output lacks %q\n%s\n%s", code, want, stdout, stderr)
 		}
