@@ -44,14 +44,18 @@ func WriteText(w io.Writer, rep *Report) error {
 	if t.OriginNS != 0 {
 		start = "started " + time.Unix(0, t.OriginNS).UTC().Format("2006-01-02 15:04:05.000 UTC")
 	}
-	p("  %s · spans %s · %s · %s in %s", start, fmtDur(t.DurationNS), plural(int64(len(rep.Sessions)+rep.SessionsFolded), "session"),
+	spans := fmtDur(t.DurationNS)
+	if t.OriginNS != 0 && t.FirstNS-t.OriginNS >= int64(time.Millisecond) { // the first record came later than the header
+		spans += " from " + offset(t.FirstNS-t.OriginNS)
+	}
+	p("  %s · spans %s · %s · %s in %s", start, spans, plural(int64(len(rep.Sessions)+rep.SessionsFolded), "session"),
 		plural(t.Messages, "message"), plural(t.Records, "record"))
 	if t.Late > 0 || t.Reordered > 0 {
 		p("  %s", writerOrder(t))
 	}
 
 	p("")
-	p("PROBLEMS  (worst first)")
+	p("PROBLEMS  (worst first; +1.234s: time since the tape started)")
 	if len(rep.Problems) == 0 {
 		p("  none")
 	}
@@ -66,13 +70,13 @@ func WriteText(w io.Writer, rep *Report) error {
 	}
 
 	p("")
-	p("SESSIONS  (→ client to server, ← server to client)")
+	p("SESSIONS  (first to last record since the tape started; → client to server, ← server to client)")
 	for i, s := range rep.Sessions {
 		if i == textSessions {
 			p("  … %d more sessions (see --format json)", len(rep.Sessions)-textSessions)
 			break
 		}
-		writeSession(p, &s)
+		writeSession(p, &s, t.OriginNS)
 	}
 	if rep.SessionsFolded > 0 {
 		p("  … %d more sessions not listed (the listing limit was reached)", rep.SessionsFolded)
@@ -129,9 +133,16 @@ func WriteText(w io.Writer, rep *Report) error {
 	return nil
 }
 
-// writeSession writes one session's block.
-func writeSession(p func(string, ...any), s *SessionReport) {
-	head := fmt.Sprintf("  %s  %s", clip(or(s.ID, "(none)"), 40), fmtDur(s.DurationNS))
+// writeSession writes one session's block. Its span is given by the
+// offsets of its first and last records from origin, the tape's start,
+// which every other offset of the report counts from too (as show's do),
+// so that a problem's "+1.234s [session]" falls within its session's span.
+func writeSession(p func(string, ...any), s *SessionReport, origin int64) {
+	span := fmtDur(s.DurationNS)
+	if origin != 0 {
+		span = offset(s.FirstNS-origin) + " to " + offset(s.LastNS-origin) + " (" + span + ")"
+	}
+	head := fmt.Sprintf("  %s  %s", clip(or(s.ID, "(none)"), 40), span)
 	if s.ProtocolVersion != "" {
 		head += " · protocol " + s.ProtocolVersion
 		if s.RequestedVersion != "" && s.RequestedVersion != s.ProtocolVersion {

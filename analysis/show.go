@@ -183,9 +183,33 @@ func checkWindow(from, to *TimeSpec, origin int64) error {
 		return nil
 	}
 	if to.at(origin) < from.at(origin) {
-		return fmt.Errorf("time window from %v to %v ends before it starts", from, to)
+		e := &WindowError{From: *from, To: *to}
+		if from.Absolute != to.Absolute {
+			e.Start = time.Unix(0, origin).UTC()
+		}
+		return e
 	}
 	return nil
+}
+
+// WindowError is the error of a time window (WithFrom, WithTo) that ends
+// before it starts: a mistake on the command line, whether it is found
+// before the tape is read or, for an offset and an absolute time, once the
+// tape's start is known.
+type WindowError struct {
+	From, To TimeSpec
+	// Start is the tape's start when one bound is an offset from it and
+	// the other an absolute time; zero otherwise.
+	Start time.Time
+}
+
+// Error says the window and, for a mixed one, where the offsets count from.
+func (e *WindowError) Error() string {
+	msg := fmt.Sprintf("time window from %v to %v ends before it starts", e.From, e.To)
+	if !e.Start.IsZero() {
+		msg += fmt.Sprintf(" (offsets count from the tape's start, %s)", e.Start.Format(time.RFC3339Nano))
+	}
+	return msg
 }
 
 // at returns the Unix nanoseconds of t in a tape whose origin is origin.

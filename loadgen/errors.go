@@ -98,7 +98,9 @@ func reason(ctx context.Context, err error) (class, detail string) {
 	return ClassTransport, transportMessage(err)
 }
 
-// statusDetail is "404 Not Found: <first line of the body>".
+// statusDetail is "404 Not Found: <first line of the body>", then the
+// transport's hint in parentheses when it has one (a legacy SSE stream URL
+// given as --url).
 func statusDetail(se *transport.StatusError) string {
 	d := strconv.Itoa(se.Status)
 	if t := http.StatusText(se.Status); t != "" {
@@ -106,6 +108,9 @@ func statusDetail(se *transport.StatusError) string {
 	}
 	if line := firstLine(se.Body, 80); line != "" {
 		d += ": " + line
+	}
+	if h := se.Hint(); h != "" {
+		d += " (" + h + ")"
 	}
 	return d
 }

@@ -103,6 +103,7 @@ type options struct {
 	results     *resultsWriter
 	grace       time.Duration
 	stopNow     context.Context // WithStopNow; nil: none
+	stderr      io.Writer       // WithServerStderr
 }
 
 // WithGrace sets how long closing a session waits at each step (default
@@ -367,6 +368,20 @@ func WithNotice(f func(string)) Option {
 	}
 }
 
+// WithServerStderr sends the standard error of a stdio server (each
+// session's) to w; without it the servers' stderr is discarded. The
+// servers write their chunks to w from several goroutines: w must take
+// concurrent writes (as *os.File and syncio.Writer do).
+func WithServerStderr(w io.Writer) Option {
+	return func(o *options) error {
+		if w == nil {
+			return errors.New("server stderr writer is nil")
+		}
+		o.stderr = w
+		return nil
+	}
+}
+
 // WithCancel cancels a share ratio (0 < ratio <= 1) of the calls, each one
 // after waiting d for its answer from when it was sent (0: right after
 // sending it), and reports the cancellations (CancelReport) and the time
@@ -482,6 +497,9 @@ func (o *options) transportOptions(t Target) []transport.Option {
 	}
 	if o.stopNow != nil {
 		out = append(out, transport.WithStopNow(o.stopNow))
+	}
+	if len(t.Command) > 0 && o.stderr != nil {
+		out = append(out, transport.WithStderr(o.stderr))
 	}
 	if transport.IsWebSocketURL(t.URL) {
 		return o.wsTransportOptions(out)

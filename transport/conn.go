@@ -359,10 +359,21 @@ func (e *StatusError) Error() string {
 		b.WriteString(": ")
 		b.WriteString(s)
 	}
-	if e.Method == http.MethodPost && (e.Status == http.StatusMethodNotAllowed || e.Status == http.StatusNotFound) && ssePath(e.URL) {
-		b.WriteString(" (the stream URL of a legacy HTTP+SSE server? it is given with --sse)")
+	if h := e.Hint(); h != "" {
+		b.WriteString(" (" + h + ")")
 	}
 	return b.String()
+}
+
+// Hint returns what the status probably means when the URL is likely the
+// wrong one (a POST refused by a legacy HTTP+SSE server's .../sse stream),
+// or "". Error ends with it in parentheses; a report that shows the status
+// its own way adds it the same way.
+func (e *StatusError) Hint() string {
+	if e.Method == http.MethodPost && (e.Status == http.StatusMethodNotAllowed || e.Status == http.StatusNotFound) && ssePath(e.URL) {
+		return "the stream URL of a legacy HTTP+SSE server? it is given with --sse"
+	}
+	return ""
 }
 
 // ssePath reports whether rawURL's path ends in /sse, the stream of a

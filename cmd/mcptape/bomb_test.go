@@ -65,7 +65,7 @@ func TestBombTapeMemory(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			code, _, stderr := runMcptape(t, "", tt.args...)
+			code, _, stderr := runCLI(t, "", tt.args...)
 			runtime.ReadMemStats(&after)
 			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 256<<20 {
 				t.Errorf("allocated %d MiB, want under 256 MiB (exit %d, stderr %q)", alloc>>20, code, stderr)

@@ -136,7 +136,7 @@ func TestSessionlessCancelOnAnotherConnection(t *testing.T) {
 				t.Errorf("sessions %v: want the calls on three connections and the cancel in call 3's session", sessions)
 			}
 
-			_, out, stderr := runMcptape(t, "", "inspect", "--format", "json", tp)
+			_, out, stderr := runCLI(t, "", "inspect", "--format", "json", tp)
 			var rep struct {
 				Cancellations struct {
 					Count         int64 `json:"count"`
@@ -163,7 +163,7 @@ func TestSessionlessCancelOnAnotherConnection(t *testing.T) {
 			// once against a sessionless server would have the same live
 			// ids in flight, and the reference server stops every chat
 			// call under a cancelled id.
-			code, out, stderr := runMcptape(t, "", "replay", tp, "--all", "--timeout", "10s", "--url", tt.serve(t))
+			code, out, stderr := runCLI(t, "", "replay", tp, "--all", "--timeout", "10s", "--url", tt.serve(t))
 			if code != 0 || strings.Contains(out, "not replayed") {
 				t.Errorf("replay: exit %d, want 0 with the cancel sent\n%s%s", code, out, stderr)
 			}

@@ -84,7 +84,7 @@ func TestLoadCancelsStreamedChat(t *testing.T) {
 				t.Errorf("cancel %+v, answered %d, errors %v: want 4 cancelled, none answered after", rep.Cancel, rep.Answered, rep.Errors)
 			}
 			args := append([]string{"replay", tp, "--all", "--timeout", "5s"}, target...)
-			if code, stdout, stderr := runMcptape(t, "", args...); code != 0 {
+			if code, stdout, stderr := runCLI(t, "", args...); code != 0 {
 				t.Errorf("replay of the cancelled chats: exit %d\n%s%s", code, stdout, stderr)
 			}
 		})
@@ -95,7 +95,7 @@ func TestLoadCancelsStreamedChat(t *testing.T) {
 // failing the test unless it exits 0.
 func loadOK(t *testing.T, args []string) string {
 	t.Helper()
-	code, stdout, stderr := runMcptape(t, "", append([]string{"load"}, args...)...)
+	code, stdout, stderr := runCLI(t, "", append([]string{"load"}, args...)...)
 	if code != 0 {
 		t.Fatalf("load: exit %d\n%s\n%s", code, stdout, stderr)
 	}

@@ -44,7 +44,7 @@ func TestCheckCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runMcptape(t, "", append([]string{"check"}, tt.args...)...)
+			code, stdout, stderr := runCLI(t, "", append([]string{"check"}, tt.args...)...)
 			if code != tt.code {
 				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
 			}
@@ -65,7 +65,7 @@ func TestCheckCommand(t *testing.T) {
 func TestBaselineAndSurfaceDiff(t *testing.T) {
 	dir := t.TempDir()
 	base := filepath.Join(dir, "surface.json")
-	if code, _, stderr := runMcptape(t, "", "baseline", fixture("everything-http"), "-o", base); code != 0 || !strings.Contains(stderr, "13 tools; never listed (unknown): prompts, resources, templates\n") {
+	if code, _, stderr := runCLI(t, "", "baseline", fixture("everything-http"), "-o", base); code != 0 || !strings.Contains(stderr, "13 tools; never listed (unknown): prompts, resources, templates\n") {
 		t.Fatalf("baseline: exit %d, %s", code, stderr)
 	}
 	data, err := os.ReadFile(base)
@@ -112,7 +112,7 @@ func TestBaselineAndSurfaceDiff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runMcptape(t, "", tt.args...)
+			code, stdout, stderr := runCLI(t, "", tt.args...)
 			if code != tt.code || !strings.Contains(stdout, tt.stdout) {
 				t.Errorf("exit %d (want %d), stdout %q (want %q), stderr %q", code, tt.code, stdout, tt.stdout, stderr)
 			}

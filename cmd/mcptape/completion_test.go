@@ -54,7 +54,7 @@ func commandFlags(c *command) []string {
 // completion returns the script for shell, failing the test on an error.
 func completion(t *testing.T, shell string) string {
 	t.Helper()
-	code, out, errOut := runCLI(t, nil, "completion", shell)
+	code, out, errOut := runCLI(t, "", "completion", shell)
 	if code != 0 {
 		t.Fatalf("completion %s: exit %d: %s", shell, code, errOut)
 	}
@@ -243,7 +243,7 @@ func TestCompletionScripts(t *testing.T) {
 
 func TestCompletionUsage(t *testing.T) {
 	for _, args := range [][]string{{"completion"}, {"completion", "tcsh"}, {"completion", "bash", "zsh"}} {
-		code, _, errOut := runCLI(t, nil, args...)
+		code, _, errOut := runCLI(t, "", args...)
 		if code != 2 || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%q: exit %d, stderr %q; want a one-line usage error, exit 2", args, code, errOut)
 		}
@@ -270,7 +270,7 @@ func TestModuleVersion(t *testing.T) {
 			t.Errorf("moduleVersion(%q, %v) = %q, want %q", tt.main, tt.ok, got, tt.want)
 		}
 	}
-	code, out, _ := runCLI(t, nil, "version")
+	code, out, _ := runCLI(t, "", "version")
 	if code != 0 || out != "mcptape "+version+"\n" || version == "" {
 		t.Errorf("version: exit %d, %q (version %q)", code, out, version)
 	}

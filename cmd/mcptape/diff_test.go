@@ -41,7 +41,7 @@ func TestDiffCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runMcptape(t, "", append([]string{"diff"}, tt.args...)...)
+			code, stdout, stderr := runCLI(t, "", append([]string{"diff"}, tt.args...)...)
 			if code != tt.code {
 				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
 			}

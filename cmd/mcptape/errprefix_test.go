@@ -48,6 +48,14 @@ func TestErrorsSayEachPrefixOnce(t *testing.T) {
 		[]string{"replay", tape, "--speed", "0", "--url", "http://127.0.0.1:1/mcp"},
 		[]string{"mock", tape, "--session", "nope"},
 		[]string{"show", tape, "--from", "bogus"},
+		// A mixed window (an offset and an absolute time) is checked once
+		// the tape's start is known.
+		[]string{"show", tape, "--from", "2099-01-01T00:00:00Z", "--to", "1s"},
+		[]string{"show", tape, "--from", "1s", "--to", "2000-01-01T00:00:00Z"},
+		[]string{"mock", tape, "--speed", "0"},
+		[]string{"mock", tape, "--match", "bogus"},
+		[]string{"mock", tape, "--http", "bogus"},
+		[]string{"load", "--tape", tape, "--session", "nope", "--url", "http://127.0.0.1:1/mcp"},
 		[]string{"export", "--format", "bogus", tape},
 		[]string{"prune", empty, "--older-than", "-1h"},
 		[]string{"record", "--upstream", "ftp://x"},
@@ -56,7 +64,7 @@ func TestErrorsSayEachPrefixOnce(t *testing.T) {
 	)
 	for _, args := range cases {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			code, stdout, stderr := runCLI(t, nil, args...)
+			code, stdout, stderr := runCLI(t, "", args...)
 			if code == 0 {
 				t.Fatalf("exit 0, want an error; stderr: %s", stderr)
 			}
@@ -67,13 +75,20 @@ func TestErrorsSayEachPrefixOnce(t *testing.T) {
 				if p := repeatedPrefix(line); p != "" {
 					t.Errorf("%q says %q twice", line, p)
 				}
+				// mock and load read tapes with the replay package: its
+				// prefix is not said under them either.
+				if strings.HasPrefix(line, "mcptape "+args[0]+": replay: ") {
+					t.Errorf("%q says the replay package's prefix", line)
+				}
 			}
 		})
 	}
 }
 
-// repeatedPrefix returns the prefix that line says twice in a row, "" when
-// none: "mcptape check: check: x" gives "check", "a: a: x" gives "a".
+// repeatedPrefix returns the prefix that line says twice, "" when none:
+// "mcptape check: check: x" gives "check", "a: a: x" gives "a", and the
+// command's name said again as a short prefix further on ("mcptape show:
+// show t: analysis: show: x") gives the name.
 func repeatedPrefix(line string) string {
 	parts := strings.Split(line, ": ")
 	for i := 0; i+1 < len(parts)-1; i++ { // the last part is not a prefix
@@ -82,16 +97,26 @@ func repeatedPrefix(line string) string {
 			return parts[i+1]
 		}
 	}
+	if name, ok := strings.CutPrefix(parts[0], "mcptape "); ok {
+		for _, p := range parts[1 : len(parts)-1] {
+			if words := strings.Fields(p); len(words) > 0 && len(words) <= 2 && words[0] == name {
+				return name
+			}
+		}
+	}
 	return ""
 }
 
 func TestRepeatedPrefix(t *testing.T) {
 	for line, want := range map[string]string{
-		"mcptape check: check: threshold":        "check",
-		"ERROR t.jsonl.zst: t.jsonl.zst: read x": "t.jsonl.zst",
-		"mcptape check: t: read t: a directory":  "",
-		"mcptape report: report":                 "",
-		"mcptape show: --from: time":             "",
+		"mcptape check: check: threshold":                   "check",
+		"ERROR t.jsonl.zst: t.jsonl.zst: read x":            "t.jsonl.zst",
+		"mcptape check: t: read t: a directory":             "",
+		"mcptape report: report":                            "",
+		"mcptape show: --from: time":                        "",
+		"mcptape show: show t: analysis: show: x":           "show",
+		"mcptape show: show t: x":                           "show",
+		"mcptape replay: replay of session \"s\" failed: x": "",
 	} {
 		if got := repeatedPrefix(line); got != want {
 			t.Errorf("repeatedPrefix(%q) = %q, want %q", line, got, want)

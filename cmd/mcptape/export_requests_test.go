@@ -34,7 +34,7 @@ func TestExportRequestsCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runMcptape(t, tt.stdin, append([]string{"export"}, tt.args...)...)
+			code, stdout, stderr := runCLI(t, tt.stdin, append([]string{"export"}, tt.args...)...)
 			if code != tt.code {
 				t.Fatalf("exit code %d, want %d; stderr: %s", code, tt.code, stderr)
 			}
@@ -84,11 +84,11 @@ func TestExportRequestsDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	code, want, stderr := runMcptape(t, "", "export", filepath.Join(dir, "http.jsonl.zst"), filepath.Join(dir, "stdio.jsonl.zst"), "--format", "requests")
+	code, want, stderr := runCLI(t, "", "export", filepath.Join(dir, "http.jsonl.zst"), filepath.Join(dir, "stdio.jsonl.zst"), "--format", "requests")
 	if code != 0 || want == "" {
 		t.Fatalf("export of the files: exit code %d: %s", code, stderr)
 	}
-	code, got, stderr := runMcptape(t, "", "export", dir, "--format", "requests")
+	code, got, stderr := runCLI(t, "", "export", dir, "--format", "requests")
 	if code != 0 || got != want {
 		t.Errorf("export of the directory: exit code %d, %s\n%d bytes, want the files' %d", code, stderr, len(got), len(want))
 	}

@@ -42,7 +42,7 @@ func TestExportCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runMcptape(t, "", append([]string{"export"}, tt.args...)...)
+			code, stdout, stderr := runCLI(t, "", append([]string{"export"}, tt.args...)...)
 			if code != tt.code {
 				t.Fatalf("exit code %d, want %d; stderr: %s", code, tt.code, stderr)
 			}
@@ -71,7 +71,7 @@ func TestExportCommand(t *testing.T) {
 		t.Errorf("a failed export left its file: %v", err)
 	}
 	var doc map[string]any
-	_, stdout, _ := runMcptape(t, "", "export", fx("http.jsonl.zst"), "--format", "har")
+	_, stdout, _ := runCLI(t, "", "export", fx("http.jsonl.zst"), "--format", "har")
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Errorf("HAR on stdout is not JSON: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/mcptape/mcptape/internal/httphead"
 	"github.com/mcptape/mcptape/replay"
@@ -25,8 +26,24 @@ func (c *command) flagSet() (*pflag.FlagSet, runFunc) {
 	return fs, c.setup(fs)
 }
 
+// nonNegativeDuration is a duration flag's value refusing a negative
+// duration: no flag of mcptape (a timeout, an interval, an age, a delay)
+// means anything with one. It is the one check of every command's
+// duration flags, so a negative one is a usage error (exit 2) naming the
+// flag and the value as given ("-1h", not "-1h0m0s").
+type nonNegativeDuration struct{ pflag.Value }
+
+// Set refuses a negative duration, then sets the value.
+func (v nonNegativeDuration) Set(s string) error {
+	if d, err := time.ParseDuration(s); err == nil && d < 0 {
+		return errors.New("a duration must not be negative")
+	}
+	return v.Value.Set(s)
+}
+
 // execute parses args and runs c. On -h it prints the command's help to
-// st.out and returns errHelp; a bad flag is a usage error (exit 2).
+// st.out and returns errHelp; a bad flag, a negative duration included, is
+// a usage error (exit 2).
 func (c *command) execute(ctx context.Context, st *stdio, args []string) error {
 	if len(args) > 0 {
 		if sub, ok := c.subcommands[args[0]]; ok {
@@ -34,6 +51,11 @@ func (c *command) execute(ctx context.Context, st *stdio, args []string) error {
 		}
 	}
 	fs, run := c.flagSet()
+	fs.VisitAll(func(f *pflag.Flag) { // (not in help: pflag shows a wrapped 0s as a default)
+		if f.Value.Type() == "duration" {
+			f.Value = nonNegativeDuration{f.Value}
+		}
+	})
 	err := fs.Parse(args)
 	if errors.Is(err, pflag.ErrHelp) {
 		printCommandHelp(st.out, c)

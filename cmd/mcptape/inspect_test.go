@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,14 +14,6 @@ import (
 // fixture is a tape of testdata/analysis.
 func fixture(name string) string {
 	return filepath.Join("..", "..", "testdata", "analysis", name+".jsonl.zst")
-}
-
-// runCLI runs mcptape in-process with the given stdin.
-func runCLI(t *testing.T, stdin []byte, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(context.Background(), &stdio{in: bytes.NewReader(stdin), out: &out, err: &errb}, args)
-	return code, out.String(), errb.String()
 }
 
 func TestInspectCommand(t *testing.T) {
@@ -45,13 +35,13 @@ func TestInspectCommand(t *testing.T) {
 		{"bad max sessions", []string{"inspect", "--max-sessions", "0", fixture("operations")}, 2, "", "--max-sessions 0", 1},
 		{"not a tape", []string{"inspect", notTape}, 2, "", notTape + ": not a tape: not zstd data", 1},
 		{"missing file", []string{"inspect", filepath.Join(dir, "nope.jsonl.zst")}, 2, "", "no such file", 1},
-		{"text", []string{"inspect", fixture("operations")}, 0, "PROBLEMS  (worst first)", "", 0},
+		{"text", []string{"inspect", fixture("operations")}, 0, "PROBLEMS  (worst first; +1.234s: time since the tape started)", "", 0},
 		{"a bad tape does not stop the others", []string{"inspect", notTape, fixture("operations")}, 2, "TAPE  " + fixture("operations"), "not a tape", 1},
 		{"cut tape", []string{"inspect", fixture("cut")}, 0, "tape cut after 94 records", "warning: tape cut after 94 records", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(t, nil, tt.args...)
+			code, stdout, stderr := runCLI(t, "", tt.args...)
 			if code != tt.code {
 				t.Errorf("exit code %d, want %d; stderr: %s", code, tt.code, stderr)
 			}
@@ -70,7 +60,7 @@ func TestInspectCommandJSONAndStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runCLI(t, data, "inspect", "--format", "json", "-", fixture("operations"))
+	code, stdout, stderr := runCLI(t, string(data), "inspect", "--format", "json", "-", fixture("operations"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -113,7 +103,7 @@ func TestInspectCatJoinedTapes(t *testing.T) {
 	}
 	inspect := func(stdin []byte, args ...string) report {
 		t.Helper()
-		code, stdout, stderr := runCLI(t, stdin, append([]string{"inspect", "--format", "json"}, args...)...)
+		code, stdout, stderr := runCLI(t, string(stdin), append([]string{"inspect", "--format", "json"}, args...)...)
 		if code != 0 {
 			t.Fatalf("inspect %v: exit %d: %s", args, code, stderr)
 		}

@@ -49,7 +49,7 @@ var langGraphClients = []struct {
 	run   func(t *testing.T, url string, env ...string)
 }{
 	{"load", 8, func(t *testing.T, url string, _ ...string) {
-		code, out, stderr := runMcptape(t, "", "load", "--url", url, "--stream-path", "/mcp/stream", "--sessions", "1", "--inflight", "4",
+		code, out, stderr := runCLI(t, "", "load", "--url", url, "--stream-path", "/mcp/stream", "--sessions", "1", "--inflight", "4",
 			"--requests", "8", "-q", "--call", `tools/call chat {"query":"hi there"}`)
 		if code != 0 || !strings.Contains(out, "8 answered") {
 			t.Fatalf("load through the proxy: exit %d\n%s%s", code, out, stderr)
@@ -79,7 +79,7 @@ func TestLangGraphHTTPRecordInspectReplayLoad(t *testing.T) {
 			if err := rec.stop(); err != nil {
 				t.Fatalf("record: %v\n%s", err, rec.stderr)
 			}
-			_, out, stderr := runMcptape(t, "", "inspect", "--format", "json", tp)
+			_, out, stderr := runCLI(t, "", "inspect", "--format", "json", tp)
 			var rep streamFigures
 			if err := json.Unmarshal([]byte(out), &rep); err != nil {
 				t.Fatalf("inspect: %v: %s %s", err, out, stderr)
@@ -92,13 +92,13 @@ func TestLangGraphHTTPRecordInspectReplayLoad(t *testing.T) {
 					t.Errorf("chunks of the side stream reported as %s ×%d", v.Rule, v.Count)
 				}
 			}
-			code, out, stderr := runMcptape(t, "", "replay", tp, "--all", "--concurrency", "4", "--timeout", "10s", "--url", url)
+			code, out, stderr := runCLI(t, "", "replay", tp, "--all", "--concurrency", "4", "--timeout", "10s", "--url", url)
 			if code != 0 || !strings.Contains(out, "streamed answers") {
 				t.Errorf("replay: exit %d\n%s%s", code, out, stderr)
 			}
 		})
 	}
-	code, out, stderr := runMcptape(t, "", "load", "--url", url, "--stream-path", "/mcp/stream", "--sessions", "3", "--inflight", "2",
+	code, out, stderr := runCLI(t, "", "load", "--url", url, "--stream-path", "/mcp/stream", "--sessions", "3", "--inflight", "2",
 		"--requests", "18", "-q", "--json", "-", "--call", `tools/call chat {"query":"hi"}`)
 	if code != 0 {
 		t.Fatalf("load: exit %d\n%s%s", code, out, stderr)
@@ -128,7 +128,7 @@ func TestLangGraphHTTPCutStream(t *testing.T) {
 	if err := rec.stop(); err != nil {
 		t.Fatalf("record: %v\n%s", err, rec.stderr)
 	}
-	_, out, _ := runMcptape(t, "", "inspect", "--format", "json", tp)
+	_, out, _ := runCLI(t, "", "inspect", "--format", "json", tp)
 	var rep streamFigures
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func TestLangGraphHTTPCutStream(t *testing.T) {
 		t.Fatalf("streams %+v, want unfinished ones", rep.Streams)
 	}
 	start := time.Now()
-	code, out, stderr := runMcptape(t, "", "replay", tp, "--all", "--timeout", "5s", "--url", url)
+	code, out, stderr := runCLI(t, "", "replay", tp, "--all", "--timeout", "5s", "--url", url)
 	if code != 1 || !strings.Contains(out, "unfinished") || time.Since(start) > 10*time.Second {
 		t.Errorf("replay of the cut tape: exit %d after %v, want 1, unfinished, soon\n%s%s", code, time.Since(start), out, stderr)
 	}
@@ -155,7 +155,7 @@ func TestLangGraphHTTPCutStream(t *testing.T) {
 	p, live := startLangGraph(t, "50", "20ms")
 	dying := killMidStream(t, live, func() { _ = p.cmd.Process.Kill() })
 	start = time.Now()
-	code, out, stderr = runMcptape(t, "", "replay", whole, "--all", "--concurrency", "8", "--timeout", "20s", "--url", dying)
+	code, out, stderr = runCLI(t, "", "replay", whole, "--all", "--concurrency", "8", "--timeout", "20s", "--url", dying)
 	if code != 2 || !strings.Contains(out, "ended") || time.Since(start) > 10*time.Second {
 		t.Errorf("replay against a dying server: exit %d after %v, want 2, the stream's end named, soon\n%s%s", code, time.Since(start), out, stderr)
 	}

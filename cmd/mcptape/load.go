@@ -58,6 +58,8 @@ type loadFlags struct {
 	quiet       bool
 	cpuprofile  string
 	onExit      string
+	stderr      string    // --server-stderr
+	stderrW     io.Writer // where it goes, once opened (nil: discarded)
 	insecure    bool
 	wsProto     wsProtoFlag
 	grace       time.Duration
@@ -66,6 +68,7 @@ type loadFlags struct {
 func loadCmd() *command {
 	return &command{
 		name:    "load",
+		libs:    []string{"replay"},
 		summary: "Load-test an MCP server: many sessions, open or closed model, HDR latency report",
 		usage:   "load (--url URL | --sse URL | -- CMD [ARGS...]) --call 'METHOD [TOOL] [JSON]'... [--sessions N] [--rate R/s] (--duration DUR | --requests N) [--json FILE] [--threshold T]...",
 		examples: `  mcptape load --url http://127.0.0.1:8080/mcp --sessions 50 --duration 30s --call 'tools/call echo {"message":"hi"}'
@@ -154,6 +157,7 @@ func loadCmd() *command {
 			insecureFlag(fs, &f.insecure, "with --url or --sse: ")
 			f.wsProto.register(fs)
 			fs.DurationVar(&f.grace, "grace", transport.DefaultGrace, "closing a session: wait between closing a stdio server's stdin, SIGTERM and SIGKILL; over HTTP for the answer to DELETE (a second Ctrl-C cuts it)")
+			serverStderrFlag(fs, &f.stderr)
 			fs.StringVar(&f.onExit, "on-exit", loadgen.OnExitStop, "with -- CMD: `POLICY` when a server exits during the run: stop (the run ends, exit 1) or restart")
 			fs.StringVar(&f.jsonOut, "json", "", "write the full report (histograms included) as JSON to `FILE` (- for stdout)")
 			fs.StringVar(&f.results, "results", "", "write one line per request to `FILE`: intended and send times, latency, series, outcome, error kind; CSV for .csv, NDJSON for .ndjson/.jsonl")
@@ -173,6 +177,12 @@ func loadCmd() *command {
 				if len(args) > 0 {
 					return usageError("unexpected argument %q (a server command goes after --)", args[0])
 				}
+				st, errw, closeErrw, err := openServerStderr(st, f.stderr, len(command) > 0)
+				if err != nil {
+					return err
+				}
+				defer closeErrw()
+				f.stderrW = errw
 				if f.findMax.on {
 					return runFindMax(ctx, st, &f, command)
 				}
@@ -334,6 +344,9 @@ func (f *loadFlags) check(ctx context.Context, command []string) (loadgen.Target
 	}
 	if f.wsProto.set {
 		opts = append(opts, loadgen.WithWSSubprotocols(f.wsProto.protos...))
+	}
+	if f.stderrW != nil {
+		opts = append(opts, loadgen.WithServerStderr(f.stderrW))
 	}
 	if f.onExit != loadgen.OnExitStop {
 		if len(command) == 0 {

@@ -51,7 +51,7 @@ func TestLoadAllFailed(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, _, stderr := runCLI(t, nil, c.args...)
+			code, _, stderr := runCLI(t, "", c.args...)
 			lines := strings.Split(strings.TrimSpace(stderr), "\n")
 			if code != c.code || !strings.Contains(stderr, c.stderr) || (c.code == 1 && !strings.HasPrefix(lines[len(lines)-1], "mcptape load: ")) {
 				t.Errorf("code %d stderr %q, want %d and %q", code, stderr, c.code, c.stderr)

@@ -35,8 +35,8 @@ func runFindMax(ctx context.Context, st *stdio, f *loadFlags, command []string) 
 		return usageError("--find-max sets the rate and duration of its steps: no --tape, --stage, --duration, --requests, --ramp, --results or --hlog")
 	case len(f.thresholds) == 0:
 		return usageError("--find-max needs at least one --threshold, such as 'tools/call:p99<100ms'")
-	case fm.step <= 0 || fm.warmup < 0:
-		return usageError("--step-duration must be positive and --warmup not negative")
+	case fm.step == 0: // a negative duration is refused as the flags are parsed
+		return usageError("--step-duration must be positive")
 	case !(fm.precision > 0 && fm.precision < 1):
 		return usageError("--find-precision %v: want a fraction above 0 and below 1", fm.precision)
 	}

@@ -28,7 +28,7 @@ func TestLoadTapeStreamedCalls(t *testing.T) {
 	}{
 		{"stdio", 2, func(t *testing.T, tp string) []string {
 			server := []string{bin, "serve", "--stream-chunks", "3", "--chunk-delay", delay.String()}
-			if code, _, stderr := runMcptape(t, chatClientLines, append([]string{"record", "-o", tp, "--"}, server...)...); code != 0 {
+			if code, _, stderr := runCLI(t, chatClientLines, append([]string{"record", "-o", tp, "--"}, server...)...); code != 0 {
 				t.Fatalf("record: exit %d: %s", code, stderr)
 			}
 			return append([]string{"--"}, server...)
@@ -42,7 +42,7 @@ func TestLoadTapeStreamedCalls(t *testing.T) {
 			t.Cleanup(ts.Close)
 			url := ts.URL + refserver.Path
 			rec := startHTTPRecord(t, "--listen", "127.0.0.1:0", "--upstream", url, "-o", tp)
-			if code, out, stderr := runMcptape(t, "", "load", "--url", rec.url, "--sessions", "1", "--inflight", "2", "--requests", "4", "-q",
+			if code, out, stderr := runCLI(t, "", "load", "--url", rec.url, "--sessions", "1", "--inflight", "2", "--requests", "4", "-q",
 				"--call", `tools/call chat {"query":"hi there"}`); code != 0 {
 				t.Fatalf("load through the proxy: exit %d\n%s%s", code, out, stderr)
 			}
@@ -66,7 +66,7 @@ func TestLoadTapeStreamedCalls(t *testing.T) {
 			const sessions = 2
 			args := append([]string{"load", "-q", "--tape", tp, "--sessions", "2", "--speed", "max", "--json", "-",
 				"--threshold", "tools/call chat#complete:count>=1", "--threshold", "tools/call chat:tokens_per_s>0"}, target...)
-			code, stdout, stderr := runMcptape(t, "", args...)
+			code, stdout, stderr := runCLI(t, "", args...)
 			if code != 0 {
 				t.Fatalf("load --tape: exit %d\n%s\n%s", code, stdout, stderr)
 			}

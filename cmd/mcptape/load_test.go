@@ -75,7 +75,7 @@ func TestLoadUsage(t *testing.T) {
 		{[]string{"load", "--url", url, "--call", "ping", "--find-max", "--threshold", "errors<1%", "--json", dir}, "is a directory"},
 	}
 	for _, c := range cases {
-		code, _, stderr := runCLI(t, nil, c.args...)
+		code, _, stderr := runCLI(t, "", c.args...)
 		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%q: code %d stderr %q, want 2 and one line with %q", c.args, code, stderr, c.want)
 		}
@@ -85,7 +85,7 @@ func TestLoadUsage(t *testing.T) {
 func TestLoadCommand(t *testing.T) {
 	url := refURL(t, refserver.HTTPConfig{})
 	out := filepath.Join(t.TempDir(), "run.json")
-	code, stdout, stderr := runCLI(t, nil, "load", "--url", url, "--sessions", "3", "--requests", "60", "--every", "10ms",
+	code, stdout, stderr := runCLI(t, "", "load", "--url", url, "--sessions", "3", "--requests", "60", "--every", "10ms",
 		"--call", `tools/call echo {"message":"hi"}`, "--json", out, "--threshold", "tools/call echo:p99<30s", "--threshold", "errors<1%")
 	if code != 0 {
 		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
@@ -102,12 +102,12 @@ func TestLoadCommand(t *testing.T) {
 	if err := os.WriteFile(sc, []byte(`{"setup":[{"method":"tools/list"}],"steps":[{"method":"tools/call","tool":"echo","args":{"message":"{{session}}-{{random:4}}"}}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr = runCLI(t, nil, "load", "--url", url, "--sessions", "2", "--requests", "10", "-q", "--scenario", sc)
+	code, stdout, stderr = runCLI(t, "", "load", "--url", url, "--sessions", "2", "--requests", "10", "-q", "--scenario", sc)
 	if code != 0 || !strings.Contains(stdout, "setup tools/list") || !strings.Contains(stdout, "10 sent, 10 answered") {
 		t.Errorf("scenario: code %d\n%s\n%s", code, stdout, stderr)
 	}
 	// A broken threshold is exit code 3, the report still written.
-	code, stdout, stderr = runCLI(t, nil, "load", "--url", url, "--requests", "20", "-q",
+	code, stdout, stderr = runCLI(t, "", "load", "--url", url, "--requests", "20", "-q",
 		"--call", `tools/call echo {"message":"hi"}`, "--json", "-", "--threshold", "tools/call echo:p50<1ns")
 	if code != 3 || !strings.Contains(stderr, "broken") {
 		t.Errorf("threshold: code %d stderr %s", code, stderr)
@@ -200,7 +200,7 @@ func TestLoadMergeThreeProcesses(t *testing.T) {
 func TestLoadTape(t *testing.T) {
 	bin := serveBinary(t)
 	tapePath := filepath.Join("..", "..", "testdata", "analysis", "gosdk-refserver.jsonl.zst")
-	code, stdout, stderr := runCLI(t, nil, "load", "-q", "--tape", tapePath, "--sessions", "3", "--speed", "max", "--json", "-", "--", bin, "serve")
+	code, stdout, stderr := runCLI(t, "", "load", "-q", "--tape", tapePath, "--sessions", "3", "--speed", "max", "--json", "-", "--", bin, "serve")
 	if code != 0 {
 		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -217,7 +217,7 @@ func TestLoadTape(t *testing.T) {
 		{"load", "--tape", tapePath, "--session", "nosuch", "--", bin},
 		{"load", "--tape", "/nonexistent.jsonl.zst", "--", bin},
 	} {
-		if code, _, stderr := runCLI(t, nil, args...); code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		if code, _, stderr := runCLI(t, "", args...); code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%q: code %d stderr %q", args, code, stderr)
 		}
 	}
@@ -347,7 +347,7 @@ func TestLoadExitCodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, _, stderr := runCLI(t, nil, c.args...)
+			code, _, stderr := runCLI(t, "", c.args...)
 			if code != c.code || !strings.Contains(stderr, c.stderr) {
 				t.Errorf("code %d stderr %q, want %d and %q", code, stderr, c.code, c.stderr)
 			}
@@ -426,11 +426,11 @@ func TestLoadInsecure(t *testing.T) {
 	ts := httptest.NewTLSServer(refserver.HTTPHandler(s, refserver.HTTPConfig{JSONResponse: true}))
 	defer ts.Close()
 	args := []string{"load", "--url", ts.URL + refserver.Path, "--requests", "5", "--call", "ping", "-q"}
-	code, _, stderr := runCLI(t, nil, args...)
+	code, _, stderr := runCLI(t, "", args...)
 	if code != 1 || !strings.Contains(stderr, "TLS certificate not trusted") {
 		t.Errorf("without --insecure: code %d stderr %q", code, stderr)
 	}
-	code, stdout, stderr := runCLI(t, nil, append(args, "--insecure")...)
+	code, stdout, stderr := runCLI(t, "", append(args, "--insecure")...)
 	if code != 0 || !strings.Contains(stdout, "5 sent, 5 answered") {
 		t.Errorf("with --insecure: code %d stdout %s stderr %q", code, stdout, stderr)
 	}
@@ -443,12 +443,12 @@ func TestLoadFindMax(t *testing.T) {
 	limited := func(k int) string { return refURL(t, refserver.HTTPConfig{}, refserver.WithMaxConcurrency(k)) }
 	common := []string{"load", "--find-max", "--call", `tools/call sleep {"ms":100}`, "--threshold", "tools/call sleep:p90<300ms",
 		"--threshold", "errors<1%", "--sessions", "2", "-q"}
-	code, stdout, stderr := runCLI(t, nil, append(common, "--url", limited(1), "--rate", "40/s", "--step-duration", "1s", "--warmup", "0s")...)
+	code, stdout, stderr := runCLI(t, "", append(common, "--url", limited(1), "--rate", "40/s", "--step-duration", "1s", "--warmup", "0s")...)
 	if code != 3 || !strings.Contains(stdout, "NOT FOUND") || !strings.Contains(stderr, "not even 40/s") {
 		t.Errorf("overloaded: code %d\n%s\n%s", code, stdout, stderr)
 	}
 	out := filepath.Join(t.TempDir(), "cap.json")
-	code, stdout, stderr = runCLI(t, nil, append(common, "--url", limited(2), "--rate", "8/s", "--max-rate", "100/s",
+	code, stdout, stderr = runCLI(t, "", append(common, "--url", limited(2), "--rate", "8/s", "--max-rate", "100/s",
 		"--step-duration", "2s", "--warmup", "1s", "--json", out)...)
 	if code != 0 {
 		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
@@ -470,7 +470,7 @@ func TestLoadFindMax(t *testing.T) {
 		{"load", "--url", "http://127.0.0.1:1/mcp", "--find-max", "--call", "ping", "--threshold", "errors<1%", "--duration", "1s"},
 		{"load", "--url", "http://127.0.0.1:1/mcp", "--call", "ping", "--duration", "1s", "--max-rate", "10/s"},
 	} {
-		if code, _, stderr := runCLI(t, nil, bad...); code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		if code, _, stderr := runCLI(t, "", bad...); code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%q: code %d, stderr %q", bad, code, stderr)
 		}
 	}
@@ -483,24 +483,24 @@ func TestReportLoadRuns(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
 	for _, out := range []string{a, b} {
-		if code, stdout, stderr := runCLI(t, nil, "load", "--url", url, "-q", "--stage", "300ms:50/s", "--stage", "300ms:0/s",
+		if code, stdout, stderr := runCLI(t, "", "load", "--url", url, "-q", "--stage", "300ms:50/s", "--stage", "300ms:0/s",
 			"--hlog-interval", "100ms", "--call", "ping", "--json", out); code != 0 {
 			t.Fatalf("load: %d\n%s\n%s", code, stdout, stderr)
 		}
 	}
 	page := filepath.Join(dir, "load.html")
-	if code, _, stderr := runCLI(t, nil, "report", a, "-o", page); code != 0 {
+	if code, _, stderr := runCLI(t, "", "report", a, "-o", page); code != 0 {
 		t.Fatalf("report: %d %s", code, stderr)
 	}
 	html, err := os.ReadFile(page)
 	if err != nil || !strings.Contains(string(html), `id="throughput"`) || !strings.Contains(string(html), "stage 2: 50→0/s") {
 		t.Fatalf("page: %v\n%.500s", err, html)
 	}
-	code, stdout, stderr := runCLI(t, nil, "report", a, b, "-o", "-")
+	code, stdout, stderr := runCLI(t, "", "report", a, b, "-o", "-")
 	if code != 0 || !strings.Contains(stdout, "Changes against a.json") {
 		t.Errorf("compare: %d %s %.300s", code, stderr, stdout)
 	}
-	if code, _, stderr := runCLI(t, nil, "report", a, "-o", a); code != 2 || !strings.Contains(stderr, "is the input") {
+	if code, _, stderr := runCLI(t, "", "report", a, "-o", a); code != 2 || !strings.Contains(stderr, "is the input") {
 		t.Errorf("report onto its run: %d %s", code, stderr)
 	}
 	if !isLoadReport(a) {
@@ -510,7 +510,7 @@ func TestReportLoadRuns(t *testing.T) {
 	if err := os.WriteFile(tape, []byte(`{"type":"header"}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := runCLI(t, nil, "report", a, tape, "-o", page); code != 2 || !strings.Contains(stderr, "not a load report") {
+	if code, _, stderr := runCLI(t, "", "report", a, tape, "-o", page); code != 2 || !strings.Contains(stderr, "not a load report") {
 		t.Errorf("run and tape: %d %s", code, stderr)
 	}
 }
@@ -520,7 +520,7 @@ func TestReportLoadRuns(t *testing.T) {
 func TestLoadResults(t *testing.T) {
 	url := refURL(t, refserver.HTTPConfig{})
 	out := filepath.Join(t.TempDir(), "res.csv")
-	code, stdout, stderr := runCLI(t, nil, "load", "--url", url, "-q", "--requests", "25", "--call", "ping", "--results", out)
+	code, stdout, stderr := runCLI(t, "", "load", "--url", url, "-q", "--requests", "25", "--call", "ping", "--results", out)
 	if code != 0 {
 		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -535,7 +535,7 @@ func TestLoadResults(t *testing.T) {
 	if fi, _ := os.Stat(out); fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v", fi.Mode())
 	}
-	if code, _, stderr := runCLI(t, nil, "load", "--url", url, "-q", "--requests", "1", "--call", "ping", "--results", "r.txt"); code != 2 || !strings.Contains(stderr, ".csv") {
+	if code, _, stderr := runCLI(t, "", "load", "--url", url, "-q", "--requests", "1", "--call", "ping", "--results", "r.txt"); code != 2 || !strings.Contains(stderr, ".csv") {
 		t.Errorf("r.txt: %d %s", code, stderr)
 	}
 }
@@ -546,7 +546,7 @@ func TestLoadResults(t *testing.T) {
 func TestScenarioExample(t *testing.T) {
 	const example = "../../docs/examples/agent-session.json"
 	url := refURL(t, refserver.HTTPConfig{})
-	code, stdout, stderr := runCLI(t, nil, "load", "--url", url, "-q", "--scenario", example, "--sessions", "4", "--duration", "1500ms")
+	code, stdout, stderr := runCLI(t, "", "load", "--url", url, "-q", "--scenario", example, "--sessions", "4", "--duration", "1500ms")
 	if code != 0 {
 		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -555,7 +555,7 @@ func TestScenarioExample(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, stdout)
 		}
 	}
-	code, help, _ := runCLI(t, nil, "help", "scenario")
+	code, help, _ := runCLI(t, "", "help", "scenario")
 	data, err := os.ReadFile(example)
 	if code != 0 || err != nil {
 		t.Fatalf("help: %d, %v", code, err)

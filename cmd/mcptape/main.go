@@ -38,6 +38,10 @@ type command struct {
 	// arguments with its own flags ("mcptape report merge ..."). Its name
 	// is the whole phrase ("report merge").
 	subcommands map[string]*command
+	// libs names the packages besides the one named like the command
+	// whose "PKG: " prefix the error line drops (mock and load read tapes
+	// with the replay package).
+	libs []string
 }
 
 // runFunc runs a command with its positional arguments.
@@ -162,15 +166,23 @@ func run(ctx context.Context, st *stdio, args []string) int {
 			return code
 		}
 	}
-	fmt.Fprintln(st.err, errorLine(c.name, err))
+	fmt.Fprintln(st.err, errorLine(c, err))
 	return code
 }
 
 // errorLine is the line that reports a command's error: "mcptape NAME:
 // what". An error of the package the command is named after (check,
-// replay, mock) starts with "NAME: " already: it is not said twice.
-func errorLine(name string, err error) string {
-	return "mcptape " + name + ": " + strings.TrimPrefix(err.Error(), name+": ")
+// replay, mock) starts with "NAME: " already: it is not said twice; nor is
+// the prefix of a package in c.libs (one prefix dropped at most).
+func errorLine(c *command, err error) string {
+	msg := err.Error()
+	for _, p := range append([]string{c.name}, c.libs...) {
+		if rest, ok := strings.CutPrefix(msg, p+": "); ok {
+			msg = rest
+			break
+		}
+	}
+	return "mcptape " + c.name + ": " + msg
 }
 
 func printHelp(w io.Writer) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -34,6 +33,7 @@ type mockFlags struct {
 func mockCmd() *command {
 	return &command{
 		name:    "mock",
+		libs:    []string{"replay"},
 		summary: "Serve a recorded session as an MCP server, to test clients with no real server",
 		usage:   "mock TAPE [--session ID] [--http ADDR [--stateless] | --sse ADDR | --ws ADDR] [--match exact|method|tool] [--cycle] [--strict] [--speed 1|N|max] [-o NEW_TAPE [--force]] [FAULTS]",
 		examples: `  mcptape mock run.jsonl.zst                                  # stdio: point a client's command at this
@@ -139,7 +139,7 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 	if f.session != "" {
 		s, err := replay.Pick(sessions, f.session)
 		if err != nil {
-			return withCode(2, errors.New(strings.TrimPrefix(err.Error(), "replay: ")))
+			return withCode(2, err)
 		}
 		sessions = []*replay.Session{s}
 	}

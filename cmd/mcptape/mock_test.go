@@ -54,7 +54,7 @@ func TestMockUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := runMcptape(t, "", tt.args...)
+			code, _, stderr := runCLI(t, "", tt.args...)
 			if code != 2 || !strings.Contains(stderr, tt.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 				t.Errorf("exit %d, stderr %q: want exit 2 and one line with %q", code, stderr, tt.want)
 			}
@@ -69,7 +69,7 @@ func TestMockCommandStdio(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "mock.jsonl.zst")
 	in := mockInit + "\n" + "garbage\n" +
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"héllo, wörld"}}}` + "\n"
-	code, stdout, stderr := runMcptape(t, in, "mock", basicTape, "--speed", "max", "-o", out)
+	code, stdout, stderr := runCLI(t, in, "mock", basicTape, "--speed", "max", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -102,7 +102,7 @@ func TestMockCommandStdio(t *testing.T) {
 
 func TestMockCommandStrict(t *testing.T) {
 	in := mockInit + "\n" + `{"jsonrpc":"2.0","id":2,"method":"prompts/list"}` + "\n"
-	code, stdout, stderr := runMcptape(t, in, "mock", basicTape, "--speed", "max", "--strict")
+	code, stdout, stderr := runCLI(t, in, "mock", basicTape, "--speed", "max", "--strict")
 	if code != 1 || !strings.Contains(stderr, `unmatched: prompts/list: no recorded request has method "prompts/list"`) {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
@@ -115,7 +115,7 @@ func TestMockCommandStrict(t *testing.T) {
 // on a tape with progress: every answer matches.
 func TestReplayAgainstMockCommand(t *testing.T) {
 	bin := serveBinary(t)
-	code, stdout, stderr := runMcptape(t, "", "replay", basicTape, "--speed", "max", "--", bin, "mock", basicTape)
+	code, stdout, stderr := runCLI(t, "", "replay", basicTape, "--speed", "max", "--", bin, "mock", basicTape)
 	if code != 0 || !strings.Contains(stdout, "OK: 5/5 messages sent, 4 matched") {
 		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
@@ -167,11 +167,11 @@ func TestMockOutputExists(t *testing.T) {
 	if err := os.WriteFile(out, []byte("earlier"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr := runMcptape(t, mockInit+"\n", "mock", basicTape, "--speed", "max", "-o", out)
+	code, _, stderr := runCLI(t, mockInit+"\n", "mock", basicTape, "--speed", "max", "-o", out)
 	if code != 2 || !strings.Contains(stderr, "already exists: refusing to overwrite it (give --force") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	code, _, stderr = runMcptape(t, mockInit+"\n", "mock", basicTape, "--speed", "max", "-o", out, "--force")
+	code, _, stderr = runCLI(t, mockInit+"\n", "mock", basicTape, "--speed", "max", "-o", out, "--force")
 	if code != 0 {
 		t.Fatalf("with --force: exit %d, stderr %q", code, stderr)
 	}

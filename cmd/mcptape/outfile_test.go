@@ -36,7 +36,7 @@ func TestOutputOverExistingFile(t *testing.T) {
 			if err := os.Chmod(out, 0o644); err != nil { // past the umask
 				t.Fatal(err)
 			}
-			if code, _, stderr := runMcptape(t, "", tt.args(out)...); code != 0 {
+			if code, _, stderr := runCLI(t, "", tt.args(out)...); code != 0 {
 				t.Fatalf("exit code %d: %s", code, stderr)
 			}
 			fi, err := os.Stat(out)
@@ -85,7 +85,7 @@ func TestOutputOverInput(t *testing.T) {
 				args = append(args, "--", "false")
 			}
 			t.Chdir(filepath.Dir(tp)) // the same file under another name
-			code, _, stderr := runMcptape(t, "", args...)
+			code, _, stderr := runCLI(t, "", args...)
 			if code != 2 || !strings.Contains(stderr, "is the input") {
 				t.Errorf("exit code %d, stderr %q: want 2 and the output refused", code, stderr)
 			}

@@ -92,7 +92,7 @@ func TestPruneDeletesOnlyMcptapeTapes(t *testing.T) {
 			if err := os.Chtimes(p, old, old); err != nil {
 				t.Fatal(err)
 			}
-			code, out, errs := runCLI(t, nil, "prune", dir, "--older-than", "24h")
+			code, out, errs := runCLI(t, "", "prune", dir, "--older-than", "24h")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)
 			}

@@ -84,7 +84,7 @@ func TestRecordHTTPFullDisk(t *testing.T) {
 	if after != 20 {
 		t.Errorf("%d requests recorded after the outage, want 20", after)
 	}
-	code, out, errs := runCLI(t, nil, "inspect", tp)
+	code, out, errs := runCLI(t, "", "inspect", tp)
 	if code != 0 || !strings.Contains(out, "tape gap:") {
 		t.Errorf("inspect does not report the gap: %d %s\n%s", code, errs, out)
 	}

@@ -178,7 +178,7 @@ func TestRecordBusyAddress(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
 			args := append([]string{"record", "--upstream", "http://127.0.0.1:1/mcp", "-o", tp}, tt.args...)
-			code, _, stderr := runMcptape(t, "", args...)
+			code, _, stderr := runCLI(t, "", args...)
 			if code == 0 || !strings.Contains(stderr, "address already in use") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 				t.Errorf("exit code %d, stderr %q: want a failure, one line", code, stderr)
 			}

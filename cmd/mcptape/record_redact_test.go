@@ -25,7 +25,7 @@ func TestRecordRedactsEnvValues(t *testing.T) {
 	args := slices.Concat([]string{"record", "-o", tp,
 		"--env", "API_KEY=s3cretA", "--env", "GITHUB_PAT=ghp_s3cretB", "--env", "DATABASE_URL=postgres://u:s3cretC@db/x",
 		"--env", "RECORD_HELPER_EXIT=0", "--"}, helperArgv(), []string{"xoxb-s3cretD", "--db=mysql://root:s3cretE@h/d"})
-	code, _, stderr := runMcptape(t, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n", args...)
+	code, _, stderr := runCLI(t, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n", args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -39,10 +39,6 @@ func (r *rotateFlags) declare(fs *pflag.FlagSet) {
 func (r *rotateFlags) check() error {
 	rotating := r.every > 0 || r.size > 0
 	switch {
-	case r.every < 0:
-		return usageError("--rotate %v: must be positive", r.every)
-	case r.keep < 0:
-		return usageError("--keep %v: must be positive", r.keep)
 	case !rotating && (r.keep > 0 || r.keepSize > 0):
 		return usageError("--keep and --keep-size delete rotated tapes: give --rotate or --rotate-size too")
 	}

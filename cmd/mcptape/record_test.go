@@ -48,14 +48,6 @@ func helperArgv() []string {
 	return []string{os.Args[0], "-test.run=^TestRecordHelperProcess$"}
 }
 
-// runMcptape runs the mcptape command line args in-process.
-func runMcptape(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code = run(context.Background(), &stdio{in: strings.NewReader(stdin), out: &out, err: &errb}, args)
-	return code, out.String(), errb.String()
-}
-
 func TestRecordUsageErrors(t *testing.T) {
 	tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
 	tests := []struct {
@@ -81,7 +73,7 @@ func TestRecordUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runMcptape(t, "", tt.args...)
+			code, stdout, stderr := runCLI(t, "", tt.args...)
 			if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want 2, nothing, one line with %q", code, stdout, stderr, tt.want)
 			}
@@ -93,7 +85,7 @@ func TestRecordUsageErrors(t *testing.T) {
 }
 
 func TestRecordHelp(t *testing.T) {
-	code, stdout, _ := runMcptape(t, "", "help", "record")
+	code, stdout, _ := runCLI(t, "", "help", "record")
 	for _, want := range []string{"--output", "--flush", "--env", "--cwd", "--grace", "-- CMD"} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Fatalf("help (exit %d) lacks %q:\n%s", code, want, stdout)
@@ -117,7 +109,7 @@ func TestRecordInProcess(t *testing.T) {
 			in := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\nnot json\n"
 			before := time.Now()
 			args := slices.Concat([]string{"record", "-o", tp, "--env", "RECORD_HELPER_EXIT=" + tt.exit, "--env", "MY_TOKEN=s3cr3t", "--"}, helperArgv())
-			code, stdout, stderr := runMcptape(t, in, args...)
+			code, stdout, stderr := runCLI(t, in, args...)
 			if code != tt.wantCode || stdout != in || stderr != "helper stderr\n" {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want %d, the input echoed, the server's stderr only", code, stdout, stderr, tt.wantCode)
 			}
@@ -168,7 +160,7 @@ func TestRecordLevel(t *testing.T) {
 	in := levelSession(250)
 	checkLevels(t, 250, func(level, tp string) {
 		args := slices.Concat([]string{"record", "-o", tp, "--level", level, "--flush", "1h", "--env", "RECORD_HELPER_EXIT=0", "--env", "RECORD_HELPER_SINK=1", "--"}, helperArgv())
-		if code, stdout, stderr := runMcptape(t, in, args...); code != 0 || stdout != "" {
+		if code, stdout, stderr := runCLI(t, in, args...); code != 0 || stdout != "" {
 			t.Fatalf("level %s: exit %d, stderr %q", level, code, stderr)
 		}
 	})
@@ -231,7 +223,7 @@ func TestRecordTapeCannotBeCreated(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "started")
 	t.Setenv("RECORD_HELPER_MARKER", marker)
 	args := slices.Concat([]string{"record", "-o", "/nonexistent/dir/t.jsonl.zst", "--"}, helperArgv())
-	code, stdout, stderr := runMcptape(t, "", args...)
+	code, stdout, stderr := runCLI(t, "", args...)
 	if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "/nonexistent/dir") {
 		t.Fatalf("exit %d, stdout %q, stderr %q: want 1 and one line naming the path", code, stdout, stderr)
 	}
@@ -301,7 +293,7 @@ func TestRecordRefusesExistingTape(t *testing.T) {
 
 func TestRecordCannotStart(t *testing.T) {
 	tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
-	code, stdout, stderr := runMcptape(t, "", "record", "-o", tp, "--", "/nonexistent/server", "arg")
+	code, stdout, stderr := runCLI(t, "", "record", "-o", tp, "--", "/nonexistent/server", "arg")
 	if code != 127 || stdout != "" || stderr != "mcptape record: cannot start /nonexistent/server: no such file or directory\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}

@@ -77,7 +77,7 @@ func TestRecordHTTPS(t *testing.T) {
 		{[]string{"--tls-cert", cert, "--tls-key", cert}, "--tls-cert"},
 	} {
 		args := append([]string{"record", "--listen", "127.0.0.1:0", "--upstream", up.URL, "-o", filepath.Join(t.TempDir(), "x.jsonl.zst")}, tc.args...)
-		if code, _, errs := runCLI(t, nil, args...); code != 2 || !strings.Contains(errs, tc.want) {
+		if code, _, errs := runCLI(t, "", args...); code != 2 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%q: %d %s", tc.args, code, errs)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -35,6 +36,7 @@ type replayFlags struct {
 	settle      time.Duration
 	exactChunks bool
 	streamPath  string
+	stderr      string // --server-stderr
 }
 
 func replayCmd() *command {
@@ -110,6 +112,8 @@ func replayCmd() *command {
   the cut: answers the server gives to requests whose recorded answers
   were cut off are noted, not counted. A big tape is read again from the
   file as it is replayed, so memory does not grow with it.
+  A stdio server's stderr goes to mcptape's stderr (the report is on
+  stdout), as record forwards it; --server-stderr FILE or discard moves it.
   Exit code: 0 every answer matched, 1 some differed (or are missing/extra),
   2 the replay failed (bad tape, unknown session, server died, hung or sent
   garbage; the error names the step and why), 128+N interrupted by signal
@@ -134,6 +138,7 @@ func replayCmd() *command {
 			fs.StringArrayVar(&f.ignore, "ignore", nil, "leave `PATH` out of the comparison, or a notification method out of the counts (repeatable)")
 			fs.StringArrayVar(&f.headers, "header", nil, "with --url: add `NAME: VALUE` to every HTTP request (repeatable)")
 			streamPathFlag(fs, &f.streamPath)
+			serverStderrFlag(fs, &f.stderr)
 			insecureFlag(fs, &f.insecure, "with --url: ")
 			f.wsProto.register(fs)
 			return func(ctx context.Context, st *stdio, args []string) error {
@@ -224,7 +229,12 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 		sessions = []*replay.Session{s}
 	}
 	setStreamPath(sessions, f.streamPath)
-	dial, target, kind, err := f.dialer(ctx, st, command)
+	st, errw, closeErrw, err := openServerStderr(st, f.stderr, len(command) > 0)
+	if err != nil {
+		return err
+	}
+	defer closeErrw()
+	dial, target, kind, err := f.dialer(ctx, st, command, errw)
 	if err != nil {
 		return withCode(2, err)
 	}
@@ -319,14 +329,19 @@ func loadReplayTape(st *stdio, path string) ([]*replay.Session, error) {
 	return t.Sessions, nil
 }
 
-// dialer returns how to connect to the live server, its description for
-// the output tape's header and its transport name. ctx is the run's: a
+// dialer returns how to connect to the live server (a stdio server's
+// stderr going to stderr; nil discards it), its description for the
+// output tape's header and its transport name. ctx is the run's: a
 // second signal cuts the connections' close short (stopNow).
-func (f *replayFlags) dialer(ctx context.Context, st *stdio, command []string) (replay.DialFunc, string, string, error) {
+func (f *replayFlags) dialer(ctx context.Context, st *stdio, command []string, stderr io.Writer) (replay.DialFunc, string, string, error) {
 	now := transport.WithStopNow(stopNow(ctx))
 	if f.url == "" {
+		sopts := []transport.Option{now}
+		if stderr != nil {
+			sopts = append(sopts, transport.WithStderr(stderr))
+		}
 		return func(ctx context.Context, _ *replay.Session) (transport.Conn, error) {
-			return transport.DialStdio(ctx, command, now)
+			return transport.DialStdio(ctx, command, sopts...)
 		}, capture.QuoteArgs(capture.RedactArgs(command)), "stdio", nil
 	}
 	hopts := []transport.Option{now}

@@ -25,7 +25,7 @@ func TestReplayDialTimeout(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			start := time.Now()
-			code, _, stderr := runMcptape(t, "", append([]string{"replay", tp, "--timeout", "300ms"}, tt.args...)...)
+			code, _, stderr := runCLI(t, "", append([]string{"replay", tp, "--timeout", "300ms"}, tt.args...)...)
 			if took := time.Since(start); took > 10*time.Second {
 				t.Fatalf("replay took %v with --timeout 300ms", took)
 			}

@@ -31,7 +31,7 @@ func recordServeTape(t *testing.T, sessions int) string {
 	t.Helper()
 	dir := t.TempDir()
 	one := filepath.Join(dir, "one.jsonl.zst")
-	if code, _, stderr := runMcptape(t, replayClientLines, "record", "-o", one, "--", serveBinary(t), "serve"); code != 0 {
+	if code, _, stderr := runCLI(t, replayClientLines, "record", "-o", one, "--", serveBinary(t), "serve"); code != 0 {
 		t.Fatalf("record: exit %d: %s", code, stderr)
 	}
 	r, err := tape.Open(one)
@@ -91,7 +91,7 @@ func TestReplayUsageErrors(t *testing.T) {
 		{[]string{"load", "--tape", tp, "--speed", "1e-4", "--", "srv"}, `--speed "1e-4": want max`},
 		{[]string{"mock", tp, "--speed", "1e-300"}, `--speed "1e-300": want max`},
 		{[]string{"replay", tp, "--timeout", "0s", "--", "srv"}, "timeout 0s must be positive"},
-		{[]string{"replay", tp, "--settle", "-1s", "--", "srv"}, "settle -1s must not be negative"},
+		{[]string{"replay", tp, "--settle", "-1s", "--", "srv"}, `invalid argument "-1s" for "--settle" flag: a duration must not be negative`},
 		{[]string{"replay", tp, "--format", "xml", "--", "srv"}, `--format "xml"`},
 		{[]string{"replay", tp, "--ignore", "a..b", "--", "srv"}, "a..b"},
 		{[]string{"replay", tp, "-o", "-", "--", "srv"}, "-o -"},
@@ -100,7 +100,7 @@ func TestReplayUsageErrors(t *testing.T) {
 		{[]string{"replay", tp, "--stream-path", "/s", "--url", "http://x/sse", "--sse"}, "not --sse"},
 	}
 	for _, tc := range tests {
-		code, stdout, stderr := runMcptape(t, "", tc.args...)
+		code, stdout, stderr := runCLI(t, "", tc.args...)
 		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and one line with %q", tc.args, code, stdout, stderr, tc.want)
 		}
@@ -130,7 +130,7 @@ func TestReplayBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, stderr := runMcptape(t, "", tc.args...)
+			code, _, stderr := runCLI(t, "", tc.args...)
 			if code != 2 || !strings.Contains(stderr, tc.want) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.want)
 			}
@@ -144,7 +144,7 @@ func TestReplayCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "replayed.jsonl.zst")
 
 	// Ten sessions with the same ids, eight at a time, recorded to -o.
-	code, stdout, stderr := runMcptape(t, "", "replay", multi, "--all", "--concurrency", "8", "--speed", "max", "-o", out, "--format", "json", "--", bin, "serve")
+	code, stdout, stderr := runCLI(t, "", "replay", multi, "--all", "--concurrency", "8", "--speed", "max", "-o", out, "--format", "json", "--", bin, "serve")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -166,7 +166,7 @@ func TestReplayCommand(t *testing.T) {
 		}
 	}
 	// The replay tape diffs clean against the recording.
-	if code, stdout, stderr := runMcptape(t, "", "diff", multi, out); code != 0 {
+	if code, stdout, stderr := runCLI(t, "", "diff", multi, out); code != 0 {
 		t.Errorf("diff recording replay: exit %d\n%s%s", code, stdout, stderr)
 	}
 
@@ -176,19 +176,19 @@ func TestReplayCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr = runMcptape(t, "", "replay", multi, "--session", "s1", "--speed", "max", "-o", out, "--", bin, "serve")
+	code, _, stderr = runCLI(t, "", "replay", multi, "--session", "s1", "--speed", "max", "-o", out, "--", bin, "serve")
 	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, out+" already exists") || !strings.Contains(stderr, "--force") {
 		t.Errorf("-o onto an existing file: exit %d, stderr %q; want 2 and one line naming it and --force", code, stderr)
 	}
 	if after, _ := os.ReadFile(out); !bytes.Equal(after, before) {
 		t.Errorf("-o onto an existing file changed it")
 	}
-	if code, stdout, stderr := runMcptape(t, "", "replay", multi, "--session", "s1", "--speed", "max", "-o", out, "--force", "--", bin, "serve"); code != 0 {
+	if code, stdout, stderr := runCLI(t, "", "replay", multi, "--session", "s1", "--speed", "max", "-o", out, "--force", "--", bin, "serve"); code != 0 {
 		t.Errorf("-o --force: exit %d\n%s%s", code, stdout, stderr)
 	}
 
 	// A changed answer: exit 1, and the diff names the call and the field.
-	code, stdout, stderr = runMcptape(t, "", "replay", multi, "--session", "s3", "--", bin, "serve", "--echo-prefix", "v2: ")
+	code, stdout, stderr = runCLI(t, "", "replay", multi, "--session", "s3", "--", bin, "serve", "--echo-prefix", "v2: ")
 	if code != 1 {
 		t.Fatalf("changed answer: exit %d\n%s%s", code, stdout, stderr)
 	}

@@ -31,7 +31,7 @@ func TestReportCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runMcptape(t, "", append([]string{"report"}, tt.args...)...)
+			code, stdout, stderr := runCLI(t, "", append([]string{"report"}, tt.args...)...)
 			if code != tt.code {
 				t.Fatalf("exit code %d, want %d; stderr: %s", code, tt.code, stderr)
 			}
@@ -73,7 +73,7 @@ func TestReportJSONThatIsNoRun(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tt.body), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			code, _, stderr := runMcptape(t, "", "report", path, "-o", filepath.Join(dir, "out.html"))
+			code, _, stderr := runCLI(t, "", "report", path, "-o", filepath.Join(dir, "out.html"))
 			want := path + ": not a load report (the JSON of mcptape load --json): " + tt.want
 			if code != 2 || !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 				t.Errorf("exit %d, stderr %q: want exit 2 and one line with %q", code, stderr, want)

@@ -78,9 +78,6 @@ func serveCmd() *command {
 				default:
 					return usageError("--dialect: want streamable or langgraph (got %q)", *dialect)
 				}
-				if *sessionTimeout < 0 {
-					return usageError("--session-timeout must not be negative")
-				}
 				if *chunks == 0 && *chunkDelay != 0 {
 					return usageError("--chunk-delay needs --stream-chunks")
 				}

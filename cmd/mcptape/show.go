@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/pflag"
@@ -126,13 +127,10 @@ func runShow(ctx context.Context, st *stdio, args []string, opts []analysis.Show
 	defer r.Close()
 	stats, err := analysis.ShowTape(ctx, r, st.out, opts...)
 	if err != nil {
-		err = fmt.Errorf("show %s: %w", name, err)
-	}
-	if err != nil {
 		if ctx.Err() != nil {
 			return interrupted(ctx, "")
 		}
-		return withCode(2, err)
+		return showError(name, err)
 	}
 	if stats.Warning != nil {
 		fmt.Fprintf(st.err, "mcptape show: warning: %v\n", stats.Warning)
@@ -148,10 +146,22 @@ func runShow(ctx context.Context, st *stdio, args []string, opts []analysis.Show
 func runFollowShow(ctx context.Context, st *stdio, path string, opts []analysis.ShowOption) error {
 	stats, err := analysis.FollowShow(ctx, path, st.out, opts...)
 	if err != nil {
-		return withCode(2, err)
+		return showError(path, err)
 	}
 	if stats.Warning != nil && ctx.Err() == nil {
 		fmt.Fprintf(st.err, "mcptape show: warning: %v\n", stats.Warning)
 	}
 	return nil
+}
+
+// showError is the error of show reading the tape name: a time window that
+// ends before it starts, found once the tape's start is known, is the
+// usage error it would have been on the command line (one line, exit 2);
+// any other error is said under the tape's name.
+func showError(name string, err error) error {
+	var we *analysis.WindowError
+	if errors.As(err, &we) {
+		return usageError("%v", we)
+	}
+	return withCode(2, fmt.Errorf("%s: %w", name, err))
 }

@@ -76,10 +76,10 @@ func TestStreamedAnswersRecordInspectReplay(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
-			if code, _, stderr := runMcptape(t, chatClientLines, append([]string{"record", "-o", tp, "--"}, server...)...); code != 0 {
+			if code, _, stderr := runCLI(t, chatClientLines, append([]string{"record", "-o", tp, "--"}, server...)...); code != 0 {
 				t.Fatalf("record: exit %d: %s", code, stderr)
 			}
-			_, out, stderr := runMcptape(t, "", "inspect", "--format", "json", tp)
+			_, out, stderr := runCLI(t, "", "inspect", "--format", "json", tp)
 			var rep streamFigures
 			if err := json.Unmarshal([]byte(out), &rep); err != nil {
 				t.Fatalf("inspect: %v: %s %s", err, out, stderr)
@@ -99,7 +99,7 @@ func TestStreamedAnswersRecordInspectReplay(t *testing.T) {
 			start := time.Now()
 			// 5 s: the Python peer can take 2 s to start on a busy machine,
 			// and the timeout bounds the wait for its initialize answer too.
-			code, out, stderr := runMcptape(t, "", append([]string{"replay", "--timeout", "5s", tp, "--"}, server...)...)
+			code, out, stderr := runCLI(t, "", append([]string{"replay", "--timeout", "5s", tp, "--"}, server...)...)
 			if code != tt.replayCode {
 				t.Errorf("replay: exit %d, want %d:\n%s%s", code, tt.replayCode, out, stderr)
 			}
@@ -116,7 +116,7 @@ func TestStreamedAnswersRecordInspectReplay(t *testing.T) {
 func TestReplayStreamedChunkBoundaries(t *testing.T) {
 	tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
 	bin := serveBinary(t)
-	if code, _, stderr := runMcptape(t, chatClientLines, "record", "-o", tp, "--", bin, "serve", "--stream-chunks", "3"); code != 0 {
+	if code, _, stderr := runCLI(t, chatClientLines, "record", "-o", tp, "--", bin, "serve", "--stream-chunks", "3"); code != 0 {
 		t.Fatalf("record: exit %d: %s", code, stderr)
 	}
 	for _, c := range []struct {
@@ -127,7 +127,7 @@ func TestReplayStreamedChunkBoundaries(t *testing.T) {
 		if c.exact {
 			args = append(args, "--exact-chunks")
 		}
-		code, out, stderr := runMcptape(t, "", append(args, "--", bin, "serve", "--stream-chunks", "7")...)
+		code, out, stderr := runCLI(t, "", append(args, "--", bin, "serve", "--stream-chunks", "7")...)
 		if code != c.want || !strings.Contains(out, "2 streamed answers") {
 			t.Errorf("exact %v: exit %d, want %d:\n%s%s", c.exact, code, c.want, out, stderr)
 		}

@@ -35,7 +35,7 @@ func TestWrapServerEverythingE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	wrap := []string{"wrap", "--client", "claude-desktop", "--config", config, "--mcptape", bin, "everything"}
-	if code, out, errOut := runCLI(t, nil, wrap...); code != 0 || out != "everything: wrapped (mcpServers)\n" {
+	if code, out, errOut := runCLI(t, "", wrap...); code != 0 || out != "everything: wrapped (mcpServers)\n" {
 		t.Fatalf("wrap: exit %d\n%s%s", code, out, errOut)
 	}
 	wrapped, _ := os.ReadFile(config)
@@ -84,13 +84,13 @@ func TestWrapServerEverythingE2E(t *testing.T) {
 		t.Errorf("tape holds %q", got)
 	}
 
-	if code, out, _ := runCLI(t, nil, wrap...); code != 0 || out != "everything: already wrapped (mcpServers)\n" {
+	if code, out, _ := runCLI(t, "", wrap...); code != 0 || out != "everything: already wrapped (mcpServers)\n" {
 		t.Errorf("wrapping again: exit %d, %q", code, out)
 	}
 	if again, _ := os.ReadFile(config); !bytes.Equal(again, wrapped) {
 		t.Error("wrapping again changed the file")
 	}
-	if code, out, errOut := runCLI(t, nil, "unwrap", "--client", "claude-desktop", "--config", config, "--all"); code != 0 || out != "everything: unwrapped (mcpServers)\n" {
+	if code, out, errOut := runCLI(t, "", "unwrap", "--client", "claude-desktop", "--config", config, "--all"); code != 0 || out != "everything: unwrapped (mcpServers)\n" {
 		t.Fatalf("unwrap: exit %d\n%s%s", code, out, errOut)
 	}
 	if back, _ := os.ReadFile(config); !bytes.Equal(back, orig) {
@@ -142,7 +142,7 @@ func TestWrapUsage(t *testing.T) {
 		{[]string{"unwrap", "--client", "cursor", "--config", filepath.Join(filepath.Dir(config), "none.json"), "s"}, 1, "none.json"},
 	}
 	for _, tt := range tests {
-		code, out, errOut := runCLI(t, nil, tt.args...)
+		code, out, errOut := runCLI(t, "", tt.args...)
 		if code != tt.code || out != "" || !strings.Contains(errOut, tt.want) || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d and one line with %q", tt.args, code, out, errOut, tt.code, tt.want)
 		}

@@ -92,7 +92,7 @@ func TestTypeScriptClientOverWebSocket(t *testing.T) {
 	if strings.Join(methods, " ") != want || c2s != 5 || s2c != 4 || closes != 1 {
 		t.Errorf("tape: client methods %q (want %q), %d server messages (want 4), %d close events", methods, want, s2c, closes)
 	}
-	if code, stdout, stderr := runMcptape(t, "", "inspect", out); code != 0 || !strings.Contains(stdout, "client mcptape-ws-peer 1.0.0") {
+	if code, stdout, stderr := runCLI(t, "", "inspect", out); code != 0 || !strings.Contains(stdout, "client mcptape-ws-peer 1.0.0") {
 		t.Errorf("inspect: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
@@ -138,7 +138,7 @@ func startTSWebSocketServer(t *testing.T, p *peertest.ConformancePeers) string {
 // returns its report, failing on a non-zero exit.
 func loadReport(t *testing.T, url string, args ...string) *loadgen.Report {
 	t.Helper()
-	code, stdout, stderr := runMcptape(t, "", append([]string{"load", "--url", url, "-q", "--json", "-"}, args...)...)
+	code, stdout, stderr := runCLI(t, "", append([]string{"load", "--url", url, "-q", "--json", "-"}, args...)...)
 	if code != 0 {
 		t.Fatalf("load %s: exit %d\n%s\n%s", url, code, stdout, stderr)
 	}
@@ -168,14 +168,14 @@ func TestTypeScriptServerOverWebSocket(t *testing.T) {
 		}
 	}
 	stopWSRecord(t, rec)
-	code, stdout, stderr := runMcptape(t, "", "inspect", out)
+	code, stdout, stderr := runCLI(t, "", "inspect", out)
 	for _, want := range []string{"server mcptape-ws-ts-server 1.0.0", "tools    echo 5\n", "tools    add 5\n"} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("inspect: exit %d, no %q\n%s\n%s", code, want, stdout, stderr)
 		}
 	}
 
-	code, stdout, stderr = runMcptape(t, "", "replay", out, "--all", "--speed", "max", "--format", "json", "--url", upstream)
+	code, stdout, stderr = runCLI(t, "", "replay", out, "--all", "--speed", "max", "--format", "json", "--url", upstream)
 	if code != 0 {
 		t.Fatalf("replay: exit %d\n%s\n%s", code, stdout, stderr)
 	}

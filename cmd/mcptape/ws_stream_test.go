@@ -212,7 +212,7 @@ func TestStreamedOverWebSocket(t *testing.T) {
 	}
 	stopWSRecord(t, rec)
 
-	_, stdout, stderr := runMcptape(t, "", "inspect", "--format", "json", out)
+	_, stdout, stderr := runCLI(t, "", "inspect", "--format", "json", out)
 	var rep streamFigures
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("inspect: %v: %s %s", err, stdout, stderr)
@@ -244,7 +244,7 @@ func TestStreamedOverWebSocket(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			start := time.Now()
 			args := append([]string{"replay", out, "--all", "--speed", "max", "--url", tt.url}, tt.args...)
-			code, stdout, stderr := runMcptape(t, "", args...)
+			code, stdout, stderr := runCLI(t, "", args...)
 			if code != tt.code || !strings.Contains(stdout, tt.want) {
 				t.Errorf("replay: exit %d (want %d), output lacks %q:\n%s%s", code, tt.code, tt.want, stdout, stderr)
 			}
@@ -316,7 +316,7 @@ func wsAccepting(fn func(ctx context.Context, c *websocket.Conn)) http.Handler {
 // thresholds on them hold.
 func TestLoadWebSocketChat(t *testing.T) {
 	url := wsPath(serveWS(t, "--stream-chunks", "4", "--chunk-delay", "5ms"))
-	code, stdout, stderr := runMcptape(t, "", "load", "--url", url, "--ws-subprotocol", "", "-q", "--json", "-",
+	code, stdout, stderr := runCLI(t, "", "load", "--url", url, "--ws-subprotocol", "", "-q", "--json", "-",
 		"--sessions", "2", "--inflight", "3", "--requests", "24", "--call", `tools/call chat {"query":"hi there"}`,
 		"--threshold", "tools/call chat#first_chunk:p99<20s", "--threshold", "tools/call chat#complete:count>=24",
 		"--threshold", "tools/call chat:tokens_per_s>0")

@@ -56,7 +56,7 @@ func TestLoadWebSocket(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"load", "--url", url, "-q", "--json", "-"}, tt.args...)
-			code, stdout, stderr := runCLI(t, nil, args...)
+			code, stdout, stderr := runCLI(t, "", args...)
 			if code != 0 {
 				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 			}
@@ -76,7 +76,7 @@ func TestLoadWebSocket(t *testing.T) {
 func TestReplayStdioTapeOverWebSocket(t *testing.T) {
 	multi := recordServeTape(t, 3)
 	url := serveWS(t)
-	code, stdout, stderr := runMcptape(t, "", "replay", multi, "--all", "--speed", "max", "--format", "json", "--url", url)
+	code, stdout, stderr := runCLI(t, "", "replay", multi, "--all", "--speed", "max", "--format", "json", "--url", url)
 	if code != 0 {
 		t.Fatalf("replay: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -91,7 +91,7 @@ func TestReplayStdioTapeOverWebSocket(t *testing.T) {
 			t.Errorf("session %d: %+v", i, s)
 		}
 	}
-	code, stdout, stderr = runMcptape(t, "", "load", "--tape", multi, "--url", url, "-q", "--json", "-")
+	code, stdout, stderr = runCLI(t, "", "load", "--tape", multi, "--url", url, "-q", "--json", "-")
 	if code != 0 {
 		t.Fatalf("load --tape: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -112,7 +112,7 @@ func TestRecordWebSocket(t *testing.T) {
 	rec, proxy := startWSRecord(t, upstream, out)
 
 	multi := recordServeTape(t, 2)
-	if code, stdout, stderr := runMcptape(t, "", "replay", multi, "--all", "--speed", "max", "--url", proxy); code != 0 {
+	if code, stdout, stderr := runCLI(t, "", "replay", multi, "--all", "--speed", "max", "--url", proxy); code != 0 {
 		t.Fatalf("replay through the recorder: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	stopWSRecord(t, rec)
@@ -120,15 +120,15 @@ func TestRecordWebSocket(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("tape: %v %v", fi, err)
 	}
-	code, stdout, stderr := runMcptape(t, "", "inspect", out)
-	for _, want := range []string{" · ws · ", "2 sessions", "ws-1", "ws-2", "closed by client", "PROBLEMS  (worst first)\n  none"} {
+	code, stdout, stderr := runCLI(t, "", "inspect", out)
+	for _, want := range []string{" · ws · ", "2 sessions", "ws-1", "ws-2", "closed by client", "PROBLEMS  (worst first; +1.234s: time since the tape started)\n  none"} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("inspect: exit %d, output lacks %q\n%s\n%s", code, want, stdout, stderr)
 		}
 	}
 	checkWSAnalysis(t, out, multi)
 	// The WebSocket tape replays over stdio, matching.
-	code, stdout, stderr = runMcptape(t, "", "replay", out, "--all", "--speed", "max", "--", bin, "serve")
+	code, stdout, stderr = runCLI(t, "", "replay", out, "--all", "--speed", "max", "--", bin, "serve")
 	if code != 0 {
 		t.Fatalf("replay of the ws tape over stdio: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -138,21 +138,21 @@ func TestRecordWebSocket(t *testing.T) {
 // WebSocket tape of the conversations of stdio, a stdio tape.
 func checkWSAnalysis(t *testing.T, ws, stdio string) {
 	t.Helper()
-	code, stdout, stderr := runMcptape(t, "", "show", ws, "--session", "ws-2")
+	code, stdout, stderr := runCLI(t, "", "show", ws, "--session", "ws-2")
 	if code != 0 || !strings.Contains(stdout, "tools/call") || strings.Contains(stdout, "ws-1") {
 		t.Errorf("show: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	html := filepath.Join(t.TempDir(), "r.html")
-	if code, stdout, stderr := runMcptape(t, "", "report", ws, "-o", html); code != 0 {
+	if code, stdout, stderr := runCLI(t, "", "report", ws, "-o", html); code != 0 {
 		t.Errorf("report: exit %d\n%s\n%s", code, stdout, stderr)
 	} else if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "ws-2") {
 		t.Errorf("report lacks the sessions: %v", err)
 	}
 	// The same conversations over stdio and WebSocket: diff finds them equal.
-	if code, stdout, stderr := runMcptape(t, "", "diff", stdio, ws); code != 0 {
+	if code, stdout, stderr := runCLI(t, "", "diff", stdio, ws); code != 0 {
 		t.Errorf("diff stdio ws: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	code, stdout, stderr = runMcptape(t, "", "export", ws, "--format", "har")
+	code, stdout, stderr = runCLI(t, "", "export", ws, "--format", "har")
 	if code != 0 {
 		t.Fatalf("export har: exit %d\n%s", code, stderr)
 	}
@@ -242,10 +242,10 @@ func TestWebSocketInsecure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if code, _, stderr := runCLI(t, nil, tt.args...); code == 0 || !strings.Contains(stderr, "certificate") {
+			if code, _, stderr := runCLI(t, "", tt.args...); code == 0 || !strings.Contains(stderr, "certificate") {
 				t.Errorf("without --insecure: exit %d, stderr %q", code, stderr)
 			}
-			code, stdout, stderr := runCLI(t, nil, append(tt.args, "--insecure")...)
+			code, stdout, stderr := runCLI(t, "", append(tt.args, "--insecure")...)
 			if code != 0 || !strings.Contains(stdout, tt.want) {
 				t.Errorf("with --insecure: exit %d, want %q\n%s\n%s", code, tt.want, stdout, stderr)
 			}
@@ -275,10 +275,10 @@ func TestMockWebSocket(t *testing.T) {
 		t.Fatalf("first line %q", sc.Text())
 	}
 	go func() { _, _ = io.Copy(io.Discard, errOut) }()
-	if code, stdout, stderr := runMcptape(t, "", "replay", multi, "--all", "--speed", "max", "--url", url); code != 0 {
+	if code, stdout, stderr := runCLI(t, "", "replay", multi, "--all", "--speed", "max", "--url", url); code != 0 {
 		t.Errorf("replay against the ws mock: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	code, _, stderr := runCLI(t, nil, "mock", multi, "--ws", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	code, _, stderr := runCLI(t, "", "mock", multi, "--ws", "127.0.0.1:0", "--http", "127.0.0.1:0")
 	if code != 2 || !strings.Contains(stderr, "--ws serves WebSocket: give it without --http or --sse") {
 		t.Errorf("--ws with --http: exit %d, %q", code, stderr)
 	}
@@ -287,7 +287,7 @@ func TestMockWebSocket(t *testing.T) {
 // TestRecordWebSocketUsage: HTTP-only flags are refused with a ws:// upstream.
 func TestRecordWebSocketUsage(t *testing.T) {
 	for _, flag := range []string{"--rotate=1h", "--sample=0.5", "--metrics=127.0.0.1:0", "--skip=ping"} {
-		code, _, stderr := runCLI(t, nil, "record", "--upstream", "ws://127.0.0.1:1/mcp", "-o", filepath.Join(t.TempDir(), "t.jsonl.zst"), flag)
+		code, _, stderr := runCLI(t, "", "record", "--upstream", "ws://127.0.0.1:1/mcp", "-o", filepath.Join(t.TempDir(), "t.jsonl.zst"), flag)
 		name, _, _ := strings.Cut(flag, "=")
 		if code != 2 || !strings.Contains(stderr, name+" is not supported with a WebSocket --upstream") {
 			t.Errorf("%s: exit %d, stderr %q", flag, code, stderr)
