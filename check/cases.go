@@ -31,7 +31,7 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 		if refused > 0 {
 			msg += ", " + plural(refused, "request") + " refused with an HTTP error"
 		}
-		signal(s.ID, SignalError, s.Errors+refused, msg, refusedD)
+		signal(s.ID, SignalError, s.Errors+refused, msg, append(errorsIn(rep, s.ID), refusedD...))
 		signal(s.ID, SignalToolError, s.ToolErrors, plural(s.ToolErrors, "tool call")+" returned isError", nil)
 		v, vd := violationsIn(rep, s)
 		signal(s.ID, SignalViolation, s.Violations, plural(s.Violations, "protocol violation")+": "+strings.Join(v, ", "), vd)
@@ -178,14 +178,36 @@ func violationsIn(rep *analysis.Report, s *analysis.SessionReport) (rules, detai
 	return rules, details
 }
 
+// errorsIn describes the JSON-RPC error responses of session the report
+// lists: the request answered, the code and the message.
+func errorsIn(rep *analysis.Report, session string) []string {
+	var d []string
+	for _, e := range rep.ErrorResponses {
+		if e.Session != session {
+			continue
+		}
+		req := "unpaired response id " + e.ID
+		if e.Method != "" {
+			req = describe(&e.RequestRef)
+		}
+		d = append(d, fmt.Sprintf("record %d: %s: error %d %s", e.Response, req, e.Code, e.Message))
+	}
+	return d
+}
+
 func unansweredIn(rep *analysis.Report, session string) []string {
 	var d []string
 	for _, r := range rep.Unanswered.Requests {
 		if r.Session == session {
-			d = append(d, fmt.Sprintf("record %d: %s id %s %s", r.Seq, r.Method, r.ID, r.Name))
+			d = append(d, fmt.Sprintf("record %d: %s", r.Seq, describe(&r)))
 		}
 	}
 	return d
+}
+
+// describe names a request: "METHOD id ID [NAME]".
+func describe(r *analysis.RequestRef) string {
+	return strings.TrimSpace(fmt.Sprintf("%s id %s %s", r.Method, r.ID, r.Name))
 }
 
 // deprecatedIn lists the deprecated features a session used.
