@@ -29,12 +29,13 @@ type Mock struct {
 	x *Index
 	o *options
 
-	mu       sync.Mutex
-	asked    map[string]int // key -> live requests it answered
-	rng      *rand.Rand
-	rep      Report
-	answered int
-	conns    int
+	mu    sync.Mutex
+	asked map[string]int // key -> live requests it answered
+	rng   *rand.Rand
+	rep   Report
+	conns int
+	// claimed counts the answers claimed (claim): sent or being sent.
+	claimed int
 
 	done    chan struct{}
 	doneErr error
@@ -110,7 +111,6 @@ func (m *Mock) choose(r *request) (*entry, string) {
 	}
 	e := list[n]
 	e.asked++
-	m.rep.Matched++
 	return e, ""
 }
 
@@ -144,13 +144,35 @@ func (m *Mock) draw() fault {
 	return out
 }
 
-// answeredOne counts an answer sent, and ends the run when the disconnect
-// fault says so.
-func (m *Mock) answeredOne() {
+// claim takes the right to send one answer: false once the run has
+// ended, or once the disconnect fault's answers are all claimed (answers
+// played at the same moment must not overshoot it).
+func (m *Mock) claim() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.answered++
-	if n := m.o.faults.DisconnectAfter; n > 0 && m.answered >= n {
+	if m.doneErr != nil {
+		return false
+	}
+	if n := m.o.faults.DisconnectAfter; n > 0 && m.claimed >= n {
+		return false
+	}
+	m.claimed++
+	return true
+}
+
+// answered ends a claim: the answer was sent or not. A request matched is
+// counted here, once answered (not when the disconnect, a send error or
+// the client's cancel came first), and the run ends when the disconnect
+// fault says so.
+func (m *Mock) answered(sent bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !sent {
+		m.claimed--
+		return
+	}
+	m.rep.Matched++
+	if n := m.o.faults.DisconnectAfter; n > 0 && m.rep.Matched >= n {
 		m.finish(fmt.Errorf("%w: after %d answers", ErrDisconnected, n))
 	}
 }
@@ -212,7 +234,9 @@ type Report struct {
 	// their client requests.
 	Session  string `json:"session"`
 	Recorded int    `json:"recorded"`
-	// Matched counts the live requests answered from the recording.
+	// Matched counts the live requests answered from the recording (an
+	// injected error included): a request matched but not answered, cut
+	// by the disconnect fault, dropped (Dropped) or cancelled, is not.
 	Matched int `json:"matched"`
 	// Unmatched lists the live requests no recorded request matched.
 	Unmatched []Unmatched `json:"unmatched,omitempty"`
