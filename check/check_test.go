@@ -397,7 +397,7 @@ func TestUnrecordedMessageIsIncomplete(t *testing.T) {
 	}
 	for _, c := range res.Cases {
 		if c.Signal == SignalIncomplete {
-			if want := "1 messages not recorded (over the recorder's limit)"; !c.Failed() || c.Message != want {
+			if want := "1 message not recorded (over the recorder's limit)"; !c.Failed() || c.Message != want {
 				t.Errorf("incomplete: failed %v, message %q, want %q", c.Failed(), c.Message, want)
 			}
 			return

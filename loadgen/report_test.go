@@ -280,3 +280,37 @@ func TestAllFailed(t *testing.T) {
 		t.Error("JudgesErrors: want true only with a threshold on errors")
 	}
 }
+
+// TestTextReportAgrees: every count of the text report agrees with its
+// noun, for 1 and for more.
+func TestTextReportAgrees(t *testing.T) {
+	tests := []struct {
+		n    int64
+		want []string
+	}{
+		{1, []string{"closed, 1 session\n", "1 session set up", "progress  1 call with progress, 1 notification,",
+			"cancel    1 call picked", "get       1 of 1 session opened", "(1 notification, 1 request)",
+			"exits     1 stdio server exited", "unreachable 1 time,", "1 attempt failed"}},
+		{2, []string{"closed, 2 sessions\n", "2 sessions set up", "progress  2 calls with progress, 2 notifications,",
+			"cancel    2 calls picked", "get       2 of 2 sessions opened", "(2 notifications, 2 requests)",
+			"exits     2 stdio servers exited", "unreachable 2 times,", "2 attempts failed"}},
+	}
+	for _, tt := range tests {
+		n := tt.n
+		rep := &Report{Model: "closed", Sessions: int(n), Setups: n,
+			Progress:    &ProgressReport{CallsWithProgress: n, Notifications: n},
+			Cancel:      &CancelReport{Chosen: n},
+			GetStream:   &GetStreamReport{Opened: n, Notifications: n, Requests: n},
+			ServerExits: []ErrorCount{{Class: "exit code 1", Count: n}},
+			Outage:      &OutageReport{Periods: n, Attempts: n}}
+		var b strings.Builder
+		if err := rep.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range tt.want {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("n=%d: text report lacks %q:\n%s", n, want, b.String())
+			}
+		}
+	}
+}

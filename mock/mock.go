@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -173,7 +174,7 @@ func (m *Mock) answered(sent bool) {
 	}
 	m.rep.Matched++
 	if n := m.o.faults.DisconnectAfter; n > 0 && m.rep.Matched >= n {
-		m.finish(fmt.Errorf("%w: after %d answers", ErrDisconnected, n))
+		m.finish(fmt.Errorf("%w: after %s", ErrDisconnected, english.Count(n, "answer")))
 	}
 }
 
@@ -216,7 +217,7 @@ func (x *Index) closest(r *request) string {
 		why = "the " + x.match.String() + " keys differ"
 	}
 	if len(bestDiffs) > 3 {
-		why += fmt.Sprintf("; %d more differences", len(bestDiffs)-3)
+		why += "; " + english.Count(len(bestDiffs)-3, "more difference")
 	}
 	return fmt.Sprintf("closest recorded request is #%d %s: %s", best.seq+1, best.req.describe(), why)
 }
@@ -274,8 +275,8 @@ func (m *Mock) Report() Report {
 // WriteText writes the report for a terminal.
 func (r *Report) WriteText(w interface{ Write([]byte) (int, error) }) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mock of %s: %d requests matched, %d unmatched; %d of %d recorded requests never asked\n",
-		sessionsText(r.Session), r.Matched, len(r.Unmatched), len(r.NeverAsked), r.Recorded)
+	fmt.Fprintf(&b, "mock of %s: %s matched, %d unmatched; %d of %d %s never asked\n",
+		sessionsText(r.Session), english.Count(r.Matched, "request"), len(r.Unmatched), len(r.NeverAsked), r.Recorded, english.Noun(r.Recorded, "recorded request"))
 	for _, u := range r.Unmatched {
 		fmt.Fprintf(&b, "  unmatched: %s: %s\n", u.Request, u.Why)
 	}
@@ -320,7 +321,7 @@ func (m *Mock) nextConn() string {
 // sessionsText names the served sessions for the report.
 func sessionsText(ids string) string {
 	if n := strings.Count(ids, ", ") + 1; n > 1 {
-		return fmt.Sprintf("%d sessions", n)
+		return english.Count(n, "session")
 	}
 	return fmt.Sprintf("session %q", ids)
 }

@@ -334,3 +334,23 @@ func TestMockOptionsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestReportTextAgrees: the report's counts agree with their nouns.
+func TestReportTextAgrees(t *testing.T) {
+	tests := []struct {
+		r    Report
+		want string
+	}{
+		{Report{Session: "1", Matched: 1, Recorded: 1}, `mock of session "1": 1 request matched, 0 unmatched; 0 of 1 recorded request never asked`},
+		{Report{Session: "1, 2", Matched: 2, Recorded: 3}, `mock of 2 sessions: 2 requests matched, 0 unmatched; 0 of 3 recorded requests never asked`},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		if err := tt.r.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := strings.Cut(b.String(), "\n"); got != tt.want {
+			t.Errorf("got  %q\nwant %q", got, tt.want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/internal/privfile"
 	"github.com/mcptape/mcptape/loadgen"
 	"github.com/mcptape/mcptape/replay"
@@ -543,7 +544,7 @@ func emitReport(st *stdio, rep *loadgen.Report, jsonOut string, th []loadgen.Thr
 	case rep.Capacity == nil && !loadgen.JudgesErrors(th) && rep.AllFailed() != "":
 		return withCode(1, errors.New(rep.AllFailed()))
 	case len(broken) > 0:
-		return withCode(3, fmt.Errorf("%d of %d thresholds broken", len(broken), len(th)))
+		return withCode(3, fmt.Errorf("%d of %s broken", len(broken), english.Count(len(th), "threshold")))
 	}
 	return nil
 }

@@ -37,7 +37,7 @@ func TestLoadAllFailed(t *testing.T) {
 		{"every call a tool error", run(fail), 1, "mcptape load: no request succeeded: all 6 failed, most often with tool isError"},
 		{"latency threshold only", run(fail, "--threshold", "tools/call fail:p99<1h"), 1, "no request succeeded"},
 		{"errors accepted", run(fail, "--threshold", "errors<=100%"), 0, ""},
-		{"errors threshold broken", run(fail, "--threshold", "errors<50%"), 3, "1 of 1 thresholds broken"},
+		{"errors threshold broken", run(fail, "--threshold", "errors<50%"), 3, "1 of 1 threshold broken"},
 		{"one call succeeds", run(append(fail, ok...), "--requests", "40"), 0, ""}, // all 40 of one call: 2^-39
 	}
 	if sh, err := exec.LookPath("sh"); err == nil {
