@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/internal/jsondiff"
 )
 
@@ -19,7 +20,7 @@ const diffWidth = 100
 func WriteDiffText(w io.Writer, rep *DiffReport) error {
 	bw := bufio.NewWriter(w)
 	side := func(mark string, s DiffSide) {
-		fmt.Fprintf(bw, "%s %s (%d sessions, %d messages)\n", mark, cmpName(s.File, mark), s.Sessions, s.Messages)
+		fmt.Fprintf(bw, "%s %s (%s, %s)\n", mark, cmpName(s.File, mark), english.Count(s.Sessions, "session"), english.Count(s.Messages, "message"))
 		if s.Warning != "" {
 			fmt.Fprintf(bw, "    warning: %s\n", s.Warning)
 		}
@@ -56,8 +57,8 @@ func WriteDiffText(w io.Writer, rep *DiffReport) error {
 	if rep.Same() {
 		verdict = "tapes are equal"
 	}
-	fmt.Fprintf(bw, "\n%s: %d messages compared, %d differ, %d only in a, %d only in b\n",
-		verdict, rep.Compared, rep.Mismatched, rep.OnlyA, rep.OnlyB)
+	fmt.Fprintf(bw, "\n%s: %s compared, %d differ, %d only in a, %d only in b\n",
+		verdict, english.Count(rep.Compared, "message"), rep.Mismatched, rep.OnlyA, rep.OnlyB)
 	return bw.Flush()
 }
 

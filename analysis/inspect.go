@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -323,7 +324,7 @@ func (in *Inspector) batch(it *Item, s *sessionState) {
 		in.violation(jsonrpc.ViolationEmptyBatch.String(), it, s, "empty")
 	}
 	if s.version != "" && s.version != "2025-03-26" {
-		in.violation(RuleBatchNotAllowed, it, s, "%d members on protocol %s", it.Batch, s.version)
+		in.violation(RuleBatchNotAllowed, it, s, "%s on protocol %s", english.Count(it.Batch, "member"), s.version)
 	}
 }
 

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -25,7 +25,7 @@ func (in *Inspector) Finish(warning error) *Report {
 	var te *tape.TailError
 	switch {
 	case errors.As(warning, &te): // the report names the file already
-		t.Warning = fmt.Sprintf("tape cut after %d records: %v", te.Records, te.Err)
+		t.Warning = fmt.Sprintf("tape cut after %s: %v", english.Count(te.Records, "record"), te.Err)
 	case warning != nil:
 		t.Warning = warning.Error()
 	}
@@ -171,7 +171,7 @@ func (in *Inspector) problems(rep *Report) []Problem {
 		for _, r := range u.Requests[:min(len(u.Requests), problemDetails)] {
 			d = append(d, describeRef(r))
 		}
-		add(SeverityError, "unanswered", u.Count, d, "%s never answered", plural(u.Count, "request"))
+		add(SeverityError, "unanswered", u.Count, d, "%s never answered", english.Count(u.Count, "request"))
 	}
 	var exits []string
 	for _, s := range rep.Sessions {
@@ -180,14 +180,14 @@ func (in *Inspector) problems(rep *Report) []Problem {
 		}
 	}
 	if len(exits) > 0 {
-		add(SeverityError, "server-exit", int64(len(exits)), exits[:min(len(exits), problemDetails)], "server exited abnormally in %s", plural(int64(len(exits)), "session"))
+		add(SeverityError, "server-exit", int64(len(exits)), exits[:min(len(exits), problemDetails)], "server exited abnormally in %s", english.Count(int64(len(exits)), "session"))
 	}
 	if rep.ProxyErrorsN > 0 {
 		var d []string
 		for _, ex := range rep.ProxyErrors[:min(len(rep.ProxyErrors), problemDetails)] {
 			d = append(d, fmt.Sprintf("#%d %s [%s] %s", ex.Seq, offset(ex.OffsetNS), clip(ex.Session, 12), ex.Detail))
 		}
-		add(SeverityError, "proxy-error", rep.ProxyErrorsN, d, "%s recorded by the proxy", plural(rep.ProxyErrorsN, "error"))
+		add(SeverityError, "proxy-error", rep.ProxyErrorsN, d, "%s recorded by the proxy", english.Count(rep.ProxyErrorsN, "error"))
 	}
 	var nErr int64
 	var d []string
@@ -198,7 +198,7 @@ func (in *Inspector) problems(rep *Report) []Problem {
 		}
 	}
 	if nErr > 0 {
-		add(SeverityWarning, "error-response", nErr, d, "%s", plural(nErr, "error response"))
+		add(SeverityWarning, "error-response", nErr, d, "%s", english.Count(nErr, "error response"))
 	}
 	var nTool int64
 	d = nil
@@ -211,14 +211,14 @@ func (in *Inspector) problems(rep *Report) []Problem {
 		}
 	}
 	if nTool > 0 {
-		add(SeverityWarning, "tool-error", nTool, d, "%s returned isError", plural(nTool, "tool call"))
+		add(SeverityWarning, "tool-error", nTool, d, "%s returned isError", english.Count(nTool, "tool call"))
 	}
 	if n := rep.RefusedUpgradesN; n > 0 {
 		d = nil
 		for _, ex := range rep.RefusedUpgrades[:min(len(rep.RefusedUpgrades), problemDetails)] {
 			d = append(d, fmt.Sprintf("#%d %s %s", ex.Seq, offset(ex.OffsetNS), ex.Detail))
 		}
-		add(SeverityWarning, "ws-refused", n, d, "%s refused with an HTTP error status", plural(n, "WebSocket upgrade"))
+		add(SeverityWarning, "ws-refused", n, d, "%s refused with an HTTP error status", english.Count(n, "WebSocket upgrade"))
 	}
 	if r := rep.Refused; r.Count > r.Unauthorized {
 		d = nil
@@ -228,30 +228,30 @@ func (in *Inspector) problems(rep *Report) []Problem {
 			}
 		}
 		n := r.Count - r.Unauthorized
-		add(SeverityWarning, "http-refused", n, d, "%s refused with an HTTP error status", plural(n, "request"))
+		add(SeverityWarning, "http-refused", n, d, "%s refused with an HTTP error status", english.Count(n, "request"))
 	}
 	if n := rep.Refused.Unauthorized; n > 0 { // the start of an OAuth flow
-		add(SeverityInfo, "http-unauthorized", n, nil, "%s answered 401 (authorization required)", plural(n, "request"))
+		add(SeverityInfo, "http-unauthorized", n, nil, "%s answered 401 (authorization required)", english.Count(n, "request"))
 	}
 	if c := rep.Cancellations; c.AnsweredAnyway > 0 {
 		d = nil
 		for _, r := range c.Answered[:min(len(c.Answered), problemDetails)] {
 			d = append(d, describeRef(r))
 		}
-		add(SeverityWarning, "answered-after-cancel", c.AnsweredAnyway, d, "%s answered after being cancelled", plural(c.AnsweredAnyway, "request"))
+		add(SeverityWarning, "answered-after-cancel", c.AnsweredAnyway, d, "%s answered after being cancelled", english.Count(c.AnsweredAnyway, "request"))
 	}
 	if n := rep.Operations.MRTR.Abandoned; n > 0 {
-		add(SeverityWarning, "mrtr-abandoned", n, nil, "%s asked for input and never retried", plural(n, "MRTR operation"))
+		add(SeverityWarning, "mrtr-abandoned", n, nil, "%s asked for input and never retried", english.Count(n, "MRTR operation"))
 	}
 	if st := rep.Streams; st != nil && st.Unfinished > 0 {
 		d = nil
 		for _, r := range st.UnfinishedRequests[:min(len(st.UnfinishedRequests), problemDetails)] {
 			d = append(d, describeRef(r))
 		}
-		add(SeverityError, "stream-unfinished", st.Unfinished, d, "%s cut before the end part", plural(st.Unfinished, "streamed answer"))
+		add(SeverityError, "stream-unfinished", st.Unfinished, d, "%s cut before the end part", english.Count(st.Unfinished, "streamed answer"))
 	}
 	if n := rep.Operations.Tasks.Unfinished; n > 0 {
-		add(SeverityWarning, "task-unfinished", n, nil, "%s never reached a terminal status", plural(n, "task"))
+		add(SeverityWarning, "task-unfinished", n, nil, "%s never reached a terminal status", english.Count(n, "task"))
 	}
 	slices.SortStableFunc(out, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(b.Severity, a.Severity), cmp.Compare(b.Count, a.Count))
@@ -287,17 +287,6 @@ func describeExit(e *ExitInfo) string {
 		return "killed by " + e.Signal
 	}
 	return fmt.Sprintf("exit code %d", e.Code)
-}
-
-// plural writes "1 request", "2 requests", "2 batches".
-func plural(n int64, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	if strings.HasSuffix(what, "ch") || strings.HasSuffix(what, "s") {
-		return fmt.Sprintf("%d %ses", n, what)
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // arrow shows a direction: "→" client to server, "←" server to client.

@@ -371,13 +371,14 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 		req, ok = in.nullIDAnswer(it)
 	}
 	method := ""
+	var answered *request
 	if ok {
-		method = req.method
+		method, answered = req.method, req
 	}
 	s.count(rec.Dir, info.Kind, method)
 	if isErr {
 		s.errors++
-		in.countError(frame, info, method)
+		in.countError(it, answered, method)
 		if in.live != nil {
 			msg, _ := lookupString(frame, "error", "message")
 			in.flag(it, "error-response", fmt.Sprintf("%d %s (%s)", info.ErrorCode, msg, or(method, "unpaired")))
@@ -564,10 +565,23 @@ func (in *Inspector) handshake(frame []byte, f []span, s *sessionState, method s
 	}
 }
 
-// countError counts an error response by code and message.
-func (in *Inspector) countError(frame []byte, info *jsonrpc.Info, method string) {
-	msg, _ := lookupString(frame, "error", "message")
+// countError counts the error response of it by code and message, and
+// lists it among the first ones; req is the request it answers, nil when
+// it pairs with none.
+func (in *Inspector) countError(it *Item, req *request, method string) {
+	info := &it.Info
+	msg, _ := lookupString(it.Frame, "error", "message")
 	k := errKey{code: info.ErrorCode, message: clip(msg, 120)}
+	if len(in.rep.ErrorResponses) < in.o.maxListed {
+		e := ErrorResponse{Response: it.Seq, Code: info.ErrorCode, Message: k.message}
+		if req != nil {
+			e.RequestRef = in.ref(req)
+		} else {
+			e.RequestRef = RequestRef{Session: it.Rec.Session, Dir: string(Opposite(it.Rec.Dir)), ID: clip(info.ID.String(), 60),
+				Seq: it.Seq, OffsetNS: it.Rec.Time - in.origin}
+		}
+		in.rep.ErrorResponses = append(in.rep.ErrorResponses, e)
+	}
 	e := in.errs[k]
 	if e == nil {
 		if len(in.errs) >= in.o.maxDistinct {

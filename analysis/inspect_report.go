@@ -12,10 +12,13 @@ type Report struct {
 	Sessions []SessionReport `json:"sessions"`
 	// SessionsFolded counts sessions beyond the listing limit: their
 	// messages are counted everywhere but they have no entry of their own.
-	SessionsFolded int             `json:"sessions_folded,omitempty"`
-	Latency        []LatencyStats  `json:"latency"`
-	Tools          []ToolStats     `json:"tools"`
-	Errors         []ErrorCount    `json:"errors"`
+	SessionsFolded int            `json:"sessions_folded,omitempty"`
+	Latency        []LatencyStats `json:"latency"`
+	Tools          []ToolStats    `json:"tools"`
+	Errors         []ErrorCount   `json:"errors"`
+	// ErrorResponses lists the first JSON-RPC error responses, by record:
+	// which request each answered, its code and message.
+	ErrorResponses []ErrorResponse `json:"error_responses,omitempty"`
 	Unanswered     UnansweredStats `json:"unanswered"`
 	// Refused counts HTTP requests the server refused with an HTTP error
 	// status (4xx, 5xx) and no JSON-RPC answer: answered, by the status.
@@ -203,6 +206,16 @@ type ErrorCount struct {
 	Count   int64  `json:"count"`
 	// Method is the method of the first request answered with this error.
 	Method string `json:"method,omitempty"`
+}
+
+// ErrorResponse is one JSON-RPC error response: the request it answered
+// (Method and Name empty, Seq the response's record, when it pairs with
+// none), the response's record, its code and message.
+type ErrorResponse struct {
+	RequestRef
+	Response int64  `json:"response_record"`
+	Code     int64  `json:"code"`
+	Message  string `json:"message"`
 }
 
 // RequestRef points at a request.

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -223,8 +224,8 @@ func writeStreams(p func(string, ...any), st *StreamStats) {
 	}
 	p("")
 	p("STREAMS  (non-standard: several results per id, %s)", st.Dialect)
-	p("  %s of %s, %s; %d unfinished, %d parts after the end", plural(st.Operations, "answer"), plural(st.Chunks, "part"),
-		plural(st.Bytes, "byte"), st.Unfinished, st.AfterEnd)
+	p("  %s of %s, %s; %d unfinished, %s after the end", english.Count(st.Operations, "answer"), english.Count(st.Chunks, "part"),
+		english.Count(st.Bytes, "byte"), st.Unfinished, english.Count(st.AfterEnd, "part"))
 	p("  tokens %d prompt + %d completion = %d", st.Usage.PromptTokens, st.Usage.CompletionTokens, st.Usage.TotalTokens)
 	p("                                    count    mean     p50     p90     p99     max   parts  tokens")
 	for i, m := range st.ByMethod {
@@ -266,9 +267,9 @@ func streamsSection(st *StreamStats) *htmlStreams {
 
 // describeStream is a one-line summary of the streams.
 func describeStream(st *StreamStats) string {
-	return fmt.Sprintf("%s, %s, first part %s (p50), end %s (p50), %d tokens, %d unfinished",
-		plural(st.Operations, "streamed answer"), plural(st.Chunks, "part"), fmtDur(st.FirstChunk.P50NS),
-		fmtDur(st.Complete.P50NS), st.Usage.TotalTokens, st.Unfinished)
+	return fmt.Sprintf("%s, %s, first part %s (p50), end %s (p50), %s, %d unfinished",
+		english.Count(st.Operations, "streamed answer"), english.Count(st.Chunks, "part"), fmtDur(st.FirstChunk.P50NS),
+		fmtDur(st.Complete.P50NS), english.Count(st.Usage.TotalTokens, "token"), st.Unfinished)
 }
 
 // harParts counts the stream parts an HTTP exchange's response carried.

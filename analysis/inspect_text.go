@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/english"
 )
 
 // Text layout bounds: how many entries of a list the text form shows.
@@ -48,8 +50,8 @@ func WriteText(w io.Writer, rep *Report) error {
 	if t.OriginNS != 0 && t.FirstNS-t.OriginNS >= int64(time.Millisecond) { // the first record came later than the header
 		spans += " from " + offset(t.FirstNS-t.OriginNS)
 	}
-	p("  %s · spans %s · %s · %s in %s", start, spans, plural(int64(len(rep.Sessions)+rep.SessionsFolded), "session"),
-		plural(t.Messages, "message"), plural(t.Records, "record"))
+	p("  %s · spans %s · %s · %s in %s", start, spans, english.Count(int64(len(rep.Sessions)+rep.SessionsFolded), "session"),
+		english.Count(t.Messages, "message"), english.Count(t.Records, "record"))
 	if t.Late > 0 || t.Reordered > 0 {
 		p("  %s", writerOrder(t))
 	}
@@ -163,10 +165,10 @@ func writeSession(p func(string, ...any), s *SessionReport, origin int64) {
 	kinds := []string{}
 	for _, k := range []string{"request", "notification", "response", "error", "batch", "invalid"} {
 		if n := s.ByKind[k]; n > 0 {
-			kinds = append(kinds, plural(n, k))
+			kinds = append(kinds, english.Count(n, k))
 		}
 	}
-	p("     %s: %d →, %d ←; %s", plural(s.Messages, "message"), s.ByDir["c2s"], s.ByDir["s2c"], strings.Join(kinds, ", "))
+	p("     %s: %d →, %d ←; %s", english.Count(s.Messages, "message"), s.ByDir["c2s"], s.ByDir["s2c"], strings.Join(kinds, ", "))
 	if len(s.ByMethod) > 0 {
 		var parts []string
 		for i, m := range s.ByMethod {
@@ -198,7 +200,7 @@ func writeSession(p func(string, ...any), s *SessionReport, origin int64) {
 		if len(st.Last) > 0 {
 			last = ", last: " + strconv.Quote(clip(st.Last[len(st.Last)-1], 60))
 		}
-		p("     stderr   %s%s", plural(st.Lines, "line"), last)
+		p("     stderr   %s%s", english.Count(st.Lines, "line"), last)
 	}
 	if s.Exit != nil || s.ClosedBy != "" {
 		end := []string{}
@@ -239,8 +241,8 @@ func writeActivity(p func(string, ...any), rep *Report) {
 	}
 	p("")
 	if pr.Requested > 0 || pr.Notifications > 0 {
-		line := fmt.Sprintf("PROGRESS       %d of %d requests got %s (at most %d)",
-			pr.Streams, pr.Requested, plural(pr.Notifications, "notification"), pr.MaxPerRequest)
+		line := fmt.Sprintf("PROGRESS       %d of %d %s got %s (at most %d)",
+			pr.Streams, pr.Requested, english.Noun(pr.Requested, "request"), english.Count(pr.Notifications, "notification"), pr.MaxPerRequest)
 		if pr.FirstProgress.Count > 0 {
 			line += fmt.Sprintf(", the first after %s (p50)", fmtDur(pr.FirstProgress.P50NS))
 		}
@@ -252,17 +254,17 @@ func writeActivity(p func(string, ...any), rep *Report) {
 	if c.Count > 0 {
 		line := fmt.Sprintf("CANCELLATIONS  %d: %d answered anyway, %d not answered, %d of no request in flight", c.Count, c.AnsweredAnyway, c.NotAnswered, c.UnknownTarget)
 		if c.StreamClosed > 0 {
-			line += fmt.Sprintf(", %d stream closes", c.StreamClosed)
+			line += ", " + english.Count(c.StreamClosed, "stream close")
 		}
 		p("%s", line)
 	}
 	if m := op.MRTR; m.Operations+m.Abandoned > 0 {
 		p("MRTR           %s in %s (at most %d), %s per operation (p50), %d abandoned",
-			plural(m.Operations, "operation"), plural(m.Rounds, "round"), m.MaxRounds, fmtDur(m.Latency.P50NS), m.Abandoned)
+			english.Count(m.Operations, "operation"), english.Count(m.Rounds, "round"), m.MaxRounds, fmtDur(m.Latency.P50NS), m.Abandoned)
 	}
 	if t := op.Tasks; t.Tasks > 0 {
 		p("TASKS          %s, %s, %d completed in %s (p50), %d unfinished",
-			plural(t.Tasks, "task"), plural(t.Polls, "poll"), t.Completed, fmtDur(t.Latency.P50NS), t.Unfinished)
+			english.Count(t.Tasks, "task"), english.Count(t.Polls, "poll"), t.Completed, fmtDur(t.Latency.P50NS), t.Unfinished)
 	}
 }
 
@@ -336,10 +338,10 @@ func offset(ns int64) string {
 func writerOrder(t TapeInfo) string {
 	var parts []string
 	if t.Late > 0 {
-		parts = append(parts, fmt.Sprintf("%s written late, their time moved forward by up to %s", plural(t.Late, "record"), fmtDur(t.LateMaxNS)))
+		parts = append(parts, fmt.Sprintf("%s written late, their time moved forward by up to %s", english.Count(t.Late, "record"), fmtDur(t.LateMaxNS)))
 	}
 	if t.Reordered > 0 {
-		parts = append(parts, fmt.Sprintf("%s moved into time order", plural(t.Reordered, "record")))
+		parts = append(parts, fmt.Sprintf("%s moved into time order", english.Count(t.Reordered, "record")))
 	}
 	return "writer: " + strings.Join(parts, " · ")
 }

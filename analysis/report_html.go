@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/english"
 )
 
 // The page is one html/template (report.html.tmpl): every value from the
@@ -121,7 +123,8 @@ func writeHTML(w io.Writer, o *htmlOptions, rep *Report, c *chartData) error {
 	start := time.Unix(0, t.FirstNS).UTC().Format("2006-01-02 15:04:05.000 UTC")
 	page.Summary = []string{
 		fmt.Sprintf("%s tape%s, recorded %s for %s.", t.Transport, targetText(t.Target), start, fmtDur(t.DurationNS)),
-		fmt.Sprintf("%d records: %d messages, %d events; %d sessions.", t.Records, t.Messages, t.Events, len(rep.Sessions)+rep.SessionsFolded),
+		fmt.Sprintf("%s: %s, %s; %s.", english.Count(t.Records, "record"), english.Count(t.Messages, "message"), english.Count(t.Events, "event"),
+			english.Count(len(rep.Sessions)+rep.SessionsFolded, "session")),
 	}
 	n, more := limitRows(len(rep.Problems))
 	page.ProblemsMore = more
@@ -223,7 +226,7 @@ func latencySection(page *htmlPage, o *htmlOptions, rep *Report, c *chartData) {
 
 // latencyCard is one latency chart with its heading.
 func latencyCard(label string, lat Latency, errs int64, hist *latHist, lo, hi int) htmlCard {
-	return htmlCard{Label: label, Count: reportInt(lat.Count), Errors: reportInt(errs), P50: fmtDur(lat.P50NS),
+	return htmlCard{Label: label, Count: english.Count(lat.Count, "request"), Errors: english.Count(errs, "error"), P50: fmtDur(lat.P50NS),
 		P99: fmtDur(lat.P99NS), Max: fmtDur(lat.MaxNS),
 		Chart: template.HTML(histogramSVG(hist, lat, lo, hi, label))} // #nosec: the SVG renderer escapes its text
 }

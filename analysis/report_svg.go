@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/chart"
+	"github.com/mcptape/mcptape/internal/english"
 )
 
 // svgDoc is a tiny SVG writer: rectangles, lines and text, every string
@@ -195,7 +196,7 @@ func histogramSVG(h *latHist, lat Latency, lo, hi int, label string) string {
 		if c := h.counts[b]; c > 0 {
 			bh := math.Max(float64(c)/float64(peak)*(plotH-6), 1.5)
 			s.rect(x+1, plotH-bh, bw-2, bh, "#2563eb",
-				fmt.Sprintf("%d requests from %s to %s", c, fmtDur(int64(bucketEdge(b))), fmtDur(int64(bucketEdge(b+1)))))
+				fmt.Sprintf("%s from %s to %s", english.Count(c, "request"), fmtDur(int64(bucketEdge(b))), fmtDur(int64(bucketEdge(b+1)))))
 		}
 	}
 	// Percentile markers, placed on the same log scale.

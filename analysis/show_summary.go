@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/jsonrpc"
 )
 
@@ -31,7 +32,7 @@ func Summary(frame []byte, info jsonrpc.Info, method string) string {
 	case jsonrpc.KindRequest, jsonrpc.KindNotification:
 		s = paramsSummary(lookup(frame, "params"), method)
 	case jsonrpc.KindBatch:
-		s = plural(int64(info.BatchLen), "message")
+		s = english.Count(int64(info.BatchLen), "message")
 	default:
 		s = "invalid: " + strings.Join(info.Violations.Names(), ", ")
 	}
@@ -131,9 +132,9 @@ func resultSummary(raw []byte, method string) string {
 		for _, c := range v.Contents {
 			uris = append(uris, c.URI)
 		}
-		return plural(int64(len(v.Contents)), "content") + ": " + strings.Join(uris, ", ")
+		return english.Count(int64(len(v.Contents)), "content") + ": " + strings.Join(uris, ", ")
 	case mPromptsGet:
-		return plural(int64(len(v.Messages)), "message")
+		return english.Count(int64(len(v.Messages)), "message")
 	case "completion/complete":
 		if v.Completion != nil {
 			return "values: " + strings.Join(v.Completion.Values, ", ")
@@ -143,7 +144,7 @@ func resultSummary(raw []byte, method string) string {
 		for _, r := range v.Roots {
 			uris = append(uris, r.URI)
 		}
-		return plural(int64(len(v.Roots)), "root") + ": " + strings.Join(uris, ", ")
+		return english.Count(int64(len(v.Roots)), "root") + ": " + strings.Join(uris, ", ")
 	case "elicitation/create":
 		return "action " + v.Action
 	case mTasksGet, mTasksCancel:
@@ -193,7 +194,7 @@ func listSummary(items []named, what string) string {
 	for _, it := range items {
 		names = append(names, or(it.Name, it.URI))
 	}
-	return plural(int64(len(items)), what) + ": " + strings.Join(names, ", ")
+	return english.Count(int64(len(items)), what) + ": " + strings.Join(names, ", ")
 }
 
 // paramsSummary summarises the parameters of requests and notifications

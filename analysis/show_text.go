@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -91,7 +92,7 @@ func textLine(m *line) string {
 	}
 	method := m.method
 	if it.Info.Kind == jsonrpc.KindBatch {
-		method = "[" + plural(int64(it.Batch), "member") + "]"
+		method = "[" + english.Count(int64(it.Batch), "member") + "]"
 	} else if it.Member >= 0 {
 		method = "↳ " + method
 	}
@@ -173,7 +174,7 @@ func eventSummary(rec *tape.Record) string {
 		// events: say so, it was not recorded as such.
 		var d tape.StatsData
 		if json.Unmarshal(rec.Data, &d) == nil && d.Tapes > 0 {
-			return clip(fmt.Sprintf("sum of the stats of %s (joined read, not recorded): %s", plural(d.Tapes, "tape"), compact(rec.Data)), summaryWidth)
+			return clip(fmt.Sprintf("sum of the stats of %s (joined read, not recorded): %s", english.Count(d.Tapes, "tape"), compact(rec.Data)), summaryWidth)
 		}
 	}
 	return compact(rec.Data)

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/mcptape/mcptape/internal/english"
 )
 
 // Surface changes.
@@ -254,7 +256,7 @@ func WriteSurfaceDiffText(w io.Writer, changes []SurfaceChange, notCompared []st
 	case len(changes) == 0:
 		b.WriteString("surfaces are equal")
 	default:
-		fmt.Fprintf(&b, "%d changes, %d breaking", len(changes), breaking)
+		fmt.Fprintf(&b, "%s, %d breaking", english.Count(len(changes), "change"), breaking)
 	}
 	if len(notCompared) > 0 {
 		b.WriteString("; " + NotComparedText(notCompared))

@@ -69,6 +69,7 @@ type exchange struct {
 	sideCancels  []sideCancel  // cancels of the body recorded in other sessions (http_side.go)
 	sideMembers  int           // the members of the body sideCancels index
 	held         []tape.Record // records of a legacy stream written before its session was known
+	observed     []observedReq // the requests of the body, for the observer (http_observe.go)
 	batch        int
 
 	respAt     time.Time
@@ -242,7 +243,7 @@ func (x *exchange) recordFrame(dir tape.Direction, frame []byte, eventID string,
 		} else {
 			x.record(rec)
 		}
-		x.p.observeMessage(dir, m)
+		x.observeMessage(dir, m)
 	}
 	if dir == tape.ClientToServer {
 		x.p.st.c2s.Add(int64(len(members)))

@@ -37,7 +37,11 @@ type HTTPObserver interface {
 	// Exchange is called once per exchange, when it is over.
 	Exchange(e *ExchangeStats)
 	// Message is called for each message that crossed the proxy, recorded
-	// or not; method is "" for responses, errors and invalid frames.
+	// or not. method is a request's or notification's own; for a server's
+	// response or error, the method of the request it answers when that
+	// request came in the body of the same exchange (a POST and its JSON
+	// or event-stream answer), else ""; "" for a client's response and an
+	// invalid frame.
 	Message(dir tape.Direction, kind jsonrpc.Kind, method string)
 }
 
@@ -71,13 +75,39 @@ func (x *exchange) observeExchange(end time.Time, status int, reqSize int64) {
 	obs.Exchange(&e)
 }
 
-// observeMessage reports one message.
-func (p *HTTPProxy) observeMessage(dir tape.Direction, frame []byte) {
-	if p.o.obs == nil {
+// observedReq is a client request of an exchange's body, noted for the
+// observer: a response on the exchange with its id is reported under its
+// method.
+type observedReq struct{ id, method string }
+
+// observeMessage reports one message of x. A client request is noted
+// (x.mu is held: the request body is recorded under it); a server
+// response or error is reported under the method of the request of x's
+// body that it answers (x.mu not held: response messages are recorded
+// outside it), "" when x's body holds no request with its id (an answer
+// on a GET stream, a client's answer to a server request).
+func (x *exchange) observeMessage(dir tape.Direction, frame []byte) {
+	obs := x.p.o.obs
+	if obs == nil {
 		return
 	}
 	info := jsonrpc.Classify(frame)
-	p.o.obs.Message(dir, info.Kind, info.Method)
+	method := info.Method
+	switch {
+	case dir == tape.ClientToServer && info.Kind == jsonrpc.KindRequest:
+		x.observed = append(x.observed, observedReq{info.ID.Key(), info.Method})
+	case dir == tape.ServerToClient && (info.Kind == jsonrpc.KindResponse || info.Kind == jsonrpc.KindError):
+		key := info.ID.Key()
+		x.mu.Lock()
+		for _, r := range x.observed {
+			if r.id == key {
+				method = r.method
+				break
+			}
+		}
+		x.mu.Unlock()
+	}
+	obs.Message(dir, info.Kind, method)
 }
 
 // markDispatched notes when the request goes to the upstream (only when

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/loadgen"
 )
 
@@ -27,16 +28,16 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 	for i := range rep.Sessions {
 		s := &rep.Sessions[i]
 		refused, refusedD := refusedIn(rep, s.ID)
-		msg := plural(s.Errors, "error response")
+		msg := english.Count(s.Errors, "error response")
 		if refused > 0 {
-			msg += ", " + plural(refused, "request") + " refused with an HTTP error"
+			msg += ", " + english.Count(refused, "request") + " refused with an HTTP error"
 		}
-		signal(s.ID, SignalError, s.Errors+refused, msg, refusedD)
-		signal(s.ID, SignalToolError, s.ToolErrors, plural(s.ToolErrors, "tool call")+" returned isError", nil)
+		signal(s.ID, SignalError, s.Errors+refused, msg, append(errorsIn(rep, s.ID), refusedD...))
+		signal(s.ID, SignalToolError, s.ToolErrors, english.Count(s.ToolErrors, "tool call")+" returned isError", nil)
 		v, vd := violationsIn(rep, s)
-		signal(s.ID, SignalViolation, s.Violations, plural(s.Violations, "protocol violation")+": "+strings.Join(v, ", "), vd)
-		signal(s.ID, SignalUnanswered, s.Unanswered, plural(s.Unanswered, "request")+" never answered", unansweredIn(rep, s.ID))
-		signal(s.ID, SignalCancelled, s.Cancelled, plural(s.Cancelled, "request")+" cancelled", nil)
+		signal(s.ID, SignalViolation, s.Violations, english.Count(s.Violations, "protocol violation")+": "+strings.Join(v, ", "), vd)
+		signal(s.ID, SignalUnanswered, s.Unanswered, english.Count(s.Unanswered, "request")+" never answered", unansweredIn(rep, s.ID))
+		signal(s.ID, SignalCancelled, s.Cancelled, english.Count(s.Cancelled, "request")+" cancelled", nil)
 		var slow int64
 		if s.MaxLatencyNS > int64(o.slow) {
 			slow = 1
@@ -48,7 +49,7 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 			c := Case{Tape: path, Session: s.ID, Name: "forbid-tool " + name, Signal: "assertion", Selected: true}
 			for _, t := range s.ToolsCalled {
 				if t.Name == name {
-					c.Fired, c.Count, c.Message = true, t.Count, name+" called "+plural(t.Count, "time")
+					c.Fired, c.Count, c.Message = true, t.Count, name+" called "+english.Count(t.Count, "time")
 				}
 			}
 			out = append(out, c)
@@ -68,17 +69,17 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 		for _, ex := range rep.RefusedUpgrades {
 			d = append(d, fmt.Sprintf("record %d: WebSocket upgrade %s", ex.Seq, ex.Detail))
 		}
-		signal("", SignalError, n, plural(n, "WebSocket upgrade")+" refused with an HTTP error", d)
+		signal("", SignalError, n, english.Count(n, "WebSocket upgrade")+" refused with an HTTP error", d)
 	}
 	var incomplete []string
 	if rep.Tape.Warning != "" {
 		incomplete = append(incomplete, rep.Tape.Warning)
 	}
 	if rep.CutMessages > 0 {
-		incomplete = append(incomplete, fmt.Sprintf("%d messages recorded cut", rep.CutMessages))
+		incomplete = append(incomplete, english.Count(rep.CutMessages, "message")+" recorded cut")
 	}
 	if rep.UnrecordedMessages > 0 {
-		incomplete = append(incomplete, fmt.Sprintf("%d messages not recorded (over the recorder's limit)", rep.UnrecordedMessages))
+		incomplete = append(incomplete, english.Count(rep.UnrecordedMessages, "message")+" not recorded (over the recorder's limit)")
 	}
 	signal("", SignalIncomplete, int64(len(incomplete)), strings.Join(incomplete, "; "), nil)
 	var driftErr error
@@ -140,9 +141,9 @@ func (o *options) driftCase(ctx context.Context, path string) (Case, error) {
 	case len(changes) == 0:
 		c.Message = "the surface matches the baseline"
 	case breaking == 0:
-		c.Message = fmt.Sprintf("%d changes from the baseline, none breaking", len(changes))
+		c.Message = english.Count(len(changes), "change") + " from the baseline, none breaking"
 	default:
-		c.Message = fmt.Sprintf("%d breaking changes from the baseline (%d changes)", breaking, len(changes))
+		c.Message = fmt.Sprintf("%s from the baseline (%s)", english.Count(breaking, "breaking change"), english.Count(len(changes), "change"))
 	}
 	return c, nil
 }
@@ -178,14 +179,36 @@ func violationsIn(rep *analysis.Report, s *analysis.SessionReport) (rules, detai
 	return rules, details
 }
 
+// errorsIn describes the JSON-RPC error responses of session the report
+// lists: the request answered, the code and the message.
+func errorsIn(rep *analysis.Report, session string) []string {
+	var d []string
+	for _, e := range rep.ErrorResponses {
+		if e.Session != session {
+			continue
+		}
+		req := "unpaired response id " + e.ID
+		if e.Method != "" {
+			req = describe(&e.RequestRef)
+		}
+		d = append(d, fmt.Sprintf("record %d: %s: error %d %s", e.Response, req, e.Code, e.Message))
+	}
+	return d
+}
+
 func unansweredIn(rep *analysis.Report, session string) []string {
 	var d []string
 	for _, r := range rep.Unanswered.Requests {
 		if r.Session == session {
-			d = append(d, fmt.Sprintf("record %d: %s id %s %s", r.Seq, r.Method, r.ID, r.Name))
+			d = append(d, fmt.Sprintf("record %d: %s", r.Seq, describe(&r)))
 		}
 	}
 	return d
+}
+
+// describe names a request: "METHOD id ID [NAME]".
+func describe(r *analysis.RequestRef) string {
+	return strings.TrimSpace(fmt.Sprintf("%s id %s %s", r.Method, r.ID, r.Name))
 }
 
 // deprecatedIn lists the deprecated features a session used.
@@ -195,7 +218,7 @@ func deprecatedIn(s *analysis.SessionReport) []string {
 		out = append(out, "protocol "+v)
 	}
 	if n := s.ByKind["batch"]; n > 0 {
-		out = append(out, fmt.Sprintf("%d JSON-RPC batches (removed in 2025-06-18)", n))
+		out = append(out, english.Count(n, "JSON-RPC batch")+" (removed in 2025-06-18)")
 	}
 	return out
 }
@@ -232,12 +255,4 @@ func loadView(rep *analysis.Report) *loadgen.Report {
 	// divides RequestErrors, not ErrorTotal, by the requests.
 	v.RequestErrors = v.ErrorTotal
 	return v
-}
-
-// plural writes "1 thing" or "n things".
-func plural(n int64, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

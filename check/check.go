@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/loadgen"
 )
 
@@ -254,7 +255,7 @@ func Run(ctx context.Context, paths []string, opts ...Option) (*Result, error) {
 	for _, name := range o.expect {
 		c := Case{Name: "expect-tool " + name, Signal: "assertion", Selected: true, Fired: !called[name]}
 		if c.Fired {
-			c.Message = fmt.Sprintf("no session of the %s called %s", plural(int64(len(paths)), "tape"), name)
+			c.Message = fmt.Sprintf("no session of the %s called %s", english.Count(int64(len(paths)), "tape"), name)
 		}
 		res.Cases = append(res.Cases, c)
 	}

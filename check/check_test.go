@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -396,7 +397,7 @@ func TestUnrecordedMessageIsIncomplete(t *testing.T) {
 	}
 	for _, c := range res.Cases {
 		if c.Signal == SignalIncomplete {
-			if want := "1 messages not recorded (over the recorder's limit)"; !c.Failed() || c.Message != want {
+			if want := "1 message not recorded (over the recorder's limit)"; !c.Failed() || c.Message != want {
 				t.Errorf("incomplete: failed %v, message %q, want %q", c.Failed(), c.Message, want)
 			}
 			return
@@ -441,5 +442,67 @@ func TestRefusedUpgradeIsAnError(t *testing.T) {
 			!slices.Equal(c.Details, []string{"record 1: WebSocket upgrade GET /mcp: HTTP 403"})) {
 			t.Errorf("case %+v", c)
 		}
+	}
+}
+
+// TestErrorDetails: the error case of a session lists its JSON-RPC error
+// responses (the request, its method and tool, the code and message), the
+// first maxDetails of them, in the text, JSON and JUnit outputs.
+func TestErrorDetails(t *testing.T) {
+	at := time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC).UnixNano()
+	var recs []*tape.Record
+	msg := func(sess string, dir tape.Direction, frame string) {
+		recs = append(recs, &tape.Record{Type: tape.TypeMessage, Time: at + int64(len(recs)), Session: sess, Dir: dir, Frame: []byte(frame)})
+	}
+	msg("a", tape.ClientToServer, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{}}}`)
+	msg("a", tape.ServerToClient, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad arguments"}}`)
+	msg("a", tape.ServerToClient, `{"jsonrpc":"2.0","id":"x","error":{"code":-32603,"message":"oops"}}`)
+	for i := range maxDetails + 2 {
+		msg("b", tape.ClientToServer, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i))
+		msg("b", tape.ServerToClient, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":"no ping"}}`, i))
+	}
+	res, err := Run(context.Background(), []string{writeRecords(t, "stdio", recs...)}, WithFailOn(SignalError))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		session, message string
+		details          []string
+	}{
+		{"a", "2 error responses", []string{
+			"record 2: tools/call id 1 search: error -32602 bad arguments",
+			"record 3: unpaired response id \"x\": error -32603 oops"}},
+		{"b", "7 error responses", []string{
+			"record 5: ping id 0: error -32601 no ping", "record 7: ping id 1: error -32601 no ping",
+			"record 9: ping id 2: error -32601 no ping", "record 11: ping id 3: error -32601 no ping",
+			"record 13: ping id 4: error -32601 no ping"}},
+	}
+	var text, js, junit bytes.Buffer
+	for _, write := range []struct {
+		w *bytes.Buffer
+		f func(io.Writer, *Result) error
+	}{{&text, WriteText}, {&js, WriteJSON}, {&junit, WriteJUnit}} {
+		if err := write.f(write.w, res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range tests {
+		t.Run(tt.session, func(t *testing.T) {
+			for _, c := range res.Cases {
+				if c.Signal != SignalError || c.Session != tt.session {
+					continue
+				}
+				if !c.Failed() || c.Message != tt.message || !slices.Equal(c.Details, tt.details) {
+					t.Errorf("case: failed %v, message %q, details %q; want %q, %q", c.Failed(), c.Message, c.Details, tt.message, tt.details)
+				}
+			}
+			for _, d := range tt.details {
+				q, _ := json.Marshal(d)
+				x := strings.ReplaceAll(d, `"`, "&#34;")
+				if !strings.Contains(text.String(), d) || !strings.Contains(js.String(), string(q)) || !strings.Contains(junit.String(), x) {
+					t.Errorf("%q missing from an output:\n%s\n%s\n%s", d, text.String(), js.String(), junit.String())
+				}
+			}
+		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/mcptape/mcptape/internal/english"
 )
 
 // WriteText writes the failures, the notes (signals that fired but are
@@ -38,10 +40,10 @@ func WriteText(w io.Writer, r *Result) error {
 	case r.Failed():
 		verdict = "FAILED"
 	}
-	fmt.Fprintf(&b, "check %s: %s, %s, %s, %d failed, %s", verdict, plural(int64(len(r.Tapes)), "tape"),
-		plural(int64(r.Sessions), "session"), plural(int64(len(r.Cases)), "check"), r.Failures, plural(int64(notes), "note"))
+	fmt.Fprintf(&b, "check %s: %s, %s, %s, %d failed, %s", verdict, english.Count(int64(len(r.Tapes)), "tape"),
+		english.Count(int64(r.Sessions), "session"), english.Count(int64(len(r.Cases)), "check"), r.Failures, english.Count(int64(notes), "note"))
 	if len(r.Errors) > 0 {
-		fmt.Fprintf(&b, ", %s unreadable", plural(int64(len(r.Errors)), "tape"))
+		fmt.Fprintf(&b, ", %s unreadable", english.Count(int64(len(r.Errors)), "tape"))
 	}
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/transport"
 )
 
@@ -258,7 +259,7 @@ func (b *BatchReport) Verdict() string {
 	case full+some == 0:
 		return "no batch answered at all"
 	}
-	return fmt.Sprintf("%d of %d batches answered in full", full, total)
+	return fmt.Sprintf("%d of %d %s answered in full", full, total, english.Noun(total, "batch"))
 }
 
 // batchOutcome counts one batch answered in the given way.

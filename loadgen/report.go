@@ -57,8 +57,8 @@ type Report struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Failure says why the run failed, "" when it did not: no session
 	// could be set up, a stdio server exited during the run under
-	// OnExitStop, or the server was unreachable at the end (for
-	// DownAtEndFailure at least).
+	// OnExitStop, the server was unreachable at the end (for
+	// DownAtEndFailure at least), or (Judge) not one request succeeded.
 	Failure string `json:"failure,omitempty"`
 	// ServerExits counts the stdio servers that exited during the run, by
 	// exit status (Class: "status 1", "signal SIGKILL").
@@ -298,7 +298,7 @@ func Merge(reports ...*Report) (*Report, error) {
 		out.RequestErrors += r.RequestErrors
 		out.Interrupted = out.Interrupted || r.Interrupted
 		out.GeneratorLate = max(out.GeneratorLate, r.GeneratorLate)
-		if out.Failure == "" && r.Failure != "" {
+		if out.Failure == "" && r.Failure != "" && r.Failure != r.AllFailed() { // the merge judges its own totals
 			out.Failure = fmt.Sprintf("generator %d: %s", i+1, r.Failure)
 		}
 		for _, e := range r.Errors {

@@ -280,3 +280,90 @@ func TestAllFailed(t *testing.T) {
 		t.Error("JudgesErrors: want true only with a threshold on errors")
 	}
 }
+
+// TestJudge: a run in which not one request succeeded gets AllFailed's
+// reason as its Failure, which the text and JSON reports then say, unless
+// it failed already, was interrupted, is a capacity search or a threshold
+// on errors judges it; a merge of such runs judges its own totals.
+func TestJudge(t *testing.T) {
+	errs := []ErrorCount{{Class: ClassTransport, Detail: "server exited (status 1)", Count: 3}}
+	allFailed := "no request succeeded: all 3 failed, most often with transport: server exited (status 1)"
+	failed := func() Report { return Report{Requests: 3, RequestErrors: 3, ErrorTotal: 3, Errors: errs} }
+	tests := []struct {
+		name string
+		rep  func() Report
+		th   []Threshold
+		want string
+	}{
+		{"all failed", failed, nil, allFailed},
+		{"latency threshold only", failed, []Threshold{{Stat: "p99"}}, allFailed},
+		{"errors threshold", failed, []Threshold{{Stat: "errors"}}, ""},
+		{"failed already", func() Report { r := failed(); r.Failure = "no session could be set up"; return r }, nil, "no session could be set up"},
+		{"interrupted", func() Report { r := failed(); r.Interrupted = true; return r }, nil, ""},
+		{"capacity search", func() Report { r := failed(); r.Capacity = &CapacityReport{}; return r }, nil, ""},
+		{"one succeeded", func() Report { r := failed(); r.Requests, r.Answered = 4, 1; return r }, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := tt.rep()
+			rep.Judge(tt.th)
+			if rep.Failure != tt.want {
+				t.Fatalf("Failure %q, want %q", rep.Failure, tt.want)
+			}
+			var text, js strings.Builder
+			if err := rep.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			if err := rep.WriteJSON(&js); err != nil {
+				t.Fatal(err)
+			}
+			if tt.want != "" && (!strings.Contains(text.String(), "FAILED    "+tt.want) || !strings.Contains(js.String(), `"failure": "`+tt.want+`"`)) {
+				t.Errorf("reports lack the verdict:\n%s\n%s", text.String(), js.String())
+			}
+		})
+	}
+	a, b := failed(), Report{Requests: 10, Answered: 10}
+	a.Judge(nil)
+	b.Judge(nil)
+	m, err := Merge(&a, &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Failure != "" {
+		t.Errorf("merge of a run that all failed and one that all succeeded: Failure %q", m.Failure)
+	}
+}
+
+// TestTextReportAgrees: every count of the text report agrees with its
+// noun, for 1 and for more.
+func TestTextReportAgrees(t *testing.T) {
+	tests := []struct {
+		n    int64
+		want []string
+	}{
+		{1, []string{"closed, 1 session\n", "1 session set up", "progress  1 call with progress, 1 notification,",
+			"cancel    1 call picked", "get       1 of 1 session opened", "(1 notification, 1 request)",
+			"exits     1 stdio server exited", "unreachable 1 time,", "1 attempt failed"}},
+		{2, []string{"closed, 2 sessions\n", "2 sessions set up", "progress  2 calls with progress, 2 notifications,",
+			"cancel    2 calls picked", "get       2 of 2 sessions opened", "(2 notifications, 2 requests)",
+			"exits     2 stdio servers exited", "unreachable 2 times,", "2 attempts failed"}},
+	}
+	for _, tt := range tests {
+		n := tt.n
+		rep := &Report{Model: "closed", Sessions: int(n), Setups: n,
+			Progress:    &ProgressReport{CallsWithProgress: n, Notifications: n},
+			Cancel:      &CancelReport{Chosen: n},
+			GetStream:   &GetStreamReport{Opened: n, Notifications: n, Requests: n},
+			ServerExits: []ErrorCount{{Class: "exit code 1", Count: n}},
+			Outage:      &OutageReport{Periods: n, Attempts: n}}
+		var b strings.Builder
+		if err := rep.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range tt.want {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("n=%d: text report lacks %q:\n%s", n, want, b.String())
+			}
+		}
+	}
+}

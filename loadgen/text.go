@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/english"
 )
 
 // WriteText writes the report as a human-readable table: the run, then per
@@ -14,15 +16,15 @@ import (
 func (rep *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "target    %s (protocol %s)\n", rep.Target, rep.Protocol)
-	model := fmt.Sprintf("%s, %d sessions", rep.Model, rep.Sessions)
+	model := rep.Model + ", " + english.Count(rep.Sessions, "session")
 	if rep.Model == "open" {
 		model += fmt.Sprintf(", %g arrivals/s", rep.Rate)
 	}
 	if n := len(rep.Stages); n > 0 {
-		model += fmt.Sprintf(" at the peak, in %d stages", n)
+		model += " at the peak, in " + english.Count(n, "stage")
 	}
 	if rep.Generators > 1 {
-		model += fmt.Sprintf(", %d generators merged", rep.Generators)
+		model += ", " + english.Count(rep.Generators, "generator") + " merged"
 	}
 	fmt.Fprintf(&b, "model     %s\n", model)
 	dur := rep.Duration.Round(time.Millisecond).String()
@@ -38,8 +40,8 @@ func (rep *Report) WriteText(w io.Writer) error {
 	if rep.Requests+rep.Dropped > 0 {
 		share = fmt.Sprintf(" (%.2f%%)", 100*rep.ErrorRatio())
 	}
-	fmt.Fprintf(&b, "requests  %d sent, %d answered (%.1f/s), %d failed%s, %d dropped, %d sessions set up\n",
-		rep.Requests, rep.Answered, rate, rep.RequestErrors, share, rep.Dropped, rep.Setups)
+	fmt.Fprintf(&b, "requests  %d sent, %d answered (%.1f/s), %d failed%s, %d dropped, %s set up\n",
+		rep.Requests, rep.Answered, rate, rep.RequestErrors, share, rep.Dropped, english.Count(rep.Setups, "session"))
 	writeTrouble(&b, rep)
 	b.WriteString("\n")
 	width := len("series")
@@ -78,8 +80,8 @@ func (rep *Report) WriteText(w io.Writer) error {
 		}
 	}
 	if p := rep.Progress; p != nil {
-		fmt.Fprintf(&b, "\nprogress  %d calls with progress, %d notifications, %d after the response, %d not increasing, %d unknown token\n",
-			p.CallsWithProgress, p.Notifications, p.AfterResponse, p.NotIncreasing, p.UnknownToken)
+		fmt.Fprintf(&b, "\nprogress  %s with progress, %s, %d after the response, %d not increasing, %d unknown token\n",
+			english.Count(p.CallsWithProgress, "call"), english.Count(p.Notifications, "notification"), p.AfterResponse, p.NotIncreasing, p.UnknownToken)
 	}
 	if bt := rep.Batch; bt != nil {
 		spec := "has batches"
@@ -93,12 +95,12 @@ func (rep *Report) WriteText(w io.Writer) error {
 		b.WriteString("\n")
 	}
 	if c := rep.Cancel; c != nil {
-		fmt.Fprintf(&b, "\ncancel    %d calls picked, %d cancelled (the rest answered first), %d answered anyway, %d quiet at once\n",
-			c.Chosen, c.Sent, c.AnsweredAnyway, c.Quiet)
+		fmt.Fprintf(&b, "\ncancel    %s picked, %d cancelled (the rest answered first), %d answered anyway, %d quiet at once\n",
+			english.Count(c.Chosen, "call"), c.Sent, c.AnsweredAnyway, c.Quiet)
 	}
 	if g := rep.GetStream; g != nil {
-		fmt.Fprintf(&b, "\nget       %d of %d sessions opened their GET stream; server messages on GET streams: %d (%d notifications, %d requests)\n",
-			g.Opened, rep.Sessions, g.Messages, g.Notifications, g.Requests)
+		fmt.Fprintf(&b, "\nget       %d of %d %s opened their GET stream; server messages on GET streams: %d (%s, %s)\n",
+			g.Opened, rep.Sessions, english.Noun(rep.Sessions, "session"), g.Messages, english.Count(g.Notifications, "notification"), english.Count(g.Requests, "request"))
 	}
 	for _, warn := range rep.Warnings {
 		fmt.Fprintf(&b, "\nwarning   %s\n", warn)
@@ -124,7 +126,7 @@ func writeTrouble(b *strings.Builder, rep *Report) {
 			n += e.Count
 			parts = append(parts, fmt.Sprintf("%d with %s", e.Count, e.Class))
 		}
-		fmt.Fprintf(b, "exits     %d stdio server(s) exited during the run: %s\n", n, strings.Join(parts, ", "))
+		fmt.Fprintf(b, "exits     %s exited during the run: %s\n", english.Count(n, "stdio server"), strings.Join(parts, ", "))
 	}
 	if o := rep.Outage; o != nil {
 		share := ""
@@ -135,8 +137,8 @@ func writeTrouble(b *strings.Builder, rep *Report) {
 		if o.DownAtEnd {
 			end = "; still unreachable at the end"
 		}
-		fmt.Fprintf(b, "outage    server unreachable %d time(s), %s in all%s, %d attempts failed meanwhile%s\n",
-			o.Periods, dur3(o.Down), share, o.Attempts, end)
+		fmt.Fprintf(b, "outage    server unreachable %s, %s in all%s, %s failed meanwhile%s\n",
+			english.Count(o.Periods, "time"), dur3(o.Down), share, english.Count(o.Attempts, "attempt"), end)
 	}
 }
 

@@ -146,7 +146,8 @@ func (t Threshold) Check(rep *Report) string {
 // "" when one did or none was made: every request sent, and every
 // open-model arrival dropped, ended in an error (ErrorRatio 1). The
 // reason, one line, names the most frequent error. A load run that is
-// not judged by a threshold on errors fails on it (mcptape load exits 1).
+// not judged by a threshold on errors fails on it (Judge: mcptape load
+// exits 1).
 func (rep *Report) AllFailed() string {
 	n := rep.Requests + rep.Dropped
 	if n == 0 || rep.ErrorRatio() < 1 {
@@ -166,6 +167,18 @@ func (rep *Report) AllFailed() string {
 		}
 	}
 	return why
+}
+
+// Judge records the verdict on a run in which not one request succeeded
+// as the run's Failure (AllFailed's reason), so that the text and JSON
+// reports say it, not only the exit code: unless the run failed already,
+// was interrupted (the report is partial), is a capacity search, or one
+// of th judges errors.
+func (rep *Report) Judge(th []Threshold) {
+	if rep.Failure != "" || rep.Interrupted || rep.Capacity != nil || JudgesErrors(th) {
+		return
+	}
+	rep.Failure = rep.AllFailed()
 }
 
 // JudgesErrors reports whether one of th is on errors ("errors<1%"):

@@ -91,6 +91,10 @@ func (c *Conn) Handle(ctx context.Context, frame []byte, exchange uint64, reply 
 			c.send(ctx, reply, errorFrame(nil, codeParse, "Parse error"))
 			return nil
 		}
+		if len(members) == 0 { // JSON-RPC 2.0: one error response, not an array
+			c.send(ctx, reply, emptyBatchError())
+			return nil
+		}
 		var plays []Play
 		for _, m := range members {
 			if p := c.handle(ctx, m, jsonrpc.Classify(m), reply); p != nil {
@@ -123,6 +127,10 @@ func (c *Conn) Handle(ctx context.Context, frame []byte, exchange uint64, reply 
 func (c *Conn) handle(ctx context.Context, frame []byte, info jsonrpc.Info, reply Stream) Play {
 	switch info.Kind {
 	case jsonrpc.KindRequest:
+		if info.ID.Type == jsonrpc.IDNull { // an id the answer could not be told by
+			c.send(ctx, reply, errorFrame(nil, codeInvalidRequest, "Invalid Request: the id of a request must not be null"))
+			return nil
+		}
 		return c.request(ctx, frame, &info, reply)
 	case jsonrpc.KindResponse, jsonrpc.KindError:
 		c.mu.Lock()
@@ -263,6 +271,11 @@ func (c *Conn) freshID(t jsonrpc.IDType) []byte {
 		return []byte(`"mcptape-mock-` + strconv.FormatInt(n, 10) + `"`)
 	}
 	return strconv.AppendInt(nil, n, 10)
+}
+
+// emptyBatchError is the answer to an empty batch ("[]").
+func emptyBatchError() []byte {
+	return errorFrame(nil, codeInvalidRequest, "Invalid Request: empty batch")
 }
 
 // errorFrame returns a JSON-RPC error response (id nil: null).

@@ -66,7 +66,9 @@
 //     method) or -32602, with a message naming the closest recorded request
 //     of the method (fewest differing params) and up to three differences.
 //     Invalid JSON gets -32700 with a null id (over HTTP, status 400); a
-//     JSON value that is no message, -32600. Serving goes on.
+//     JSON value that is no message, an empty batch (over HTTP, status
+//     400) or a request with a null id, -32600 (one response, id null).
+//     Serving goes on.
 //   - Over Streamable HTTP, a POST without a session is served statelessly
 //     when it is of protocol 2026-07-28 (its MCP-Protocol-Version header) or
 //     server/discover; otherwise only initialize makes a session. An Origin

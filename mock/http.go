@@ -132,6 +132,10 @@ func (h *httpSessions) post(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, errorFrame(nil, codeParse, "Parse error"))
 		return
 	}
+	if info.Violations.Has(jsonrpc.ViolationEmptyBatch) {
+		writeJSONError(w, http.StatusBadRequest, emptyBatchError())
+		return
+	}
 	s, id, status := h.session(r, &info)
 	if id != "" {
 		w.Header().Set(sessionHeader, id)

@@ -44,3 +44,23 @@ func TestMockDropHTTP(t *testing.T) {
 		}
 	}
 }
+
+// TestMockEmptyBatchHTTP: an empty batch POSTed gets 400 and one Invalid
+// Request error (not 202 and nothing), with a session or without.
+func TestMockEmptyBatchHTTP(t *testing.T) {
+	m := newMock(t, []string{"> " + batchInit, "< " + batchInitResp})
+	for _, cfg := range []HTTPConfig{{}, {Stateless: true}} {
+		ms := httptest.NewServer(m.HTTPHandler(cfg))
+		resp := postMCP(t, t.Context(), ms.URL+Path, `[]`, "")
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		ms.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: empty batch"}}`
+		if resp.StatusCode != http.StatusBadRequest || strings.TrimSpace(string(data)) != want {
+			t.Errorf("stateless %v: status %d, body %q; want 400 %s", cfg.Stateless, resp.StatusCode, data, want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -29,12 +30,13 @@ type Mock struct {
 	x *Index
 	o *options
 
-	mu       sync.Mutex
-	asked    map[string]int // key -> live requests it answered
-	rng      *rand.Rand
-	rep      Report
-	answered int
-	conns    int
+	mu    sync.Mutex
+	asked map[string]int // key -> live requests it answered
+	rng   *rand.Rand
+	rep   Report
+	conns int
+	// claimed counts the answers claimed (claim): sent or being sent.
+	claimed int
 
 	done    chan struct{}
 	doneErr error
@@ -110,7 +112,6 @@ func (m *Mock) choose(r *request) (*entry, string) {
 	}
 	e := list[n]
 	e.asked++
-	m.rep.Matched++
 	return e, ""
 }
 
@@ -144,14 +145,36 @@ func (m *Mock) draw() fault {
 	return out
 }
 
-// answeredOne counts an answer sent, and ends the run when the disconnect
-// fault says so.
-func (m *Mock) answeredOne() {
+// claim takes the right to send one answer: false once the run has
+// ended, or once the disconnect fault's answers are all claimed (answers
+// played at the same moment must not overshoot it).
+func (m *Mock) claim() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.answered++
-	if n := m.o.faults.DisconnectAfter; n > 0 && m.answered >= n {
-		m.finish(fmt.Errorf("%w: after %d answers", ErrDisconnected, n))
+	if m.doneErr != nil {
+		return false
+	}
+	if n := m.o.faults.DisconnectAfter; n > 0 && m.claimed >= n {
+		return false
+	}
+	m.claimed++
+	return true
+}
+
+// answered ends a claim: the answer was sent or not. A request matched is
+// counted here, once answered (not when the disconnect, a send error or
+// the client's cancel came first), and the run ends when the disconnect
+// fault says so.
+func (m *Mock) answered(sent bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !sent {
+		m.claimed--
+		return
+	}
+	m.rep.Matched++
+	if n := m.o.faults.DisconnectAfter; n > 0 && m.rep.Matched >= n {
+		m.finish(fmt.Errorf("%w: after %s", ErrDisconnected, english.Count(n, "answer")))
 	}
 }
 
@@ -194,7 +217,7 @@ func (x *Index) closest(r *request) string {
 		why = "the " + x.match.String() + " keys differ"
 	}
 	if len(bestDiffs) > 3 {
-		why += fmt.Sprintf("; %d more differences", len(bestDiffs)-3)
+		why += "; " + english.Count(len(bestDiffs)-3, "more difference")
 	}
 	return fmt.Sprintf("closest recorded request is #%d %s: %s", best.seq+1, best.req.describe(), why)
 }
@@ -212,7 +235,9 @@ type Report struct {
 	// their client requests.
 	Session  string `json:"session"`
 	Recorded int    `json:"recorded"`
-	// Matched counts the live requests answered from the recording.
+	// Matched counts the live requests answered from the recording (an
+	// injected error included): a request matched but not answered, cut
+	// by the disconnect fault, dropped (Dropped) or cancelled, is not.
 	Matched int `json:"matched"`
 	// Unmatched lists the live requests no recorded request matched.
 	Unmatched []Unmatched `json:"unmatched,omitempty"`
@@ -250,8 +275,8 @@ func (m *Mock) Report() Report {
 // WriteText writes the report for a terminal.
 func (r *Report) WriteText(w interface{ Write([]byte) (int, error) }) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mock of %s: %d requests matched, %d unmatched; %d of %d recorded requests never asked\n",
-		sessionsText(r.Session), r.Matched, len(r.Unmatched), len(r.NeverAsked), r.Recorded)
+	fmt.Fprintf(&b, "mock of %s: %s matched, %d unmatched; %d of %d %s never asked\n",
+		sessionsText(r.Session), english.Count(r.Matched, "request"), len(r.Unmatched), len(r.NeverAsked), r.Recorded, english.Noun(r.Recorded, "recorded request"))
 	for _, u := range r.Unmatched {
 		fmt.Fprintf(&b, "  unmatched: %s: %s\n", u.Request, u.Why)
 	}
@@ -296,7 +321,7 @@ func (m *Mock) nextConn() string {
 // sessionsText names the served sessions for the report.
 func sessionsText(ids string) string {
 	if n := strings.Count(ids, ", ") + 1; n > 1 {
-		return fmt.Sprintf("%d sessions", n)
+		return english.Count(n, "session")
 	}
 	return fmt.Sprintf("session %q", ids)
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -167,6 +168,22 @@ func TestMockMatching(t *testing.T) {
 			want: []string{`{"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"mcptape mock: no recorded answer for logging/setLevel: no recorded request has method \"logging/setLevel\" (recorded: initialize, tools/call, tools/list)"}}`},
 		},
 		{
+			name: "an empty batch gets one Invalid Request error, not an array",
+			in:   []string{`[]`, `[ ]`},
+			want: []string{
+				`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: empty batch"}}`,
+				`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: empty batch"}}`,
+			},
+		},
+		{
+			name: "a request with a null id is an Invalid Request, recorded or ping",
+			in:   []string{`{"jsonrpc":"2.0","id":null,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":null,"method":"ping"}`},
+			want: []string{
+				`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: the id of a request must not be null"}}`,
+				`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: the id of a request must not be null"}}`,
+			},
+		},
+		{
 			name: "ping is answered even when not recorded",
 			in:   []string{`{"jsonrpc":"2.0","id":9,"method":"ping"}`},
 			want: []string{`{"jsonrpc":"2.0","id":9,"result":{}}`},
@@ -283,6 +300,30 @@ func TestMockDisconnectAfter(t *testing.T) {
 	pw.Close()
 }
 
+// TestMockDisconnectAfterCountsAnswers: requests matched at the same
+// moment (three lines read at once, played at --speed max) get N answers,
+// and the report counts those answered only.
+func TestMockDisconnectAfterCountsAnswers(t *testing.T) {
+	tests := []struct {
+		after, want int
+	}{{1, 1}, {2, 2}, {3, 3}}
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(tt.after), func(t *testing.T) {
+			for range 20 {
+				m := newMock(t, baseTape, WithMatch(MatchMethod), WithFaults(Faults{DisconnectAfter: tt.after}))
+				var out strings.Builder
+				err := m.ServeStdio(t.Context(), strings.NewReader(rollN(1)+"\n"+rollN(2)+"\n"+rollN(3)+"\n"), &out)
+				if !errors.Is(err, ErrDisconnected) {
+					t.Fatalf("err = %v, want ErrDisconnected", err)
+				}
+				if n := strings.Count(out.String(), `"result"`); n != tt.want || m.Report().Matched != tt.want {
+					t.Fatalf("%d answers, %d matched; want %d:\n%s", n, m.Report().Matched, tt.want, out.String())
+				}
+			}
+		})
+	}
+}
+
 // TestMockOptionsRefused checks that bad option values are errors.
 func TestMockOptionsRefused(t *testing.T) {
 	s := loadSession(t, writeTape(t, baseTape...))
@@ -290,6 +331,26 @@ func TestMockOptionsRefused(t *testing.T) {
 		WithFaults(Faults{Delay: -1}), WithFaults(Faults{DisconnectAfter: -1}), WithMatch(7), nil} {
 		if _, err := New([]*replay.Session{s}, o); err == nil {
 			t.Errorf("New accepted a bad option")
+		}
+	}
+}
+
+// TestReportTextAgrees: the report's counts agree with their nouns.
+func TestReportTextAgrees(t *testing.T) {
+	tests := []struct {
+		r    Report
+		want string
+	}{
+		{Report{Session: "1", Matched: 1, Recorded: 1}, `mock of session "1": 1 request matched, 0 unmatched; 0 of 1 recorded request never asked`},
+		{Report{Session: "1, 2", Matched: 2, Recorded: 3}, `mock of 2 sessions: 2 requests matched, 0 unmatched; 0 of 3 recorded requests never asked`},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		if err := tt.r.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := strings.Cut(b.String(), "\n"); got != tt.want {
+			t.Errorf("got  %q\nwant %q", got, tt.want)
 		}
 	}
 }

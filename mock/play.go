@@ -109,10 +109,14 @@ func (c *Conn) play(ctx context.Context, e *entry, liveID, token []byte, f fault
 			answer = errorFrame(liveID, codeInternal, "mcptape mock: the recorded answer cannot carry the live id: "+err.Error())
 		}
 	}
-	if !c.send(ctx, reply, answer) {
+	if !c.m.claim() {
 		return
 	}
-	c.m.answeredOne()
+	sent := c.send(ctx, reply, answer)
+	c.m.answered(sent)
+	if !sent {
+		return
+	}
 	if len(e.tail) == 0 {
 		return
 	}

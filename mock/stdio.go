@@ -127,10 +127,13 @@ func waitOrDone(ctx context.Context, m *Mock, wg *sync.WaitGroup) bool {
 // held and written by flush as one array (JSON-RPC 2.0 batch), in the
 // order of the requests in the batch; every other message (progress, logs,
 // server requests) goes out at once. A batch that holds no request
-// flushes nothing.
+// flushes nothing; an empty batch's answer goes out as it is.
 func batchReply(write Stream, batch []byte) (Stream, func()) {
 	order := map[string]int{}
 	members, _ := jsonrpc.Split(batch) // an invalid batch has no order to keep
+	if len(members) == 0 {
+		return write, func() {} // its one error response is no array
+	}
 	for i, m := range members {
 		order[jsonrpc.Classify(m).ID.Key()] = i
 	}

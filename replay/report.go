@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/internal/jsondiff"
 	"github.com/mcptape/mcptape/jsonrpc"
 )
@@ -242,8 +243,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		case s.Differs():
 			verdict = "DIFFERS"
 		}
-		fmt.Fprintf(&b, "session %q: %s: %d/%d messages sent, %d matched, %d differed, %d missing, %d extra, %d server requests answered (%v)\n",
-			s.Session, verdict, s.Sent, s.Steps, s.Matched, s.Differed, s.Missing, s.Extra, s.ServerRequests, s.Duration.Round(time.Millisecond))
+		fmt.Fprintf(&b, "session %q: %s: %d/%d %s sent, %d matched, %d differed, %d missing, %d extra, %s answered (%v)\n",
+			s.Session, verdict, s.Sent, s.Steps, english.Noun(s.Steps, "message"), s.Matched, s.Differed, s.Missing, s.Extra, english.Count(s.ServerRequests, "server request"), s.Duration.Round(time.Millisecond))
 		if s.Error != "" {
 			fmt.Fprintf(&b, "  error: %s\n", s.Error)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -302,7 +303,7 @@ func Pick(sessions []*Session, id string) (*Session, error) {
 		if len(sessions) == 1 {
 			return sessions[0], nil
 		}
-		return nil, fmt.Errorf("replay: the tape has %d sessions (%s); choose one with --session or replay all with --all", len(sessions), sessionList(sessions))
+		return nil, fmt.Errorf("replay: the tape has %s (%s); choose one with --session or replay all with --all", english.Count(len(sessions), "session"), sessionList(sessions))
 	}
 	for _, s := range sessions {
 		if s.ID == id {

@@ -13,6 +13,8 @@ import (
 	"strconv"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/mcptape/mcptape/internal/english"
 )
 
 // joinBatch is the size of the frames a joined Reader's producer writes.
@@ -134,7 +136,7 @@ func OpenJoined(paths []string, opts ...ReaderOption) (*Reader, error) {
 		defer closeAll()
 		pw.CloseWithError(produceJoined(pw, &h, recs))
 	}()
-	name := fmt.Sprintf("%s (+%d tapes)", paths[0], len(paths)-1)
+	name := fmt.Sprintf("%s (+%s)", paths[0], english.Count(len(paths)-1, "tape"))
 	r, err := newReader(name, pr, opts)
 	if err != nil {
 		pr.Close()

@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/mcptape/mcptape/internal/english"
 )
 
 // ErrNotTape is wrapped by the errors of Open and NewReader when the input
@@ -31,7 +33,7 @@ func (e *TailError) Error() string {
 	if e.Name != "" {
 		prefix = e.Name + ": "
 	}
-	return fmt.Sprintf("%stape cut after %d records: %v", prefix, e.Records, e.Err)
+	return fmt.Sprintf("%stape cut after %s: %v", prefix, english.Count(e.Records, "record"), e.Err)
 }
 
 // Unwrap returns Err.

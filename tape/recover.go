@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/english"
 )
 
 // GapData is the payload of the "error" event a recovering Writer writes
@@ -142,7 +144,7 @@ func (w *Writer) cutBack() error {
 func gapLine(now time.Time, first int64, g *gapState) ([]byte, error) {
 	info := GapInfo{Lost: g.lost, From: g.from.UnixNano(), To: now.UnixNano(), Cause: g.cause.Error()}
 	data, err := json.Marshal(GapData{
-		Error: fmt.Sprintf("tape gap: %d records not recorded from %s to %s: %v", info.Lost,
+		Error: fmt.Sprintf("tape gap: %s not recorded from %s to %s: %v", english.Count(info.Lost, "record"),
 			g.from.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano), g.cause),
 		Gap: info,
 	})

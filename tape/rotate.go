@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/english"
 )
 
 // Ext is the file name extension of tapes.
@@ -235,7 +237,7 @@ func (r *Rotator) create() (*Writer, string, time.Time, error) {
 func (r *Rotator) onGap(path string) func(Gap) {
 	return func(g Gap) {
 		if g.Resumed {
-			r.c.Warnf("recording to %s works again: %d records were lost since %s (a gap marker is in the tape)", path, g.Lost, g.From.UTC().Format(time.RFC3339))
+			r.c.Warnf("recording to %s works again: %s lost since %s (a gap marker is in the tape)", path, english.Count(g.Lost, "record"), g.From.UTC().Format(time.RFC3339))
 			return
 		}
 		r.c.Warnf("recording failed, forwarding goes on and lost records are counted until writing works again: %v", g.Cause)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/internal/jsonstr"
 	"github.com/mcptape/mcptape/internal/privfile"
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -547,7 +548,7 @@ func (w *Writer) close() error {
 	if err != nil {
 		err = w.wrap(err)
 	} else if w.gap.active { // the flusher has exited: its state is ours
-		err = w.wrap(fmt.Errorf("%d records not recorded since %s: %w", w.gap.lost, w.gap.from.UTC().Format(time.RFC3339), w.gap.cause))
+		err = w.wrap(fmt.Errorf("%s not recorded since %s: %w", english.Count(w.gap.lost, "record"), w.gap.from.UTC().Format(time.RFC3339), w.gap.cause))
 	}
 	if w.file != nil {
 		if serr := w.file.Sync(); serr != nil && err == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcptape/mcptape/analysis"
 	"github.com/mcptape/mcptape/check"
+	"github.com/mcptape/mcptape/internal/english"
 )
 
 func checkCmd() *command {
@@ -118,7 +119,7 @@ func runCheck(ctx context.Context, st *stdio, paths []string, out string, write 
 		fmt.Fprintf(st.err, "mcptape check: %s: %s\n", e.Tape, e.Error)
 	}
 	if out != "-" {
-		fmt.Fprintf(st.err, "mcptape check: wrote %s: %d checks, %d failed (%v)\n", out, len(res.Cases), res.Failures, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(st.err, "mcptape check: wrote %s: %s, %d failed (%v)\n", out, english.Count(len(res.Cases), "check"), res.Failures, time.Since(start).Round(time.Millisecond))
 	}
 	switch {
 	case len(res.Errors) > 0:

@@ -7,13 +7,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/internal/english"
 )
 
 func diffCmd() *command {
 	return &command{
 		name:    "diff",
 		summary: "Compare two tapes message by message, ids and volatile fields ignored",
-		usage:   "diff A B [--ignore PATH ...] [--format text|json] | diff --surface A B",
+		usage:   "diff A B [--ignore PATH ...] [--no-default-ignores] [--max-listed N] [--format text|json]\n  mcptape diff --surface A B [--format text|json]",
 		examples: `  mcptape diff recorded.jsonl.zst replayed.jsonl.zst
   mcptape diff a.jsonl.zst b.jsonl.zst --ignore 'result.content[*].text' --ignore '**.etag'
   mcptape diff a.jsonl.zst b.jsonl.zst --format json | jq '.mismatches[].diffs'
@@ -43,7 +44,8 @@ func diffCmd() *command {
 			surface := fs.Bool("surface", false, "compare the tools, prompts and resources offered (tapes or baseline files)")
 			return func(ctx context.Context, st *stdio, args []string) error {
 				if len(args) != 2 {
-					return usageError("want two tapes, got %d arguments (usage: mcptape diff A B [--ignore PATH ...])", len(args))
+					return usageError("want two tapes, got %s (usage: mcptape diff A B [--ignore PATH ...], or mcptape diff --surface A B)",
+						english.Count(len(args), "argument"))
 				}
 				if *format != "text" && *format != "json" {
 					return usageError("--format %q: want text or json", *format)

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/internal/english"
 )
 
 func exportCmd() *command {
@@ -80,12 +81,12 @@ func runExport(ctx context.Context, st *stdio, args []string, out string, f anal
 		fmt.Fprintf(st.err, "mcptape export: warning: %v\n", stats.Warning)
 	}
 	if out != "-" {
-		what := fmt.Sprintf("%d messages", stats.Messages)
+		what := english.Count(stats.Messages, "message")
 		switch f {
 		case analysis.ExportHAR:
-			what = fmt.Sprintf("%d HTTP exchanges", stats.Entries)
+			what = english.Count(stats.Entries, "HTTP exchange")
 		case analysis.ExportOTLP:
-			what = fmt.Sprintf("%d spans", stats.Entries)
+			what = english.Count(stats.Entries, "span")
 		}
 		fmt.Fprintf(st.err, "mcptape export: wrote %s to %s\n", what, out)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -53,7 +54,8 @@ func runExportRequests(ctx context.Context, st *stdio, paths []string, out strin
 		fmt.Fprintf(st.err, "mcptape export: warning: %v\n", w)
 	}
 	if out != "-" {
-		fmt.Fprintf(st.err, "mcptape export: wrote %d requests of %d tapes (%d messages) to %s\n", stats.Rows, stats.Tapes, stats.Messages, out)
+		fmt.Fprintf(st.err, "mcptape export: wrote %s of %s (%s) to %s\n", english.Count(stats.Rows, "request"), english.Count(stats.Tapes, "tape"),
+			english.Count(stats.Messages, "message"), out)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/internal/privfile"
 	"github.com/mcptape/mcptape/loadgen"
 	"github.com/mcptape/mcptape/replay"
@@ -117,12 +118,13 @@ func loadCmd() *command {
   to 1 s, with jitter) and the report says how long the server was down.
   Exit code: 0 done; 1 the run failed: no session could be set up, a stdio
   server exited under --on-exit stop, the server was still unreachable
-  after the run's last second (the report says why), or not one request
-  succeeded (every one failed: unless a --threshold on errors is given,
-  which then decides, e.g. 'errors<=100%' to accept it); 2 bad usage; 3 a
-  --threshold was broken; 128+N interrupted by signal N: 130 Ctrl-C
-  (SIGINT), 143 SIGTERM, 129 SIGHUP (the partial report is printed, the
-  requests in flight counted as cancelled).
+  after the run's last second, or not one request succeeded (every one
+  failed: unless a --threshold on errors is given, which then decides,
+  e.g. 'errors<=100%' to accept it); the report says why (FAILED, and
+  "failure" in --json); 2 bad usage; 3 a --threshold was broken; 128+N
+  interrupted by signal N: 130 Ctrl-C (SIGINT), 143 SIGTERM, 129 SIGHUP
+  (the partial report is printed, the requests in flight counted as
+  cancelled).
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f loadFlags
@@ -525,11 +527,11 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 // emitReport writes the text report (to stdout, or stderr when the JSON
 // goes to stdout), the JSON report when asked, then checks the thresholds
 // and returns the exit code: 128+N when signal N interrupted the run (see
-// interruptedCode; ctx is the run's), 1 when it failed (Report.Failure) or
-// when not one request succeeded (unless a threshold on errors judges
-// that, or the report is a capacity search's), 3 when a threshold is
-// broken.
+// interruptedCode; ctx is the run's), 1 when it failed (Report.Failure,
+// which Judge sets when not one request succeeded unless a threshold on
+// errors judges that), 3 when a threshold is broken.
 func emitReport(ctx context.Context, st *stdio, rep *loadgen.Report, jsonOut string, th []loadgen.Threshold) error {
+	rep.Judge(th) // before the reports: they say the verdict
 	text := st.out
 	if jsonOut == "-" {
 		text = st.err
@@ -556,10 +558,8 @@ func emitReport(ctx context.Context, st *stdio, rep *loadgen.Report, jsonOut str
 		return interrupted(ctx, ": the report is partial")
 	case rep.Failure != "":
 		return withCode(1, errors.New(rep.Failure))
-	case rep.Capacity == nil && !loadgen.JudgesErrors(th) && rep.AllFailed() != "":
-		return withCode(1, errors.New(rep.AllFailed()))
 	case len(broken) > 0:
-		return withCode(3, fmt.Errorf("%d of %d thresholds broken", len(broken), len(th)))
+		return withCode(3, fmt.Errorf("%d of %s broken", len(broken), english.Count(len(th), "threshold")))
 	}
 	return nil
 }

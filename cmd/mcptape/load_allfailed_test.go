@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os/exec"
 	"strings"
 	"testing"
@@ -37,7 +38,7 @@ func TestLoadAllFailed(t *testing.T) {
 		{"every call a tool error", run(fail), 1, "mcptape load: no request succeeded: all 6 failed, most often with tool isError"},
 		{"latency threshold only", run(fail, "--threshold", "tools/call fail:p99<1h"), 1, "no request succeeded"},
 		{"errors accepted", run(fail, "--threshold", "errors<=100%"), 0, ""},
-		{"errors threshold broken", run(fail, "--threshold", "errors<50%"), 3, "1 of 1 thresholds broken"},
+		{"errors threshold broken", run(fail, "--threshold", "errors<50%"), 3, "1 of 1 threshold broken"},
 		{"one call succeeds", run(append(fail, ok...), "--requests", "40"), 0, ""}, // all 40 of one call: 2^-39
 	}
 	if sh, err := exec.LookPath("sh"); err == nil {
@@ -51,11 +52,23 @@ func TestLoadAllFailed(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, _, stderr := runCLI(t, "", c.args...)
+			code, stdout, stderr := runCLI(t, "", c.args...)
 			lines := strings.Split(strings.TrimSpace(stderr), "\n")
 			if code != c.code || !strings.Contains(stderr, c.stderr) || (c.code == 1 && !strings.HasPrefix(lines[len(lines)-1], "mcptape load: ")) {
 				t.Errorf("code %d stderr %q, want %d and %q", code, stderr, c.code, c.stderr)
 			}
+			// The text report says the verdict the exit code gives.
+			if failed := strings.Contains(stdout, "FAILED    no request succeeded"); failed != (c.code == 1) {
+				t.Errorf("code %d, text report:\n%s", code, stdout)
+			}
 		})
+	}
+	// So does the JSON report, for its readers.
+	code, stdout, _ := runCLI(t, "", run(fail, "--json", "-")...)
+	var rep struct {
+		Failure string `json:"failure"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 1 || !strings.HasPrefix(rep.Failure, "no request succeeded: all 6 failed") {
+		t.Errorf("--json -: code %d, failure %q (%v)", code, rep.Failure, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/loadgen"
 )
 
@@ -78,8 +79,8 @@ func runFindMax(ctx context.Context, st *stdio, f *loadFlags, command []string) 
 			if s.Repeated != "" {
 				verdict += " (run again: " + s.Repeated + ")"
 			}
-			fmt.Fprintf(st.err, "load: step %.4g/s: %d requests, p50 %v, p99 %v, errors %.2f%%: %s\n",
-				s.Rate, s.Requests, s.P50.Round(time.Microsecond), s.P99.Round(time.Microsecond), 100*s.Errors, verdict)
+			fmt.Fprintf(st.err, "load: step %.4g/s: %s, p50 %v, p99 %v, errors %.2f%%: %s\n",
+				s.Rate, english.Count(s.Requests, "request"), s.P50.Round(time.Microsecond), s.P99.Round(time.Microsecond), 100*s.Errors, verdict)
 		}
 	}
 	opts = append(opts, loadgen.WithNotice(func(s string) { fmt.Fprintf(st.err, "load: %s\n", s) }))

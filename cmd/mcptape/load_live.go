@@ -15,6 +15,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/loadgen"
 )
 
@@ -150,7 +151,7 @@ func (lb *liveBar) head() string {
 	case l.Total > 0:
 		s += " of " + l.Total.String()
 	case l.Planned > 0:
-		s = fmt.Sprintf("load %d of %d requests", l.Requests, l.Planned)
+		s = fmt.Sprintf("load %d of %s", l.Requests, english.Count(l.Planned, "request"))
 	}
 	return s
 }
@@ -160,7 +161,7 @@ func (lb *liveBar) tail() string {
 	lb.mu.Lock()
 	l := lb.l
 	lb.mu.Unlock()
-	s := fmt.Sprintf("%.0f/s, %d errors, %d in flight", l.Rate, l.Errors, l.InFlight)
+	s := fmt.Sprintf("%.0f/s, %s, %d in flight", l.Rate, english.Count(l.Errors, "error"), l.InFlight)
 	if l.Dropped > 0 {
 		s += fmt.Sprintf(", %d dropped", l.Dropped)
 	}

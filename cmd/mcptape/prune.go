@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -79,9 +80,9 @@ func runPrune(st *stdio, dir string, olderThan time.Duration, dryRun bool, now t
 	case skipped == 1:
 		kept = "; kept 1 old file that is not an mcptape tape"
 	case skipped > 1:
-		kept = fmt.Sprintf("; kept %d old files that are not mcptape tapes", skipped)
+		kept = "; kept " + english.Count(skipped, "old file") + " not made by mcptape"
 	}
-	fmt.Fprintf(st.err, "mcptape prune: %s %d tapes, %d bytes%s\n", verb, len(victims)-len(failed), bytes, kept)
+	fmt.Fprintf(st.err, "mcptape prune: %s %s, %s%s\n", verb, english.Count(len(victims)-len(failed), "tape"), english.Count(bytes, "byte"), kept)
 	if len(failed) > 0 {
 		return withCode(1, errors.Join(failed...))
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/capture"
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/internal/proc"
 	"github.com/mcptape/mcptape/internal/syncio"
 	"github.com/mcptape/mcptape/tape"
@@ -214,7 +215,8 @@ func runRecord(ctx context.Context, st *stdio, f *recordFlags, fs *pflag.FlagSet
 	res, runErr := capture.RunStdio(context.WithoutCancel(ctx), o)
 	closeErr := w.Close()
 	if f.verbose {
-		logf("tape %s: %d client and %d server messages, %d stderr lines", path, res.ClientMessages, res.ServerMessages, res.StderrLines)
+		logf("tape %s: %d client and %d server %s, %s", path, res.ClientMessages, res.ServerMessages, english.Noun(res.ServerMessages, "message"),
+			english.Count(res.StderrLines, "stderr line"))
 	}
 	if runErr != nil {
 		if errors.Is(runErr, capture.ErrStart) {

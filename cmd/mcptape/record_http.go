@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/capture"
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -216,7 +217,8 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	closeErr := w.Close()
 	if c.Verbose {
 		s := p.Stats()
-		logf("tape %s: %d exchanges, %d client and %d server messages, %d upstream errors", path, s.Exchanges, s.ClientMessages, s.ServerMessages, s.UpstreamErrors)
+		logf("tape %s: %s, %d client and %d server %s, %s", path, english.Count(s.Exchanges, "exchange"), s.ClientMessages, s.ServerMessages,
+			english.Noun(s.ServerMessages, "message"), english.Count(s.UpstreamErrors, "upstream error"))
 	}
 	if serveErr != nil {
 		return serveErr

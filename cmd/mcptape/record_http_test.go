@@ -194,7 +194,7 @@ func TestRecordHTTPMode(t *testing.T) {
 			t.Errorf("the tape holds %q", secret)
 		}
 	}
-	if !strings.Contains(run.stderr.String(), "1 exchanges, 1 client and 1 server messages") {
+	if !strings.Contains(run.stderr.String(), "1 exchange, 1 client and 1 server message") {
 		t.Errorf("verbose summary missing:\n%s", run.stderr)
 	}
 }

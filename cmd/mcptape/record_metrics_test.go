@@ -95,7 +95,7 @@ func TestRecordMetrics(t *testing.T) {
 		{"mcptape_exchanges_total", map[string]string{"status": "200"}, 3, false},
 		{"mcptape_exchanges_total", map[string]string{"status": "500"}, 1, false},
 		{"mcptape_messages_total", map[string]string{"direction": "c2s", "kind": "request", "method": "tools/call"}, 3, false},
-		{"mcptape_messages_total", map[string]string{"direction": "s2c", "kind": "response", "method": ""}, 3, false},
+		{"mcptape_messages_total", map[string]string{"direction": "s2c", "kind": "response", "method": "tools/call"}, 3, false},
 		{"mcptape_messages_total", map[string]string{"direction": "c2s", "method": "boom"}, 1, false},
 		{"mcptape_forwarded_bytes_total", map[string]string{"direction": "c2s"}, float64(3*len(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`) + len(`{"jsonrpc":"2.0","id":2,"method":"boom"}`)), false},
 		{"mcptape_forwarded_bytes_total", map[string]string{"direction": "s2c"}, float64(3 * len(`{"jsonrpc":"2.0","id":1,"result":{}}`)), false},

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/capture"
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -60,7 +61,7 @@ func (r *rotateFlags) open(path string, force bool, h tape.Header, warnf func(st
 	if r.every == 0 && r.size == 0 {
 		opts = append(opts, tape.WithRecovery(func(g tape.Gap) {
 			if g.Resumed {
-				warnf("recording works again: %d records were lost since %s (a gap marker is in the tape)", g.Lost, g.From.UTC().Format(time.RFC3339))
+				warnf("recording works again: %s lost since %s (a gap marker is in the tape)", english.Count(g.Lost, "record"), g.From.UTC().Format(time.RFC3339))
 				return
 			}
 			warnf("recording failed, forwarding goes on and lost records are counted until writing works again: %v", g.Cause)

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/capture"
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/internal/syncio"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -83,7 +84,8 @@ func runRecordWS(ctx context.Context, st *stdio, h *httpFlags, c httpRecordConfi
 	closeErr := w.Close()
 	if c.Verbose {
 		s := p.Stats()
-		logf("tape %s: %d sessions, %d refused upgrades, %d client and %d server messages", path, s.Sessions, s.Refused, s.ClientMessages, s.ServerMessages)
+		logf("tape %s: %s, %s, %d client and %d server %s", path, english.Count(s.Sessions, "session"), english.Count(s.Refused, "refused upgrade"),
+			s.ClientMessages, s.ServerMessages, english.Noun(s.ServerMessages, "message"))
 	}
 	if serveErr != nil {
 		return serveErr

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/capture"
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/transport"
 )
@@ -277,7 +278,7 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 				n++
 			}
 		}
-		return withCode(1, fmt.Errorf("the live answers differ from the recording in %d of %d sessions", n, len(rep.Sessions)))
+		return withCode(1, fmt.Errorf("the live answers differ from the recording in %d of %s", n, english.Count(len(rep.Sessions), "session")))
 	}
 	for _, s := range rep.Sessions {
 		if s.Error != "" {
@@ -310,7 +311,7 @@ func loadReplayTapes(st *stdio, args []string) ([]*replay.Session, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if skipped > 0 {
-		fmt.Fprintf(st.err, "mcptape replay: warning: %d recorded frames are not JSON-RPC messages and are not replayed\n", skipped)
+		fmt.Fprintf(st.err, "mcptape replay: warning: %s not JSON-RPC (not replayed)\n", english.Count(skipped, "recorded frame"))
 	}
 	return sessions, nil
 }

@@ -197,7 +197,7 @@ func TestReplayCommand(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, stdout)
 		}
 	}
-	if !strings.Contains(stderr, "differ from the recording in 1 of 1 sessions") {
+	if !strings.Contains(stderr, "differ from the recording in 1 of 1 session") {
 		t.Errorf("stderr %q", stderr)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/internal/english"
 )
 
 func reportCmd() *command {
@@ -103,8 +104,8 @@ func runReport(ctx context.Context, st *stdio, args []string, out string, opts .
 		fmt.Fprintf(st.err, "mcptape report: warning: %s\n", rep.Tape.Warning)
 	}
 	if out != "-" {
-		fmt.Fprintf(st.err, "mcptape report: wrote %s (%d sessions, %d messages, %d problems)\n",
-			out, len(rep.Sessions)+rep.SessionsFolded, rep.Tape.Messages, len(rep.Problems))
+		fmt.Fprintf(st.err, "mcptape report: wrote %s (%s, %s, %s)\n", out, english.Count(len(rep.Sessions)+rep.SessionsFolded, "session"),
+			english.Count(rep.Tape.Messages, "message"), english.Count(len(rep.Problems), "problem"))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/internal/privfile"
 	"github.com/mcptape/mcptape/loadreport"
 )
@@ -86,6 +87,6 @@ func runLoadReport(st *stdio, paths []string, out, title string) error {
 		privfile.Remove(out)
 		return withCode(2, fmt.Errorf("report %s: %w", out, err))
 	}
-	fmt.Fprintf(st.err, "mcptape report: wrote %s (%d run(s))\n", out, len(runs))
+	fmt.Fprintf(st.err, "mcptape report: wrote %s (%s)\n", out, english.Count(len(runs), "run"))
 	return nil
 }

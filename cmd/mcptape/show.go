@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -136,7 +137,7 @@ func runShow(ctx context.Context, st *stdio, args []string, opts []analysis.Show
 		fmt.Fprintf(st.err, "mcptape show: warning: %v\n", stats.Warning)
 	}
 	if stats.Compacted > 0 {
-		fmt.Fprintf(st.err, "mcptape show: %d frames held line breaks and were written compacted, one per line\n", stats.Compacted)
+		fmt.Fprintf(st.err, "mcptape show: %s with line breaks written compacted, one per line\n", english.Count(stats.Compacted, "frame"))
 	}
 	return nil
 }
