@@ -167,11 +167,11 @@ func (in *Inspector) problems(rep *Report) []Problem {
 		add(v.Severity, v.Rule, v.Count, d, "%s ×%d  %s", v.Rule, v.Count, v.Text)
 	}
 	if u := rep.Unanswered; u.Count > 0 {
-		var d []string
-		for _, r := range u.Requests[:min(len(u.Requests), problemDetails)] {
-			d = append(d, describeRef(r))
-		}
-		add(SeverityError, "unanswered", u.Count, d, "%s never answered", english.Count(u.Count, "request"))
+		add(SeverityError, "unanswered", u.Count, refDetails(u.Requests), "%s never answered", english.Count(u.Count, "request"))
+	}
+	if u := rep.Unanswered; u.CutByShutdown > 0 {
+		add(SeverityWarning, "cut-by-shutdown", u.CutByShutdown, refDetails(u.CutByShutdownRequests), "%s cut by the recorder's shutdown before the server answered (the client got no response; not the server's doing)",
+			english.Count(u.CutByShutdown, "request"))
 	}
 	var exits []string
 	for _, s := range rep.Sessions {
@@ -234,21 +234,13 @@ func (in *Inspector) problems(rep *Report) []Problem {
 		add(SeverityInfo, "http-unauthorized", n, nil, "%s answered 401 (authorization required)", english.Count(n, "request"))
 	}
 	if c := rep.Cancellations; c.AnsweredAnyway > 0 {
-		d = nil
-		for _, r := range c.Answered[:min(len(c.Answered), problemDetails)] {
-			d = append(d, describeRef(r))
-		}
-		add(SeverityWarning, "answered-after-cancel", c.AnsweredAnyway, d, "%s answered after being cancelled", english.Count(c.AnsweredAnyway, "request"))
+		add(SeverityWarning, "answered-after-cancel", c.AnsweredAnyway, refDetails(c.Answered), "%s answered after being cancelled", english.Count(c.AnsweredAnyway, "request"))
 	}
 	if n := rep.Operations.MRTR.Abandoned; n > 0 {
 		add(SeverityWarning, "mrtr-abandoned", n, nil, "%s asked for input and never retried", english.Count(n, "MRTR operation"))
 	}
 	if st := rep.Streams; st != nil && st.Unfinished > 0 {
-		d = nil
-		for _, r := range st.UnfinishedRequests[:min(len(st.UnfinishedRequests), problemDetails)] {
-			d = append(d, describeRef(r))
-		}
-		add(SeverityError, "stream-unfinished", st.Unfinished, d, "%s cut before the end part", english.Count(st.Unfinished, "streamed answer"))
+		add(SeverityError, "stream-unfinished", st.Unfinished, refDetails(st.UnfinishedRequests), "%s cut before the end part", english.Count(st.Unfinished, "streamed answer"))
 	}
 	if n := rep.Operations.Tasks.Unfinished; n > 0 {
 		add(SeverityWarning, "task-unfinished", n, nil, "%s never reached a terminal status", english.Count(n, "task"))
@@ -264,6 +256,15 @@ func (in *Inspector) problems(rep *Report) []Problem {
 		out = []Problem{}
 	}
 	return out
+}
+
+// refDetails describes the first requests of refs for a problem's details.
+func refDetails(refs []RequestRef) []string {
+	var d []string
+	for _, r := range refs[:min(len(refs), problemDetails)] {
+		d = append(d, describeRef(r))
+	}
+	return d
 }
 
 func describeRef(r RequestRef) string {

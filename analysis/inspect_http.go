@@ -56,7 +56,7 @@ func (in *Inspector) httpExchange(it *Item) {
 		}
 	}
 	if d.Phase == "end" {
-		in.exchangeEnd(it, d.ClosedBy, d.Status)
+		in.exchangeEnd(it, &d)
 		if d.Status >= 400 && strings.EqualFold(headerValue(d.RequestHeaders, "upgrade"), "websocket") {
 			in.rep.RefusedUpgradesN++
 			if len(in.rep.RefusedUpgrades) < in.o.maxListed {
@@ -166,15 +166,22 @@ func (in *Inspector) inFlightOnly(reqs []exchangeReq) []exchangeReq {
 	})
 }
 
-// exchangeEnd handles the end of an HTTP exchange: a client that closed
-// the stream of a request still unanswered cancelled it; a request the
-// server refused with an HTTP error status and no JSON-RPC answer was
-// answered by that status (see refused).
-func (in *Inspector) exchangeEnd(it *Item, closedBy string, status int) {
+// exchangeEnd handles the end of an HTTP exchange (d, its "end" event): a
+// client that closed the stream of a request still unanswered cancelled
+// it; a request the server refused with an HTTP error status and no
+// JSON-RPC answer was answered by that status (see refused); one the
+// recorder's own shutdown cut got no answer by the proxy's doing (see
+// cutByShutdown).
+func (in *Inspector) exchangeEnd(it *Item, d *httpEvent) {
 	reqs := in.exchanges[it.Rec.Exchange]
 	delete(in.exchanges, it.Rec.Exchange)
+	closedBy, status := d.ClosedBy, d.Status
+	if status == 0 && closedBy == "proxy" && d.Error == tape.ShutdownCutError {
+		in.cutByShutdown(reqs)
+		return
+	}
 	if status >= 400 && closedBy != "client" {
-		in.refused(it, reqs, status)
+		in.refused(reqs, status)
 		return
 	}
 	if closedBy != "client" {
@@ -196,12 +203,8 @@ func (in *Inspector) exchangeEnd(it *Item, closedBy string, status int) {
 // HTTP status (4xx or 5xx) out of flight: the client got its answer, the
 // status, on the same exchange. They are counted in Report.Refused, not
 // as never answered.
-func (in *Inspector) refused(it *Item, reqs []exchangeReq, status int) {
-	for _, e := range reqs {
-		req, ok := in.inflight.Close(e.session, tape.ClientToServer, e.id)
-		if !ok {
-			continue
-		}
+func (in *Inspector) refused(reqs []exchangeReq, status int) {
+	in.settle(reqs, OutcomeRefused, func(req *request) {
 		in.rep.Refused.Count++
 		if status == 401 {
 			in.rep.Refused.Unauthorized++
@@ -211,7 +214,34 @@ func (in *Inspector) refused(it *Item, reqs []exchangeReq, status int) {
 			ref.Status = status
 			in.rep.Refused.Requests = append(in.rep.Refused.Requests, ref)
 		}
-		in.emitOp(req, req.op, OutcomeRefused, 0, 0, 0)
+	})
+}
+
+// cutByShutdown takes the requests of an exchange that the recorder's own
+// shutdown cut before the upstream answered (tape.ShutdownCutError) out
+// of flight: the client got no response, by the proxy's doing, not the
+// server's. They are counted in Report.Unanswered.CutByShutdown, not as
+// never answered.
+func (in *Inspector) cutByShutdown(reqs []exchangeReq) {
+	u := &in.rep.Unanswered
+	in.settle(reqs, OutcomeCutByShutdown, func(req *request) {
+		u.CutByShutdown++
+		if len(u.CutByShutdownRequests) < in.o.maxListed {
+			u.CutByShutdownRequests = append(u.CutByShutdownRequests, in.ref(req))
+		}
+	})
+}
+
+// settle takes the requests of an exchange still in flight out of flight,
+// counting each with count and ending its operation with outcome.
+func (in *Inspector) settle(reqs []exchangeReq, outcome string, count func(*request)) {
+	for _, e := range reqs {
+		req, ok := in.inflight.Close(e.session, tape.ClientToServer, e.id)
+		if !ok {
+			continue
+		}
+		count(req)
+		in.emitOp(req, req.op, outcome, 0, 0, 0)
 		in.release(req)
 		in.recycle(req)
 	}

@@ -1,7 +1,10 @@
 package analysis
 
 import (
+	"bytes"
+	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mcptape/mcptape/tape"
@@ -119,6 +122,84 @@ func TestMissingSessionHeaderStateless(t *testing.T) {
 			rep := inspectSteps(t, tt.steps...)
 			if n := violationCount(rep, RuleMissingSessionHeader); n != tt.want {
 				t.Errorf("%s counted %d times, want %d: %+v", RuleMissingSessionHeader, n, tt.want, rep.Violations)
+			}
+		})
+	}
+}
+
+// TestInspectShutdownCutExchange: a request whose HTTP exchange the
+// recorder's own shutdown cut before the upstream answered (its "end"
+// event: no status, closed_by proxy, tape.ShutdownCutError) is reported
+// as cut by the recorder's shutdown, in the problems, the text and the
+// JSON, not as the server's "never answered" (nor in its session's
+// unanswered count, which check fails on). Any other end leaves an
+// unanswered request unanswered.
+func TestInspectShutdownCutExchange(t *testing.T) {
+	const call = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}`
+	end := func(fields string) step {
+		return onExchange(3, evt(9*ms, tape.EventHTTP, `{"phase":"end","method":"POST","path":"/mcp","conn":1,`+fields+`}`))
+	}
+	cutErr, _ := json.Marshal(tape.ShutdownCutError)
+	tests := []struct {
+		name       string
+		end        []step
+		unanswered int64
+		cut        int64
+	}{
+		{"cut by the shutdown", []step{end(`"closed_by":"proxy","error":` + string(cutErr))}, 0, 1},
+		{"no end", nil, 1, 0},
+		{"cancelled by the shutdown mid-answer", []step{end(`"status":200,"closed_by":"proxy","error":"cancelled by the proxy's shutdown"`)}, 1, 0},
+		{"another proxy failure", []step{end(`"closed_by":"proxy","error":"upstream went away"`)}, 1, 0},
+		{"closed by the server", []step{end(`"status":200,"closed_by":"server"`)}, 1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := inspectSteps(t, append(after(onExchange(3, c2s(5*ms, call))), tt.end...)...)
+			u := rep.Unanswered
+			if u.Count != tt.unanswered || u.CutByShutdown != tt.cut || int64(len(u.CutByShutdownRequests)) != tt.cut {
+				t.Errorf("unanswered %d, cut by shutdown %d (%d listed); want %d, %d", u.Count, u.CutByShutdown, len(u.CutByShutdownRequests), tt.unanswered, tt.cut)
+			}
+			var sessUnanswered int64
+			for _, s := range rep.Sessions {
+				sessUnanswered += s.Unanswered
+			}
+			if sessUnanswered != tt.unanswered {
+				t.Errorf("sessions' unanswered %d, want %d", sessUnanswered, tt.unanswered)
+			}
+			problems := map[string]Problem{}
+			for _, p := range rep.Problems {
+				problems[p.What] = p
+			}
+			var text, js bytes.Buffer
+			if err := WriteText(&text, rep); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteJSON(&js, rep); err != nil {
+				t.Fatal(err)
+			}
+			_, isUnanswered := problems["unanswered"]
+			p, isCut := problems["cut-by-shutdown"]
+			if isUnanswered != (tt.unanswered > 0) || isCut != (tt.cut > 0) || strings.Contains(text.String(), "never answered") != (tt.unanswered > 0) {
+				t.Errorf("problems %v; text:\n%s", rep.Problems, text.String())
+			}
+			if tt.cut == 0 {
+				return
+			}
+			if p.Severity != SeverityWarning || p.Count != 1 || !strings.Contains(p.Summary, "cut by the recorder's shutdown") || len(p.Details) != 1 || !strings.Contains(p.Details[0], "tools/call id 7") {
+				t.Errorf("problem %+v: want a warning naming the request cut by the recorder's shutdown", p)
+			}
+			if !strings.Contains(text.String(), "CUT BY THE RECORDER'S SHUTDOWN  1") {
+				t.Errorf("text says nothing of the cut:\n%s", text.String())
+			}
+			var back struct {
+				Unanswered struct {
+					Count    int64        `json:"count"`
+					Cut      int64        `json:"cut_by_shutdown"`
+					Requests []RequestRef `json:"cut_by_shutdown_requests"`
+				} `json:"unanswered"`
+			}
+			if err := json.Unmarshal(js.Bytes(), &back); err != nil || back.Unanswered.Count != 0 || back.Unanswered.Cut != 1 || len(back.Unanswered.Requests) != 1 || back.Unanswered.Requests[0].Method != "tools/call" {
+				t.Errorf("JSON unanswered %+v (%v): want count 0, cut_by_shutdown 1 listing the tools/call", back.Unanswered, err)
 			}
 		})
 	}

@@ -83,7 +83,7 @@ type Problem struct {
 	// What is a stable name: a rule name, or one of "tape-damaged",
 	// "unanswered", "error-response", "tool-error", "answered-after-cancel",
 	// "server-exit", "proxy-error", "mrtr-abandoned", "task-unfinished",
-	// "stream-unfinished", "ws-refused".
+	// "stream-unfinished", "ws-refused", "cut-by-shutdown".
 	What    string   `json:"what"`
 	Count   int64    `json:"count"`
 	Summary string   `json:"summary"`
@@ -249,6 +249,12 @@ type UnansweredStats struct {
 	Count     int64        `json:"count"`
 	Cancelled int64        `json:"cancelled"`
 	Requests  []RequestRef `json:"requests"` // the first ones, by record
+	// CutByShutdown counts the requests whose HTTP exchange the
+	// recorder's own shutdown cut before the server answered (its "end"
+	// event says so: tape.ShutdownCutError): the client got no response,
+	// by the proxy's doing, not the server's. They are not in Count.
+	CutByShutdown         int64        `json:"cut_by_shutdown,omitempty"`
+	CutByShutdownRequests []RequestRef `json:"cut_by_shutdown_requests,omitempty"` // the first ones, by record
 }
 
 // CancelStats counts cancellations and what followed.

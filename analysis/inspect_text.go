@@ -129,6 +129,16 @@ func WriteText(w io.Writer, rep *Report) error {
 			p("  … %d more", more)
 		}
 	}
+	if u := rep.Unanswered; u.CutByShutdown > 0 {
+		p("")
+		p("CUT BY THE RECORDER'S SHUTDOWN  %d (the proxy stopped before the server answered: the client got no response)", u.CutByShutdown)
+		for _, r := range u.CutByShutdownRequests {
+			p("  %s", clip(describeRef(r), 98))
+		}
+		if more := u.CutByShutdown - int64(len(u.CutByShutdownRequests)); more > 0 {
+			p("  … %d more", more)
+		}
+	}
 	if err := b.Flush(); err != nil {
 		return fmt.Errorf("analysis: writing text: %w", err)
 	}

@@ -24,6 +24,9 @@ const (
 	OutcomeAbandoned  = "abandoned"  // MRTR: input_required, never retried
 	OutcomeUnfinished = "unfinished" // a task that never reached a terminal status
 	OutcomeRefused    = "refused"    // HTTP: the server ended the exchange with an error status, no JSON-RPC answer
+	// HTTP: the recorder's shutdown cut the exchange before the server
+	// answered; the client got no response
+	OutcomeCutByShutdown = "cut_by_shutdown"
 )
 
 // Operation is one logical operation of a tape as Inspect pairs it: a

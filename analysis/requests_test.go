@@ -69,6 +69,7 @@ func checkRowsMatchReport(t *testing.T, rows []parquetRow, rep *Report) {
 		{"abandoned", outcomes[OutcomeAbandoned], rep.Operations.MRTR.Abandoned},
 		{"unfinished", outcomes[OutcomeUnfinished], rep.Operations.Tasks.Unfinished},
 		{"refused", outcomes[OutcomeRefused], rep.Refused.Count},
+		{"cut by shutdown", outcomes[OutcomeCutByShutdown], rep.Unanswered.CutByShutdown},
 		{"tool errors", toolErrs, wantToolErrs},
 		{"MRTR operations", mrtrOps, rep.Operations.MRTR.Operations},
 	} {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -265,7 +266,8 @@ func TestSummary(t *testing.T) {
 // TestShowJoinedStatsLabelled: several tapes read as one end with the sum
 // of their "stats" events, which no writer recorded: show says so (text),
 // and the data says how many tapes it sums (NDJSON); a single tape's stats
-// event shows as recorded.
+// event shows as recorded. Tapes joined with cat, one file, read as the
+// joined read of them: the same.
 func TestShowJoinedStatsLabelled(t *testing.T) {
 	dir := t.TempDir()
 	var paths []string
@@ -282,6 +284,7 @@ func TestShowJoinedStatsLabelled(t *testing.T) {
 	}{
 		{"one tape", paths[:1], false},
 		{"two tapes", paths, true},
+		{"two tapes joined with cat", []string{peertest.Cat(t, paths...)}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			last := func(f Format) string {

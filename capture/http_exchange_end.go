@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net"
+
+	"github.com/mcptape/mcptape/tape"
 )
 
 // upstreamBody notes how the upstream's response body ended.
@@ -137,7 +139,7 @@ func (x *exchange) closer() (string, string) {
 	switch {
 	case x.p.closing.Err() != nil && x.ctx.Err() != nil && !x.upEOF:
 		if !x.gotResp {
-			return ClosedByProxy, "cut by the proxy's shutdown before the upstream answered: the client got no response"
+			return ClosedByProxy, tape.ShutdownCutError
 		}
 		return ClosedByProxy, "cancelled by the proxy's shutdown"
 	case x.failErr != nil && x.clientGone():

@@ -3,6 +3,7 @@ package tape
 import (
 	"bytes"
 	"encoding/binary"
+	"io"
 	"math"
 
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -38,11 +39,19 @@ func (r *Reader) NextShared(rec *Record) error {
 			return err
 		}
 		line, err := r.line()
+		if err == io.EOF {
+			p, err := r.end()
+			if err == nil {
+				*rec = *p
+				r.n++
+			}
+			return err
+		}
 		if err != nil {
 			return err
 		}
 		if r.p.parseFast(line, rec, false) {
-			r.segs.cur.apply(rec)
+			r.segs.apply(rec)
 			r.lines++
 			r.shared = true
 			r.n++
@@ -86,12 +95,20 @@ func (r *Reader) nextClassified(rec *Record, info *jsonrpc.Info, dst []jsonrpc.M
 			return parsedClassified(p, rec, info, dst, list), nil
 		}
 		line, err := r.line()
+		if err == io.EOF {
+			p, err := r.end()
+			if err != nil {
+				return dst[:0], err
+			}
+			r.n++
+			return parsedClassified(p, rec, info, dst, list), nil
+		}
 		if err != nil {
 			return dst[:0], err
 		}
 		if r.p.parseFast(line, rec, true) {
 			if dst = classifyFrame(rec.Frame, info, dst, list); info.Kind != jsonrpc.KindInvalid {
-				r.segs.cur.apply(rec)
+				r.segs.apply(rec)
 				r.lines++
 				r.shared = true
 				r.n++

@@ -231,13 +231,7 @@ func (g *recording) next() (*Record, error) {
 		}
 		if rec.Type == TypeEvent && rec.Event == EventStats {
 			// The writer's counts of one tape: summed, for the end.
-			var st StatsData
-			if json.Unmarshal(rec.Data, &st) == nil {
-				if g.stats == nil {
-					g.stats = new(StatsData)
-				}
-				g.stats.add(&st)
-			}
+			addStats(&g.stats, rec)
 			continue
 		}
 		g.apart.apply(rec)
@@ -316,11 +310,7 @@ func produceJoined(w io.Writer, h *Header, recs []*recording) error {
 		}
 	}
 	if st := joinedStats(recs); st != nil {
-		data, err := json.Marshal(st)
-		if err != nil {
-			return err
-		}
-		if err := add(&Record{Type: TypeEvent, Time: last, Event: EventStats, Data: data}); err != nil {
+		if err := add(statsEvent(st, last)); err != nil {
 			return err
 		}
 	}
@@ -343,6 +333,28 @@ func joinedStats(recs []*recording) *StatsData {
 		}
 	}
 	return sum
+}
+
+// addStats adds the counts of the stats event rec, one tape's (or a
+// joined read's), to *sum, allocated at the first; a malformed event is
+// left out. The joined read of several tapes (recording.next) and a tape
+// that holds several (segments.holdStats) both sum them with it.
+func addStats(sum **StatsData, rec *Record) {
+	var st StatsData
+	if json.Unmarshal(rec.Data, &st) != nil {
+		return
+	}
+	if *sum == nil {
+		*sum = new(StatsData)
+	}
+	(*sum).add(&st)
+}
+
+// statsEvent returns the "stats" event of the summed counts st, the last
+// record of a read of several tapes, at time t.
+func statsEvent(st *StatsData, t int64) *Record {
+	data, _ := json.Marshal(st) // integers only: cannot fail
+	return &Record{Type: TypeEvent, Time: t, Event: EventStats, Data: data}
 }
 
 // add adds the counts of o, another tape's, to s: the sums of the

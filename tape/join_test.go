@@ -7,13 +7,18 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/peertest"
 )
 
 // TestJoinSumsStats: tapes read as one end with one "stats" event, the
 // sum of theirs (the highest of the highest values), so that what the
 // writers did over a rotated recording (late and reordered records
 // above all) is not lost with the tapes' own events; it says how many
-// tapes it sums, which no recorded stats event does.
+// tapes it sums, which no recorded stats event does. The same tapes
+// joined with cat, one file, read as one the same way (whichever way the
+// Reader is read), except by a live tail (WithFileOrder), which keeps
+// each tape's own stats event, its end record, where it is.
 func TestJoinSumsStats(t *testing.T) {
 	// times: the records written, in that order; 0 is a Flush, after which
 	// an older record is written late (its time moved to the newest cut).
@@ -65,29 +70,58 @@ func TestJoinSumsStats(t *testing.T) {
 				sum.add(&st)
 				paths = append(paths, path)
 			}
+			check := func(t *testing.T, recs []*Record) {
+				t.Helper()
+				got, n := statsOf(t, recs)
+				if last := recs[len(recs)-1]; n != 1 || last.Event != EventStats {
+					t.Fatalf("%d stats events, the last record %q: want one, last", n, last.Event)
+				}
+				for i, rec := range recs[1:] {
+					if rec.Time < recs[i].Time {
+						t.Errorf("record %d (%s %s) at %d, before the one ahead of it at %d", i+1, rec.Type, rec.Event, rec.Time, recs[i].Time)
+					}
+				}
+				if got != sum {
+					t.Errorf("joined stats %+v, want the sum %+v", got, sum)
+				}
+				if got.Reordered != tc.want.Reordered || got.Late != tc.want.Late || got.LateMaxNs != tc.want.LateMaxNs {
+					t.Errorf("reordered %d, late %d (max %d); want %d, %d (%d)", got.Reordered, got.Late, got.LateMaxNs,
+						tc.want.Reordered, tc.want.Late, tc.want.LateMaxNs)
+				}
+				if got.Tapes != int64(len(tc.tapes)) {
+					t.Errorf("joined stats say %d tapes, want %d: the event is the join's", got.Tapes, len(tc.tapes))
+				}
+				if got.Records < int64(len(tc.tapes)) {
+					t.Errorf("joined stats count %d records", got.Records)
+				}
+			}
 			r, err := OpenJoined(paths)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			recs := drain(t, r)
-			got, n := statsOf(t, recs)
-			if last := recs[len(recs)-1]; n != 1 || last.Event != EventStats {
-				t.Fatalf("%d stats events, the last record %q: want one, last", n, last.Event)
+			check(t, drain(t, r))
+			cat := peertest.Cat(t, paths...)
+			for _, way := range readWays {
+				t.Run("cat, "+way.name, func(t *testing.T) {
+					r, err := Open(cat)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer r.Close()
+					check(t, way.read(t, r))
+				})
 			}
-			if got != sum {
-				t.Errorf("joined stats %+v, want the sum %+v", got, sum)
-			}
-			if got.Reordered != tc.want.Reordered || got.Late != tc.want.Late || got.LateMaxNs != tc.want.LateMaxNs {
-				t.Errorf("reordered %d, late %d (max %d); want %d, %d (%d)", got.Reordered, got.Late, got.LateMaxNs,
-					tc.want.Reordered, tc.want.Late, tc.want.LateMaxNs)
-			}
-			if got.Tapes != int64(len(tc.tapes)) {
-				t.Errorf("joined stats say %d tapes, want %d: the event is the join's", got.Tapes, len(tc.tapes))
-			}
-			if got.Records < int64(len(tc.tapes)) {
-				t.Errorf("joined stats count %d records", got.Records)
-			}
+			t.Run("cat, live tail", func(t *testing.T) {
+				r, err := Open(cat, WithFileOrder())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				if st, n := statsOf(t, drain(t, r)); n != len(tc.tapes) || st.Tapes != 0 {
+					t.Errorf("%d stats events, the last saying %d tapes; want each tape's own (%d), as recorded", n, st.Tapes, len(tc.tapes))
+				}
+			})
 		})
 	}
 }

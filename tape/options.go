@@ -180,7 +180,9 @@ type readerOptions struct {
 // Header.TimeOrdered in file order too, instead of putting them in time
 // order (which holds records back until a newer one is read): for a live
 // tail of a growing tape. Tapes with TimeOrdered are read in file order
-// anyway, which is their time order.
+// anyway, which is their time order. Nor is a "stats" event held back to
+// be summed with those of the tapes joined after it (segment.go): each
+// tape's comes where it is, the end of a live tail.
 func WithFileOrder() ReaderOption {
 	return func(o *readerOptions) error {
 		o.fileOrder = true

@@ -97,7 +97,11 @@ func (r *Reader) nextReordered() (*Record, error) {
 	sg := &r.segs
 	for !r.reorder.Ready(r.drained || sg.first != nil) {
 		if r.drained {
-			return nil, io.EOF
+			rec, err := r.end()
+			if err == nil {
+				r.n++
+			}
+			return rec, err
 		}
 		if sg.first != nil { // the last segment's records are all out
 			r.reorder.Push(sg.first.Time, sg.first)

@@ -58,7 +58,8 @@ func (e *TailError) Unwrap() error { return e.Err }
 // A file that holds several tapes (joined with cat) is read one tape after
 // the other, a header in the middle starting a segment whose sessions and
 // exchanges are kept apart from the earlier tapes' as OpenJoined keeps
-// recordings apart (segment.go).
+// recordings apart, and whose "stats" events end it as one, their sum, as
+// OpenJoined's do (segment.go).
 //
 // A Reader is not safe for concurrent use.
 type Reader struct {
@@ -285,6 +286,9 @@ func (r *Reader) Next() (*Record, error) {
 		r.reorder.Push(rec.Time, rec)
 		return r.nextReordered()
 	}
+	if err == io.EOF {
+		rec, err = r.end()
+	}
 	if err == nil {
 		r.n++
 	}
@@ -407,6 +411,9 @@ func (r *Reader) stop(err error) {
 		if r.segs.first != nil {
 			r.warn.Records++
 		}
+	}
+	if r.segs.heldStats() { // returned before the warning too
+		r.warn.Records++
 	}
 	r.done = true
 	r.buf, r.pos, r.scan = nil, 0, 0

@@ -76,6 +76,12 @@ const (
 	EventStats  = "stats"  // writer statistics, written by Close (StatsData)
 )
 
+// ShutdownCutError is the "error" of an HTTP exchange's "end" event (with
+// no status and closed_by "proxy") when the recorder's own shutdown cut
+// the exchange before the upstream answered: the client got no response,
+// by the proxy's doing, not the server's.
+const ShutdownCutError = "cut by the proxy's shutdown before the upstream answered: the client got no response"
+
 // Header is the first record of every tape.
 type Header struct {
 	Format    int      `json:"format"`            // FormatVersion

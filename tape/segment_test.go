@@ -2,6 +2,7 @@ package tape
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -65,7 +66,8 @@ func drainWith(t *testing.T, r *Reader, next func(*Record) error) []*Record {
 // numbers offset, as the joined read keeps recordings apart: ids that
 // restart in the second tape are not ids reused in one session. The
 // second header starts the segment and is not a record. Tapes without
-// time_ordered are put in time order, in the middle too.
+// time_ordered are put in time order, in the middle too. Their "stats"
+// events end the file as one, their sum, as a joined read ends.
 func TestCatJoinedTapeKeepsTapesApart(t *testing.T) {
 	const dir = "../testdata/analysis"
 	for _, tc := range []struct {
@@ -77,7 +79,8 @@ func TestCatJoinedTapeKeepsTapesApart(t *testing.T) {
 		{"time-ordered then older", []string{"operations.jsonl.zst", "gosdk-refserver.jsonl.zst", "export/stdio.jsonl.zst"}},
 	} {
 		var paths []string
-		var want [][]*Record // each tape read alone
+		var want [][]*Record // each tape read alone, but its stats event
+		var sum *StatsData   // of their stats events
 		var first *Header
 		for i, name := range tc.tapes {
 			paths = append(paths, filepath.Join(dir, name))
@@ -88,7 +91,15 @@ func TestCatJoinedTapeKeepsTapesApart(t *testing.T) {
 			if i == 0 {
 				first = r.Header()
 			}
-			want = append(want, drain(t, r))
+			var recs []*Record
+			for _, rec := range drain(t, r) {
+				if rec.Type == TypeEvent && rec.Event == EventStats {
+					addStats(&sum, rec)
+					continue
+				}
+				recs = append(recs, rec)
+			}
+			want = append(want, recs)
 			r.Close()
 		}
 		cat := peertest.Cat(t, paths...)
@@ -123,6 +134,13 @@ func TestCatJoinedTapeKeepsTapesApart(t *testing.T) {
 						}
 						k++
 					}
+				}
+				if sum != nil {
+					var st StatsData
+					if k >= len(got) || got[k].Event != EventStats || json.Unmarshal(got[k].Data, &st) != nil || st != *sum {
+						t.Fatalf("record %d of %d: want the last, the sum of the tapes' stats %+v", k, len(got), *sum)
+					}
+					k++
 				}
 				if k != len(got) {
 					t.Fatalf("%d records, want %d (the tapes' own)", len(got), k)

@@ -59,8 +59,8 @@ type loadFlags struct {
 	quiet       bool
 	cpuprofile  string
 	onExit      string
-	stderr      string    // --server-stderr
-	stderrW     io.Writer // where it goes, once opened (nil: discarded)
+	stderr      string        // --server-stderr
+	serverErr   *serverStderr // checked; opened by openServerStderr
 	insecure    bool
 	wsProto     wsProtoFlag
 	grace       time.Duration
@@ -179,12 +179,11 @@ func loadCmd() *command {
 				if len(args) > 0 {
 					return usageError("unexpected argument %q (a server command goes after --)", args[0])
 				}
-				st, errw, closeErrw, err := openServerStderr(st, f.stderr, len(command) > 0)
+				st, serverErr, err := checkServerStderr(st, f.stderr, len(command) > 0)
 				if err != nil {
 					return err
 				}
-				defer closeErrw()
-				f.stderrW = errw
+				f.serverErr = serverErr
 				if f.findMax.on {
 					return runFindMax(ctx, st, &f, command)
 				}
@@ -347,9 +346,6 @@ func (f *loadFlags) check(ctx context.Context, command []string) (loadgen.Target
 	if f.wsProto.set {
 		opts = append(opts, loadgen.WithWSSubprotocols(f.wsProto.protos...))
 	}
-	if f.stderrW != nil {
-		opts = append(opts, loadgen.WithServerStderr(f.stderrW))
-	}
 	if f.onExit != loadgen.OnExitStop {
 		if len(command) == 0 {
 			return target, nil, nil, nil, usageError("--on-exit applies to a stdio server (-- CMD)")
@@ -431,25 +427,26 @@ func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) err
 	if err != nil {
 		return err
 	}
+	var format string // of --results
+	if f.results != "" {
+		if format, err = loadgen.ResultsFormat(f.results); err != nil {
+			return usageError("--results: %v", err)
+		}
+		if f.batch != 1 {
+			return usageError("--results writes single requests, not --batch")
+		}
+	}
+	// Every check passed: the output files are created (truncated) now,
+	// so that bad input leaves existing ones as they were.
 	if f.hlog != "" {
 		fh, err := privfile.Create(f.hlog)
 		if err != nil {
 			return withCode(2, fmt.Errorf("--hlog: %w", err))
 		}
 		defer fh.Close()
-		if f.hlogEvery <= 0 {
-			return usageError("--hlog-interval must be positive")
-		}
-		opts = append(opts, loadgen.WithHlog(fh, f.hlogEvery))
+		opts = append(opts, loadgen.WithHlog(fh, f.hlogEvery)) // check: at least 10ms
 	}
 	if f.results != "" {
-		format, err := loadgen.ResultsFormat(f.results)
-		if err != nil {
-			return usageError("--results: %v", err)
-		}
-		if f.batch != 1 {
-			return usageError("--results writes single requests, not --batch")
-		}
 		fh, err := privfile.Create(f.results)
 		if err != nil {
 			return withCode(2, fmt.Errorf("--results: %w", err))
@@ -461,6 +458,12 @@ func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) err
 	if err != nil {
 		return err
 	}
+	opts, closeErrw, err := f.openServerStderr(opts)
+	if err != nil {
+		stopProfile()
+		return err
+	}
+	defer closeErrw()
 	rep, err := loadgen.Run(ctx, target, calls, opts...)
 	stopProfile()
 	if bar != nil {
@@ -514,6 +517,11 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 	if err != nil {
 		return err
 	}
+	opts, closeErrw, err := f.openServerStderr(opts)
+	if err != nil {
+		return err
+	}
+	defer closeErrw()
 	rep, err := loadgen.RunTape(ctx, target, sessions, f.sessions, ropts, opts...)
 	if bar != nil {
 		bar.finish(err != nil || rep.Interrupted)
@@ -522,6 +530,20 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 		return withCode(2, err)
 	}
 	return emitReport(ctx, st, rep, f.jsonOut, th)
+}
+
+// openServerStderr opens --server-stderr (a FILE is created only now,
+// after every check of the run) and adds it to opts; the returned
+// function closes it after the run.
+func (f *loadFlags) openServerStderr(opts []loadgen.Option) ([]loadgen.Option, func(), error) {
+	w, closeFn, err := f.serverErr.open()
+	if err != nil {
+		return nil, nil, err
+	}
+	if w != nil {
+		opts = append(opts, loadgen.WithServerStderr(w))
+	}
+	return opts, closeFn, nil
 }
 
 // emitReport writes the text report (to stdout, or stderr when the JSON

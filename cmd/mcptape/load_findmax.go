@@ -84,6 +84,11 @@ func runFindMax(ctx context.Context, st *stdio, f *loadFlags, command []string) 
 		}
 	}
 	opts = append(opts, loadgen.WithNotice(func(s string) { fmt.Fprintf(st.err, "load: %s\n", s) }))
+	opts, closeErrw, err := f.openServerStderr(opts)
+	if err != nil {
+		return err
+	}
+	defer closeErrw()
 	rep, err := loadgen.FindMax(ctx, target, calls, cfg, opts...)
 	if err != nil {
 		return withCode(2, err)

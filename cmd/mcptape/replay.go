@@ -218,6 +218,10 @@ func (f *replayFlags) check(args, command []string) ([]replay.Option, error) {
 // runReplay loads the tape, replays it and turns the verdict into the exit
 // code.
 func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, command []string, opts []replay.Option) error {
+	st, serverErr, err := checkServerStderr(st, f.stderr, len(command) > 0)
+	if err != nil {
+		return err
+	}
 	sessions, err := loadReplayTapes(st, args)
 	if err != nil {
 		return withCode(2, err)
@@ -230,12 +234,8 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 		sessions = []*replay.Session{s}
 	}
 	setStreamPath(sessions, f.streamPath)
-	st, errw, closeErrw, err := openServerStderr(st, f.stderr, len(command) > 0)
-	if err != nil {
-		return err
-	}
-	defer closeErrw()
-	dial, target, kind, err := f.dialer(ctx, st, command, errw)
+	var errw io.Writer // the servers' stderr, opened once every check passed
+	dial, target, kind, err := f.dialer(ctx, st, command, func() io.Writer { return errw })
 	if err != nil {
 		return withCode(2, err)
 	}
@@ -250,6 +250,11 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 		defer closeTape()
 		opts = append(opts, replay.WithTape(w))
 	}
+	errw, closeErrw, err := serverErr.open()
+	if err != nil {
+		return err
+	}
+	defer closeErrw()
 	rep, err := replay.Run(ctx, sessions, dial, opts...)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -331,17 +336,18 @@ func loadReplayTape(st *stdio, path string) ([]*replay.Session, error) {
 }
 
 // dialer returns how to connect to the live server (a stdio server's
-// stderr going to stderr; nil discards it), its description for the
+// stderr going where stderr says when it is started, after every check:
+// nil discards it), its description for the
 // output tape's header and its transport name. ctx is the run's: a
 // second signal cuts the connections' close short (stopNow).
-func (f *replayFlags) dialer(ctx context.Context, st *stdio, command []string, stderr io.Writer) (replay.DialFunc, string, string, error) {
+func (f *replayFlags) dialer(ctx context.Context, st *stdio, command []string, stderr func() io.Writer) (replay.DialFunc, string, string, error) {
 	now := transport.WithStopNow(stopNow(ctx))
 	if f.url == "" {
-		sopts := []transport.Option{now}
-		if stderr != nil {
-			sopts = append(sopts, transport.WithStderr(stderr))
-		}
 		return func(ctx context.Context, _ *replay.Session) (transport.Conn, error) {
+			sopts := []transport.Option{now}
+			if w := stderr(); w != nil {
+				sopts = append(sopts, transport.WithStderr(w))
+			}
 			return transport.DialStdio(ctx, command, sopts...)
 		}, capture.QuoteArgs(capture.RedactArgs(command)), "stdio", nil
 	}

@@ -90,3 +90,52 @@ func TestServerStderr(t *testing.T) {
 		}
 	}
 }
+
+// TestServerStderrKeptOnUsageError: --server-stderr FILE (and load's
+// --hlog FILE) is created only once every check of the command passed,
+// so a usage error found after the flag was read (exit code 2) leaves
+// the user's existing file as it was: bad input loses nothing.
+func TestServerStderrKeptOnUsageError(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "exists.jsonl.zst")
+	if err := os.WriteFile(existing, []byte("someone's tape"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Never started: every case fails its checks first.
+	server := []string{"--", filepath.Join(dir, "no-such-server")}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string // in the one-line error
+		flag string // of the file kept, "" for --server-stderr
+	}{
+		{"load --hlog before a bad --results", []string{"load", "--requests", "1", "--call", "ping", "--results", filepath.Join(dir, "r.txt")}, "--results", "--hlog"},
+		{"load without --call", []string{"load", "--requests", "1"}, "--call", ""},
+		{"load --results of an unknown format", []string{"load", "--requests", "1", "--call", "ping", "--results", filepath.Join(dir, "r.txt")}, "--results", ""},
+		{"load --tape missing", []string{"load", "--tape", filepath.Join(dir, "none.jsonl.zst")}, "none.jsonl.zst", ""},
+		{"load --find-max without --threshold", []string{"load", "--find-max", "--call", "ping"}, "--threshold", ""},
+		{"replay -o its input", []string{"replay", basicTape, "--all", "-o", basicTape}, "is the input", ""},
+		{"replay -o an existing file", []string{"replay", basicTape, "--all", "-o", existing}, "already exists", ""},
+		{"replay of an unknown session", []string{"replay", basicTape, "--session", "nope"}, "nope", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const kept = "yesterday's server log\n"
+			file := filepath.Join(t.TempDir(), "server.log")
+			if err := os.WriteFile(file, []byte(kept), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			flag := c.flag
+			if flag == "" {
+				flag = "--server-stderr"
+			}
+			args := append(append(append([]string{}, c.args...), flag, file), server...)
+			code, _, stderr := runCLI(t, "", args...)
+			if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("exit %d, stderr %q; want 2 and one line naming %q", code, stderr, c.want)
+			}
+			if data, err := os.ReadFile(file); err != nil || string(data) != kept {
+				t.Errorf("%s file after the usage error: %q, %v; want it kept as it was, %q", flag, data, err, kept)
+			}
+		})
+	}
+}
