@@ -179,3 +179,18 @@ func TestMockOutputExists(t *testing.T) {
 		t.Error("the forced -o holds no records")
 	}
 }
+
+// TestMockTapeWarnings: the warnings about the tape mock serves (here a
+// cut one, with a server frame that is no JSON-RPC message) count with
+// their noun agreeing ("1 recorded server frame", not "frames").
+func TestMockTapeWarnings(t *testing.T) {
+	code, _, stderr := runCLI(t, "", "mock", fixture("cut"))
+	for _, want := range []string{"warning: " + fixture("cut") + ": tape cut after", "warning: 1 recorded server frame not JSON-RPC"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+}

@@ -288,9 +288,6 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 	return withCode(2, errors.New("replay failed"))
 }
 
-// loadReplayTape reads the sessions of the tape at path, warning on stderr
-// about a damaged tail or skipped frames. A big tape's sessions are
-// streamed from the file as they are replayed (replay.Open).
 // loadReplayTapes loads the sessions of the tapes in args: one file is
 // indexed by replay.Open (big tapes streamed from the file); several, or a
 // directory, are joined (tapes.go) and held in memory.
@@ -316,6 +313,9 @@ func loadReplayTapes(st *stdio, args []string) ([]*replay.Session, error) {
 	return sessions, nil
 }
 
+// loadReplayTape reads the sessions of the tape at path, warning on stderr
+// about a damaged tail or skipped frames. A big tape's sessions are
+// streamed from the file as they are replayed (replay.Open).
 func loadReplayTape(st *stdio, path string) ([]*replay.Session, error) {
 	t, err := replay.Open(path, replay.DefaultMemory)
 	if t != nil && t.Warning != nil {
@@ -325,7 +325,7 @@ func loadReplayTape(st *stdio, path string) ([]*replay.Session, error) {
 		return nil, err
 	}
 	if t.Skipped > 0 {
-		fmt.Fprintf(st.err, "mcptape replay: warning: %d recorded server frames are not JSON-RPC messages and are not expected\n", t.Skipped)
+		fmt.Fprintf(st.err, "mcptape replay: warning: %s not JSON-RPC (not expected)\n", english.Count(t.Skipped, "recorded server frame"))
 	}
 	return t.Sessions, nil
 }
