@@ -267,6 +267,7 @@ func TestAllFailed(t *testing.T) {
 		{"one succeeded", Report{Requests: 4, Answered: 1, RequestErrors: 3, Errors: errs[1:]}, ""},
 		{"all sent failed", Report{Requests: 3, RequestErrors: 3, Errors: errs[1:]}, "no request succeeded: all 3 failed, most often with transport: server exited (status 1)"},
 		{"sent and dropped", Report{Requests: 3, Dropped: 1, RequestErrors: 4, Errors: errs}, "no request succeeded: all 4 failed, most often with transport: server exited (status 1)"},
+		{"the only one", Report{Requests: 1, RequestErrors: 1, Errors: errs[1:]}, "no request succeeded: the only one failed, with transport: server exited (status 1)"},
 		{"no detail", Report{Requests: 1, Dropped: 1, RequestErrors: 2, Errors: []ErrorCount{{Class: ClassDropped, Count: 1}, {Class: ClassTimeout, Count: 1}}}, "no request succeeded: all 2 failed, most often with dropped"},
 	}
 	for _, tt := range tests {

@@ -153,7 +153,10 @@ func (rep *Report) AllFailed() string {
 	if n == 0 || rep.ErrorRatio() < 1 {
 		return ""
 	}
-	why := fmt.Sprintf("no request succeeded: all %d failed", n)
+	why, with := fmt.Sprintf("no request succeeded: all %d failed", n), ", most often with "
+	if n == 1 {
+		why, with = "no request succeeded: the only one failed", ", with "
+	}
 	var top *ErrorCount
 	for i := range rep.Errors {
 		if top == nil || rep.Errors[i].Count > top.Count {
@@ -161,7 +164,7 @@ func (rep *Report) AllFailed() string {
 		}
 	}
 	if top != nil {
-		why += ", most often with " + top.Class
+		why += with + top.Class
 		if top.Detail != "" {
 			why += ": " + top.Detail
 		}

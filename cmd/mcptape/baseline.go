@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/internal/english"
 )
 
 func baselineCmd() *command {
@@ -59,16 +60,16 @@ func baselineCmd() *command {
 func surfaceCounts(s *analysis.Surface) string {
 	var known, unknown []string
 	for _, k := range []struct {
-		kind, plural string
-		n            int
+		kind, noun string
+		n          int
 	}{
-		{analysis.KindTool, "tools", len(s.Tools)}, {analysis.KindPrompt, "prompts", len(s.Prompts)},
-		{analysis.KindResource, "resources", len(s.Resources)}, {analysis.KindTemplate, "templates", len(s.Templates)},
+		{analysis.KindTool, "tool", len(s.Tools)}, {analysis.KindPrompt, "prompt", len(s.Prompts)},
+		{analysis.KindResource, "resource", len(s.Resources)}, {analysis.KindTemplate, "template", len(s.Templates)},
 	} {
 		if slices.Contains(s.Listed, k.kind) {
-			known = append(known, fmt.Sprintf("%d %s", k.n, k.plural))
+			known = append(known, english.Count(k.n, k.noun))
 		} else {
-			unknown = append(unknown, k.plural)
+			unknown = append(unknown, english.Noun(2, k.noun))
 		}
 	}
 	out := strings.Join(known, ", ")

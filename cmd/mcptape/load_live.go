@@ -190,9 +190,9 @@ func liveLine(l loadgen.Live) string {
 		b.WriteString(" of " + l.Total.String())
 	}
 	if l.Planned > 0 {
-		fmt.Fprintf(&b, ", %d of %d requests", l.Requests, l.Planned)
+		fmt.Fprintf(&b, ", %d of %s", l.Requests, english.Count(l.Planned, "request"))
 	}
-	fmt.Fprintf(&b, ", %d sessions, %.0f/s, %d answered, %d errors, %d in flight", l.Sessions, l.Rate, l.Answered, l.Errors, l.InFlight)
+	fmt.Fprintf(&b, ", %s, %.0f/s, %d answered, %s, %d in flight", english.Count(l.Sessions, "session"), l.Rate, l.Answered, english.Count(l.Errors, "error"), l.InFlight)
 	if l.Dropped > 0 {
 		fmt.Fprintf(&b, ", %d dropped", l.Dropped)
 	}

@@ -225,10 +225,20 @@ func TestLoadTape(t *testing.T) {
 
 func TestLiveLineAndBar(t *testing.T) {
 	l := loadgen.Live{Elapsed: 5 * time.Second, Total: 10 * time.Second, Sessions: 3, Rate: 100, Answered: 500, Errors: 2, InFlight: 3, Dropped: 1, P99: 12 * time.Millisecond}
-	line := liveLine(l)
-	for _, want := range []string{"5s of 10s", "3 sessions", "100/s", "2 errors", "1 dropped", "p99 12ms"} {
-		if !strings.Contains(line, want) {
-			t.Errorf("live line %q lacks %q", line, want)
+	lines := []struct {
+		l    loadgen.Live
+		want []string
+	}{
+		{l, []string{"5s of 10s", "3 sessions", "100/s", "2 errors", "1 dropped", "p99 12ms"}},
+		// one of each agrees with its noun, as in the bar ("1 sessions")
+		{loadgen.Live{Sessions: 1, Errors: 1, Requests: 1, Planned: 1}, []string{", 1 of 1 request,", ", 1 session,", ", 1 error,"}},
+	}
+	for _, c := range lines {
+		line := liveLine(c.l)
+		for _, want := range c.want {
+			if !strings.Contains(line, want) {
+				t.Errorf("live line %q lacks %q", line, want)
+			}
 		}
 	}
 	fractions := []struct {

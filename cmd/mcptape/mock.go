@@ -132,7 +132,7 @@ func (f *mockFlags) check(args []string) ([]mock.Option, error) {
 
 // runMock loads the session, serves it and reports.
 func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []mock.Option) error {
-	sessions, err := loadReplayTape(st, path)
+	sessions, err := loadReplayTape(st, "mock", path)
 	if err != nil {
 		return withCode(2, err)
 	}

@@ -179,3 +179,22 @@ func TestMockOutputExists(t *testing.T) {
 		t.Error("the forced -o holds no records")
 	}
 }
+
+// TestMockTapeWarnings: the warnings about the tape mock serves (here a
+// cut one, with a server frame that is no JSON-RPC message) are mock's
+// (they said "mcptape replay: warning"), and count with their noun
+// agreeing ("1 recorded server frame", not "frames").
+func TestMockTapeWarnings(t *testing.T) {
+	code, _, stderr := runCLI(t, "", "mock", fixture("cut"))
+	for _, want := range []string{"\nmcptape mock: warning: " + fixture("cut") + ": tape cut after", "\nmcptape mock: warning: 1 recorded server frame not JSON-RPC"} {
+		if !strings.Contains("\n"+stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "mcptape replay") {
+		t.Errorf("mock's stderr speaks as replay:\n%s", stderr)
+	}
+	if code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+}

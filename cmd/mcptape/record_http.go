@@ -209,7 +209,7 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 	logf("proxying %s to %s, recording to %s", proxyURL(ln.Addr().String(), p.Upstream(), h.tlsCert != ""), capture.RedactURL(h.upstream), path)
 	stopping := context.AfterFunc(ctx, func() {
 		if n := p.Stats().OpenExchanges; n > 0 {
-			logf("stopping: %d open exchanges may finish within %v; a second Ctrl-C (or signal) stops at once", n, cmp.Or(c.Grace, capture.DefaultShutdownGrace))
+			logf("stopping: %s may finish within %v; a second Ctrl-C (or signal) stops at once", english.Count(n, "open exchange"), cmp.Or(c.Grace, capture.DefaultShutdownGrace))
 		}
 	})
 	defer stopping()

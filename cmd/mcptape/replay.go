@@ -293,15 +293,12 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 	return withCode(2, errors.New("replay failed"))
 }
 
-// loadReplayTape reads the sessions of the tape at path, warning on stderr
-// about a damaged tail or skipped frames. A big tape's sessions are
-// streamed from the file as they are replayed (replay.Open).
 // loadReplayTapes loads the sessions of the tapes in args: one file is
 // indexed by replay.Open (big tapes streamed from the file); several, or a
 // directory, are joined (tapes.go) and held in memory.
 func loadReplayTapes(st *stdio, args []string) ([]*replay.Session, error) {
 	if fi, err := os.Stat(args[0]); len(args) == 1 && (err != nil || !fi.IsDir()) {
-		return loadReplayTape(st, args[0])
+		return loadReplayTape(st, "replay", args[0])
 	}
 	r, name, err := openTapes(st, args)
 	if err != nil {
@@ -321,16 +318,21 @@ func loadReplayTapes(st *stdio, args []string) ([]*replay.Session, error) {
 	return sessions, nil
 }
 
-func loadReplayTape(st *stdio, path string) ([]*replay.Session, error) {
+// loadReplayTape reads the sessions of the tape at path, warning on stderr
+// under the command cmd (replay, mock) about a damaged tail or skipped
+// frames. A big tape's sessions are streamed from the file as they are
+// replayed (replay.Open).
+func loadReplayTape(st *stdio, cmd, path string) ([]*replay.Session, error) {
+	logf := commandLogf(st.err, cmd)
 	t, err := replay.Open(path, replay.DefaultMemory)
 	if t != nil && t.Warning != nil {
-		fmt.Fprintf(st.err, "mcptape replay: warning: %v\n", t.Warning)
+		logf("warning: %v", t.Warning)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if t.Skipped > 0 {
-		fmt.Fprintf(st.err, "mcptape replay: warning: %d recorded server frames are not JSON-RPC messages and are not expected\n", t.Skipped)
+		logf("warning: %s not JSON-RPC (not expected)", english.Count(t.Skipped, "recorded server frame"))
 	}
 	return t.Sessions, nil
 }

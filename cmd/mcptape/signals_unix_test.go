@@ -249,7 +249,7 @@ func TestRecordSecondSignal(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	if l := p.line(t); !strings.Contains(l, "stopping: 1 open exchanges may finish within 1m0s; a second Ctrl-C") {
+	if l := p.line(t); !strings.Contains(l, "stopping: 1 open exchange may finish within 1m0s; a second Ctrl-C") {
 		t.Fatalf("stderr line %q, want the drain announced", l)
 	}
 	start := time.Now()

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -63,7 +64,7 @@ func openTapes(st *stdio, args []string) (r *tape.Reader, name string, err error
 	r, err = tape.OpenJoined(paths)
 	name = paths[0]
 	if len(paths) > 1 {
-		name = fmt.Sprintf("%s and %d more tapes", paths[0], len(paths)-1)
+		name = paths[0] + " and " + english.Count(len(paths)-1, "more tape")
 	}
 	return r, name, err
 }
