@@ -29,7 +29,8 @@ import (
 // FirstChunkSuffix and CompleteSuffix series, and the usage tokens. Of
 // Run's options, WithTimeout,
 // WithHeader, WithMaxConns, WithHTTPClient, WithInsecureTLS, WithLive,
-// WithHlog, WithDuration and WithRequests apply: the recording bounds the
+// WithHlog, WithGrace, WithStopNow, WithServerStderr, WithDuration and
+// WithRequests apply: the recording bounds the
 // run (each virtual session replays its recorded session once), and
 // WithDuration or WithRequests end it earlier, as in Run: no request
 // starts after the bound (the session then ends), the requests in flight

@@ -122,7 +122,7 @@ type httpRecordConfig struct {
 	Header tape.Header
 }
 
-// runRecordHTTP runs HTTP mode until ctx ends (SIGINT or SIGTERM), then
+// runRecordHTTP runs HTTP mode until ctx ends (SIGINT, SIGTERM or SIGHUP), then
 // shuts the proxy down and closes the tape. It always prints, on stderr,
 // the URL clients must use.
 func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordConfig) error {

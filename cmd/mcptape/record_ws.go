@@ -37,7 +37,7 @@ func wsFlagsApply(fs *pflag.FlagSet) error {
 	return nil
 }
 
-// runRecordWS runs WebSocket mode until ctx ends (SIGINT or SIGTERM), then
+// runRecordWS runs WebSocket mode until ctx ends (SIGINT, SIGTERM or SIGHUP), then
 // closes every session and the tape. It prints, on stderr, the URL clients
 // must use.
 func runRecordWS(ctx context.Context, st *stdio, h *httpFlags, c httpRecordConfig) error {
