@@ -123,3 +123,23 @@ func TestRepeatedPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestSubcommandErrorsNameIt: the error line of a subcommand names the
+// subcommand ("mcptape report merge: ..."), not only its command, and
+// says no prefix twice.
+func TestSubcommandErrorsNameIt(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.json")
+	for _, args := range [][]string{
+		{"report", "merge", missing},
+		{"report", "merge", "--no-such-flag"},
+		{"report", "merge"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, _, stderr := runCLI(t, "", args...)
+			line := strings.TrimSpace(stderr)
+			if code == 0 || !strings.HasPrefix(line, "mcptape report merge: ") || repeatedPrefix(line) != "" || strings.Contains(line, ": report merge: ") {
+				t.Errorf("exit %d, stderr %q; want an error line that starts with \"mcptape report merge: \" and says it once", code, line)
+			}
+		})
+	}
+}

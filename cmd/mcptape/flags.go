@@ -41,15 +41,11 @@ func (v nonNegativeDuration) Set(s string) error {
 	return v.Value.Set(s)
 }
 
-// execute parses args and runs c. On -h it prints the command's help to
+// execute parses args and runs c, or the subcommand they name. On -h it prints the command's help to
 // st.out and returns errHelp; a bad flag, a negative duration included, is
 // a usage error (exit 2).
 func (c *command) execute(ctx context.Context, st *stdio, args []string) error {
-	if len(args) > 0 {
-		if sub, ok := c.subcommands[args[0]]; ok {
-			return sub.execute(ctx, st, args[1:])
-		}
-	}
+	c, args = c.resolve(args)
 	fs, run := c.flagSet()
 	fs.VisitAll(func(f *pflag.Flag) { // (not in help: pflag shows a wrapped 0s as a default)
 		if f.Value.Type() == "duration" {
@@ -65,6 +61,15 @@ func (c *command) execute(ctx context.Context, st *stdio, args []string) error {
 		return usageError("%v (see 'mcptape help %s')", err, c.name)
 	}
 	return run(ctx, st, fs.Args())
+}
+
+// resolve returns the command that args run under c: the subcommand their
+// first argument names ("report merge"), else c, with the arguments left.
+func (c *command) resolve(args []string) (*command, []string) {
+	for len(args) > 0 && c.subcommands[args[0]] != nil {
+		c, args = c.subcommands[args[0]], args[1:]
+	}
+	return c, args
 }
 
 // flagUsage renders the flags of c for its help text.

@@ -166,7 +166,8 @@ func run(ctx context.Context, st *stdio, args []string) int {
 			return code
 		}
 	}
-	fmt.Fprintln(st.err, errorLine(c, err))
+	sub, _ := c.resolve(args[1:]) // "mcptape report merge: ...", not "mcptape report: ..."
+	fmt.Fprintln(st.err, errorLine(sub, err))
 	return code
 }
 
