@@ -78,6 +78,7 @@ func boolAttr(k string, v bool) otlpAttr { return otlpAttr{Key: k, Value: otlpVa
 // otlpReq is a request in flight, or a logical operation (op).
 type otlpReq struct {
 	span     otlpSpan
+	seq      int64 // the request's record
 	start    int64
 	method   string
 	name     string // tool, prompt or resource
@@ -99,10 +100,18 @@ type otlpExporter struct {
 	err     error
 }
 
-// exportOTLP writes the tape read by sc as one OTLP/JSON document.
+// exportOTLP writes the tape read by sc as one OTLP/JSON document. An
+// Inspector reads the tape alongside: a request whose answer the exporter
+// does not see ends as the Inspector decides (refused, cut by the
+// recorder's shutdown, broken off, cancelled, never answered, answered by
+// an error with a null id), as inspect reports it.
 func exportOTLP(sc *Scanner, h *tape.Header, w io.Writer, st *ExportStats) error {
 	x := &otlpExporter{w: bufio.NewWriter(w), origin: h.Time, pairs: NewPairer[*otlpReq](),
 		mrtr: map[opKey]*otlpReq{}, tasks: map[string]*otlpReq{}, version: map[string]string{}}
+	in, err := NewInspector(h, func(o *options) error { o.onSettled = x.settled; return nil })
+	if err != nil {
+		return err
+	}
 	service := h.Target
 	if service == "" {
 		service = "mcp-server"
@@ -125,7 +134,9 @@ func exportOTLP(sc *Scanner, h *tape.Header, w io.Writer, st *ExportStats) error
 			x.message(it)
 			st.Messages++
 		}
+		in.Add(it) // after message: an answer seen there ended its span
 	}
+	in.Finish(sc.Warning())
 	x.finish()
 	st.Entries = x.n
 	fmt.Fprint(x.w, "]}]}]}\n")
@@ -217,7 +228,43 @@ func (x *otlpExporter) request(it *Item) {
 	if op := req.op; op != nil {
 		sp.TraceID, sp.ParentSpanID, sp.TraceState = op.span.TraceID, op.span.SpanID, op.span.TraceState
 	}
-	x.pairs.Open(rec.Session, rec.Dir, info.ID, req)
+	req.seq = it.Seq
+	if prev, reused := x.pairs.Open(rec.Session, rec.Dir, info.ID, req); reused {
+		x.settle(prev, OutcomeUnanswered, 0, rec.Time) // its id reused in flight: never answered, as inspect says
+	}
+}
+
+// settled ends the span of a request the Inspector took out of flight
+// with no answer the exporter saw: still in flight here under its id, and
+// the same request (its record).
+func (x *otlpExporter) settled(r *request, outcome string, code int64) {
+	id, ok := r.id.jsonrpcID()
+	if !ok {
+		return
+	}
+	if req, ok := x.pairs.Lookup(r.sess.id, r.dir, id); ok && req.seq == r.seq {
+		x.pairs.Close(r.sess.id, r.dir, id)
+		x.settle(req, outcome, code, x.last)
+	}
+}
+
+// settle ends req's span at end with outcome (an Outcome constant), the
+// error code of an OutcomeError: a failure has an error status, and every
+// such span says its outcome (mcptape.outcome).
+func (x *otlpExporter) settle(req *otlpReq, outcome string, code, end int64) {
+	sp := &req.span
+	if d := describeOutcome(outcome); d.failed {
+		sp.Status = otlpStatus{Code: otlpStatusError, Message: d.text}
+		sp.Attributes = append(sp.Attributes, strAttr("error.type", outcome))
+	}
+	if outcome == OutcomeError {
+		sp.Attributes = append(sp.Attributes, intAttr("rpc.jsonrpc.error_code", code))
+	}
+	sp.Attributes = append(sp.Attributes, strAttr("mcptape.outcome", outcome))
+	if outcome == OutcomeUnanswered {
+		sp.Attributes = append(sp.Attributes, boolAttr("mcptape.unanswered", true))
+	}
+	x.end(req, end)
 }
 
 func (x *otlpExporter) response(it *Item, req *otlpReq) {
@@ -315,14 +362,12 @@ func (x *otlpExporter) end(req *otlpReq, end int64) {
 	x.n++
 }
 
-// finish ends what is left at the tape's end: unanswered requests (an
-// error status), then open operations.
+// finish ends what is left at the tape's end, once the Inspector
+// finished (its requests still in flight were settled): requests it did
+// not take for requests, as never answered, then open operations.
 func (x *otlpExporter) finish() {
 	for _, p := range x.pairs.Pending() {
-		req := p.Value
-		req.span.Status = otlpStatus{Code: otlpStatusError, Message: "never answered"}
-		req.span.Attributes = append(req.span.Attributes, boolAttr("mcptape.unanswered", true))
-		x.end(req, x.last)
+		x.settle(p.Value, OutcomeUnanswered, 0, x.last)
 	}
 	for _, ops := range []map[string]*otlpReq{x.tasks, mrtrByKey(x.mrtr)} {
 		for _, k := range slices.Sorted(maps.Keys(ops)) {

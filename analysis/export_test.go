@@ -298,24 +298,10 @@ func recordRefServerHTTP(t *testing.T, path string) {
 	}
 	up := httptest.NewServer(refserver.HTTPHandler(srv, refserver.HTTPConfig{}))
 	defer up.Close()
-	w, err := tape.Create(path, tape.Header{Version: "test", Transport: "http", Target: up.URL + "/mcp"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := capture.NewHTTPProxy(up.URL+"/mcp", w, capture.WithShutdownGrace(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pctx, stop := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- p.Serve(pctx, ln) }()
+	addr, stop := recordingProxy(t, ctx, up.URL, path, 100*time.Millisecond)
 
 	c := mcp.NewClient(&mcp.Implementation{Name: "mcptape-analysis-test", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp", MaxRetries: -1}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,11 +322,37 @@ func recordRefServerHTTP(t *testing.T, path string) {
 		t.Logf("close: %v", err)
 	}
 	stop()
-	if err := <-served; err != nil {
-		t.Errorf("proxy: %v", err)
-	}
-	if err := w.Close(); err != nil {
+}
+
+// recordingProxy serves, on a loopback port, a capture proxy to the
+// upstream at up (its /mcp) that records into a new tape at path, with
+// the shutdown grace given. It returns the proxy's address and stop,
+// which shuts the proxy down and closes the tape.
+func recordingProxy(t *testing.T, ctx context.Context, up, path string, grace time.Duration) (addr string, stop func()) {
+	t.Helper()
+	w, err := tape.Create(path, tape.Header{Version: "test", Transport: "http", Target: up + "/mcp"})
+	if err != nil {
 		t.Fatal(err)
+	}
+	p, err := capture.NewHTTPProxy(up+"/mcp", w, capture.WithShutdownGrace(grace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- p.Serve(pctx, ln) }()
+	return ln.Addr().String(), func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("proxy: %v", err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -31,7 +31,14 @@ type options struct {
 	maxDistinct int
 	maxListed   int
 	recent      int
-	onOp        func(*Operation) // WithOperations
+	// sessionDetails is WithSessionDetails's n (0: none kept)
+	sessionDetails int
+	onOp           func(*Operation) // WithOperations
+	// onSettled, when set, is called with each request as it leaves
+	// flight, with its outcome and (for OutcomeError) its error code:
+	// the OTLP export ends the spans of requests it saw no answer to as
+	// the Inspector decides. req is recycled afterwards.
+	onSettled func(req *request, outcome string, code int64)
 }
 
 func defaultOptions() options {
@@ -78,6 +85,21 @@ func WithMaxDistinct(n int) Option {
 func WithMaxListed(n int) Option {
 	return func(o *options) error { return positive("max listed", n, &o.maxListed) }
 }
+
+// WithSessionDetails keeps, for each session with an entry of its own
+// (WithMaxSessions), the first n of its error responses, unanswered,
+// refused and broken-off requests in SessionReport.Details (mcptape check
+// shows them per session), at most MaxSessionDetails in all: a bound on
+// memory that stays small for a tape of any size. Without it (n 0, the
+// default) sessions keep none; the report's own lists (ErrorResponses,
+// Unanswered.Requests...) are the tape's first ones either way.
+func WithSessionDetails(n int) Option {
+	return func(o *options) error { return positive("session details", n, &o.sessionDetails) }
+}
+
+// MaxSessionDetails bounds the details all sessions keep together
+// (WithSessionDetails).
+const MaxSessionDetails = 10000
 
 // RecommendedGCPercent is the GOGC value mcptape inspect runs with when
 // the environment sets none. The inspector's live heap stays small (a few
@@ -146,6 +168,7 @@ type Inspector struct {
 	pf            [paramCount]span  // params fields of the current request
 	rf            [resultCount]span // result fields of the current response
 	free          []*request        // recycled requests
+	details       int               // details kept by sessions (WithSessionDetails)
 	op            Operation         // the one handed to WithOperations' function
 }
 
@@ -503,6 +526,20 @@ func (r *rawID) String() string {
 		return r.long
 	}
 	return string(r.short[:r.n])
+}
+
+// jsonrpcID returns the id as a jsonrpc.ID (Raw a copy), for a Pairer;
+// ok is false for none (a request made up for an operation).
+func (r *rawID) jsonrpcID() (id jsonrpc.ID, ok bool) {
+	raw := r.String()
+	if raw == "" {
+		return id, false
+	}
+	id.Raw, id.Type = []byte(raw), jsonrpc.IDNumber
+	if raw[0] == '"' {
+		id.Type = jsonrpc.IDString
+	}
+	return id, true
 }
 
 // flag writes a problem as it happens, when following a tape.

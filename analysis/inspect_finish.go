@@ -87,6 +87,9 @@ func (in *Inspector) finishPending() {
 		in.unanswered = append(in.unanswered, in.ref(req))
 	}
 	slices.SortFunc(in.unanswered, func(a, b RequestRef) int { return cmp.Compare(a.Seq, b.Seq) })
+	for _, r := range in.unanswered {
+		keepDetail(in, in.sessions[r.Session], unansweredDetails, func() RequestRef { return r })
+	}
 	rep.Unanswered.Requests = in.unanswered[:min(len(in.unanswered), in.o.maxListed)]
 	if rep.Unanswered.Requests == nil {
 		rep.Unanswered.Requests = []RequestRef{}
@@ -114,7 +117,7 @@ func (s *sessionState) report() SessionReport {
 		Client: s.client, Server: s.server, ProtocolVersion: s.version, RequestedVersion: s.requested,
 		Messages: s.messages, ByKind: map[string]int64{}, ByDir: map[string]int64{},
 		Exit: s.exit, ClosedBy: s.closedBy, Violations: s.violations, Unanswered: s.unanswered, Errors: s.errors,
-		ToolErrors: s.toolErrors, Cancelled: s.cancelled, MaxLatencyNS: s.maxLatency, Slowest: s.slowest}
+		ToolErrors: s.toolErrors, Cancelled: s.cancelled, Refused: s.refused, BrokenOff: s.brokenOff, Details: s.details, MaxLatencyNS: s.maxLatency, Slowest: s.slowest}
 	for k, n := range s.byKind {
 		if n > 0 {
 			r.ByKind[jsonrpc.Kind(k).String()] = n
@@ -169,8 +172,12 @@ func (in *Inspector) problems(rep *Report) []Problem {
 	if u := rep.Unanswered; u.Count > 0 {
 		add(SeverityError, "unanswered", u.Count, refDetails(u.Requests), "%s never answered", english.Count(u.Count, "request"))
 	}
+	if u := rep.Unanswered; u.BrokenOff > 0 {
+		add(SeverityError, "broken-off", u.BrokenOff, refDetails(u.BrokenOffRequests), "%s not answered: the server's response broke off",
+			english.Count(u.BrokenOff, "request"))
+	}
 	if u := rep.Unanswered; u.CutByShutdown > 0 {
-		add(SeverityWarning, "cut-by-shutdown", u.CutByShutdown, refDetails(u.CutByShutdownRequests), "%s cut by the recorder's shutdown before the server answered (the client got no response; not the server's doing)",
+		add(SeverityWarning, "cut-by-shutdown", u.CutByShutdown, refDetails(u.CutByShutdownRequests), "%s cut by the recorder's shutdown before the server answered (not the server's doing)",
 			english.Count(u.CutByShutdown, "request"))
 	}
 	var exits []string
@@ -224,7 +231,7 @@ func (in *Inspector) problems(rep *Report) []Problem {
 		d = nil
 		for _, ref := range r.Requests {
 			if ref.Status != 401 && len(d) < problemDetails {
-				d = append(d, fmt.Sprintf("%s: HTTP %d", describeRef(ref), ref.Status))
+				d = append(d, describeRef(ref))
 			}
 		}
 		n := r.Count - r.Unauthorized
@@ -271,6 +278,9 @@ func describeRef(r RequestRef) string {
 	s := fmt.Sprintf("#%d %s [%s] %s %s id %s", r.Seq, offset(r.OffsetNS), clip(r.Session, 12), arrow(r.Dir), r.Method, clip(r.ID, 20))
 	if r.Name != "" {
 		s += " (" + clip(r.Name, 30) + ")"
+	}
+	if r.Status != 0 {
+		s += fmt.Sprintf(": HTTP %d", r.Status)
 	}
 	return s
 }

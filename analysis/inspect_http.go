@@ -166,25 +166,30 @@ func (in *Inspector) inFlightOnly(reqs []exchangeReq) []exchangeReq {
 	})
 }
 
-// exchangeEnd handles the end of an HTTP exchange (d, its "end" event): a
-// client that closed the stream of a request still unanswered cancelled
-// it; a request the server refused with an HTTP error status and no
-// JSON-RPC answer was answered by that status (see refused); one the
-// recorder's own shutdown cut got no answer by the proxy's doing (see
-// cutByShutdown).
+// exchangeEnd handles the end of an HTTP exchange (d, its "end" event):
+// its requests still in flight end as exchangeOutcome says (refused, cut
+// by the recorder's shutdown, broken off); otherwise a client that closed
+// the stream of a request still unanswered cancelled it.
 func (in *Inspector) exchangeEnd(it *Item, d *httpEvent) {
 	reqs := in.exchanges[it.Rec.Exchange]
 	delete(in.exchanges, it.Rec.Exchange)
-	closedBy, status := d.ClosedBy, d.Status
-	if status == 0 && closedBy == "proxy" && d.Error == tape.ShutdownCutError {
-		in.cutByShutdown(reqs)
+	switch exchangeOutcome(d) {
+	case OutcomeRefused:
+		in.refused(reqs, d.Status)
+		return
+	case OutcomeCutByShutdown:
+		u := &in.rep.Unanswered
+		in.settle(reqs, OutcomeCutByShutdown, d.Status, &u.CutByShutdown, &u.CutByShutdownRequests, nil)
+		return
+	case OutcomeBrokenOff:
+		u := &in.rep.Unanswered
+		in.settle(reqs, OutcomeBrokenOff, d.Status, &u.BrokenOff, &u.BrokenOffRequests, func(req *request) {
+			req.sess.brokenOff++
+			keepDetail(in, req.sess, brokenOffDetails, func() RequestRef { return in.statusRef(req, d.Status) })
+		})
 		return
 	}
-	if status >= 400 && closedBy != "client" {
-		in.refused(reqs, status)
-		return
-	}
-	if closedBy != "client" {
+	if d.ClosedBy != "client" {
 		return
 	}
 	for _, e := range reqs {
@@ -204,43 +209,34 @@ func (in *Inspector) exchangeEnd(it *Item, d *httpEvent) {
 // status, on the same exchange. They are counted in Report.Refused, not
 // as never answered.
 func (in *Inspector) refused(reqs []exchangeReq, status int) {
-	in.settle(reqs, OutcomeRefused, func(req *request) {
-		in.rep.Refused.Count++
+	r := &in.rep.Refused
+	in.settle(reqs, OutcomeRefused, status, &r.Count, &r.Requests, func(req *request) {
 		if status == 401 {
-			in.rep.Refused.Unauthorized++
-		}
-		if len(in.rep.Refused.Requests) < in.o.maxListed {
-			ref := in.ref(req)
-			ref.Status = status
-			in.rep.Refused.Requests = append(in.rep.Refused.Requests, ref)
-		}
-	})
-}
-
-// cutByShutdown takes the requests of an exchange that the recorder's own
-// shutdown cut before the upstream answered (tape.ShutdownCutError) out
-// of flight: the client got no response, by the proxy's doing, not the
-// server's. They are counted in Report.Unanswered.CutByShutdown, not as
-// never answered.
-func (in *Inspector) cutByShutdown(reqs []exchangeReq) {
-	u := &in.rep.Unanswered
-	in.settle(reqs, OutcomeCutByShutdown, func(req *request) {
-		u.CutByShutdown++
-		if len(u.CutByShutdownRequests) < in.o.maxListed {
-			u.CutByShutdownRequests = append(u.CutByShutdownRequests, in.ref(req))
+			r.Unauthorized++
+		} else {
+			req.sess.refused++
+			keepDetail(in, req.sess, refusedDetails, func() RequestRef { return in.statusRef(req, status) })
 		}
 	})
 }
 
 // settle takes the requests of an exchange still in flight out of flight,
-// counting each with count and ending its operation with outcome.
-func (in *Inspector) settle(reqs []exchangeReq, outcome string, count func(*request)) {
+// ending each operation with outcome: each is counted in n and listed
+// (with the exchange's status, 0 for none) in list while it holds fewer
+// than WithMaxListed; count, when not nil, counts it further.
+func (in *Inspector) settle(reqs []exchangeReq, outcome string, status int, n *int64, list *[]RequestRef, count func(*request)) {
 	for _, e := range reqs {
 		req, ok := in.inflight.Close(e.session, tape.ClientToServer, e.id)
 		if !ok {
 			continue
 		}
-		count(req)
+		*n++
+		if len(*list) < in.o.maxListed {
+			*list = append(*list, in.statusRef(req, status))
+		}
+		if count != nil {
+			count(req)
+		}
 		in.emitOp(req, req.op, outcome, 0, 0, 0)
 		in.release(req)
 		in.recycle(req)
@@ -274,3 +270,16 @@ func (in *Inspector) nullIDAnswer(it *Item) (*request, bool) {
 	}
 	return in.inflight.Close(found.session, tape.ClientToServer, found.id)
 }
+
+// statusRef is the RequestRef of req with the HTTP status of its exchange.
+func (in *Inspector) statusRef(req *request, status int) RequestRef {
+	ref := in.ref(req)
+	ref.Status = status
+	return ref
+}
+
+// The lists of SessionDetails, for keepDetail.
+func unansweredDetails(d *SessionDetails) *[]RequestRef       { return &d.Unanswered }
+func refusedDetails(d *SessionDetails) *[]RequestRef          { return &d.Refused }
+func brokenOffDetails(d *SessionDetails) *[]RequestRef        { return &d.BrokenOff }
+func errorResponseDetails(d *SessionDetails) *[]ErrorResponse { return &d.ErrorResponses }

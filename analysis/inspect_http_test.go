@@ -129,42 +129,56 @@ func TestMissingSessionHeaderStateless(t *testing.T) {
 
 // TestInspectShutdownCutExchange: a request whose HTTP exchange the
 // recorder's own shutdown cut before the upstream answered (its "end"
-// event: no status, closed_by proxy, tape.ShutdownCutError) is reported
-// as cut by the recorder's shutdown, in the problems, the text and the
-// JSON, not as the server's "never answered" (nor in its session's
-// unanswered count, which check fails on). Any other end leaves an
-// unanswered request unanswered.
+// event: closed_by proxy, tape.ShutdownCutError with no status, or
+// tape.ShutdownCutResponseError with the status of the response that had
+// started) is reported as cut by the recorder's shutdown, in the
+// problems, the text and the JSON, not as the server's "never answered"
+// (nor in its session's unanswered count, which check fails on). One
+// whose response the server broke off (closed_by server with an error) is
+// broken off: an error, apart from never answered. Any other end leaves
+// an unanswered request unanswered.
 func TestInspectShutdownCutExchange(t *testing.T) {
 	const call = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}`
 	end := func(fields string) step {
 		return onExchange(3, evt(9*ms, tape.EventHTTP, `{"phase":"end","method":"POST","path":"/mcp","conn":1,`+fields+`}`))
 	}
 	cutErr, _ := json.Marshal(tape.ShutdownCutError)
+	cutRespErr, _ := json.Marshal(tape.ShutdownCutResponseError)
 	tests := []struct {
 		name       string
 		end        []step
 		unanswered int64
 		cut        int64
+		broken     int64
+		status     int
 	}{
-		{"cut by the shutdown", []step{end(`"closed_by":"proxy","error":` + string(cutErr))}, 0, 1},
-		{"no end", nil, 1, 0},
-		{"cancelled by the shutdown mid-answer", []step{end(`"status":200,"closed_by":"proxy","error":"cancelled by the proxy's shutdown"`)}, 1, 0},
-		{"another proxy failure", []step{end(`"closed_by":"proxy","error":"upstream went away"`)}, 1, 0},
-		{"closed by the server", []step{end(`"status":200,"closed_by":"server"`)}, 1, 0},
+		{"cut by the shutdown", []step{end(`"closed_by":"proxy","error":` + string(cutErr))}, 0, 1, 0, 0},
+		{"no end", nil, 1, 0, 0, 0},
+		{"cut by the shutdown mid-answer", []step{end(`"status":200,"closed_by":"proxy","error":` + string(cutRespErr))}, 0, 1, 0, 200},
+		{"another proxy failure", []step{end(`"closed_by":"proxy","error":"upstream went away"`)}, 1, 0, 0, 0},
+		{"closed by the server", []step{end(`"status":200,"closed_by":"server"`)}, 1, 0, 0, 0},
+		{"broken off by the server", []step{end(`"status":200,"closed_by":"server","error":"unexpected EOF"`)}, 0, 0, 1, 200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rep := inspectSteps(t, append(after(onExchange(3, c2s(5*ms, call))), tt.end...)...)
 			u := rep.Unanswered
-			if u.Count != tt.unanswered || u.CutByShutdown != tt.cut || int64(len(u.CutByShutdownRequests)) != tt.cut {
-				t.Errorf("unanswered %d, cut by shutdown %d (%d listed); want %d, %d", u.Count, u.CutByShutdown, len(u.CutByShutdownRequests), tt.unanswered, tt.cut)
+			if u.Count != tt.unanswered || u.CutByShutdown != tt.cut || int64(len(u.CutByShutdownRequests)) != tt.cut ||
+				u.BrokenOff != tt.broken || int64(len(u.BrokenOffRequests)) != tt.broken {
+				t.Errorf("unanswered %d, cut by shutdown %d (%d listed), broken off %d (%d listed); want %d, %d, %d",
+					u.Count, u.CutByShutdown, len(u.CutByShutdownRequests), u.BrokenOff, len(u.BrokenOffRequests), tt.unanswered, tt.cut, tt.broken)
+			}
+			for _, r := range append(u.CutByShutdownRequests, u.BrokenOffRequests...) {
+				if r.Status != tt.status || r.Method != "tools/call" {
+					t.Errorf("listed %+v; want the tools/call, status %d", r, tt.status)
+				}
 			}
 			var sessUnanswered int64
 			for _, s := range rep.Sessions {
 				sessUnanswered += s.Unanswered
 			}
-			if sessUnanswered != tt.unanswered {
-				t.Errorf("sessions' unanswered %d, want %d", sessUnanswered, tt.unanswered)
+			if sessUnanswered != tt.unanswered || rep.Sessions[0].BrokenOff != tt.broken {
+				t.Errorf("sessions' unanswered %d, broken off %d; want %d, %d", sessUnanswered, rep.Sessions[0].BrokenOff, tt.unanswered, tt.broken)
 			}
 			problems := map[string]Problem{}
 			for _, p := range rep.Problems {
@@ -179,8 +193,12 @@ func TestInspectShutdownCutExchange(t *testing.T) {
 			}
 			_, isUnanswered := problems["unanswered"]
 			p, isCut := problems["cut-by-shutdown"]
-			if isUnanswered != (tt.unanswered > 0) || isCut != (tt.cut > 0) || strings.Contains(text.String(), "never answered") != (tt.unanswered > 0) {
+			b, isBroken := problems["broken-off"]
+			if isUnanswered != (tt.unanswered > 0) || isCut != (tt.cut > 0) || isBroken != (tt.broken > 0) || strings.Contains(text.String(), "never answered") != (tt.unanswered > 0) {
 				t.Errorf("problems %v; text:\n%s", rep.Problems, text.String())
+			}
+			if tt.broken > 0 && (b.Severity != SeverityError || !strings.Contains(b.Summary, "broke off") || !strings.Contains(text.String(), "BROKEN OFF  1")) {
+				t.Errorf("problem %+v: want an error naming the response broken off; text:\n%s", b, text.String())
 			}
 			if tt.cut == 0 {
 				return

@@ -378,7 +378,7 @@ func (in *Inspector) response(it *Item, s *sessionState) {
 	s.count(rec.Dir, info.Kind, method)
 	if isErr {
 		s.errors++
-		in.countError(it, answered, method)
+		in.countError(it, s, answered, method)
 		if in.live != nil {
 			msg, _ := lookupString(frame, "error", "message")
 			in.flag(it, "error-response", fmt.Sprintf("%d %s (%s)", info.ErrorCode, msg, or(method, "unpaired")))
@@ -565,14 +565,14 @@ func (in *Inspector) handshake(frame []byte, f []span, s *sessionState, method s
 	}
 }
 
-// countError counts the error response of it by code and message, and
-// lists it among the first ones; req is the request it answers, nil when
-// it pairs with none.
-func (in *Inspector) countError(it *Item, req *request, method string) {
+// countError counts the error response of it (in session s) by code and
+// message, and lists it among the first ones of the tape and of s; req is
+// the request it answers, nil when it pairs with none.
+func (in *Inspector) countError(it *Item, s *sessionState, req *request, method string) {
 	info := &it.Info
 	msg, _ := lookupString(it.Frame, "error", "message")
 	k := errKey{code: info.ErrorCode, message: clip(msg, 120)}
-	if len(in.rep.ErrorResponses) < in.o.maxListed {
+	resp := func() ErrorResponse {
 		e := ErrorResponse{Response: it.Seq, Code: info.ErrorCode, Message: k.message}
 		if req != nil {
 			e.RequestRef = in.ref(req)
@@ -580,8 +580,12 @@ func (in *Inspector) countError(it *Item, req *request, method string) {
 			e.RequestRef = RequestRef{Session: it.Rec.Session, Dir: string(Opposite(it.Rec.Dir)), ID: clip(info.ID.String(), 60),
 				Seq: it.Seq, OffsetNS: it.Rec.Time - in.origin}
 		}
-		in.rep.ErrorResponses = append(in.rep.ErrorResponses, e)
+		return e
 	}
+	if len(in.rep.ErrorResponses) < in.o.maxListed {
+		in.rep.ErrorResponses = append(in.rep.ErrorResponses, resp())
+	}
+	keepDetail(in, s, errorResponseDetails, resp)
 	e := in.errs[k]
 	if e == nil {
 		if len(in.errs) >= in.o.maxDistinct {

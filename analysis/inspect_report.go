@@ -83,7 +83,7 @@ type Problem struct {
 	// What is a stable name: a rule name, or one of "tape-damaged",
 	// "unanswered", "error-response", "tool-error", "answered-after-cancel",
 	// "server-exit", "proxy-error", "mrtr-abandoned", "task-unfinished",
-	// "stream-unfinished", "ws-refused", "cut-by-shutdown".
+	// "stream-unfinished", "ws-refused", "cut-by-shutdown", "broken-off".
 	What    string   `json:"what"`
 	Count   int64    `json:"count"`
 	Summary string   `json:"summary"`
@@ -125,6 +125,14 @@ type SessionReport struct {
 	ViolationRules []NameCount `json:"violation_rules,omitempty"`
 	Unanswered     int64       `json:"unanswered"`
 	Errors         int64       `json:"errors"`
+	// Refused counts the requests the server refused with an HTTP error
+	// status other than 401, BrokenOff those whose response it broke off
+	// (UnansweredStats.BrokenOff), of this session.
+	Refused   int64 `json:"refused,omitempty"`
+	BrokenOff int64 `json:"broken_off,omitempty"`
+	// Details lists the first requests of the session that went wrong,
+	// when asked for (WithSessionDetails).
+	Details *SessionDetails `json:"details,omitempty"`
 	// ToolErrors counts tool results with isError, Cancelled the requests
 	// cancelled, of this session.
 	ToolErrors int64 `json:"tool_errors,omitempty"`
@@ -134,6 +142,17 @@ type SessionReport struct {
 	// ("tools/call NAME" for a tool).
 	MaxLatencyNS int64  `json:"max_latency_ns,omitempty"`
 	Slowest      string `json:"slowest,omitempty"`
+}
+
+// SessionDetails lists the first requests of a session that went wrong,
+// by record (WithSessionDetails): the error responses, the requests never
+// answered, refused with an HTTP error status other than 401, and those
+// whose response the server broke off.
+type SessionDetails struct {
+	ErrorResponses []ErrorResponse `json:"error_responses,omitempty"`
+	Unanswered     []RequestRef    `json:"unanswered,omitempty"`
+	Refused        []RequestRef    `json:"refused,omitempty"`
+	BrokenOff      []RequestRef    `json:"broken_off,omitempty"`
 }
 
 // MethodCount counts messages of one method, direction and kind; responses
@@ -227,7 +246,9 @@ type RequestRef struct {
 	Name     string `json:"name,omitempty"` // tool, prompt or resource
 	Seq      int64  `json:"record"`
 	OffsetNS int64  `json:"offset_ns"`
-	// Status is the HTTP status that answered a refused request.
+	// Status is the HTTP status that answered a refused request, or of
+	// the response that had started on the exchange of a request cut by
+	// the recorder's shutdown or broken off (0: no response).
 	Status int `json:"status,omitempty"`
 }
 
@@ -251,10 +272,18 @@ type UnansweredStats struct {
 	Requests  []RequestRef `json:"requests"` // the first ones, by record
 	// CutByShutdown counts the requests whose HTTP exchange the
 	// recorder's own shutdown cut before the server answered (its "end"
-	// event says so: tape.ShutdownCutError): the client got no response,
-	// by the proxy's doing, not the server's. They are not in Count.
+	// event says so: tape.ShutdownCutError before any response,
+	// tape.ShutdownCutResponseError after the response had started, whose
+	// status the request's RequestRef.Status gives): by the proxy's
+	// doing, not the server's. They are not in Count.
 	CutByShutdown         int64        `json:"cut_by_shutdown,omitempty"`
-	CutByShutdownRequests []RequestRef `json:"cut_by_shutdown_requests,omitempty"` // the first ones, by record
+	CutByShutdownRequests []RequestRef `json:"cut_by_shutdown_requests,omitempty"` // the first ones
+	// BrokenOff counts the requests whose HTTP exchange the server ended
+	// with its response broken off (the body failed mid-way: a reset, an
+	// unexpected EOF) before answering them: the server's doing, listed
+	// apart from Count (never answered at all) but as an error too.
+	BrokenOff         int64        `json:"broken_off,omitempty"`
+	BrokenOffRequests []RequestRef `json:"broken_off_requests,omitempty"` // the first ones
 }
 
 // CancelStats counts cancellations and what followed.

@@ -45,6 +45,8 @@ type sessionState struct {
 
 	violations, unanswered, errors int64
 	toolErrors, cancelled          int64
+	refused, brokenOff             int64            // see SessionReport
+	details                        *SessionDetails  // WithSessionDetails; nil for none yet
 	violationRules                 map[string]int64 // violations by rule
 	maxLatency                     int64            // the slowest client request answered, ns
 	slowest                        string           // its method (and tool)
@@ -362,4 +364,21 @@ func (in *Inspector) isCut(rec *tape.Record) bool {
 	}
 	delete(in.cuts, k)
 	return true
+}
+
+// keepDetail adds the value v makes to the list of s's details that pick
+// returns, while the list holds fewer than WithSessionDetails, the
+// session has an entry of its own and all sessions keep fewer than
+// MaxSessionDetails.
+func keepDetail[T any](in *Inspector, s *sessionState, pick func(*SessionDetails) *[]T, v func() T) {
+	if in.o.sessionDetails == 0 || s == nil || s.folded || in.details >= MaxSessionDetails {
+		return
+	}
+	if s.details == nil {
+		s.details = &SessionDetails{}
+	}
+	if l := pick(s.details); len(*l) < in.o.sessionDetails {
+		*l = append(*l, v())
+		in.details++
+	}
 }

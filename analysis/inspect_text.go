@@ -129,16 +129,9 @@ func WriteText(w io.Writer, rep *Report) error {
 			p("  … %d more", more)
 		}
 	}
-	if u := rep.Unanswered; u.CutByShutdown > 0 {
-		p("")
-		p("CUT BY THE RECORDER'S SHUTDOWN  %d (the proxy stopped before the server answered: the client got no response)", u.CutByShutdown)
-		for _, r := range u.CutByShutdownRequests {
-			p("  %s", clip(describeRef(r), 98))
-		}
-		if more := u.CutByShutdown - int64(len(u.CutByShutdownRequests)); more > 0 {
-			p("  … %d more", more)
-		}
-	}
+	u := rep.Unanswered
+	writeRefs(p, u.BrokenOff, u.BrokenOffRequests, "BROKEN OFF  %d (the server's response broke off before the answer; the status of the response that had started is shown)")
+	writeRefs(p, u.CutByShutdown, u.CutByShutdownRequests, "CUT BY THE RECORDER'S SHUTDOWN  %d (the proxy stopped before the server answered; the status of a response that had started is shown)")
 	if err := b.Flush(); err != nil {
 		return fmt.Errorf("analysis: writing text: %w", err)
 	}
@@ -354,4 +347,20 @@ func writerOrder(t TapeInfo) string {
 		parts = append(parts, fmt.Sprintf("%s moved into time order", english.Count(t.Reordered, "record")))
 	}
 	return "writer: " + strings.Join(parts, " · ")
+}
+
+// writeRefs writes a block of n requests, the first ones listed in refs,
+// under the heading format (given n); nothing when n is 0.
+func writeRefs(p func(string, ...any), n int64, refs []RequestRef, format string) {
+	if n == 0 {
+		return
+	}
+	p("")
+	p(format, n)
+	for _, r := range refs {
+		p("  %s", clip(describeRef(r), 98))
+	}
+	if more := n - int64(len(refs)); more > 0 {
+		p("  … %d more", more)
+	}
 }

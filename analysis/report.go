@@ -1,14 +1,16 @@
 package analysis
 
 import (
+	"cmp"
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 
-	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -17,10 +19,11 @@ import (
 // font, no image or link to fetch, so it opens anywhere without network.
 //
 // It is built in one pass over the tape: each item goes to an Inspector
-// (sessions, problems, errors, violations, percentiles) and to a chartData
-// that keeps what the charts need beyond that, in bounded memory: a
-// log-scale latency histogram per method and per tool, and the first
-// requests of the tape (WithMaxTimeline) for the timelines.
+// (sessions, problems, errors, violations, percentiles), whose operations
+// (WithOperations, each with the outcome inspect gives it) go to a
+// chartData that keeps what the charts need beyond that, in bounded
+// memory: a log-scale latency histogram per method and per tool, and the
+// first operations of the tape (WithMaxTimeline) for the timelines.
 
 // Report defaults; see the options of the same names.
 const (
@@ -38,8 +41,9 @@ type htmlOptions struct {
 	inspect     []Option
 }
 
-// WithMaxTimeline sets how many requests the timelines draw (default 2000):
-// the first ones of the tape; the report says how many were left out.
+// WithMaxTimeline sets how many operations (requests with their answer,
+// as inspect pairs them) the timelines draw (default 2000): the first
+// ones of the tape; the report says how many were left out.
 func WithMaxTimeline(n int) HTMLOption {
 	return func(o *htmlOptions) error {
 		if n < 0 {
@@ -67,7 +71,9 @@ func WithTitle(s string) HTMLOption {
 	return func(o *htmlOptions) error { o.title = s; return nil }
 }
 
-// WithInspectOptions passes options to the Inspector behind the report.
+// WithInspectOptions passes options to the Inspector behind the report
+// (the report's charts take its operations: a WithOperations among opts
+// is overridden).
 func WithInspectOptions(opts ...Option) HTMLOption {
 	return func(o *htmlOptions) error { o.inspect = append(o.inspect, opts...); return nil }
 }
@@ -99,7 +105,8 @@ func WriteHTMLReportTape(ctx context.Context, r *tape.Reader, w io.Writer, opts 
 			return nil, fmt.Errorf("analysis: report: %w", err)
 		}
 	}
-	in, err := NewInspector(r.Header(), o.inspect...)
+	col := newChartData(r.Header().Time, o.maxTimeline)
+	in, err := NewInspector(r.Header(), append(o.inspect, WithOperations(col.operation))...)
 	if err != nil {
 		return nil, fmt.Errorf("analysis: report: %w", err)
 	}
@@ -108,7 +115,6 @@ func WriteHTMLReportTape(ctx context.Context, r *tape.Reader, w io.Writer, opts 
 		return nil, err
 	}
 	defer sc.Close()
-	col := newChartData(r.Header().Time, o.maxTimeline)
 	for {
 		it, err := sc.Next()
 		if errors.Is(err, io.EOF) {
@@ -117,8 +123,8 @@ func WriteHTMLReportTape(ctx context.Context, r *tape.Reader, w io.Writer, opts 
 		if err != nil {
 			return nil, err
 		}
-		in.Add(it)
 		col.add(it)
+		in.Add(it)
 	}
 	rep := in.Finish(sc.Warning())
 	col.finish()
@@ -157,42 +163,30 @@ func histBucket(ns int64) int {
 // bucketEdge is the lower edge of bucket b in nanoseconds.
 func bucketEdge(b int) float64 { return histMinNS * math.Pow(10, float64(b)/histPerDecade) }
 
-// Request outcomes on the timeline.
-const (
-	outcomeOK = iota
-	outcomeError
-	outcomeToolError
-	outcomeUnanswered
-)
-
-// tlSpan is one request on a timeline.
+// tlSpan is one operation on a timeline.
 type tlSpan struct {
-	session int // index in chartData.sessions
-	start   int64
-	end     int64 // -1 while unanswered
-	method  string
-	name    string
-	outcome int
+	session  int // index in chartData.sessions; set by finish
+	sess     string
+	seq      int64
+	start    int64
+	end      int64
+	method   string
+	name     string
+	outcome  string // one of the Outcome constants
+	answered bool
 }
 
-// chartReq is what the chartData keeps for a request in flight.
-type chartReq struct {
-	start  int64
-	method string
-	name   string
-	tlSpan int // index in spans, -1 when not drawn
-}
-
-// chartData gathers the data of the charts.
+// chartData gathers the data of the charts from the operations of the
+// Inspector behind the report (WithOperations): the latency histograms
+// hold exactly the operations of its latency tables, and the timeline
+// shows each operation with the outcome inspect gives it.
 type chartData struct {
 	origin      int64
 	last        int64
 	maxTimeline int
-	pairs       *Pairer[chartReq]
 	sessions    []string
-	sessionIdx  map[string]int
-	spans       []tlSpan
-	omitted     int64 // requests not drawn
+	spans       spanHeap // the first operations by start; sorted by finish
+	omitted     int64    // operations not drawn
 	methods     map[string]*latHist
 	tools       map[string]*latHist
 }
@@ -201,77 +195,71 @@ type chartData struct {
 const maxHistograms = 1000
 
 func newChartData(origin int64, maxTimeline int) *chartData {
-	return &chartData{origin: origin, maxTimeline: maxTimeline, pairs: NewPairer[chartReq](),
-		sessionIdx: map[string]int{}, methods: map[string]*latHist{}, tools: map[string]*latHist{}}
+	return &chartData{origin: origin, maxTimeline: maxTimeline, methods: map[string]*latHist{}, tools: map[string]*latHist{}}
 }
 
+// add notes the time of an item: the origin of the charts and their end.
 func (c *chartData) add(it *Item) {
-	rec := it.Rec
 	if c.origin == 0 {
-		c.origin = rec.Time
+		c.origin = it.Rec.Time
 	}
-	c.last = max(c.last, rec.Time-c.origin)
-	if !it.IsMessage() {
+	c.last = max(c.last, it.Rec.Time-c.origin)
+}
+
+// operation takes one operation of the Inspector. One not answered ends
+// on the timeline when the inspection ended it: now, or at the end of
+// the tape for those still open then.
+func (c *chartData) operation(o *Operation) {
+	start := o.StartNS - c.origin
+	end := c.last
+	if o.Answered {
+		end = start + o.LatencyNS
+		key := string(o.Dir) + " " + o.Method
+		c.observe(c.methods, key, o.LatencyNS, o.Outcome)
+		if o.Method == mToolsCall {
+			c.observe(c.tools, o.Name, o.LatencyNS, o.Outcome)
+		}
+	}
+	sp := tlSpan{sess: o.Session, seq: o.Seq, start: start, end: max(end, start), method: o.Method, outcome: o.Outcome, answered: o.Answered}
+	if o.Method == mToolsCall {
+		sp.name = o.Name
+	}
+	if c.maxTimeline == 0 {
+		c.omitted++
 		return
 	}
-	info := &it.Info
-	switch info.Kind {
-	case jsonrpc.KindRequest:
-		if !Pairable(info.ID) {
-			return
-		}
-		r := chartReq{start: rec.Time - c.origin, method: info.Method, tlSpan: -1}
-		if r.method == mToolsCall {
-			r.name, _ = lookupString(it.Frame, "params", "name")
-		}
-		if len(c.spans) < c.maxTimeline {
-			r.tlSpan = len(c.spans)
-			c.spans = append(c.spans, tlSpan{session: c.session(rec.Session), start: r.start, end: -1,
-				method: r.method, name: r.name, outcome: outcomeUnanswered})
-		} else {
-			c.omitted++
-		}
-		c.pairs.Open(rec.Session, rec.Dir, info.ID, r)
-	case jsonrpc.KindResponse, jsonrpc.KindError:
-		if !Pairable(info.ID) {
-			return
-		}
-		r, ok := c.pairs.Close(rec.Session, Opposite(rec.Dir), info.ID)
-		if !ok {
-			return
-		}
-		end := rec.Time - c.origin
-		outcome := outcomeOK
-		switch {
-		case info.Kind == jsonrpc.KindError:
-			outcome = outcomeError
-		case r.method == mToolsCall && lookupTrue(it.Frame, "result", "isError"):
-			outcome = outcomeToolError
-		}
-		lat := max(end-r.start, 0)
-		key := string(Opposite(rec.Dir)) + " " + r.method
-		c.observe(c.methods, key, lat, outcome)
-		if r.name != "" {
-			c.observe(c.tools, r.name, lat, outcome)
-		}
-		if r.tlSpan >= 0 {
-			c.spans[r.tlSpan].end, c.spans[r.tlSpan].outcome = end, outcome
-		}
+	if len(c.spans) < c.maxTimeline {
+		heap.Push(&c.spans, sp)
+		return
+	}
+	c.omitted++
+	if spanBefore(sp, c.spans[0]) { // before the latest drawn: drawn instead
+		c.spans[0] = sp
+		heap.Fix(&c.spans, 0)
 	}
 }
 
-// session returns the timeline lane of a session.
-func (c *chartData) session(id string) int {
-	i, ok := c.sessionIdx[id]
-	if !ok {
-		i = len(c.sessions)
-		c.sessionIdx[id] = i
-		c.sessions = append(c.sessions, id)
-	}
-	return i
+// spanBefore orders spans by start, then by record.
+func spanBefore(a, b tlSpan) bool {
+	return a.start < b.start || (a.start == b.start && a.seq < b.seq)
 }
 
-func (c *chartData) observe(m map[string]*latHist, key string, lat int64, outcome int) {
+// spanHeap is a max-heap of spans by start: the latest of the first ones
+// on top, to be replaced by an earlier one.
+type spanHeap []tlSpan
+
+func (h spanHeap) Len() int           { return len(h) }
+func (h spanHeap) Less(i, j int) bool { return spanBefore(h[j], h[i]) }
+func (h spanHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *spanHeap) Push(x any)        { *h = append(*h, x.(tlSpan)) }
+func (h *spanHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func (c *chartData) observe(m map[string]*latHist, key string, lat int64, outcome string) {
 	h := m[key]
 	if h == nil {
 		if len(m) >= maxHistograms {
@@ -287,16 +275,24 @@ func (c *chartData) observe(m map[string]*latHist, key string, lat int64, outcom
 	}
 	h.counts[histBucket(lat)]++
 	h.n++
-	if outcome != outcomeOK {
+	if outcome != OutcomeOK {
 		h.errors++
 	}
 }
 
-// finish ends the spans still open at the end of the tape.
+// finish puts the spans in the order they start and gives each session
+// its lane, in the order of their first span.
 func (c *chartData) finish() {
+	slices.SortFunc(c.spans, func(a, b tlSpan) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.seq, b.seq)) })
+	lanes := map[string]int{}
 	for i := range c.spans {
-		if c.spans[i].end < 0 {
-			c.spans[i].end = c.last
+		sp := &c.spans[i]
+		l, ok := lanes[sp.sess]
+		if !ok {
+			l = len(c.sessions)
+			lanes[sp.sess] = l
+			c.sessions = append(c.sessions, sp.sess)
 		}
+		sp.session = l
 	}
 }

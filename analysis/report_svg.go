@@ -49,10 +49,23 @@ func (s *svgDoc) text(x, y float64, anchor, class, str string) {
 
 func (s *svgDoc) String() string { return s.b.String() + `</svg>` }
 
-// Colours of outcomes, shared by the charts and the legend.
-var outcomeColors = [...]string{outcomeOK: "#2563eb", outcomeError: "#dc2626", outcomeToolError: "#f59e0b", outcomeUnanswered: "#9ca3af"}
+// The timeline's colours, one per outcome shown in the legend, in its
+// order; an outcome not in the list (abandoned, unfinished) has the
+// colour of never answered.
+var legendOutcomes = []struct{ outcome, color string }{
+	{OutcomeOK, "#2563eb"}, {OutcomeError, "#dc2626"}, {OutcomeToolError, "#f59e0b"}, {OutcomeRefused, "#be185d"},
+	{OutcomeBrokenOff, "#7c2d12"}, {OutcomeUnanswered, "#6b7280"}, {OutcomeCancelled, "#d1d5db"}, {OutcomeCutByShutdown, "#a78bfa"},
+}
 
-var outcomeNames = [...]string{outcomeOK: "answered", outcomeError: "JSON-RPC error", outcomeToolError: "tool error", outcomeUnanswered: "never answered"}
+// outcomeColor is the timeline's colour of an outcome.
+func outcomeColor(outcome string) string {
+	for _, l := range legendOutcomes {
+		if l.outcome == outcome {
+			return l.color
+		}
+	}
+	return outcomeColor(OutcomeUnanswered)
+}
 
 // Timeline geometry.
 const (
@@ -137,11 +150,11 @@ func timelineSVG(c *chartData) (string, int) {
 		if sp.name != "" {
 			label += " " + sp.name
 		}
-		title := fmt.Sprintf("%s: %s at %s, %s", label, outcomeNames[sp.outcome], offset(sp.start), fmtDur(sp.end-sp.start))
-		if sp.outcome == outcomeUnanswered {
-			title = fmt.Sprintf("%s at %s: never answered", label, offset(sp.start))
+		title := fmt.Sprintf("%s: %s at %s, %s", label, describeOutcome(sp.outcome).text, offset(sp.start), fmtDur(sp.end-sp.start))
+		if !sp.answered {
+			title = fmt.Sprintf("%s at %s: %s", label, offset(sp.start), describeOutcome(sp.outcome).text)
 		}
-		s.rect(x, laneY[sp.session]+tlLanePad+float64(rowOf[i]*tlSubRow), w, tlSubRow-1.5, outcomeColors[sp.outcome], title)
+		s.rect(x, laneY[sp.session]+tlLanePad+float64(rowOf[i]*tlSubRow), w, tlSubRow-1.5, outcomeColor(sp.outcome), title)
 	}
 	return s.String(), height
 }
@@ -226,12 +239,13 @@ func histogramSVG(h *latHist, lat Latency, lo, hi int, label string) string {
 
 // legendSVG draws the colour legend of the timeline.
 func legendSVG() string {
-	s := newSVG(560, 18, "legend")
+	s := newSVG(tlWidth, 18, "legend")
 	x := 0.0
-	for o, name := range outcomeNames {
-		s.rect(x, 4, 12, 10, outcomeColors[o], "")
+	for _, l := range legendOutcomes {
+		name := describeOutcome(l.outcome).text
+		s.rect(x, 4, 12, 10, l.color, "")
 		s.text(x+16, 13, "start", "lbl", name)
-		x += 24 + float64(len(name))*7
+		x += 24 + float64(len(name))*6.5
 	}
 	return s.String()
 }

@@ -24,9 +24,13 @@ const (
 	OutcomeAbandoned  = "abandoned"  // MRTR: input_required, never retried
 	OutcomeUnfinished = "unfinished" // a task that never reached a terminal status
 	OutcomeRefused    = "refused"    // HTTP: the server ended the exchange with an error status, no JSON-RPC answer
-	// HTTP: the recorder's shutdown cut the exchange before the server
-	// answered; the client got no response
+	// HTTP: the recorder's own shutdown cut the exchange before the
+	// server answered: before any response, or after the response had
+	// started (RequestRef.Status); not the server's doing
 	OutcomeCutByShutdown = "cut_by_shutdown"
+	// HTTP: the server's response broke off (its body failed mid-way)
+	// before the answer: the server's doing
+	OutcomeBrokenOff = "broken_off"
 )
 
 // Operation is one logical operation of a tape as Inspect pairs it: a
@@ -77,6 +81,9 @@ func WithOperations(fn func(*Operation)) Option {
 // WithOperations function. end is the time of the final answer (0 for
 // none), resp the bytes of the answer(s) not yet counted on op.
 func (in *Inspector) emitOp(req *request, op *operation, outcome string, end, resp, code int64) {
+	if in.o.onSettled != nil {
+		in.o.onSettled(req, outcome, code)
+	}
 	if in.o.onOp == nil {
 		return
 	}

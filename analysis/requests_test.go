@@ -186,3 +186,4 @@ func TestRequestsFormatFor(t *testing.T) {
 		}
 	}
 }
+

@@ -141,7 +141,7 @@ func (x *exchange) closer() (string, string) {
 		if !x.gotResp {
 			return ClosedByProxy, tape.ShutdownCutError
 		}
-		return ClosedByProxy, "cancelled by the proxy's shutdown"
+		return ClosedByProxy, tape.ShutdownCutResponseError
 	case x.failErr != nil && x.clientGone():
 		return ClosedByClient, "client closed the request before the response"
 	case x.failErr != nil:

@@ -27,16 +27,23 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 	}
 	for i := range rep.Sessions {
 		s := &rep.Sessions[i]
-		refused, refusedD := refusedIn(rep, s.ID)
-		msg := english.Count(s.Errors, "error response")
-		if refused > 0 {
-			msg += ", " + english.Count(refused, "request") + " refused with an HTTP error"
+		d := s.Details
+		if d == nil {
+			d = &analysis.SessionDetails{}
 		}
-		signal(s.ID, SignalError, s.Errors+refused, msg, append(errorsIn(rep, s.ID), refusedD...))
+		msg := english.Count(s.Errors, "error response")
+		if s.Refused > 0 {
+			msg += ", " + english.Count(s.Refused, "request") + " refused with an HTTP error"
+		}
+		signal(s.ID, SignalError, s.Errors+s.Refused, msg, append(errorsIn(d), refs(d.Refused, "refused with")...))
 		signal(s.ID, SignalToolError, s.ToolErrors, english.Count(s.ToolErrors, "tool call")+" returned isError", nil)
 		v, vd := violationsIn(rep, s)
 		signal(s.ID, SignalViolation, s.Violations, english.Count(s.Violations, "protocol violation")+": "+strings.Join(v, ", "), vd)
-		signal(s.ID, SignalUnanswered, s.Unanswered, english.Count(s.Unanswered, "request")+" never answered", unansweredIn(rep, s.ID))
+		msg = english.Count(s.Unanswered, "request") + " never answered"
+		if s.BrokenOff > 0 {
+			msg += ", " + english.Count(s.BrokenOff, "request") + " whose response the server broke off"
+		}
+		signal(s.ID, SignalUnanswered, s.Unanswered+s.BrokenOff, msg, append(refs(d.Unanswered, ""), refs(d.BrokenOff, "broken off after")...))
 		signal(s.ID, SignalCancelled, s.Cancelled, english.Count(s.Cancelled, "request")+" cancelled", nil)
 		var slow int64
 		if s.MaxLatencyNS > int64(o.slow) {
@@ -148,20 +155,6 @@ func (o *options) driftCase(ctx context.Context, path string) (Case, error) {
 	return c, nil
 }
 
-// refusedIn counts the requests of session refused with an HTTP error
-// other than 401.
-func refusedIn(rep *analysis.Report, session string) (int64, []string) {
-	var n int64
-	var d []string
-	for _, r := range rep.Refused.Requests {
-		if r.Session == session && r.Status != 401 {
-			n++
-			d = append(d, fmt.Sprintf("record %d: %s id %s refused with HTTP %d", r.Seq, r.Method, r.ID, r.Status))
-		}
-	}
-	return n, d
-}
-
 // violationsIn lists the rules broken in session (all of them: the tape
 // keeps only a few examples per rule, which may all be of other sessions)
 // and the examples it has of them.
@@ -179,31 +172,32 @@ func violationsIn(rep *analysis.Report, s *analysis.SessionReport) (rules, detai
 	return rules, details
 }
 
-// errorsIn describes the JSON-RPC error responses of session the report
-// lists: the request answered, the code and the message.
-func errorsIn(rep *analysis.Report, session string) []string {
-	var d []string
-	for _, e := range rep.ErrorResponses {
-		if e.Session != session {
-			continue
-		}
+// errorsIn describes the JSON-RPC error responses of a session's details:
+// the request answered, the code and the message.
+func errorsIn(d *analysis.SessionDetails) []string {
+	var out []string
+	for _, e := range d.ErrorResponses {
 		req := "unpaired response id " + e.ID
 		if e.Method != "" {
 			req = describe(&e.RequestRef)
 		}
-		d = append(d, fmt.Sprintf("record %d: %s: error %d %s", e.Response, req, e.Code, e.Message))
+		out = append(out, fmt.Sprintf("record %d: %s: error %d %s", e.Response, req, e.Code, e.Message))
 	}
-	return d
+	return out
 }
 
-func unansweredIn(rep *analysis.Report, session string) []string {
-	var d []string
-	for _, r := range rep.Unanswered.Requests {
-		if r.Session == session {
-			d = append(d, fmt.Sprintf("record %d: %s", r.Seq, describe(&r)))
+// refs describes requests of a session's details; with status, followed by
+// " HTTP N" (their exchange's status, when it had one).
+func refs(rs []analysis.RequestRef, status string) []string {
+	var out []string
+	for _, r := range rs {
+		s := fmt.Sprintf("record %d: %s", r.Seq, describe(&r))
+		if status != "" && r.Status != 0 {
+			s += fmt.Sprintf(" %s HTTP %d", status, r.Status)
 		}
+		out = append(out, s)
 	}
-	return d
+	return out
 }
 
 // describe names a request: "METHOD id ID [NAME]".

@@ -30,7 +30,7 @@ const (
 	SignalError      = "error"      // a JSON-RPC error response, or a request refused with an HTTP error (not 401)
 	SignalToolError  = "tool-error" // a tools/call result with isError
 	SignalViolation  = "violation"  // a protocol violation
-	SignalUnanswered = "unanswered" // a request never answered
+	SignalUnanswered = "unanswered" // a request never answered, or whose response the server broke off
 	SignalCancelled  = "cancelled"  // a request cancelled
 	SignalSlow       = "slow"       // a client request slower than WithSlow
 	SignalDeprecated = "deprecated" // a deprecated feature: protocol 2024-11-05, JSON-RPC batches
@@ -229,7 +229,7 @@ func Run(ctx context.Context, paths []string, opts ...Option) (*Result, error) {
 	res := &Result{Tapes: paths}
 	called := map[string]bool{}
 	for _, path := range paths {
-		rep, err := analysis.Inspect(ctx, path, o.inspect...)
+		rep, err := analysis.Inspect(ctx, path, append([]analysis.Option{analysis.WithSessionDetails(maxDetails)}, o.inspect...)...)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

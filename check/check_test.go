@@ -506,3 +506,82 @@ func TestErrorDetails(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorDetailsPerSession: in a tape of many sessions, each with more
+// error responses than a case shows, every session's error case lists
+// its first ones, the last session's too (the details were the tape's
+// first 20 error responses: the late sessions' cases had none), and its
+// refused requests are all counted, past the tape's first 20.
+func TestErrorDetailsPerSession(t *testing.T) {
+	const sessions, errs = 30, maxDetails + 2
+	at := time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC).UnixNano()
+	var recs []*tape.Record
+	add := func(rec tape.Record) {
+		rec.Time = at + int64(len(recs))
+		recs = append(recs, &rec)
+	}
+	for s := range sessions {
+		sess := fmt.Sprintf("s%02d", s)
+		for i := range errs {
+			x := uint64(s*100 + i + 1)
+			add(tape.Record{Type: tape.TypeMessage, Session: sess, Dir: tape.ClientToServer, Exchange: x, Frame: []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i))})
+			add(tape.Record{Type: tape.TypeMessage, Session: sess, Dir: tape.ServerToClient, Exchange: x, Frame: []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":"no ping"}}`, i))})
+			add(tape.Record{Type: tape.TypeEvent, Session: sess, Exchange: x, Event: tape.EventHTTP, Data: []byte(`{"phase":"end","method":"POST","path":"/mcp","status":200,"closed_by":"server"}`)})
+		}
+		x := uint64(s*100 + 99) // and one request refused with a 403
+		add(tape.Record{Type: tape.TypeMessage, Session: sess, Dir: tape.ClientToServer, Exchange: x, Frame: []byte(`{"jsonrpc":"2.0","id":"r","method":"tools/list"}`)})
+		add(tape.Record{Type: tape.TypeEvent, Session: sess, Exchange: x, Event: tape.EventHTTP, Data: []byte(`{"phase":"end","method":"POST","path":"/mcp","status":403,"closed_by":"server"}`)})
+	}
+	res, err := Run(context.Background(), []string{writeRecords(t, "http", recs...)}, WithFailOn(SignalError))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range res.Cases {
+		if c.Signal != SignalError || c.Session == "" {
+			continue
+		}
+		n++
+		want := fmt.Sprintf("%d error responses, 1 request refused with an HTTP error", errs)
+		if c.Count != errs+1 || c.Message != want || len(c.Details) != maxDetails || !strings.Contains(c.Details[0], "ping id 0: error -32601 no ping") {
+			t.Errorf("session %s: count %d, message %q, details %q; want %d, %q and the first %d error responses", c.Session, c.Count, c.Message, c.Details, errs+1, want, maxDetails)
+		}
+	}
+	if n != sessions {
+		t.Errorf("%d error cases, want %d", n, sessions)
+	}
+}
+
+// TestCutRequests: of the real tapes whose one request was cut (see
+// analysis.TestRecordedCutOutcomes), one the server's response broke off
+// fires the unanswered signal, saying so; one the recorder's own shutdown
+// cut (before or after the response started) does not: not the server's
+// doing.
+func TestCutRequests(t *testing.T) {
+	tests := []struct {
+		tape, message string
+	}{
+		{"http-broken-off", "0 requests never answered, 1 request whose response the server broke off"},
+		{"http-cut-before-response", ""},
+		{"http-cut-mid-response", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tape, func(t *testing.T) {
+			res, err := Run(context.Background(), []string{fixture(tt.tape)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range res.Cases {
+				if c.Signal != SignalUnanswered {
+					continue
+				}
+				if c.Failed() != (tt.message != "") || c.Message != tt.message {
+					t.Errorf("unanswered case: failed %v, message %q; want %q", c.Failed(), c.Message, tt.message)
+				}
+				if tt.message != "" && (len(c.Details) != 1 || !strings.Contains(c.Details[0], "tools/call id 1 slow broken off after HTTP 200")) {
+					t.Errorf("details %q: want the tools/call broken off", c.Details)
+				}
+			}
+		})
+	}
+}

@@ -82,6 +82,13 @@ const (
 // by the proxy's doing, not the server's.
 const ShutdownCutError = "cut by the proxy's shutdown before the upstream answered: the client got no response"
 
+// ShutdownCutResponseError is the "error" of an HTTP exchange's "end"
+// event (with the response's status and closed_by "proxy") when the
+// recorder's own shutdown cut the exchange after the upstream's response
+// had started: the client got the response head and what was forwarded
+// before the cut, by the proxy's doing, not the server's.
+const ShutdownCutResponseError = "cancelled by the proxy's shutdown"
+
 // Header is the first record of every tape.
 type Header struct {
 	Format    int      `json:"format"`            // FormatVersion

@@ -1,0 +1,72 @@
+package analysis
+
+import "github.com/mcptape/mcptape/tape"
+
+// How a request ends is decided in one place, the Inspector, and every
+// output that names the outcome of a request takes it from there: inspect
+// (its counts and problems), check (its signals), the requests table
+// (the outcome column), the HTML report (the timeline and the latency
+// charts: WithOperations) and the OTLP export (the span status of a
+// request that got no answer: withSettled). This file holds what they
+// share: the outcomes' words, and the reading of an HTTP exchange's end.
+
+// outcomeInfo describes an outcome for the outputs that name it.
+type outcomeInfo struct {
+	// text says it in words: the HTML report's timeline, the OTLP span
+	// status message.
+	text string
+	// failed tells a request that failed: an OTLP span with an error
+	// status. A request the client cancelled or the recorder's own
+	// shutdown cut did not fail.
+	failed bool
+}
+
+// outcomes describes every outcome of an Operation.
+var outcomes = map[string]outcomeInfo{
+	OutcomeOK:            {"answered", false},
+	OutcomeError:         {"JSON-RPC error", true},
+	OutcomeToolError:     {"tool error", true},
+	OutcomeCancelled:     {"cancelled", false},
+	OutcomeUnanswered:    {"never answered", true},
+	OutcomeAbandoned:     {"asked for input, never retried", true},
+	OutcomeUnfinished:    {"task never finished", true},
+	OutcomeRefused:       {"refused with an HTTP error", true},
+	OutcomeCutByShutdown: {"cut by the recorder's shutdown", false},
+	OutcomeBrokenOff:     {"response broken off", true},
+}
+
+// describeOutcome returns the description of outcome; an unknown one is
+// a failure named by itself.
+func describeOutcome(outcome string) outcomeInfo {
+	if d, ok := outcomes[outcome]; ok {
+		return d
+	}
+	return outcomeInfo{outcome, true}
+}
+
+// exchangeOutcome reads the end of an HTTP exchange (d, its "end" event)
+// for the requests still in flight on it, which got no JSON-RPC answer
+// there:
+//
+//   - an HTTP error status (4xx, 5xx) that the client got is their
+//     answer: OutcomeRefused;
+//   - the recorder's own shutdown cut the exchange (tape.ShutdownCutError
+//     before the upstream answered, tape.ShutdownCutResponseError after
+//     its response had started: the client got its head and what came
+//     before the cut): OutcomeCutByShutdown, not the server's doing;
+//   - the server's response broke off (the exchange closed by the server
+//     with an error: its body failed mid-way, a reset, an unexpected
+//     EOF): OutcomeBrokenOff, the server's doing;
+//   - otherwise "": they stay in flight (an answer may still come on
+//     another stream; a client that closed the exchange cancelled them).
+func exchangeOutcome(d *httpEvent) string {
+	switch {
+	case d.Status >= 400 && d.ClosedBy != "client":
+		return OutcomeRefused
+	case d.ClosedBy == "proxy" && (d.Error == tape.ShutdownCutError || d.Error == tape.ShutdownCutResponseError):
+		return OutcomeCutByShutdown
+	case d.ClosedBy == "server" && d.Error != "":
+		return OutcomeBrokenOff
+	}
+	return ""
+}

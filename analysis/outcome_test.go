@@ -1,0 +1,270 @@
+package analysis
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/tape"
+)
+
+// cutScenario is an upstream that leaves the one request of a recording
+// unanswered, and how the recording ends: cut marks the recorder's
+// shutdown ending it while the request waits.
+type cutScenario struct {
+	name     string
+	upstream func(w http.ResponseWriter, r *http.Request, arrived chan<- struct{})
+	shutdown bool
+	outcome  string
+}
+
+// sseHead starts an SSE response and flushes its head and one progress
+// event: the answer has started.
+func sseHead(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"p\",\"progress\":1}}\n\n"))
+	w.(http.Flusher).Flush()
+}
+
+var cutScenarios = []cutScenario{
+	{"http-cut-before-response", func(w http.ResponseWriter, r *http.Request, arrived chan<- struct{}) {
+		arrived <- struct{}{}
+		<-r.Context().Done()
+	}, true, OutcomeCutByShutdown},
+	{"http-cut-mid-response", func(w http.ResponseWriter, r *http.Request, arrived chan<- struct{}) {
+		sseHead(w)
+		arrived <- struct{}{}
+		<-r.Context().Done()
+	}, true, OutcomeCutByShutdown},
+	{"http-broken-off", func(w http.ResponseWriter, r *http.Request, arrived chan<- struct{}) {
+		sseHead(w)
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close() // mid-body: the proxy reads an unexpected EOF
+		}
+		arrived <- struct{}{}
+	}, false, OutcomeBrokenOff},
+}
+
+// recordCut records one tools/call through the capture proxy to an
+// upstream that behaves as sc says, into path.
+func recordCut(t *testing.T, sc cutScenario, path string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	arrived := make(chan struct{}, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body.Close()
+		sc.upstream(w, r, arrived)
+	}))
+	defer up.Close()
+	addr, stop := recordingProxy(t, ctx, up.URL, path, 10*time.Millisecond)
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/mcp",
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body) // up to the cut
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case <-arrived:
+	case <-ctx.Done():
+		t.Fatal("the request did not reach the upstream")
+	}
+	if !sc.shutdown {
+		<-answered // the client saw the response break off: the exchange is over
+	}
+	stop()
+	<-answered
+}
+
+// cutFixture is the recorded tape of sc: recorded now, and kept in
+// testdata with -record (the fixtures of mcptape check's tests too).
+func cutFixture(t *testing.T, sc cutScenario) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), sc.name+".jsonl.zst")
+	recordCut(t, sc, path)
+	if f := flag.Lookup("record"); f != nil && f.Value.String() == "true" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(goldenDir, sc.name+".jsonl.zst"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+// TestRecordedCutOutcomes: a request whose exchange was cut, recorded
+// through the real proxy (the recorder's shutdown before the response,
+// the shutdown after the response started, the upstream breaking off its
+// response), has one outcome in every output that classifies requests:
+// inspect (counts, problems, no "never answered"), the requests table,
+// the HTML report's timeline, and the OTLP export; none calls it never
+// answered.
+func TestRecordedCutOutcomes(t *testing.T) {
+	for _, sc := range cutScenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			path := cutFixture(t, sc)
+			rep, err := Inspect(context.Background(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := rep.Unanswered
+			if u.Count != 0 {
+				t.Errorf("inspect: %d never answered, want 0 (%s)", u.Count, sc.outcome)
+			}
+			var got int64
+			var refs []RequestRef
+			want := "cut-by-shutdown"
+			if sc.outcome == OutcomeCutByShutdown {
+				got, refs = u.CutByShutdown, u.CutByShutdownRequests
+			} else {
+				got, refs, want = u.BrokenOff, u.BrokenOffRequests, "broken-off"
+			}
+			if got != 1 || len(refs) != 1 || refs[0].Method != "tools/call" {
+				t.Errorf("inspect: %d %s (%+v), want the tools/call", got, sc.outcome, refs)
+			}
+			if len(refs) == 1 && (refs[0].Status == 200) != (sc.name != "http-cut-before-response") {
+				t.Errorf("inspect: status %d listed: want 200 for a response that had started, else none", refs[0].Status)
+			}
+			var problems []string
+			for _, p := range rep.Problems {
+				problems = append(problems, p.What)
+			}
+			if !strings.Contains(strings.Join(problems, " "), want) || strings.Contains(strings.Join(problems, " "), "unanswered") {
+				t.Errorf("inspect problems %v: want %s, not unanswered", problems, want)
+			}
+
+			var rows bytes.Buffer
+			if _, err := ExportRequests(context.Background(), []string{path}, &rows, RequestsNDJSON); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(rows.String(), `"method":"tools/call"`) || !strings.Contains(rows.String(), `"outcome":"`+sc.outcome+`"`) {
+				t.Errorf("requests table: want the tools/call's outcome %s:\n%s", sc.outcome, rows.String())
+			}
+
+			var page bytes.Buffer
+			if _, err := WriteHTMLReport(context.Background(), path, &page); err != nil {
+				t.Fatal(err)
+			}
+			text := html.EscapeString(describeOutcome(sc.outcome).text)
+			if !strings.Contains(page.String(), "tools/call slow at +") || !strings.Contains(page.String(), ": "+text+"</title>") ||
+				strings.Contains(page.String(), "never answered</title>") {
+				t.Errorf("HTML report: the timeline does not say %q of the tools/call, or says never answered", text)
+			}
+
+			out, _ := export(t, path, ExportOTLP)
+			var doc struct {
+				ResourceSpans []struct {
+					ScopeSpans []struct {
+						Spans []otlpSpan `json:"spans"`
+					} `json:"scopeSpans"`
+				} `json:"resourceSpans"`
+			}
+			if err := json.Unmarshal(out, &doc); err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, sp := range doc.ResourceSpans[0].ScopeSpans[0].Spans {
+				if !strings.HasPrefix(sp.Name, "tools/call") {
+					continue
+				}
+				found = true
+				attrs := map[string]string{}
+				for _, a := range sp.Attributes {
+					if a.Value.StringValue != nil {
+						attrs[a.Key] = *a.Value.StringValue
+					}
+					if a.Key == "mcptape.unanswered" {
+						t.Errorf("OTLP: span %s marked unanswered", sp.Name)
+					}
+				}
+				failed := describeOutcome(sc.outcome).failed
+				if attrs["mcptape.outcome"] != sc.outcome || (sp.Status.Code == otlpStatusError) != failed || sp.Status.Message == "never answered" {
+					t.Errorf("OTLP: span %s outcome %q, status %+v; want %s (error status: %v)", sp.Name, attrs["mcptape.outcome"], sp.Status, sc.outcome, failed)
+				}
+			}
+			if !found {
+				t.Errorf("OTLP: no tools/call span:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestSessionDetailsBound: WithSessionDetails keeps the first n error
+// responses and unanswered requests of every session, by record, the
+// late sessions' too, and no more than MaxSessionDetails in all however
+// many sessions the tape holds; without it sessions keep none.
+func TestSessionDetailsBound(t *testing.T) {
+	const n = 5
+	sessions := MaxSessionDetails/(n+1) + 20 // past the overall bound
+	at := time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC).UnixNano()
+	var recs []tape.Record
+	add := func(sess string, dir tape.Direction, frame string) {
+		recs = append(recs, tape.Record{Type: tape.TypeMessage, Time: at + int64(len(recs)), Session: sess, Dir: dir, Frame: []byte(frame)})
+	}
+	for s := range sessions {
+		sess := fmt.Sprintf("s%05d", s)
+		for i := range n + 2 {
+			add(sess, tape.ClientToServer, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i))
+			add(sess, tape.ServerToClient, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":"no"}}`, i))
+		}
+		add(sess, tape.ClientToServer, `{"jsonrpc":"2.0","id":"late","method":"tools/list"}`) // never answered
+	}
+	path := filepath.Join(t.TempDir(), "t.jsonl.zst")
+	writeRecords(t, path, "stdio", recs)
+	for _, tt := range []struct {
+		name string
+		opts []Option
+		want int // details of the first session
+	}{{"none", nil, 0}, {"per session", []Option{WithSessionDetails(n)}, n + 1}} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, err := Inspect(context.Background(), path, append(tt.opts, WithMaxSessions(sessions))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total, full := 0, 0
+			for _, s := range rep.Sessions {
+				if s.Details == nil {
+					continue
+				}
+				d := s.Details
+				total += len(d.ErrorResponses) + len(d.Unanswered)
+				if len(d.ErrorResponses)+len(d.Unanswered) == n+1 {
+					full++
+				}
+				if len(d.ErrorResponses) > n || len(d.Unanswered) > 1 || (len(d.ErrorResponses) > 0 && d.ErrorResponses[0].ID != "0") {
+					t.Fatalf("session %s details %+v: want its first %d error responses", s.ID, d, n)
+				}
+			}
+			if first := rep.Sessions[0].Details; tt.want == 0 && first != nil ||
+				tt.want > 0 && (first == nil || len(first.ErrorResponses)+len(first.Unanswered) != tt.want || first.Unanswered[0].ID != `"late"`) {
+				t.Errorf("first session's details %+v, want %d: its first error responses and its unanswered request", first, tt.want)
+			}
+			if tt.want > 0 && (total != MaxSessionDetails || full == len(rep.Sessions)) {
+				t.Errorf("%d details kept, %d of %d sessions with all theirs; want %d in all, some dropped past the bound",
+					total, full, len(rep.Sessions), MaxSessionDetails)
+			}
+		})
+	}
+}
