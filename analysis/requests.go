@@ -11,8 +11,10 @@ import (
 // RequestsSchemaVersion is the version of the requests table (see
 // docs/requests-format.md): every row carries it, so files of different
 // versions can sit side by side in one query. It changes when a column
-// changes meaning or goes away; adding a column does not change it.
-const RequestsSchemaVersion = 1
+// changes meaning or goes away, or when the outcome column gets a new
+// value; adding a column does not change it. Version 2 added the outcomes
+// OutcomeCutByShutdown and OutcomeBrokenOff.
+const RequestsSchemaVersion = 2
 
 // Outcomes of an Operation.
 const (

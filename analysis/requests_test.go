@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -187,3 +189,53 @@ func TestRequestsFormatFor(t *testing.T) {
 	}
 }
 
+// TestRequestsSchemaVersionDocumented: docs/requests-format.md documents
+// the current RequestsSchemaVersion (its title, and the last entry of its
+// version list) and every outcome: in the outcome column and in the
+// version that introduced it. A new outcome is a new version (a query
+// listing the outcomes would miss it): documenting it under a version
+// the constant does not reach fails here, and so does an outcome that no
+// version names (cut_by_shutdown came without a bump).
+func TestRequestsSchemaVersionDocumented(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "docs", "requests-format.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	if want := fmt.Sprintf("# The requests table (schema version %d)", RequestsSchemaVersion); !strings.HasPrefix(doc, want) {
+		t.Errorf("the title is not %q", want)
+	}
+	_, versioning, ok := strings.Cut(doc, "## Versioning")
+	if !ok {
+		t.Fatal("no Versioning section")
+	}
+	versions := map[int]string{} // version: its entry
+	last := 0
+	for _, entry := range strings.Split(versioning, "\n- `")[1:] {
+		var v int
+		if _, err := fmt.Sscanf(entry, "%d`:", &v); err != nil {
+			t.Fatalf("version entry %q: %v", entry, err)
+		}
+		versions[v], last = entry, max(last, v)
+	}
+	if last != RequestsSchemaVersion || len(versions) != last {
+		t.Errorf("versions %d..%d documented (%d entries), want 1..%d", 1, last, len(versions), RequestsSchemaVersion)
+	}
+	column := doc[strings.Index(doc, "| `outcome` |"):]
+	column = column[:strings.Index(column, "\n")]
+	for outcome := range outcomes {
+		q := "`" + outcome + "`"
+		if !strings.Contains(column, q) {
+			t.Errorf("outcome %s: not in the outcome column", q)
+		}
+		in := 0
+		for v, entry := range versions {
+			if strings.Contains(entry, q) && (in == 0 || v < in) {
+				in = v
+			}
+		}
+		if in == 0 {
+			t.Errorf("outcome %s: no version introduces it", q)
+		}
+	}
+}

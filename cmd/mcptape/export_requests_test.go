@@ -23,8 +23,8 @@ func TestExportRequestsCommand(t *testing.T) {
 		prefix string // of the output's first line
 		stderr string
 	}{
-		{name: "ndjson of two tapes", args: []string{stdio, http, "--format", "requests"}, lines: 9, prefix: `{"schema_version":1,`},
-		{name: "stdin", stdin: string(data), args: []string{"-", "--format", "requests"}, lines: 5, prefix: `{"schema_version":1,"tape":"-",`},
+		{name: "ndjson of two tapes", args: []string{stdio, http, "--format", "requests"}, lines: 9, prefix: `{"schema_version":2,`},
+		{name: "stdin", stdin: string(data), args: []string{"-", "--format", "requests"}, lines: 5, prefix: `{"schema_version":2,"tape":"-",`},
 		{name: "csv", args: []string{stdio, "--format", "requests", "-o", filepath.Join(dir, "r.csv")}, lines: 6, prefix: "schema_version,tape,session,",
 			stderr: "wrote 5 requests of 1 tape (14 messages)"},
 		{name: "parquet", args: []string{stdio, "--format", "requests", "-o", filepath.Join(dir, "r.parquet")}, prefix: "PAR1", stderr: "wrote 5 requests"},
