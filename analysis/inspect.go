@@ -34,10 +34,11 @@ type options struct {
 	// sessionDetails is WithSessionDetails's n (0: none kept)
 	sessionDetails int
 	onOp           func(*Operation) // WithOperations
-	// onSettled, when set, is called with each request as it leaves
-	// flight, with its outcome and (for OutcomeError) its error code:
-	// the OTLP export ends the spans of requests it saw no answer to as
-	// the Inspector decides. req is recycled afterwards.
+	// onSettled, when set, is called with each request that leaves
+	// flight with no answer, or with a JSON-RPC error (whose id may be
+	// null), with its outcome and error code: the OTLP export ends the
+	// spans of requests it saw no answer to as the Inspector decides. req
+	// is recycled afterwards.
 	onSettled func(req *request, outcome string, code int64)
 }
 

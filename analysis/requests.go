@@ -83,7 +83,7 @@ func WithOperations(fn func(*Operation)) Option {
 // WithOperations function. end is the time of the final answer (0 for
 // none), resp the bytes of the answer(s) not yet counted on op.
 func (in *Inspector) emitOp(req *request, op *operation, outcome string, end, resp, code int64) {
-	if in.o.onSettled != nil {
+	if in.o.onSettled != nil && (end == 0 || outcome == OutcomeError) { // others: their answer was seen
 		in.o.onSettled(req, outcome, code)
 	}
 	if in.o.onOp == nil {
