@@ -3,9 +3,11 @@ package analysis
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,5 +121,32 @@ func TestReportRendersInChromium(t *testing.T) {
 				t.Errorf("only %d pixel rows hold anything dark: blank page", rowsInked*2)
 			}
 		})
+	}
+}
+
+// TestTimelineFirstOperations: the timeline draws the first operations of
+// the tape by start, whatever order they end in (operations come from the
+// Inspector as they end), in start order, with a lane per session in the
+// order of its first operation, and counts the others as omitted.
+func TestTimelineFirstOperations(t *testing.T) {
+	c := newChartData(1, 3)
+	for _, op := range []Operation{ // in the order they end
+		{Session: "b", Seq: 5, StartNS: 51, LatencyNS: 1, Answered: true, Outcome: OutcomeOK},
+		{Session: "a", Seq: 9, StartNS: 91, Outcome: OutcomeCutByShutdown},
+		{Session: "b", Seq: 2, StartNS: 21, LatencyNS: 90, Answered: true, Outcome: OutcomeError},
+		{Session: "a", Seq: 7, StartNS: 71, LatencyNS: 1, Answered: true, Outcome: OutcomeOK},
+		{Session: "a", Seq: 3, StartNS: 31, Outcome: OutcomeBrokenOff},
+	} {
+		c.last = max(c.last, op.StartNS+op.LatencyNS-c.origin)
+		c.operation(&op)
+	}
+	c.finish()
+	var got []string
+	for _, sp := range c.spans {
+		got = append(got, fmt.Sprintf("%s:%d-%d:%s", c.sessions[sp.session], sp.start, sp.end, sp.outcome))
+	}
+	want := []string{"b:20-110:error", "a:30-110:broken_off", "b:50-51:ok"}
+	if !slices.Equal(got, want) || c.omitted != 2 || !slices.Equal(c.sessions, []string{"b", "a"}) {
+		t.Errorf("spans %q, omitted %d, lanes %q; want %q, 2, [b a]", got, c.omitted, c.sessions, want)
 	}
 }
