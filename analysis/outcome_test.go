@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -266,5 +267,42 @@ func TestSessionDetailsBound(t *testing.T) {
 					total, full, len(rep.Sessions), MaxSessionDetails)
 			}
 		})
+	}
+}
+
+// TestOTLPNullIDAnswer: a request answered on its exchange by an error
+// whose id is null (the TypeScript SDK's HTTP 400) is answered, as
+// inspect says, with that error: its span has the error's status and
+// code, not "never answered"; a request refused by an HTTP status alone
+// is refused.
+func TestOTLPNullIDAnswer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl.zst")
+	writeRecords(t, path, "http", []tape.Record{
+		httpRec(1*time.Millisecond, 1, tape.ClientToServer, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`),
+		httpRec(2*time.Millisecond, 1, tape.ServerToClient, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: Server not initialized"}}`),
+		httpEvt(3*time.Millisecond, 1, tape.EventHTTP, `{"phase":"end","method":"POST","path":"/mcp","status":400,"closed_by":"server"}`),
+		httpRec(4*time.Millisecond, 2, tape.ClientToServer, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`),
+		httpEvt(5*time.Millisecond, 2, tape.EventHTTP, `{"phase":"end","method":"POST","path":"/mcp","status":403,"closed_by":"server"}`),
+	})
+	out, _ := export(t, path, ExportOTLP)
+	got := map[string]string{}
+	for _, sp := range parseOTLP(t, out).ResourceSpans[0].ScopeSpans[0].Spans {
+		outcome, code := "", ""
+		for _, a := range sp.Attributes {
+			switch a.Key {
+			case "mcptape.outcome":
+				outcome = a.Value.GetStringValue()
+			case "rpc.jsonrpc.error_code":
+				code = fmt.Sprint(a.Value.GetIntValue())
+			}
+		}
+		got[sp.Name] = fmt.Sprintf("%s %s %d %s", outcome, code, sp.Status.Code, sp.Status.Message)
+	}
+	want := map[string]string{
+		"server/discover": "error -32000 2 JSON-RPC error",
+		"tools/list":      "refused  2 refused with an HTTP error",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("spans %q, want %q", got, want)
 	}
 }
