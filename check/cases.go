@@ -219,10 +219,11 @@ func deprecatedIn(s *analysis.SessionReport) []string {
 
 // loadView presents rep as a load report, whose series mcptape load's
 // thresholds measure: one series per client method and one per tool
-// ("tools/call NAME"), the requests sent, the errors (JSON-RPC errors, tool
-// errors, HTTP refusals but 401).
+// ("tools/call NAME"), the requests sent (answered or not, however they
+// ended), the errors (JSON-RPC errors, tool errors, HTTP refusals but 401).
 func loadView(rep *analysis.Report) *loadgen.Report {
-	v := &loadgen.Report{Duration: time.Duration(rep.Tape.DurationNS), Requests: rep.Unanswered.Count + rep.Unanswered.Cancelled + rep.Refused.Count}
+	u := rep.Unanswered
+	v := &loadgen.Report{Duration: time.Duration(rep.Tape.DurationNS), Requests: u.Count + u.Cancelled + u.CutByShutdown + u.BrokenOff + rep.Refused.Count}
 	v.ErrorTotal = rep.Refused.Count - rep.Refused.Unauthorized
 	for _, e := range rep.Errors {
 		v.ErrorTotal += e.Count

@@ -556,7 +556,7 @@ func TestErrorDetailsPerSession(t *testing.T) {
 // analysis.TestRecordedCutOutcomes), one the server's response broke off
 // fires the unanswered signal, saying so; one the recorder's own shutdown
 // cut (before or after the response started) does not: not the server's
-// doing.
+// doing. Either is a request sent, for the thresholds ("errors<1%").
 func TestCutRequests(t *testing.T) {
 	tests := []struct {
 		tape, message string
@@ -570,6 +570,13 @@ func TestCutRequests(t *testing.T) {
 			res, err := Run(context.Background(), []string{fixture(tt.tape)})
 			if err != nil {
 				t.Fatal(err)
+			}
+			rep, err := analysis.Inspect(context.Background(), fixture(tt.tape))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := loadView(rep).Requests; n != 1 {
+				t.Errorf("thresholds count %d requests, want the one sent", n)
 			}
 			for _, c := range res.Cases {
 				if c.Signal != SignalUnanswered {
