@@ -223,13 +223,16 @@ func (in *Inspector) refused(reqs []exchangeReq, status int) {
 // settle takes the requests of an exchange still in flight out of flight,
 // ending each operation with outcome: each is counted in n and listed
 // (with the exchange's status, 0 for none) in list while it holds fewer
-// than WithMaxListed; count, when not nil, counts it further.
+// than WithMaxListed; count, when not nil, counts it further. A request
+// the client cancelled is left to end as cancelled (it needed no answer)
+// unless outcome is OutcomeRefused (the status answered it).
 func (in *Inspector) settle(reqs []exchangeReq, outcome string, status int, n *int64, list *[]RequestRef, count func(*request)) {
 	for _, e := range reqs {
-		req, ok := in.inflight.Close(e.session, tape.ClientToServer, e.id)
-		if !ok {
+		req, ok := in.inflight.Lookup(e.session, tape.ClientToServer, e.id)
+		if !ok || (req.cancelled != 0 && outcome != OutcomeRefused) {
 			continue
 		}
+		in.inflight.Close(e.session, tape.ClientToServer, e.id)
 		*n++
 		if len(*list) < in.o.maxListed {
 			*list = append(*list, in.statusRef(req, status))

@@ -139,6 +139,7 @@ func TestMissingSessionHeaderStateless(t *testing.T) {
 // an unanswered request unanswered.
 func TestInspectShutdownCutExchange(t *testing.T) {
 	const call = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}`
+	const cancel7 = `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`
 	end := func(fields string) step {
 		return onExchange(3, evt(9*ms, tape.EventHTTP, `{"phase":"end","method":"POST","path":"/mcp","conn":1,`+fields+`}`))
 	}
@@ -158,6 +159,9 @@ func TestInspectShutdownCutExchange(t *testing.T) {
 		{"another proxy failure", []step{end(`"closed_by":"proxy","error":"upstream went away"`)}, 1, 0, 0, 0},
 		{"closed by the server", []step{end(`"status":200,"closed_by":"server"`)}, 1, 0, 0, 0},
 		{"broken off by the server", []step{end(`"status":200,"closed_by":"server","error":"unexpected EOF"`)}, 0, 0, 1, 200},
+		// cancelled first: it needed no answer, whatever cut it
+		{"cancelled, then cut by the shutdown", []step{onExchange(4, c2s(6*ms, cancel7)), end(`"status":200,"closed_by":"proxy","error":` + string(cutRespErr))}, 0, 0, 0, 0},
+		{"cancelled, then broken off", []step{onExchange(4, c2s(6*ms, cancel7)), end(`"status":200,"closed_by":"server","error":"unexpected EOF"`)}, 0, 0, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,6 +176,9 @@ func TestInspectShutdownCutExchange(t *testing.T) {
 				if r.Status != tt.status || r.Method != "tools/call" {
 					t.Errorf("listed %+v; want the tools/call, status %d", r, tt.status)
 				}
+			}
+			if wantCancelled := int64(strings.Count(tt.name, "cancelled, then")); u.Cancelled != wantCancelled {
+				t.Errorf("cancelled and not answered %d, want %d", u.Cancelled, wantCancelled)
 			}
 			var sessUnanswered int64
 			for _, s := range rep.Sessions {
