@@ -50,6 +50,7 @@ func checkCmd() *command {
 			baseline := fs.String("baseline", "", "compare each tape's tools, prompts and resources with the surface in `FILE` (mcptape baseline, or a tape)")
 			format := fs.String("format", "text", "output `FORMAT`: text, json or junit")
 			out := fs.StringP("output", "o", "-", "write the result to `FILE` (- for stdout)")
+			outputFlag(fs, "output", false)
 			return func(ctx context.Context, st *stdio, args []string) error {
 				if len(args) == 0 {
 					return usageError("no tape given (usage: mcptape %s)", "check TAPE...")

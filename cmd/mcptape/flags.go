@@ -42,8 +42,9 @@ func (v nonNegativeDuration) Set(s string) error {
 }
 
 // execute parses args and runs c. On -h it prints the command's help to
-// st.out and returns errHelp; a bad flag, a negative duration included, is
-// a usage error (exit 2).
+// st.out and returns errHelp; a bad flag, a negative duration included, or
+// an output path that cannot be written (checkOutputs: a missing
+// directory) is a usage error (exit 2), found before c runs.
 func (c *command) execute(ctx context.Context, st *stdio, args []string) error {
 	if len(args) > 0 {
 		if sub, ok := c.subcommands[args[0]]; ok {
@@ -63,6 +64,9 @@ func (c *command) execute(ctx context.Context, st *stdio, args []string) error {
 	}
 	if err != nil {
 		return usageError("%v (see 'mcptape help %s')", err, c.name)
+	}
+	if err := checkOutputs(fs); err != nil { // output.go: before anything is created
+		return err
 	}
 	return run(ctx, st, fs.Args())
 }

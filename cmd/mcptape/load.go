@@ -170,6 +170,10 @@ func loadCmd() *command {
 			fs.DurationVar(&f.every, "every", 2*time.Second, "live progress line interval on stderr")
 			fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress")
 			fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the generator to `FILE` (for tuning mcptape itself)")
+			for _, name := range []string{"json", "results", "hlog", "cpuprofile"} {
+				outputFlag(fs, name, false)
+			}
+			outputFlag(fs, "hgrm", true)
 			_ = fs.MarkHidden("cpuprofile")
 			return func(ctx context.Context, st *stdio, args []string) error {
 				var command []string
@@ -222,14 +226,6 @@ func (f *loadFlags) check(ctx context.Context, command []string) (loadgen.Target
 	}
 	if transport.IsWebSocketURL(f.sse) {
 		return target, nil, nil, nil, usageError("--sse %q: the legacy SSE transport is HTTP; give a ws:// URL with --url", f.sse)
-	}
-	for _, o := range []struct {
-		flag, path string
-		dir        bool
-	}{{"--json", f.jsonOut, false}, {"--hgrm", f.hgrm, true}} {
-		if err := checkOutputPath(o.flag, o.path, o.dir); err != nil {
-			return target, nil, nil, nil, err
-		}
 	}
 	if f.tape == "" && (len(f.calls) == 0) == (f.scenario == "") {
 		return target, nil, nil, nil, usageError("give at least one --call, or a --scenario (not both)")

@@ -24,6 +24,8 @@ func reportMergeCmd() *command {
 			jsonOut := fs.String("json", "", "write the merged report as JSON to `FILE` (- for stdout)")
 			thresholds := fs.StringArray("threshold", nil, "fail with exit code 3 unless `T` holds (repeatable)")
 			hgrm := fs.String("hgrm", "", "write one percentile distribution file per merged series into `DIR`")
+			outputFlag(fs, "json", false)
+			outputFlag(fs, "hgrm", true)
 			return func(ctx context.Context, st *stdio, args []string) error {
 				th, err := parseThresholds(*thresholds)
 				if err != nil {

@@ -42,6 +42,7 @@ func reportCmd() *command {
 		subcommands: map[string]*command{"merge": reportMergeCmd()},
 		setup: func(fs *pflag.FlagSet) runFunc {
 			out := fs.StringP("output", "o", "", "write the report to `FILE` (required; - for stdout)")
+			outputFlag(fs, "output", false)
 			maxTimeline := fs.Int("max-timeline", analysis.DefaultMaxTimeline, "requests drawn in the timelines (the first ones)")
 			title := fs.String("title", "", "report title (default: the tape's file name)")
 			return func(ctx context.Context, st *stdio, args []string) error {

@@ -18,6 +18,7 @@ const serverStderrHelp = "with -- CMD: where the server's stderr goes: - (mcptap
 // serverStderrFlag registers --server-stderr on fs into p.
 func serverStderrFlag(fs *pflag.FlagSet, p *string) {
 	fs.StringVar(p, "server-stderr", "-", serverStderrHelp)
+	outputFlag(fs, "server-stderr", false, "discard")
 }
 
 // serverStderr is where a stdio server's standard error goes, as
