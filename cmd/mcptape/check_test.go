@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/tape"
 )
 
 // TestCheckCommand: exit codes, formats and output files of mcptape check
@@ -115,6 +119,71 @@ func TestBaselineAndSurfaceDiff(t *testing.T) {
 			code, stdout, stderr := runCLI(t, "", tt.args...)
 			if code != tt.code || !strings.Contains(stdout, tt.stdout) {
 				t.Errorf("exit %d (want %d), stdout %q (want %q), stderr %q", code, tt.code, stdout, tt.stdout, stderr)
+			}
+		})
+	}
+}
+
+// TestCheckRotatedRecording: check reads a directory's tapes as inspect
+// does, and the tapes of one rotated recording (a directory's, or given
+// one by one) as one joined tape: a request whose answer came after the
+// rotation is answered, one verdict under one name. Checked alone, the
+// first tape has the request unanswered (exit 1); "check DIR" said "is a
+// directory" (exit 2).
+func TestCheckRotatedRecording(t *testing.T) {
+	dir := t.TempDir()
+	r, err := tape.NewRotator(tape.RotateConfig{Base: filepath.Join(dir, "api.jsonl.zst"), Header: tape.Header{Version: "test", Transport: "stdio"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range []struct {
+		dir   tape.Direction
+		frame string
+	}{
+		{tape.ClientToServer, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`},
+		{tape.ServerToClient, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`},
+		{tape.ClientToServer, `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{tape.ClientToServer, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
+		{tape.ServerToClient, `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`}, // in the second tape
+	} {
+		if i == 4 {
+			if err := r.Rotate(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := r.Write(&tape.Record{Type: tape.TypeMessage, Time: time.Now().UnixNano(), Session: "s1", Dir: m.dir, Frame: []byte(m.frame)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	segs, err := tape.ListSeries(dir, "api")
+	if err != nil || len(segs) != 2 {
+		t.Fatalf("series: %v, %v; want 2 tapes", segs, err)
+	}
+	first, second := segs[0].Path, segs[1].Path
+	_, inspected, _ := runCLI(t, "", "inspect", "--format", "json", dir)
+	var rep struct{ File string }
+	if err := json.Unmarshal([]byte(inspected), &rep); err != nil || rep.File != joinedName([]string{first, second}) {
+		t.Fatalf("inspect DIR: %v, file %q: want the joined name", err, rep.File)
+	}
+	for _, tt := range []struct {
+		name  string
+		args  []string
+		code  int
+		tapes []string // in the JSON result
+	}{
+		{"the directory", []string{dir}, 0, []string{rep.File}},
+		{"its tapes", []string{first, second}, 0, []string{rep.File}},
+		{"the first tape alone", []string{first}, 1, []string{first}},
+		{"the directory and another tape", []string{dir, fixture("everything-stdio")}, 0, []string{rep.File, fixture("everything-stdio")}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, "", append([]string{"check", "--format", "json"}, tt.args...)...)
+			var res struct{ Tapes []string }
+			if err := json.Unmarshal([]byte(stdout), &res); err != nil || code != tt.code || !slices.Equal(res.Tapes, tt.tapes) {
+				t.Errorf("exit %d, tapes %q (%v), want %d and %q\nstderr: %s", code, res.Tapes, err, tt.code, tt.tapes, stderr)
 			}
 		})
 	}
