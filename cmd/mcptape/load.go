@@ -454,7 +454,7 @@ func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) err
 	if err != nil {
 		return err
 	}
-	opts, closeErrw, err := f.openServerStderr(opts)
+	opts, closeErrw, err := f.openServerStderr(opts, bar)
 	if err != nil {
 		stopProfile()
 		return err
@@ -513,7 +513,7 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 	if err != nil {
 		return err
 	}
-	opts, closeErrw, err := f.openServerStderr(opts)
+	opts, closeErrw, err := f.openServerStderr(opts, bar)
 	if err != nil {
 		return err
 	}
@@ -530,11 +530,15 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 
 // openServerStderr opens --server-stderr (a FILE is created only now,
 // after every check of the run) and adds it to opts; the returned
-// function closes it after the run.
-func (f *loadFlags) openServerStderr(opts []loadgen.Option) ([]loadgen.Option, func(), error) {
+// function closes it after the run. With the live bar (not nil) the
+// servers' lines for mcptape's stderr go above it (liveBar.aboveBar).
+func (f *loadFlags) openServerStderr(opts []loadgen.Option, bar *liveBar) ([]loadgen.Option, func(), error) {
 	w, closeFn, err := f.serverErr.open()
 	if err != nil {
 		return nil, nil, err
+	}
+	if bar != nil && f.serverErr.toStderr {
+		w = bar.aboveBar()
 	}
 	if w != nil {
 		opts = append(opts, loadgen.WithServerStderr(w))
