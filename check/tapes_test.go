@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/internal/tapetest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -17,39 +18,14 @@ import (
 // and returns their paths.
 func rotatedSession(t *testing.T) []string {
 	t.Helper()
-	dir := t.TempDir()
-	r, err := tape.NewRotator(tape.RotateConfig{Base: filepath.Join(dir, "api.jsonl.zst"), Header: tape.Header{Version: "test", Transport: "stdio"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, f := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
-		`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
-		`{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
-	} {
-		d := tape.ClientToServer
-		if i == 1 || i == 4 {
-			d = tape.ServerToClient
-		}
-		if i == 4 {
-			if err := r.Rotate(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := r.Write(&tape.Record{Type: tape.TypeMessage, Time: time.Now().UnixNano(), Session: "s1", Dir: d, Frame: []byte(f)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-	segs, err := tape.ListSeries(dir, "api")
-	if err != nil || len(segs) != 2 {
-		t.Fatalf("series %v, %v: want 2 tapes", segs, err)
-	}
-	return []string{segs[0].Path, segs[1].Path}
+	now := time.Now()
+	return tapetest.WriteRotated(t, filepath.Join(t.TempDir(), "api.jsonl.zst"), tape.Header{Version: "test", Transport: "stdio"},
+		tapetest.Messages("s1", now,
+			`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`,
+			`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`),
+		tapetest.Messages("s1", now.Add(time.Second), `< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`))
 }
 
 // TestRunTapesJoined: the files of a Tape are inspected and compared with

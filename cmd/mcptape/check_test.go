@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/tapetest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -132,37 +133,15 @@ func TestBaselineAndSurfaceDiff(t *testing.T) {
 // directory" (exit 2).
 func TestCheckRotatedRecording(t *testing.T) {
 	dir := t.TempDir()
-	r, err := tape.NewRotator(tape.RotateConfig{Base: filepath.Join(dir, "api.jsonl.zst"), Header: tape.Header{Version: "test", Transport: "stdio"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, m := range []struct {
-		dir   tape.Direction
-		frame string
-	}{
-		{tape.ClientToServer, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`},
-		{tape.ServerToClient, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`},
-		{tape.ClientToServer, `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
-		{tape.ClientToServer, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
-		{tape.ServerToClient, `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`}, // in the second tape
-	} {
-		if i == 4 {
-			if err := r.Rotate(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := r.Write(&tape.Record{Type: tape.TypeMessage, Time: time.Now().UnixNano(), Session: "s1", Dir: m.dir, Frame: []byte(m.frame)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-	segs, err := tape.ListSeries(dir, "api")
-	if err != nil || len(segs) != 2 {
-		t.Fatalf("series: %v, %v; want 2 tapes", segs, err)
-	}
-	first, second := segs[0].Path, segs[1].Path
+	now := time.Now()
+	segs := tapetest.WriteRotated(t, filepath.Join(dir, "api.jsonl.zst"), tape.Header{Version: "test", Transport: "stdio"},
+		tapetest.Messages("s1", now,
+			`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
+			`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"ping"}`),
+		tapetest.Messages("s1", now.Add(time.Second), `< {"jsonrpc":"2.0","id":2,"result":{}}`)) // the answer after the rotation
+	first, second := segs[0], segs[1]
 	_, inspected, _ := runCLI(t, "", "inspect", "--format", "json", dir)
 	var rep struct{ File string }
 	if err := json.Unmarshal([]byte(inspected), &rep); err != nil || rep.File != joinedName([]string{first, second}) {
