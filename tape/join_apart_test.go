@@ -30,13 +30,9 @@ func TestJoinKeepsRecordingsApart(t *testing.T) {
 		}
 		paths = append(paths, tapetest.Write(t, filepath.Join(dir, host+".jsonl.zst"), h, recs))
 	}
-	r, err := tape.OpenJoined(paths)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	h, recs := readJoined(t, paths)
 	var got []string
-	for _, rec := range tape.Drain(t, r) {
+	for _, rec := range recs {
 		if rec.Type == tape.TypeMessage {
 			got = append(got, fmt.Sprintf("%d:%s:%d", rec.Time, rec.Session, rec.Exchange>>40))
 		}
@@ -45,8 +41,8 @@ func TestJoinKeepsRecordingsApart(t *testing.T) {
 	if g := strings.Join(got, " "); g != want {
 		t.Errorf("got  %s\nwant %s", g, want)
 	}
-	if r.Header().Host != "" {
-		t.Errorf("joined header host %q, want none (they differ)", r.Header().Host)
+	if h.Host != "" {
+		t.Errorf("joined header host %q, want none (they differ)", h.Host)
 	}
 }
 
@@ -71,17 +67,26 @@ func TestJoinNoteTimes(t *testing.T) {
 		paths = append(paths, tapetest.Write(t, filepath.Join(dir, fmt.Sprintf("seg-%d.jsonl.zst", seg.seq)), h, recs,
 			tape.WithClock(func() time.Time { return end })))
 	}
-	r, err := tape.OpenJoined(paths)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	_, recs := readJoined(t, paths)
 	var got []string
-	for _, rec := range tape.Drain(t, r) {
+	for _, rec := range recs {
 		got = append(got, fmt.Sprintf("%s%s@%d", rec.Type, rec.Event, rec.Time))
 	}
 	want := "message@10 message@20 eventerror@20 message@30 message@40 eventstats@40"
 	if g := strings.Join(got, " "); g != want {
 		t.Errorf("got  %s\nwant %s", g, want)
 	}
+}
+
+// readJoined reads the tapes at paths joined (tape.OpenJoined) to their
+// end and returns the joined header and the records.
+func readJoined(t *testing.T, paths []string) (*tape.Header, []*tape.Record) {
+	t.Helper()
+	r, err := tape.OpenJoined(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	recs := tape.Drain(t, r)
+	return r.Header(), recs
 }
