@@ -133,7 +133,7 @@ func TestWrapUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"wrap", "s"}, 2, "--client is required"},
-		{[]string{"wrap", "--client", "zed", "s"}, 2, `unknown client "zed"`},
+		{[]string{"wrap", "--client", "zed", "s"}, 2, `unknown client "zed" (want claude-desktop, cursor, vscode, claude-code)`},
 		{[]string{"wrap", "--client", "cursor", "--config", config}, 2, "name the servers to wrap, or give --all"},
 		{[]string{"wrap", "--client", "cursor", "--config", config, "--all", "s"}, 2, "not both"},
 		{[]string{"wrap", "--client", "cursor", "--config", config, "r"}, 1, `server "r" is an HTTP server`},
