@@ -33,7 +33,8 @@ func wrapCmd() *command {
 
   A wrapped entry runs "mcptape record --name SERVER -- COMMAND ARGS...": each
   time the client starts the server, a tape SERVER-TIME-PID.jsonl.zst appears
-  under $XDG_STATE_HOME/mcptape/tapes (~/.local/state/mcptape/tapes).
+  under $XDG_STATE_HOME/mcptape/tapes (~/.local/state/mcptape/tapes; on
+  Windows %LOCALAPPDATA%\mcptape\tapes).
   Only "command" and "args" change; the file's other bytes stay, a copy of it
   is kept as FILE.mcptape-backup, and wrapping twice changes nothing.
   HTTP servers ("url") are refused: record them with 'mcptape record --upstream'.
