@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -107,6 +109,10 @@ func runWrap(st *stdio, f *wrapFlags, args []string, wrap bool) error {
 		ch, err = c.WrapFile(path, o)
 	} else {
 		ch, err = c.UnwrapFile(path, o)
+	}
+	if err != nil && f.config == "" && errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no %s configuration file at %s, its place on this system: is the client installed, with an MCP server configured? Or name the file with --config",
+			c.Name, path)
 	}
 	if err != nil {
 		return err
