@@ -61,7 +61,7 @@ func TestExportCommand(t *testing.T) {
 				if err != nil || string(b) != tt.file {
 					t.Errorf("file %s: %v, content differs", out, err)
 				}
-				if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o600 {
+				if fi, err := os.Stat(out); err != nil || !privateMode(fi) {
 					t.Errorf("file mode: %v %v", fi.Mode(), err)
 				}
 			}

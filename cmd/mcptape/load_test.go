@@ -94,7 +94,7 @@ func TestLoadCommand(t *testing.T) {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
 	fi, err := os.Stat(out)
-	if err != nil || fi.Mode().Perm() != 0o600 {
+	if err != nil || !privateMode(fi) {
 		t.Fatalf("report file: %v %v", fi, err)
 	}
 	// A scenario file.
@@ -581,7 +581,7 @@ func TestLoadResults(t *testing.T) {
 	if len(lines) != 26 || lines[0] != loadgen.ResultsCSVHeader || !strings.HasSuffix(lines[1], ",ping,ok,") {
 		t.Errorf("%d lines: %q", len(lines), lines[:min(3, len(lines))])
 	}
-	if fi, _ := os.Stat(out); fi.Mode().Perm() != 0o600 {
+	if fi, _ := os.Stat(out); !privateMode(fi) {
 		t.Errorf("mode %v", fi.Mode())
 	}
 	if code, _, stderr := runCLI(t, "", "load", "--url", url, "-q", "--requests", "1", "--call", "ping", "--results", "r.txt"); code != 2 || !strings.Contains(stderr, ".csv") {
