@@ -3,7 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -93,7 +94,7 @@ func topicNames() []string {
 	for topic := range helpTopics {
 		names = append(names, topic)
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	return names
 }
 
@@ -123,11 +124,17 @@ func flagHint(c *command, err error) string {
 	}
 	var others []string
 	for _, o := range commands() {
-		if o.name == c.name {
-			continue
+		cands := []*command{o}
+		for _, k := range slices.Sorted(maps.Keys(o.subcommands)) {
+			cands = append(cands, o.subcommands[k]) // "report merge"
 		}
-		if ofs, _ := o.flagSet(); ofs.Lookup(name) != nil {
-			others = append(others, o.name)
+		for _, oc := range cands {
+			if oc.name == c.name {
+				continue
+			}
+			if ofs, _ := oc.flagSet(); ofs.Lookup(name) != nil {
+				others = append(others, oc.name)
+			}
 		}
 	}
 	switch len(others) {

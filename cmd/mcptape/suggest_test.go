@@ -27,6 +27,7 @@ func TestMistypedCommandLines(t *testing.T) {
 		{[]string{"show", "--folow", "t.jsonl.zst"}, `mcptape show: unknown flag: --folow (did you mean --follow? see 'mcptape help show')`},
 		{[]string{"mock", "--concurrency", "3", "t.jsonl.zst"}, `mcptape mock: unknown flag: --concurrency (--concurrency is a flag of replay; see 'mcptape help mock')`},
 		{[]string{"inspect", "--url", "x", "t.jsonl.zst"}, `mcptape inspect: unknown flag: --url (--url is a flag of replay and load; see 'mcptape help inspect')`},
+		{[]string{"version", "--json"}, `mcptape version: unknown flag: --json (--json is a flag of serve, load and report merge; see 'mcptape help version')`},
 		{[]string{"inspect", "--nosuch", "t.jsonl.zst"}, `mcptape inspect: unknown flag: --nosuch (see 'mcptape help inspect')`},
 		{[]string{"load", "-z"}, `mcptape load: unknown shorthand flag: 'z' in -z (see 'mcptape help load')`},
 		{[]string{"load", "--url"}, `mcptape load: flag needs an argument: --url (see 'mcptape help load')`},
