@@ -59,7 +59,7 @@ func TestCheckCommand(t *testing.T) {
 		})
 	}
 	fi, err := os.Stat(junit)
-	if err != nil || fi.Mode().Perm() != 0o600 {
+	if err != nil || !privateMode(fi) {
 		t.Fatalf("junit file: %v %v", fi, err)
 	}
 }

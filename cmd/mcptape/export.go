@@ -50,8 +50,8 @@ func exportCmd() *command {
 					return usageError("--format is required: har, ndjson, otlp or requests")
 				}
 				f, err := analysis.ParseExportFormat(*format)
-				if err != nil {
-					return usageError("--%v", err)
+				if err != nil { // (requests is taken above)
+					return usageError("--format %q: want har, ndjson, otlp or requests", *format)
 				}
 				return runExport(ctx, st, args, *out, f)
 			}

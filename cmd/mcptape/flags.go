@@ -63,7 +63,7 @@ func (c *command) execute(ctx context.Context, st *stdio, args []string) error {
 		return errHelp
 	}
 	if err != nil {
-		return usageError("%v (see 'mcptape help %s')", err, c.name)
+		return usageError("%v (%ssee 'mcptape help %s')", err, flagHint(c, err), c.name)
 	}
 	if err := checkOutputs(fs); err != nil { // output.go: before anything is created
 		return err

@@ -75,7 +75,7 @@ func loadCmd() *command {
 		examples: `  mcptape load --url http://127.0.0.1:8080/mcp --sessions 50 --duration 30s --call 'tools/call echo {"message":"hi"}'
   mcptape load --url https://staging/mcp --rate 2000/s --duration 5m --call 'tools/call search {"q":"x"}' --json run.json
   mcptape load --sessions 100 --inflight 8 --requests 100000 --call '3:tools/call echo {"message":"hi"}' --call tools/list -- mcptape serve
-  mcptape load --url http://127.0.0.1:8080/mcp --protocol 2026-07-28 --rate 500/s --duration 1m --call ping --threshold 'ping:p99<50ms' --threshold 'errors<1%'
+  mcptape load --url http://127.0.0.1:8080/mcp --protocol 2026-07-28 --rate 500/s --duration 1m --call 'tools/call echo {"message":"hi"}' --threshold 'tools/call:p99<50ms' --threshold 'errors<1%'
   mcptape load --url http://127.0.0.1:8080/mcp --stage 30s:100/s --stage 1m:100/s --stage 30s:0/s --call ping   # ramp, hold, ramp down
   mcptape load --url http://127.0.0.1:8080/mcp --stage 30s:50 --stage 1m:50 --call ping   # closed model: 0 to 50 sessions
   mcptape load --url http://127.0.0.1:8080/mcp --find-max --threshold 'tools/call:p99<100ms' --threshold 'errors<1%' --call 'tools/call search {"q":"x"}'

@@ -77,7 +77,7 @@ func recordCmd() *command {
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f recordFlags
 			fs.SetInterspersed(false) // the command's own flags are not ours, "--" or not
-			fs.StringVarP(&f.output, "output", "o", "", "tape file to write, which must not exist (default: a new file under $XDG_STATE_HOME/mcptape/tapes)")
+			fs.StringVarP(&f.output, "output", "o", "", "tape file to write, which must not exist (default: a new file under $XDG_STATE_HOME/mcptape/tapes, ~/.local/state/mcptape/tapes, or on Windows %LOCALAPPDATA%\\mcptape\\tapes)")
 			outputFlag(fs, "output", false)
 			fs.StringVar(&f.name, "name", "", "with no -o, name the tape `NAME`-TIME-PID.jsonl.zst in the state directory (as 'mcptape wrap' does)")
 			fs.BoolVar(&f.force, "force", false, "overwrite the -o file when it exists (without it, an existing file is refused with exit code 2)")

@@ -51,7 +51,10 @@ func reportCmd() *command {
 						return usageError("-o FILE is required (use -o - for stdout)")
 					}
 					for _, a := range args[1:] {
-						if !isLoadReport(a) {
+						switch isJSON, err := probeLoadReport(a); {
+						case !isJSON && err != nil: // cannot be read
+							return withCode(2, fmt.Errorf("report: %w", err))
+						case !isJSON || err != nil:
 							return usageError("%s is not a load report (JSON of mcptape load --json) like %s", a, args[0])
 						}
 					}
