@@ -17,10 +17,11 @@ export MCPTAPE_PEERS_DIR ?= $(CURDIR)/.cache/peers
 # The other systems every package must build and vet for ('make cross').
 CROSS_TARGETS := darwin/arm64 darwin/amd64 windows/amd64 freebsd/amd64 linux/arm64
 # Tests run with the portable fallback paths forced ('make test-portable'):
-# transport, internal/rawio and internal/http1 whole, and of capture and loadgen the tests
-# that go through the stdio pipes, the HTTP proxy and client connections
-# (their end-to-end tests run the mcptape binary, built without the tag).
-PORTABLE_RUN := ^(TestSetRawPortable|TestRunStdio|TestRecorder|TestProgress|TestHTTPLean|TestHTTPPassThrough|TestHTTPStreams|TestHTTPUpstream|TestCancelHTTP|TestCancelStdio|TestGetStream|TestSessionExpiry|TestExactCounts|TestBatches)
+# transport, internal/rawio, internal/http1 and internal/proc (children
+# without a parent-death signal) whole, and of capture and loadgen the tests
+# that go through the stdio pipes, the HTTP and WebSocket proxies and client
+# connections (their end-to-end tests run the mcptape binary, built without the tag).
+PORTABLE_RUN := ^(TestSetRawPortable|TestRunStdio|TestRecorder|TestProgress|TestHTTPLean|TestHTTPPassThrough|TestHTTPStreams|TestHTTPUpstream|TestWSProxy|TestNewWSProxy|TestCancelHTTP|TestCancelStdio|TestGetStream|TestSessionExpiry|TestExactCounts|TestBatches)
 
 .PHONY: all build demo test cross test-portable dist peers sysdeps bench fuzz lint deploy-check clean
 
@@ -66,7 +67,7 @@ cross:
 ## (no raw pipe I/O, no /proc, no parent-death signal), forced on Linux by
 ## the mcptape_portable build tag.
 test-portable:
-	$(GO) test -race -timeout $(TEST_TIMEOUT) -tags mcptape_portable ./transport/ ./internal/rawio/ ./internal/http1/
+	$(GO) test -race -timeout $(TEST_TIMEOUT) -tags mcptape_portable ./transport/ ./internal/rawio/ ./internal/http1/ ./internal/proc/
 	$(GO) test -race -timeout $(TEST_TIMEOUT) -tags mcptape_portable -run '$(PORTABLE_RUN)' ./capture/ ./loadgen/
 
 ## dist: release binaries for six targets in dist/ (static, stripped,

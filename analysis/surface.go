@@ -81,9 +81,20 @@ func ReadSurface(ctx context.Context, path string) (*Surface, error) {
 		return nil, err
 	}
 	defer r.Close()
-	sc, err := NewScanner(ctx, r)
+	s, err := ReadSurfaceTape(ctx, r)
 	if err != nil {
 		return nil, fmt.Errorf("surface of %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ReadSurfaceTape reads the surface of an opened tape (such as the joined
+// read of a rotated recording's tapes, tape.OpenJoined), as ReadSurface
+// does. The caller closes r.
+func ReadSurfaceTape(ctx context.Context, r *tape.Reader) (*Surface, error) {
+	sc, err := NewScanner(ctx, r)
+	if err != nil {
+		return nil, err
 	}
 	defer sc.Close()
 	type reqKey struct {
@@ -99,7 +110,7 @@ func ReadSurface(ctx context.Context, path string) (*Surface, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("surface of %s: %w", path, err)
+			return nil, err
 		}
 		if !it.IsMessage() || !Pairable(it.Info.ID) {
 			continue
@@ -133,7 +144,7 @@ func ReadSurface(ctx context.Context, path string) (*Surface, error) {
 					byName[l.kind][name] = bytes.Clone(def)
 				}
 			}); err != nil {
-				return nil, fmt.Errorf("surface of %s: record %d: %s: %w", path, it.Seq, method, err)
+				return nil, fmt.Errorf("record %d: %s: %w", it.Seq, method, err)
 			}
 		}
 	}

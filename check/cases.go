@@ -124,7 +124,7 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 
 // driftCase compares the surface of the tape at path with the baseline.
 func (o *options) driftCase(ctx context.Context, path string) (Case, error) {
-	s, err := analysis.ReadSurface(ctx, path)
+	s, err := o.readSurface(ctx, path) // tapes.go
 	if err != nil {
 		return Case{}, err
 	}

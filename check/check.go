@@ -62,6 +62,7 @@ type options struct {
 	thresholds  []loadgen.Threshold
 	baseline    *analysis.Surface
 	inspect     []analysis.Option
+	joined      map[string][]string // RunTapes: the files of a tape read joined, by name
 }
 
 type maxDuration struct {
@@ -229,7 +230,7 @@ func Run(ctx context.Context, paths []string, opts ...Option) (*Result, error) {
 	res := &Result{Tapes: paths}
 	called := map[string]bool{}
 	for _, path := range paths {
-		rep, err := analysis.Inspect(ctx, path, append([]analysis.Option{analysis.WithSessionDetails(maxDetails)}, o.inspect...)...)
+		rep, err := o.inspectTape(ctx, path) // tapes.go
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/analysis"
+	"github.com/mcptape/mcptape/internal/tapetest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -409,20 +410,7 @@ func TestUnrecordedMessageIsIncomplete(t *testing.T) {
 // writeRecords writes recs to a new tape of transport and returns its path.
 func writeRecords(t *testing.T, transport string, recs ...*tape.Record) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "t.jsonl.zst")
-	w, err := tape.Create(path, tape.Header{Version: "test", Transport: transport})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rec := range recs {
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return tapetest.Write(t, filepath.Join(t.TempDir(), "t.jsonl.zst"), tape.Header{Version: "test", Transport: transport}, recs)
 }
 
 // TestRefusedUpgradeIsAnError: a WebSocket upgrade the server refused fires

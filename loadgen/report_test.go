@@ -181,6 +181,30 @@ func TestTextReport(t *testing.T) {
 	}
 }
 
+// TestTextBatchLine: the batches line lists the outcomes separated by
+// semicolons, with none after the last.
+func TestTextBatchLine(t *testing.T) {
+	for _, tc := range []struct {
+		outcomes []ErrorCount
+		want     string
+	}{
+		{[]ErrorCount{{Class: BatchAccepted, Count: 10}},
+			"batches   of 4, negotiated 2025-03-26 (has batches), every batch answered: 10 accepted\n"},
+		{[]ErrorCount{{Class: BatchAccepted, Count: 1}, {Class: BatchDropped, Count: 2}},
+			"batches   of 4, negotiated 2025-03-26 (has batches), 1 of 3 batches answered in full: 1 accepted; 2 no answer to batch\n"},
+	} {
+		rep := fakeReport(t, time.Now(), time.Second, map[string][]time.Duration{"tools/call echo": {time.Millisecond}})
+		rep.Batch = &BatchReport{Size: 4, Negotiated: "2025-03-26", InSpec: true, Outcomes: tc.outcomes}
+		var b strings.Builder
+		if err := rep.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "\n"+tc.want) {
+			t.Errorf("text report lacks the line %q:\n%s", tc.want, b.String())
+		}
+	}
+}
+
 func FuzzParseThreshold(f *testing.F) {
 	for _, s := range []string{"tools/call:p99<50ms", "errors<1%", "errors<=3", "a:b:rate>=1/s", "x:max>1h"} {
 		f.Add(s)

@@ -11,7 +11,8 @@ import (
 // TestStatusHint: a POST refused with 404 or 405 by a URL ending in /sse
 // (a legacy HTTP+SSE server's stream given as --url) is reported with the
 // transport's hint that it goes with --sse, in the error list and in the
-// run's failure; the same status on another path has no hint.
+// run's failure; a 404 to the server's root says the URL has no path; the
+// same status on another path has no hint.
 func TestStatusHint(t *testing.T) {
 	const hint = "(the stream URL of a legacy HTTP+SSE server? it is given with --sse)"
 	tests := []struct {
@@ -22,6 +23,7 @@ func TestStatusHint(t *testing.T) {
 		{"/sse", http.StatusMethodNotAllowed, "405 Method Not Allowed: nope " + hint},
 		{"/sse", http.StatusNotFound, "404 Not Found: nope " + hint},
 		{"/mcp", http.StatusNotFound, "404 Not Found: nope"},
+		{"", http.StatusNotFound, "404 Not Found: nope (the URL has no path: MCP servers usually answer at one, such as /mcp)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path+"/"+http.StatusText(tt.status), func(t *testing.T) {

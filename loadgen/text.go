@@ -88,11 +88,11 @@ func (rep *Report) WriteText(w io.Writer) error {
 		if !bt.InSpec {
 			spec = "has no batches"
 		}
-		fmt.Fprintf(&b, "\nbatches   of %d, negotiated %s (%s), %s:", bt.Size, bt.Negotiated, spec, bt.Verdict())
-		for _, o := range bt.Outcomes {
-			fmt.Fprintf(&b, " %d %s;", o.Count, o.Class)
+		outcomes := make([]string, len(bt.Outcomes))
+		for i, o := range bt.Outcomes {
+			outcomes[i] = fmt.Sprintf("%d %s", o.Count, o.Class)
 		}
-		b.WriteString("\n")
+		fmt.Fprintf(&b, "\nbatches   of %d, negotiated %s (%s), %s: %s\n", bt.Size, bt.Negotiated, spec, bt.Verdict(), strings.Join(outcomes, "; "))
 	}
 	if c := rep.Cancel; c != nil {
 		fmt.Fprintf(&b, "\ncancel    %s picked, %d cancelled (the rest answered first), %d answered anyway, %d quiet at once\n",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -22,6 +23,15 @@ const (
 	helperEnv       = "MCPTAPE_REPLAY_HELPER"
 	helperPrefixEnv = "MCPTAPE_REPLAY_ECHO_PREFIX"
 )
+
+// needShell skips a test whose server is a POSIX shell script when there
+// is no sh (Windows).
+func needShell(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no POSIX shell (sh) on this system")
+	}
+}
 
 // TestHelperRefServer is not a test: run with helperEnv set, it is the
 // reference MCP server on stdio (the stdio target of the replay tests).

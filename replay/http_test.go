@@ -330,6 +330,7 @@ func TestReplayHTTPAnswerBrokenOff(t *testing.T) {
 // timeout when a recorded line is longer than the pipe holds: the write
 // is bounded.
 func TestReplayStdioServerDoesNotRead(t *testing.T) {
+	needShell(t)
 	big := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"message":"` + strings.Repeat("x", 300_000) + `"}}}` + "\n"
 	// Nothing but initialize is awaited before the big line: an answer
 	// awaited meanwhile would time out at the same moment as the write.

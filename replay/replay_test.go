@@ -139,6 +139,7 @@ func TestReplayChangedAnswerExitsOne(t *testing.T) {
 }
 
 func TestReplayBrokenServers(t *testing.T) {
+	needShell(t)
 	path := recordStdio(t, "2025-11-25", nil, func(ctx context.Context, cs *mcp.ClientSession) {
 		call(t, ctx, cs, "echo", map[string]any{"message": "hello"})
 	})

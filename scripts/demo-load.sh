@@ -10,7 +10,8 @@ MCPTAPE=${1:-bin/mcptape}
 TAPE=${2:-}
 OUT=${OUT:-demo-out}
 mkdir -p "$OUT"
-step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
+# step N TITLE: a header on stderr; STEP_NO (make demo: 6) numbers it 6.N.
+step() { local n=$1; shift; printf '\n\033[1m== %s%s. %s\033[0m\n' "${STEP_NO:+$STEP_NO.}" "$n" "$*" >&2; }
 
 rm -f "$OUT/serve.err" # a background job opens it only once it runs: no old address
 "$MCPTAPE" serve --http 127.0.0.1:0 2>"$OUT/serve.err" &
@@ -18,13 +19,13 @@ SRV=$!
 trap 'kill $SRV 2>/dev/null || true' EXIT
 for _ in $(seq 100); do URL=$(grep -o 'http://[^ ]*/mcp' "$OUT/serve.err" || true); [ -n "$URL" ] && break; sleep 0.1; done
 
-step "1. open model: 300 arrivals/s over 20 HTTP sessions for 4 s, latency from the intended send time"
+step 1 "open model: 300 arrivals/s over 20 HTTP sessions for 4 s, latency from the intended send time"
 "$MCPTAPE" load --url "$URL" --rate 300/s --sessions 20 --ramp 1s --duration 4s --every 1s \
   --call '3:tools/call echo {"message":"hi"}' --call 'tools/call add {"a":1,"b":2}' --call tools/list \
   --json "$OUT/load.json" --hgrm "$OUT/hgrm" \
   --threshold 'tools/call:p99<500ms' --threshold 'errors<1%'
 
-step "2. three generators at once (100/s each), merged exactly"
+step 2 "three generators at once (100/s each), merged exactly"
 for i in 0 1 2; do
   "$MCPTAPE" load --url "$URL" -q --rate 100/s --sessions 5 --duration 3s \
     --call 'tools/call echo {"message":"hi"}' --json "$OUT/gen-$i.json" >/dev/null &
@@ -32,13 +33,23 @@ done
 wait $(jobs -p | grep -v "^$SRV\$") 2>/dev/null || true
 "$MCPTAPE" report merge "$OUT"/gen-*.json --json "$OUT/merged.json"
 
-step "3. stdio, closed model: 8 sessions x 4 in flight, progress; then batches (version-aware) and cancellation"
+step 3 "stdio, closed model: 8 sessions x 4 in flight, each call reporting progress"
 "$MCPTAPE" load -q --sessions 8 --inflight 4 --requests 400 --progress \
   --call 'tools/call sleep {"ms":20,"steps":2}' -- "$MCPTAPE" serve
-"$MCPTAPE" load -q --url "$URL" --batch 4 --requests 40 --call 'tools/call echo {"message":"hi"}' || true
+
+step 4 "JSON-RPC batches of 4 over HTTP: protocol 2025-03-26 has them, every batch is answered"
+"$MCPTAPE" load -q --url "$URL" --protocol 2025-03-26 --batch 4 --requests 40 --call 'tools/call echo {"message":"hi"}'
+
+step 5 "the same batches on 2025-06-18, which has none: the server refuses them (HTTP 400; exit 1 expected)"
+set +e
+"$MCPTAPE" load -q --url "$URL" --batch 4 --requests 8 --call 'tools/call echo {"message":"hi"}'
+echo "load exit code: $? (1 = not one request succeeded)" >&2
+set -e
+
+step 6 "cancellation: 8 slow calls cancelled 50 ms after they were sent; the server stops or answers anyway"
 "$MCPTAPE" load -q --url "$URL" --sessions 4 --requests 8 --cancel-after 50ms --call 'tools/call sleep {"ms":2000}'
 
 if [ -n "$TAPE" ]; then
-  step "4. tape-driven load: every virtual session replays the recorded session"
+  step 7 "tape-driven load: 20 virtual sessions each replay the recorded session (its fail call fails, as recorded)"
   "$MCPTAPE" load -q --tape "$TAPE" --sessions 20 --speed max -- "$MCPTAPE" serve
 fi

@@ -1,7 +1,8 @@
 # demo-proxy.sh: helpers sourced by demo-http.sh and demo-ws.sh (not run on
 # its own). Needs MCPTAPE and OUT set.
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
+# step TITLE: a header on stderr, numbered STEP_NO when make demo sets it.
+step() { printf '\n\033[1m== %s%s\033[0m\n' "${STEP_NO:+$STEP_NO. }" "$*" >&2; }
 
 # wait_for PATTERN FILE: print the first match once it appears (10 s at most).
 wait_for() {

@@ -60,11 +60,8 @@ echo "check exit code: $? (1 = the contract is broken; JUnit in $OUT/check.xml)"
   --threshold 'tools/call sleep:p99<100ms'
 set -e
 
-step "3b. record over HTTP too (reverse proxy)"
-bash "$(dirname "$0")/demo-http.sh" "$MCPTAPE" "$OUT"
-
-step "3c. record over WebSocket too (load and a replay of the stdio tape through the ws proxy)"
-bash "$(dirname "$0")/demo-ws.sh" "$MCPTAPE" "$OUT" "$TAPE"
+STEP_NO=3b bash "$(dirname "$0")/demo-http.sh" "$MCPTAPE" "$OUT"
+STEP_NO=3c bash "$(dirname "$0")/demo-ws.sh" "$MCPTAPE" "$OUT" "$TAPE"
 
 step "4. replay the recorded session against a fresh server: ids rewritten, answers compared"
 "$MCPTAPE" replay "$TAPE" -o "$OUT/replayed.jsonl.zst" -- "$MCPTAPE" serve
@@ -86,4 +83,17 @@ printf '%s\n' \
   | "$MCPTAPE" mock "$TAPE" --speed max
 
 # 6. a short load run on the reference server (open and closed models, merge, tape-driven)
-bash "$(dirname "$0")/demo-load.sh" "$MCPTAPE" "$TAPE"
+STEP_NO=6 bash "$(dirname "$0")/demo-load.sh" "$MCPTAPE" "$TAPE"
+
+{
+  printf '\n\033[1m== done: what the demo wrote is in %s/\033[0m\n' "$OUT"
+  printf '  %-26s %s\n' "$TAPE" "the stdio tape; beside it http.jsonl.zst, ws.jsonl.zst, replayed.jsonl.zst" \
+    "$OUT/check.xml" "the JUnit result of the broken contract (step 3a')" \
+    "$OUT/load.json" "the report of the open-model load run (step 6.1), histograms included"
+  echo "Try next:"
+  printf '  %-66s # %s\n' "$MCPTAPE report $TAPE -o $OUT/report.html" "the tape as one HTML page" \
+    "$MCPTAPE report $OUT/load.json -o $OUT/load.html" "the load run's charts" \
+    "$MCPTAPE record -o my.jsonl.zst -- YOUR-SERVER ARGS..." "record your own stdio server" \
+    "$MCPTAPE wrap --client claude-desktop --all" "or have your MCP client record its servers" \
+    "$MCPTAPE help" "every command; '$MCPTAPE help COMMAND' for one"
+} >&2

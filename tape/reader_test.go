@@ -265,6 +265,9 @@ func TestZstdcatJq(t *testing.T) {
 	if _, err := exec.LookPath("jq"); err != nil {
 		t.Skip("jq not installed")
 	}
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no POSIX shell (sh) on this system")
+	}
 	path := filepath.Join(t.TempDir(), "t.jsonl.zst")
 	recs := append(mcpTraffic(200, 3), msg(5, ServerToClient, "\xff\xfe"), msg(6, ServerToClient, "a\nb"))
 	if err := os.WriteFile(path, writeTape(t, recs), 0o600); err != nil {

@@ -366,14 +366,27 @@ func (e *StatusError) Error() string {
 }
 
 // Hint returns what the status probably means when the URL is likely the
-// wrong one (a POST refused by a legacy HTTP+SSE server's .../sse stream),
-// or "". Error ends with it in parentheses; a report that shows the status
-// its own way adds it the same way.
+// wrong one (a POST refused by a legacy HTTP+SSE server's .../sse stream,
+// or a POST to a server's root, which has no MCP endpoint there), or "".
+// Error ends with it in parentheses; a report that shows the status its
+// own way adds it the same way.
 func (e *StatusError) Hint() string {
-	if e.Method == http.MethodPost && (e.Status == http.StatusMethodNotAllowed || e.Status == http.StatusNotFound) && ssePath(e.URL) {
+	if e.Method != http.MethodPost {
+		return ""
+	}
+	switch {
+	case (e.Status == http.StatusMethodNotAllowed || e.Status == http.StatusNotFound) && ssePath(e.URL):
 		return "the stream URL of a legacy HTTP+SSE server? it is given with --sse"
+	case e.Status == http.StatusNotFound && rootPath(e.URL):
+		return "the URL has no path: MCP servers usually answer at one, such as /mcp"
 	}
 	return ""
+}
+
+// rootPath reports whether rawURL's path is empty or "/".
+func rootPath(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	return err == nil && (u.Path == "" || u.Path == "/")
 }
 
 // ssePath reports whether rawURL's path ends in /sse, the stream of a

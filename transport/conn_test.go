@@ -169,6 +169,15 @@ func TestStatusError(t *testing.T) {
 			"transport: POST http://h/sse?x=1: 404 Not Found (the stream URL of a legacy HTTP+SSE server? it is given with --sse)", false},
 		{&StatusError{Method: "POST", URL: "http://h/message?sessionId=1", Status: 404},
 			"transport: POST http://h/message?sessionId=1: 404 Not Found", false},
+		// A server's root given for its MCP endpoint.
+		{&StatusError{Method: "POST", URL: "http://h:8080", Status: 404, Body: []byte("404 page not found\n")},
+			"transport: POST http://h:8080: 404 Not Found: 404 page not found (the URL has no path: MCP servers usually answer at one, such as /mcp)", false},
+		{&StatusError{Method: "POST", URL: "http://h/", Status: 404},
+			"transport: POST http://h/: 404 Not Found (the URL has no path: MCP servers usually answer at one, such as /mcp)", false},
+		{&StatusError{Method: "POST", URL: "http://h/", Status: 405},
+			"transport: POST http://h/: 405 Method Not Allowed", false},
+		{&StatusError{Method: "GET", URL: "http://h", Status: 404},
+			"transport: GET http://h: 404 Not Found", false},
 	}
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.want {

@@ -29,6 +29,7 @@ func baselineCmd() *command {
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			out := fs.StringP("output", "o", "", "write the baseline to `FILE` (required; - for stdout)")
+			outputFlag(fs, "output", false)
 			return func(ctx context.Context, st *stdio, args []string) error {
 				if len(args) != 1 {
 					return usageError("want one tape, got %d arguments (usage: mcptape baseline TAPE -o FILE)", len(args))

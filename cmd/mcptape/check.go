@@ -21,6 +21,7 @@ func checkCmd() *command {
 		usage:   "check TAPE... [--fail-on SIGNALS] [--expect-tool NAME] [--threshold SPEC] [--format text|json|junit]",
 		examples: `  mcptape check run.jsonl.zst                       # violations, unanswered, cut tape: exit 1
   mcptape check *.jsonl.zst --fail-on error,tool-error,violation,unanswered
+  mcptape check tapes/                              # a directory: its tapes; a rotated recording's are one tape
   mcptape check run.jsonl.zst --expect-tool search --forbid-tool delete_all \
       --max-duration 'tools/call search:2s' --threshold 'tools/call:p99<500ms' --threshold 'errors<1%'
   mcptape check run.jsonl.zst --baseline surface.json    # drift: a removed tool, a new required argument
@@ -34,7 +35,13 @@ func checkCmd() *command {
   recorded), drift (a breaking change from --baseline). Default --fail-on:
   violation,unanswered,incomplete,drift; the others are listed as notes.
   Several tapes are one run: --expect-tool holds when any session called the
-  tool; the other checks are per tape or per session. --threshold uses the
+  tool; the other checks are per tape or per session. A directory stands
+  for its tapes (*.jsonl.zst), as for inspect; the tapes of one rotated
+  recording (NAME-000001-TIME.jsonl.zst, -000002-, ...; in a directory or
+  given one by one) are one tape, read joined in number order: a request
+  answered after a rotation is answered, --baseline compares the whole
+  recording's surface, and the cases are the recording's, named after its
+  first tape. --threshold uses the
   syntax of mcptape load (series: a client method, or "tools/call NAME"; no
   p99.9). --max-duration DUR bounds each session; SERIES:DUR each request of
   the series.
@@ -51,6 +58,7 @@ func checkCmd() *command {
 			baseline := fs.String("baseline", "", "compare each tape's tools, prompts and resources with the surface in `FILE` (mcptape baseline, or a tape)")
 			format := fs.String("format", "text", "output `FORMAT`: text, json or junit")
 			out := fs.StringP("output", "o", "-", "write the result to `FILE` (- for stdout)")
+			outputFlag(fs, "output", false)
 			return func(ctx context.Context, st *stdio, args []string) error {
 				if len(args) == 0 {
 					return usageError("no tape given (usage: mcptape %s)", "check TAPE...")
@@ -104,9 +112,22 @@ func signalList(s string) []string {
 	return out
 }
 
-func runCheck(ctx context.Context, st *stdio, paths []string, out string, write func(io.Writer, *check.Result) error, opts []check.Option) error {
+// runCheck checks the tapes of args as one run: a directory stands for its
+// tapes, and the tapes of one rotated recording are one tape, read joined
+// (groupTapes, as inspect reads them).
+func runCheck(ctx context.Context, st *stdio, args []string, out string, write func(io.Writer, *check.Result) error, opts []check.Option) error {
 	start := time.Now()
-	res, err := check.Run(ctx, paths, opts...)
+	groups, err := groupTapes(args, false) // tapes.go
+	if err != nil {
+		return withCode(2, err)
+	}
+	var tapes []check.Tape
+	var paths []string // every file read
+	for _, g := range groups {
+		tapes = append(tapes, check.Tape{Name: joinedName(g), Paths: g})
+		paths = append(paths, g...)
+	}
+	res, err := check.RunTapes(ctx, tapes, opts...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return interrupted(ctx, "")

@@ -4,8 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/tapetest"
+	"github.com/mcptape/mcptape/tape"
 )
 
 // TestCheckCommand: exit codes, formats and output files of mcptape check
@@ -54,7 +59,7 @@ func TestCheckCommand(t *testing.T) {
 		})
 	}
 	fi, err := os.Stat(junit)
-	if err != nil || fi.Mode().Perm() != 0o600 {
+	if err != nil || !privateMode(fi) {
 		t.Fatalf("junit file: %v %v", fi, err)
 	}
 }
@@ -115,6 +120,49 @@ func TestBaselineAndSurfaceDiff(t *testing.T) {
 			code, stdout, stderr := runCLI(t, "", tt.args...)
 			if code != tt.code || !strings.Contains(stdout, tt.stdout) {
 				t.Errorf("exit %d (want %d), stdout %q (want %q), stderr %q", code, tt.code, stdout, tt.stdout, stderr)
+			}
+		})
+	}
+}
+
+// TestCheckRotatedRecording: check reads a directory's tapes as inspect
+// does, and the tapes of one rotated recording (a directory's, or given
+// one by one) as one joined tape: a request whose answer came after the
+// rotation is answered, one verdict under one name. Checked alone, the
+// first tape has the request unanswered (exit 1); "check DIR" said "is a
+// directory" (exit 2).
+func TestCheckRotatedRecording(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	segs := tapetest.WriteRotated(t, filepath.Join(dir, "api.jsonl.zst"), tape.Header{Version: "test", Transport: "stdio"},
+		tapetest.Messages("s1", now,
+			`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
+			`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"ping"}`),
+		tapetest.Messages("s1", now.Add(time.Second), `< {"jsonrpc":"2.0","id":2,"result":{}}`)) // the answer after the rotation
+	first, second := segs[0], segs[1]
+	_, inspected, _ := runCLI(t, "", "inspect", "--format", "json", dir)
+	var rep struct{ File string }
+	if err := json.Unmarshal([]byte(inspected), &rep); err != nil || rep.File != joinedName([]string{first, second}) {
+		t.Fatalf("inspect DIR: %v, file %q: want the joined name", err, rep.File)
+	}
+	for _, tt := range []struct {
+		name  string
+		args  []string
+		code  int
+		tapes []string // in the JSON result
+	}{
+		{"the directory", []string{dir}, 0, []string{rep.File}},
+		{"its tapes", []string{first, second}, 0, []string{rep.File}},
+		{"the first tape alone", []string{first}, 1, []string{first}},
+		{"the directory and another tape", []string{dir, fixture("everything-stdio")}, 0, []string{rep.File, fixture("everything-stdio")}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, "", append([]string{"check", "--format", "json"}, tt.args...)...)
+			var res struct{ Tapes []string }
+			if err := json.Unmarshal([]byte(stdout), &res); err != nil || code != tt.code || !slices.Equal(res.Tapes, tt.tapes) {
+				t.Errorf("exit %d, tapes %q (%v), want %d and %q\nstderr: %s", code, res.Tapes, err, tt.code, tt.tapes, stderr)
 			}
 		})
 	}

@@ -52,7 +52,7 @@ func completionModel() []compCommand {
 		cmds = append(cmds, cc)
 		names = append(names, c.name)
 	}
-	return append(cmds, compCommand{name: "help", summary: "Show the help of a command", subs: names})
+	return append(cmds, compCommand{name: "help", summary: "Show the help of a command", subs: append(names, topicNames()...)})
 }
 
 // compOf describes c under name: its visible flags and its subcommands,

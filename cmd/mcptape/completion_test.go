@@ -92,6 +92,7 @@ func TestCompletionBash(t *testing.T) {
 	asks = append(asks,
 		ask{"commands", []string{""}, append(names, "help")},
 		ask{"subcommands", []string{"report", ""}, []string{"merge"}},
+		ask{"help topics", []string{"help", ""}, append(slices.Clone(names), "scenario")},
 		ask{"shells", []string{"completion", ""}, []string{"bash", "fish", "powershell", "zsh"}},
 		ask{"flag value", []string{"record", "-o", ""}, nil},
 		ask{"after --", []string{"record", "--", "server", "-"}, nil},

@@ -38,6 +38,7 @@ func exportCmd() *command {
 		setup: func(fs *pflag.FlagSet) runFunc {
 			format := fs.String("format", "", "output `FORMAT`: har, ndjson, otlp or requests (required)")
 			out := fs.StringP("output", "o", "-", "write to `FILE` (mode 0600) instead of stdout")
+			outputFlag(fs, "output", false)
 			return func(ctx context.Context, st *stdio, args []string) error {
 				if *format == "requests" {
 					return runExportRequests(ctx, st, args, *out)
@@ -49,8 +50,8 @@ func exportCmd() *command {
 					return usageError("--format is required: har, ndjson, otlp or requests")
 				}
 				f, err := analysis.ParseExportFormat(*format)
-				if err != nil {
-					return usageError("--%v", err)
+				if err != nil { // (requests is taken above)
+					return usageError("--format %q: want har, ndjson, otlp or requests", *format)
 				}
 				return runExport(ctx, st, args, *out, f)
 			}

@@ -50,7 +50,7 @@ func TestExportRequestsCommand(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if fi, err := os.Stat(tt.args[n-1]); err != nil || fi.Mode().Perm() != 0o600 {
+				if fi, err := os.Stat(tt.args[n-1]); err != nil || !privateMode(fi) {
 					t.Errorf("file mode: %v %v", fi.Mode(), err)
 				}
 				out = string(b)

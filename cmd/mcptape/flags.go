@@ -41,9 +41,11 @@ func (v nonNegativeDuration) Set(s string) error {
 	return v.Value.Set(s)
 }
 
-// execute parses args and runs c, or the subcommand they name. On -h it prints the command's help to
-// st.out and returns errHelp; a bad flag, a negative duration included, is
-// a usage error (exit 2).
+// execute parses args and runs c, or the subcommand they name. On -h it
+// prints the command's help to st.out and returns errHelp; a bad flag, a
+// negative duration included, or an output path that cannot be written
+// (checkOutputs: a missing directory) is a usage error (exit 2), found
+// before c runs.
 func (c *command) execute(ctx context.Context, st *stdio, args []string) error {
 	c, args = c.resolve(args)
 	fs, run := c.flagSet()
@@ -58,7 +60,10 @@ func (c *command) execute(ctx context.Context, st *stdio, args []string) error {
 		return errHelp
 	}
 	if err != nil {
-		return usageError("%v (see 'mcptape help %s')", err, c.name)
+		return usageError("%v (%ssee 'mcptape help %s')", err, flagHint(c, err), c.name)
+	}
+	if err := checkOutputs(fs); err != nil { // output.go: before anything is created
+		return err
 	}
 	return run(ctx, st, fs.Args())
 }

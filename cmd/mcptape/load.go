@@ -75,7 +75,7 @@ func loadCmd() *command {
 		examples: `  mcptape load --url http://127.0.0.1:8080/mcp --sessions 50 --duration 30s --call 'tools/call echo {"message":"hi"}'
   mcptape load --url https://staging/mcp --rate 2000/s --duration 5m --call 'tools/call search {"q":"x"}' --json run.json
   mcptape load --sessions 100 --inflight 8 --requests 100000 --call '3:tools/call echo {"message":"hi"}' --call tools/list -- mcptape serve
-  mcptape load --url http://127.0.0.1:8080/mcp --protocol 2026-07-28 --rate 500/s --duration 1m --call ping --threshold 'ping:p99<50ms' --threshold 'errors<1%'
+  mcptape load --url http://127.0.0.1:8080/mcp --protocol 2026-07-28 --rate 500/s --duration 1m --call 'tools/call echo {"message":"hi"}' --threshold 'tools/call:p99<50ms' --threshold 'errors<1%'
   mcptape load --url http://127.0.0.1:8080/mcp --stage 30s:100/s --stage 1m:100/s --stage 30s:0/s --call ping   # ramp, hold, ramp down
   mcptape load --url http://127.0.0.1:8080/mcp --stage 30s:50 --stage 1m:50 --call ping   # closed model: 0 to 50 sessions
   mcptape load --url http://127.0.0.1:8080/mcp --find-max --threshold 'tools/call:p99<100ms' --threshold 'errors<1%' --call 'tools/call search {"q":"x"}'
@@ -170,6 +170,10 @@ func loadCmd() *command {
 			fs.DurationVar(&f.every, "every", 2*time.Second, "live progress line interval on stderr")
 			fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress")
 			fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the generator to `FILE` (for tuning mcptape itself)")
+			for _, name := range []string{"json", "results", "hlog", "cpuprofile"} {
+				outputFlag(fs, name, false)
+			}
+			outputFlag(fs, "hgrm", true)
 			_ = fs.MarkHidden("cpuprofile")
 			return func(ctx context.Context, st *stdio, args []string) error {
 				var command []string
@@ -222,14 +226,6 @@ func (f *loadFlags) check(ctx context.Context, command []string) (loadgen.Target
 	}
 	if transport.IsWebSocketURL(f.sse) {
 		return target, nil, nil, nil, usageError("--sse %q: the legacy SSE transport is HTTP; give a ws:// URL with --url", f.sse)
-	}
-	for _, o := range []struct {
-		flag, path string
-		dir        bool
-	}{{"--json", f.jsonOut, false}, {"--hgrm", f.hgrm, true}} {
-		if err := checkOutputPath(o.flag, o.path, o.dir); err != nil {
-			return target, nil, nil, nil, err
-		}
 	}
 	if f.tape == "" && (len(f.calls) == 0) == (f.scenario == "") {
 		return target, nil, nil, nil, usageError("give at least one --call, or a --scenario (not both)")
@@ -458,7 +454,7 @@ func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) err
 	if err != nil {
 		return err
 	}
-	opts, closeErrw, err := f.openServerStderr(opts)
+	opts, closeErrw, err := f.openServerStderr(opts, bar)
 	if err != nil {
 		stopProfile()
 		return err
@@ -517,7 +513,7 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 	if err != nil {
 		return err
 	}
-	opts, closeErrw, err := f.openServerStderr(opts)
+	opts, closeErrw, err := f.openServerStderr(opts, bar)
 	if err != nil {
 		return err
 	}
@@ -534,11 +530,15 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 
 // openServerStderr opens --server-stderr (a FILE is created only now,
 // after every check of the run) and adds it to opts; the returned
-// function closes it after the run.
-func (f *loadFlags) openServerStderr(opts []loadgen.Option) ([]loadgen.Option, func(), error) {
+// function closes it after the run. With the live bar (not nil) the
+// servers' lines for mcptape's stderr go above it (liveBar.aboveBar).
+func (f *loadFlags) openServerStderr(opts []loadgen.Option, bar *liveBar) ([]loadgen.Option, func(), error) {
 	w, closeFn, err := f.serverErr.open()
 	if err != nil {
 		return nil, nil, err
+	}
+	if bar != nil && f.serverErr.toStderr {
+		w = bar.aboveBar()
 	}
 	if w != nil {
 		opts = append(opts, loadgen.WithServerStderr(w))

@@ -84,7 +84,7 @@ func runFindMax(ctx context.Context, st *stdio, f *loadFlags, command []string) 
 		}
 	}
 	opts = append(opts, loadgen.WithNotice(func(s string) { fmt.Fprintf(st.err, "load: %s\n", s) }))
-	opts, closeErrw, err := f.openServerStderr(opts)
+	opts, closeErrw, err := f.openServerStderr(opts, nil) // no live bar
 	if err != nil {
 		return err
 	}

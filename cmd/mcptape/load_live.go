@@ -42,8 +42,12 @@ func liveOptions(st *stdio, f *loadFlags, opts []loadgen.Option) ([]loadgen.Opti
 
 // isTerminal reports whether w is a terminal, as the bar's own console
 // writer (cupwriter, which asks the operating system) sees it: /dev/null
-// is a character device, not a terminal.
+// is a character device, not a terminal. A writer that says whether it is
+// one (IsTerminal, as a test's fake terminal) is taken at its word.
 func isTerminal(w io.Writer) bool {
+	if t, ok := w.(interface{ IsTerminal() bool }); ok {
+		return t.IsTerminal()
+	}
 	if _, ok := w.(*os.File); !ok {
 		return false
 	}
@@ -57,17 +61,20 @@ const barScale = 1000
 // (or requests of total) on its left, requests per second, errors, in
 // flight and p99 so far on its right.
 type liveBar struct {
-	p   *mpb.Progress
-	bar *mpb.Bar
-	mu  sync.Mutex
-	l   loadgen.Live
+	p      *mpb.Progress
+	bar    *mpb.Bar
+	out    io.Writer   // the terminal
+	server *lineWriter // the servers' stderr (aboveBar); nil when it goes elsewhere
+	mu     sync.Mutex
+	l      loadgen.Live
 }
 
 // newLiveBar starts the display on w (a terminal, or any writer for
 // tests); extra options are for tests (manual refresh).
 func newLiveBar(w io.Writer, opts ...mpb.ContainerOption) *liveBar {
-	lb := &liveBar{}
-	cw := &crWriter{Writer: cupwriter.New(w, false), fresh: true}
+	lb := &liveBar{out: w}
+	term := isTerminal(w) // a fake terminal is drawn on as a terminal
+	cw := &crWriter{Writer: cupwriter.New(w, term), fresh: true, term: term}
 	lb.p = mpb.New(append([]mpb.ContainerOption{mpb.WithConsoleWriter(cw), mpb.WithRefreshRate(200 * time.Millisecond)}, opts...)...)
 	lb.bar = lb.p.New(barScale, mpb.BarStyle().Lbound("[").Filler("=").Tip(">").Padding(" ").Rbound("]"),
 		mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return lb.head() }, decor.WCSyncSpaceR)),
@@ -81,7 +88,11 @@ func newLiveBar(w io.Writer, opts ...mpb.ContainerOption) *liveBar {
 type crWriter struct {
 	*cupwriter.Writer
 	fresh bool // nothing written since the last frame
+	term  bool // isTerminal
 }
+
+// IsTerminal tells mpb whether to draw frames as on a terminal.
+func (w *crWriter) IsTerminal() bool { return w.term }
 
 func (w *crWriter) cr() {
 	if w.fresh {
@@ -129,9 +140,28 @@ func (lb *liveBar) update(l loadgen.Live) {
 	lb.bar.SetCurrent(min(int64(runFraction(l)*barScale), barScale-1))
 }
 
+// aboveBar returns the writer of the servers' stderr while the bar is
+// shown: their lines are printed above it, as the notices are, each whole
+// (a lineWriter holds an unfinished one), so that a server's line and a
+// frame of the bar never share a line of the terminal. finish passes on
+// a line still unfinished; once the bar is gone, lines go to the terminal
+// as they come.
+func (lb *liveBar) aboveBar() io.Writer {
+	lb.server = &lineWriter{out: func(b []byte) {
+		if _, err := lb.p.Write(b); err != nil { // the bar is gone
+			_, _ = lb.out.Write(b)
+		}
+	}}
+	return lb.server
+}
+
 // finish draws the bar one last time, full or, when the run was
-// interrupted, where it stopped, and ends the display.
+// interrupted, where it stopped, and ends the display. A line of the
+// servers still unfinished is printed above it first.
 func (lb *liveBar) finish(interrupted bool) {
+	if lb.server != nil {
+		lb.server.Flush()
+	}
 	if interrupted {
 		lb.bar.Abort(false)
 	} else {

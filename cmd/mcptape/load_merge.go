@@ -24,6 +24,8 @@ func reportMergeCmd() *command {
 			jsonOut := fs.String("json", "", "write the merged report as JSON to `FILE` (- for stdout)")
 			thresholds := fs.StringArray("threshold", nil, "fail with exit code 3 unless `T` holds (repeatable)")
 			hgrm := fs.String("hgrm", "", "write one percentile distribution file per merged series into `DIR`")
+			outputFlag(fs, "json", false)
+			outputFlag(fs, "hgrm", true)
 			return func(ctx context.Context, st *stdio, args []string) error {
 				th, err := parseThresholds(*thresholds)
 				if err != nil {
@@ -55,23 +57,21 @@ func reportMergeCmd() *command {
 	}
 }
 
-// readReportFile reads one JSON load report, "-" meaning stdin.
+// readReportFile reads one JSON load report, "-" meaning stdin. A file
+// that holds no load report (a tape given by mistake) is named as such.
 func readReportFile(st *stdio, path string) (*loadgen.Report, error) {
-	if path == "-" {
-		rep, err := loadgen.ReadReport(st.in)
+	in, name := st.in, "stdin"
+	if path != "-" {
+		fh, err := os.Open(path)
 		if err != nil {
-			return nil, fmt.Errorf("stdin: %w", err)
+			return nil, fmt.Errorf("report: %w", err)
 		}
-		return rep, nil
+		defer fh.Close()
+		in, name = fh, path
 	}
-	fh, err := os.Open(path)
+	rep, err := loadgen.ReadReport(in)
 	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	defer fh.Close()
-	rep, err := loadgen.ReadReport(fh)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: not a load report (the JSON of mcptape load --json): %w", name, err)
 	}
 	return rep, nil
 }

@@ -94,7 +94,7 @@ func TestLoadCommand(t *testing.T) {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
 	fi, err := os.Stat(out)
-	if err != nil || fi.Mode().Perm() != 0o600 {
+	if err != nil || !privateMode(fi) {
 		t.Fatalf("report file: %v %v", fi, err)
 	}
 	// A scenario file.
@@ -314,6 +314,45 @@ func TestReportMergeUsage(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: %v", args, err)
 		}
+	}
+}
+
+// TestReportMergeNotAReport: a file that holds no load report (a tape
+// given by mistake, JSON of something else), or such stdin, is named as
+// not a load report; exit code 2.
+func TestReportMergeNotAReport(t *testing.T) {
+	dir := t.TempDir()
+	tapeFile := filepath.Join(dir, "t.jsonl.zst")
+	other := filepath.Join(dir, "other.json")
+	os.WriteFile(tapeFile, []byte("(\xb5/\xfd not json"), 0o600)
+	os.WriteFile(other, []byte(`{"format":7}`), 0o600)
+	for _, tc := range []struct {
+		args  []string
+		stdin string
+		want  string
+	}{
+		{[]string{"report", "merge", tapeFile}, "", tapeFile + ": not a load report (the JSON of mcptape load --json): loadgen: read report: invalid character"},
+		{[]string{"report", "merge", other}, "", other + ": not a load report (the JSON of mcptape load --json): loadgen: read report: format 7"},
+		{[]string{"report", "merge", "-"}, "hello", "stdin: not a load report (the JSON of mcptape load --json)"},
+	} {
+		code, out, errOut := runCLI(t, tc.stdin, tc.args...)
+		if code != 2 || out != "" || !strings.HasPrefix(errOut, "mcptape report merge: "+tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line starting %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+}
+
+// TestReportRunsUnreadable: a file after a load report that cannot be
+// read is named with why (exit 2), not called "not a load report".
+func TestReportRunsUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run.json")
+	os.WriteFile(run, []byte(`{"model":"closed","series":[]}`), 0o600)
+	missing := filepath.Join(dir, "nosuch.json")
+	code, out, errOut := runCLI(t, "", "report", run, missing, "-o", filepath.Join(dir, "r.html"))
+	want := "mcptape report: open " + missing + ": "
+	if code != 2 || out != "" || !strings.HasPrefix(errOut, want) || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line starting %q", code, out, errOut, want)
 	}
 }
 
@@ -542,7 +581,7 @@ func TestLoadResults(t *testing.T) {
 	if len(lines) != 26 || lines[0] != loadgen.ResultsCSVHeader || !strings.HasSuffix(lines[1], ",ping,ok,") {
 		t.Errorf("%d lines: %q", len(lines), lines[:min(3, len(lines))])
 	}
-	if fi, _ := os.Stat(out); fi.Mode().Perm() != 0o600 {
+	if fi, _ := os.Stat(out); !privateMode(fi) {
 		t.Errorf("mode %v", fi.Mode())
 	}
 	if code, _, stderr := runCLI(t, "", "load", "--url", url, "-q", "--requests", "1", "--call", "ping", "--results", "r.txt"); code != 2 || !strings.Contains(stderr, ".csv") {

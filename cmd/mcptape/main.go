@@ -130,9 +130,13 @@ func run(ctx context.Context, st *stdio, args []string) int {
 				fmt.Fprint(st.out, text)
 				return 0
 			}
+			if args[1] == "help" {
+				printHelp(st.out)
+				return 0
+			}
 			c := findCommand(args[1])
 			if c == nil {
-				fmt.Fprintf(st.err, "mcptape: unknown command %q (see 'mcptape --help')\n", args[1])
+				fmt.Fprintln(st.err, unknownCommand(args[1], true))
 				return 2
 			}
 			if len(args) > 2 && c.subcommands[args[2]] != nil {
@@ -148,7 +152,7 @@ func run(ctx context.Context, st *stdio, args []string) int {
 	}
 	c := findCommand(name)
 	if c == nil {
-		fmt.Fprintf(st.err, "mcptape: unknown command %q (see 'mcptape --help')\n", name)
+		fmt.Fprintln(st.err, unknownCommand(name, false))
 		return 2
 	}
 	err := c.execute(ctx, st, args[1:])

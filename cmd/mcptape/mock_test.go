@@ -85,7 +85,7 @@ func TestMockCommandStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Mode().Perm() != 0o600 {
+	if !privateMode(fi) {
 		t.Errorf("output tape mode %v, want 0600", fi.Mode().Perm())
 	}
 	_, recs := readTapeFile(t, out)

@@ -4,6 +4,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+
+	"github.com/spf13/pflag"
 
 	"github.com/mcptape/mcptape/internal/privfile"
 )
@@ -48,11 +51,52 @@ func refuseInputAsOutput(out string, inputs []string) error {
 	return nil
 }
 
-// checkOutputPath returns a usage error when path, an output written only
-// once a run is over (flag names it), cannot be: a directory where a file
-// is wanted (or a file where a directory is), or a file in a directory
-// that does not exist; so that no run is spent to lose its report to a
-// typo. "" and "-" (stdout) pass.
+// outputAnnotation marks the flags that name an output of their command
+// (outputFlag); its values are the kind ("file" or "dir") and the words
+// that are no path (such as discard).
+const outputAnnotation = "mcptape-output"
+
+// outputFlag marks the flag name of fs as an output path of its command:
+// a file, or with dir a directory made with its parents. execute checks
+// every output flag given (checkOutputs) before the command runs, so that
+// a typo in one is found before any other output is created or
+// truncated. "" and "-" (stdout) pass, as do the keywords.
+func outputFlag(fs *pflag.FlagSet, name string, dir bool, keywords ...string) {
+	kind := "file"
+	if dir {
+		kind = "dir"
+	}
+	if err := fs.SetAnnotation(name, outputAnnotation, append([]string{kind}, keywords...)); err != nil {
+		panic(err) // a flag of ours misnamed: a bug, found by every test
+	}
+}
+
+// checkOutputs checks the output flags of fs that were given (outputFlag)
+// and returns the usage error of the first that cannot be written
+// (checkOutputPath). Nothing is created or truncated: it only looks.
+func checkOutputs(fs *pflag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *pflag.Flag) {
+		a, ok := f.Annotations[outputAnnotation]
+		if !ok || err != nil || slices.Contains(a[1:], f.Value.String()) {
+			return
+		}
+		name := "--" + f.Name
+		if f.Shorthand != "" {
+			name = "-" + f.Shorthand
+		}
+		err = checkOutputPath(name, f.Value.String(), a[0] == "dir")
+	})
+	return err
+}
+
+// checkOutputPath returns a usage error when path, an output of a command
+// (flag names it), cannot be written: a directory where a file is wanted
+// (or a file where a directory is), or a file in a directory that does not
+// exist or is no directory (a directory wanted is made with its parents:
+// the nearest that exists must be a directory); so that no run is spent,
+// nor another output truncated, to lose it to a typo. "" and "-" (stdout)
+// pass.
 func checkOutputPath(flag, path string, dir bool) error {
 	if path == "" || path == "-" {
 		return nil
@@ -66,11 +110,18 @@ func checkOutputPath(flag, path string, dir bool) error {
 		}
 		return nil
 	}
-	if dir {
-		return nil // made with its parents
+	parent := filepath.Dir(path)
+	if dir { // the nearest that exists
+		for _, err := os.Stat(parent); err != nil && parent != filepath.Dir(parent); _, err = os.Stat(parent) {
+			parent = filepath.Dir(parent)
+		}
 	}
-	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
-		return usageError("%s %s: no directory %s to write it in", flag, path, filepath.Dir(path))
+	fi, err := os.Stat(parent)
+	switch {
+	case err != nil:
+		return usageError("%s %s: no directory %s to write it in", flag, path, parent)
+	case !fi.IsDir():
+		return usageError("%s %s: %s is not a directory", flag, path, parent)
 	}
 	return nil
 }

@@ -168,7 +168,7 @@ func TestRecordHTTPMode(t *testing.T) {
 	if err := run.stop(); err != nil {
 		t.Fatalf("run: %v\n%s", err, run.stderr)
 	}
-	if fi, err := os.Stat(tp); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(tp); err != nil || !privateMode(fi) {
 		t.Fatalf("tape file: %v %v", fi, err)
 	}
 	hdr, recs := readTapeFile(t, tp)

@@ -218,14 +218,17 @@ func levelSession(n int) string {
 	return b.String()
 }
 
+// TestRecordTapeCannotBeCreated: -o in a directory that does not exist is
+// a usage error (exit 2, checkOutputs) naming the path, found before the
+// server is started.
 func TestRecordTapeCannotBeCreated(t *testing.T) {
 	t.Setenv(recordHelperEnv, "1")
 	marker := filepath.Join(t.TempDir(), "started")
 	t.Setenv("RECORD_HELPER_MARKER", marker)
 	args := slices.Concat([]string{"record", "-o", "/nonexistent/dir/t.jsonl.zst", "--"}, helperArgv())
 	code, stdout, stderr := runCLI(t, "", args...)
-	if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "/nonexistent/dir") {
-		t.Fatalf("exit %d, stdout %q, stderr %q: want 1 and one line naming the path", code, stdout, stderr)
+	if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "/nonexistent/dir") {
+		t.Fatalf("exit %d, stdout %q, stderr %q: want 2 and one line naming the path", code, stdout, stderr)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the server was started although the tape could not be created")

@@ -134,6 +134,7 @@ func replayCmd() *command {
 			fs.BoolVar(&f.exactChunks, "exact-chunks", false, "compare streamed answers part by part (their number and each delta), not only the joined text and the end")
 			fs.BoolVar(&f.unbatch, "unbatch", false, "send the members of a recorded batch one by one, for servers that refuse batches (default: as the recorded batch)")
 			fs.StringVarP(&f.output, "output", "o", "", "record the replay to `NEW_TAPE`, which must not exist (for mcptape diff / inspect)")
+			outputFlag(fs, "output", false)
 			fs.BoolVar(&f.force, "force", false, "overwrite the -o file when it exists (without it, an existing file is refused with exit code 2)")
 			fs.StringVar(&f.format, "format", "text", "report `FORMAT`: text or json")
 			fs.StringArrayVar(&f.ignore, "ignore", nil, "leave `PATH` out of the comparison, or a notification method out of the counts (repeatable)")

@@ -42,6 +42,7 @@ func reportCmd() *command {
 		subcommands: map[string]*command{"merge": reportMergeCmd()},
 		setup: func(fs *pflag.FlagSet) runFunc {
 			out := fs.StringP("output", "o", "", "write the report to `FILE` (required; - for stdout)")
+			outputFlag(fs, "output", false)
 			maxTimeline := fs.Int("max-timeline", analysis.DefaultMaxTimeline, "requests drawn in the timelines (the first ones; an MRTR operation or a task is one)")
 			title := fs.String("title", "", "report title (default: the tape's file name)")
 			return func(ctx context.Context, st *stdio, args []string) error {
@@ -50,7 +51,10 @@ func reportCmd() *command {
 						return usageError("-o FILE is required (use -o - for stdout)")
 					}
 					for _, a := range args[1:] {
-						if !isLoadReport(a) {
+						switch isJSON, err := probeLoadReport(a); {
+						case !isJSON && err != nil: // cannot be read
+							return withCode(2, fmt.Errorf("report: %w", err))
+						case !isJSON || err != nil:
 							return usageError("%s is not a load report (JSON of mcptape load --json) like %s", a, args[0])
 						}
 					}

@@ -46,7 +46,7 @@ func TestReportCommand(t *testing.T) {
 				if err != nil || string(b) != string(want) {
 					t.Errorf("%s: %v, not the golden report", tt.file, err)
 				}
-				if fi, err := os.Stat(tt.file); err != nil || fi.Mode().Perm() != 0o600 {
+				if fi, err := os.Stat(tt.file); err != nil || !privateMode(fi) {
 					t.Errorf("mode %v, %v; want 0600", fi.Mode(), err)
 				}
 			}

@@ -62,11 +62,16 @@ func openTapes(st *stdio, args []string) (r *tape.Reader, name string, err error
 		}
 	}
 	r, err = tape.OpenJoined(paths)
-	name = paths[0]
-	if len(paths) > 1 {
-		name = paths[0] + " and " + english.Count(len(paths)-1, "more tape")
+	return r, joinedName(paths), err
+}
+
+// joinedName is what messages call the tapes at paths read as one: the
+// first, "and N more tapes".
+func joinedName(paths []string) string {
+	if len(paths) == 1 {
+		return paths[0]
 	}
-	return r, name, err
+	return paths[0] + " and " + english.Count(len(paths)-1, "more tape")
 }
 
 // groupTapes expands args (expandTapes) into the tapes of each report:

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -33,7 +35,8 @@ func wrapCmd() *command {
 
   A wrapped entry runs "mcptape record --name SERVER -- COMMAND ARGS...": each
   time the client starts the server, a tape SERVER-TIME-PID.jsonl.zst appears
-  under $XDG_STATE_HOME/mcptape/tapes (~/.local/state/mcptape/tapes).
+  under $XDG_STATE_HOME/mcptape/tapes (~/.local/state/mcptape/tapes; on
+  Windows %LOCALAPPDATA%\mcptape\tapes).
   Only "command" and "args" change; the file's other bytes stay, a copy of it
   is kept as FILE.mcptape-backup, and wrapping twice changes nothing.
   HTTP servers ("url") are refused: record them with 'mcptape record --upstream'.
@@ -106,6 +109,10 @@ func runWrap(st *stdio, f *wrapFlags, args []string, wrap bool) error {
 		ch, err = c.WrapFile(path, o)
 	} else {
 		ch, err = c.UnwrapFile(path, o)
+	}
+	if err != nil && f.config == "" && errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no %s configuration file at %s, its place on this system: is the client installed, with an MCP server configured? Or name the file with --config",
+			c.Name, path)
 	}
 	if err != nil {
 		return err

@@ -133,7 +133,7 @@ func TestWrapUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"wrap", "s"}, 2, "--client is required"},
-		{[]string{"wrap", "--client", "zed", "s"}, 2, `unknown client "zed"`},
+		{[]string{"wrap", "--client", "zed", "s"}, 2, `unknown client "zed" (want claude-desktop, cursor, vscode, claude-code)`},
 		{[]string{"wrap", "--client", "cursor", "--config", config}, 2, "name the servers to wrap, or give --all"},
 		{[]string{"wrap", "--client", "cursor", "--config", config, "--all", "s"}, 2, "not both"},
 		{[]string{"wrap", "--client", "cursor", "--config", config, "r"}, 1, `server "r" is an HTTP server`},
@@ -149,5 +149,22 @@ func TestWrapUsage(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(config); string(b) != doc {
 		t.Errorf("the file changed: %s", b)
+	}
+}
+
+// TestWrapNoDefaultConfig: with no --config and no file where the client
+// keeps it, wrap and unwrap say which client's file is missing where, and
+// how to name another (exit 1, one line).
+func TestWrapNoDefaultConfig(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("USERPROFILE", home) // os.UserHomeDir on Windows
+	want := "no cursor configuration file at " + filepath.Join(home, ".cursor", "mcp.json") +
+		", its place on this system: is the client installed, with an MCP server configured? Or name the file with --config"
+	for _, verb := range []string{"wrap", "unwrap"} {
+		code, out, errOut := runCLI(t, "", verb, "--client", "cursor", "--all")
+		if code != 1 || out != "" || errOut != "mcptape "+verb+": "+want+"\n" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1 and %q", verb, code, out, errOut, want)
+		}
 	}
 }

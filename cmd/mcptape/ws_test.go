@@ -117,7 +117,7 @@ func TestRecordWebSocket(t *testing.T) {
 	}
 	stopWSRecord(t, rec)
 	fi, err := os.Stat(out)
-	if err != nil || fi.Mode().Perm() != 0o600 {
+	if err != nil || !privateMode(fi) {
 		t.Fatalf("tape: %v %v", fi, err)
 	}
 	code, stdout, stderr := runCLI(t, "", "inspect", out)

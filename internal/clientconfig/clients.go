@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // Client is an MCP client whose configuration file wrap knows: where the
@@ -75,7 +76,7 @@ func FindClient(name string) (*Client, error) {
 			return c, nil
 		}
 	}
-	return nil, fmt.Errorf("unknown client %q (want one of %v)", name, ClientNames())
+	return nil, fmt.Errorf("unknown client %q (want %s)", name, strings.Join(ClientNames(), ", "))
 }
 
 // DefaultPath returns the configuration file the client reads on system

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// keptOutput stands, in the command lines of TestOutputPathsCheckedFirst,
+// for another output of the same run: an existing file that the usage
+// error must leave as it was.
+const keptOutput = "KEPT"
+
+// outputCases are the output flags of every command (outputFlag), each
+// with a command line that gets as far as creating its outputs when the
+// path is good: args without the flag, keptOutput standing for another
+// output of the run. A server command after "--" is never started.
+func outputCases(tp, url string, server []string) []struct {
+	cmd, flag string
+	args      []string
+} {
+	load := []string{"load", "--url", url, "--call", "ping", "--requests", "1"}
+	return []struct {
+		cmd, flag string
+		args      []string
+	}{
+		{"load", "json", append(load, "--hlog", keptOutput)},
+		{"load", "results", append(load, "--json", keptOutput)},
+		{"load", "hlog", append(load, "--json", keptOutput)},
+		{"load", "cpuprofile", append(load, "--json", keptOutput)},
+		{"load", "hgrm", append(load, "--json", keptOutput)},
+		{"load", "server-stderr", slices.Concat([]string{"load", "--call", "ping", "--requests", "1", "--json", keptOutput}, server)},
+		{"report merge", "json", []string{"report", "merge", "a.json"}},
+		{"report merge", "hgrm", []string{"report", "merge", "a.json", "--json", keptOutput}},
+		{"replay", "output", slices.Concat([]string{"replay", tp, "--server-stderr", keptOutput}, server)},
+		{"replay", "server-stderr", slices.Concat([]string{"replay", tp, "--force", "-o", keptOutput}, server)},
+		{"mock", "output", []string{"mock", tp}},
+		{"record", "output", slices.Concat([]string{"record"}, server)},
+		{"export", "output", []string{"export", tp, "--format", "ndjson"}},
+		{"report", "output", []string{"report", tp}},
+		{"check", "output", []string{"check", tp}},
+		{"baseline", "output", []string{"baseline", tp}},
+	}
+}
+
+// TestOutputPathsCheckedFirst: every output path of every command is
+// checked as the flags are read, through one helper (checkOutputs), before
+// anything runs: a file in a directory that does not exist or is a file,
+// a directory where a file is wanted, or a directory (--hgrm) under a
+// file, is a usage error (exit 2, one line naming the flag and the path),
+// and no other output of the run is created or truncated: "load --json
+// ok.json --hlog nodir/x" emptied ok.json, then failed.
+func TestOutputPathsCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	server := []string{"--", filepath.Join(dir, "no-such-server")}
+	for _, c := range outputCases(basicTape, "http://127.0.0.1:1/mcp", server) {
+		var cmd *command
+		for _, cc := range allCommands() {
+			if cc.name == c.cmd {
+				cmd = cc
+			}
+		}
+		fs, _ := cmd.flagSet()
+		fl := fs.Lookup(c.flag)
+		name := "--" + fl.Name
+		if fl.Shorthand != "" {
+			name = "-" + fl.Shorthand
+		}
+		type badPath struct{ label, path, want string } // want: what the error says
+		bad := []badPath{
+			{"missing directory", filepath.Join(dir, "nodir", "x.csv"), "no directory " + filepath.Join(dir, "nodir")},
+			{"file as directory", filepath.Join(file, "x.csv"), file + " is not a directory"},
+			{"a directory", dir, "is a directory"},
+		}
+		if fl.Annotations[outputAnnotation][0] == "dir" { // made with its parents
+			bad = []badPath{{"under a file", filepath.Join(file, "a", "b"), file + " is not a directory"}, {"a file", file, "not a directory"}}
+		}
+		for _, b := range bad {
+			path, want := b.path, b.want
+			t.Run(c.cmd+" "+name+" "+b.label, func(t *testing.T) {
+				const old = "an earlier run's output\n"
+				kept := filepath.Join(t.TempDir(), "kept.json")
+				if err := os.WriteFile(kept, []byte(old), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				args := slices.Clone(c.args)
+				for i, a := range args {
+					if a == keptOutput {
+						args[i] = kept
+					}
+				}
+				at := len(args)
+				if i := slices.Index(args, "--"); i >= 0 {
+					at = i
+				}
+				args = slices.Insert(args, at, name, path)
+				code, _, stderr := runCLI(t, "", args...)
+				if code != 2 || !strings.Contains(stderr, name+" "+path+": "+want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+					t.Errorf("%q: exit %d, stderr %q; want 2 and one line with %q", args, code, stderr, name+" "+path+": "+want)
+				}
+				if data, err := os.ReadFile(kept); err != nil || string(data) != old {
+					t.Errorf("the other output after the usage error: %q, %v; want it as it was", data, err)
+				}
+			})
+		}
+	}
+}
+
+// TestOutputFlagsCovered: every flag that names a file or directory a
+// command writes is marked as an output (outputFlag), and has its case in
+// TestOutputPathsCheckedFirst; the flags of that kind left unmarked are
+// the inputs listed here.
+func TestOutputFlagsCovered(t *testing.T) {
+	inputs := map[string]bool{"record cwd": true, "record tls-cert": true, "record tls-key": true, "load tape": true,
+		"show dir": true, "check baseline": true, "wrap config": true, "unwrap config": true}
+	tested := map[string]bool{}
+	for _, c := range outputCases("", "", nil) {
+		tested[c.cmd+" "+c.flag] = true
+	}
+	for _, c := range allCommands() {
+		fs, _ := c.flagSet()
+		fs.VisitAll(func(f *pflag.Flag) {
+			key := c.name + " " + f.Name
+			_, marked := f.Annotations[outputAnnotation]
+			value, _ := pflag.UnquoteUsage(f)
+			switch {
+			case marked && !tested[key]:
+				t.Errorf("%s: an output flag without a case in TestOutputPathsCheckedFirst", key)
+			case !marked && tested[key]:
+				t.Errorf("%s: tested as an output, not marked as one (outputFlag)", key)
+			case !marked && !inputs[key] && slices.Contains([]string{"FILE", "DIR", "NEW_TAPE", "TAPE"}, value):
+				t.Errorf("%s %s: a path flag neither marked as an output (outputFlag) nor listed as an input here", key, value)
+			}
+		})
+	}
+}
