@@ -78,6 +78,11 @@ func (in *Inspector) finishPending() {
 			in.emitOp(req, req.op, OutcomeCancelled, 0, 0, 0)
 			continue
 		}
+		if s := req.sess; s.closeOutcome != "" && req.time <= s.closedAt { // its session's close ended it
+			in.cut(req, s.closeOutcome, 0)
+			in.emitOp(req, req.op, s.closeOutcome, 0, 0, 0)
+			continue
+		}
 		in.emitOp(req, req.op, OutcomeUnanswered, 0, 0, 0)
 		if in.streamUnfinished(req) {
 			continue
@@ -173,7 +178,7 @@ func (in *Inspector) problems(rep *Report) []Problem {
 		add(SeverityError, "unanswered", u.Count, refDetails(u.Requests), "%s never answered", english.Count(u.Count, "request"))
 	}
 	if u := rep.Unanswered; u.BrokenOff > 0 {
-		add(SeverityError, "broken-off", u.BrokenOff, refDetails(u.BrokenOffRequests), "%s not answered: the server's response broke off",
+		add(SeverityError, "broken-off", u.BrokenOff, refDetails(u.BrokenOffRequests), "%s not answered: the server's response or connection broke off",
 			english.Count(u.BrokenOff, "request"))
 	}
 	if u := rep.Unanswered; u.CutByShutdown > 0 {

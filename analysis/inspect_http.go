@@ -173,20 +173,12 @@ func (in *Inspector) inFlightOnly(reqs []exchangeReq) []exchangeReq {
 func (in *Inspector) exchangeEnd(it *Item, d *httpEvent) {
 	reqs := in.exchanges[it.Rec.Exchange]
 	delete(in.exchanges, it.Rec.Exchange)
-	switch exchangeOutcome(d) {
+	switch outcome := exchangeOutcome(d); outcome {
 	case OutcomeRefused:
 		in.refused(reqs, d.Status)
 		return
-	case OutcomeCutByShutdown:
-		u := &in.rep.Unanswered
-		in.settle(reqs, OutcomeCutByShutdown, d.Status, &u.CutByShutdown, &u.CutByShutdownRequests, nil)
-		return
-	case OutcomeBrokenOff:
-		u := &in.rep.Unanswered
-		in.settle(reqs, OutcomeBrokenOff, d.Status, &u.BrokenOff, &u.BrokenOffRequests, func(req *request) {
-			req.sess.brokenOff++
-			keepDetail(in, req.sess, brokenOffDetails, func() RequestRef { return in.statusRef(req, d.Status) })
-		})
+	case OutcomeCutByShutdown, OutcomeBrokenOff:
+		in.settle(reqs, outcome, func(req *request) { in.cut(req, outcome, d.Status) })
 		return
 	}
 	if d.ClosedBy != "client" {
@@ -210,7 +202,11 @@ func (in *Inspector) exchangeEnd(it *Item, d *httpEvent) {
 // as never answered.
 func (in *Inspector) refused(reqs []exchangeReq, status int) {
 	r := &in.rep.Refused
-	in.settle(reqs, OutcomeRefused, status, &r.Count, &r.Requests, func(req *request) {
+	in.settle(reqs, OutcomeRefused, func(req *request) {
+		r.Count++
+		if len(r.Requests) < in.o.maxListed {
+			r.Requests = append(r.Requests, in.statusRef(req, status))
+		}
 		if status == 401 {
 			r.Unauthorized++
 		} else {
@@ -220,26 +216,36 @@ func (in *Inspector) refused(reqs []exchangeReq, status int) {
 	})
 }
 
+// cut counts req, which got no answer by the recorder's shutdown
+// (OutcomeCutByShutdown) or because the server broke off
+// (OutcomeBrokenOff), with the HTTP status of the response that had
+// started on its exchange (0: none).
+func (in *Inspector) cut(req *request, outcome string, status int) {
+	u := &in.rep.Unanswered
+	n, list := &u.CutByShutdown, &u.CutByShutdownRequests
+	if outcome == OutcomeBrokenOff {
+		n, list = &u.BrokenOff, &u.BrokenOffRequests
+		req.sess.brokenOff++
+		keepDetail(in, req.sess, brokenOffDetails, func() RequestRef { return in.statusRef(req, status) })
+	}
+	*n++
+	if len(*list) < in.o.maxListed {
+		*list = append(*list, in.statusRef(req, status))
+	}
+}
+
 // settle takes the requests of an exchange still in flight out of flight,
-// ending each operation with outcome: each is counted in n and listed
-// (with the exchange's status, 0 for none) in list while it holds fewer
-// than WithMaxListed; count, when not nil, counts it further. A request
-// the client cancelled is left to end as cancelled (it needed no answer)
-// unless outcome is OutcomeRefused (the status answered it).
-func (in *Inspector) settle(reqs []exchangeReq, outcome string, status int, n *int64, list *[]RequestRef, count func(*request)) {
+// counting each with count and ending its operation with outcome. A
+// request the client cancelled is left to end as cancelled (it needed no
+// answer) unless outcome is OutcomeRefused (the status answered it).
+func (in *Inspector) settle(reqs []exchangeReq, outcome string, count func(*request)) {
 	for _, e := range reqs {
 		req, ok := in.inflight.Lookup(e.session, tape.ClientToServer, e.id)
 		if !ok || (req.cancelled != 0 && outcome != OutcomeRefused) {
 			continue
 		}
 		in.inflight.Close(e.session, tape.ClientToServer, e.id)
-		*n++
-		if len(*list) < in.o.maxListed {
-			*list = append(*list, in.statusRef(req, status))
-		}
-		if count != nil {
-			count(req)
-		}
+		count(req)
 		in.emitOp(req, req.op, outcome, 0, 0, 0)
 		in.release(req)
 		in.recycle(req)

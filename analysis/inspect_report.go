@@ -274,14 +274,16 @@ type UnansweredStats struct {
 	// recorder's own shutdown cut before the server answered (its "end"
 	// event says so: tape.ShutdownCutError before any response,
 	// tape.ShutdownCutResponseError after the response had started, whose
-	// status the request's RequestRef.Status gives): by the proxy's
-	// doing, not the server's. They are not in Count.
+	// status the request's RequestRef.Status gives), or that were in
+	// flight when the recorder stopped (their session's "close" says so):
+	// by the recorder's doing, not the server's. They are not in Count.
 	CutByShutdown         int64        `json:"cut_by_shutdown,omitempty"`
 	CutByShutdownRequests []RequestRef `json:"cut_by_shutdown_requests,omitempty"` // the first ones
 	// BrokenOff counts the requests whose HTTP exchange the server ended
 	// with its response broken off (the body failed mid-way: a reset, an
-	// unexpected EOF) before answering them: the server's doing, listed
-	// apart from Count (never answered at all) but as an error too.
+	// unexpected EOF) before answering them, or whose WebSocket
+	// connection to the server was lost: the server's doing, listed apart
+	// from Count (never answered at all) but as an error too.
 	BrokenOff         int64        `json:"broken_off,omitempty"`
 	BrokenOffRequests []RequestRef `json:"broken_off_requests,omitempty"` // the first ones
 }

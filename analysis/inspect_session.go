@@ -42,6 +42,11 @@ type sessionState struct {
 	stderr      []string
 	exit        *ExitInfo
 	closedBy    string
+	// closeOutcome is how the session's close ends its requests still in
+	// flight at the tape's end, sent before it (closedAt): see
+	// sessionCloseOutcome.
+	closeOutcome string
+	closedAt     int64
 
 	violations, unanswered, errors int64
 	toolErrors, cancelled          int64
@@ -203,7 +208,8 @@ type (
 		Signal string `json:"signal"`
 	}
 	closeEvent struct {
-		By string `json:"by"`
+		By     string `json:"by"`
+		Reason string `json:"reason"`
 	}
 	openEvent struct {
 		Kind string `json:"kind"`
@@ -259,6 +265,7 @@ func (in *Inspector) event(it *Item) {
 		var d closeEvent
 		if json.Unmarshal(rec.Data, &d) == nil {
 			s.closedBy = d.By
+			s.closeOutcome, s.closedAt = sessionCloseOutcome(d.By, d.Reason), rec.Time
 		}
 	case tape.EventError:
 		var d errorEvent

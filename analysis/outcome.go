@@ -7,8 +7,9 @@ import "github.com/mcptape/mcptape/tape"
 // (its counts and problems), check (its signals), the requests table
 // (the outcome column), the HTML report (the timeline and the latency
 // charts: WithOperations) and the OTLP export (the span status of a
-// request that got no answer: withSettled). This file holds what they
-// share: the outcomes' words, and the reading of an HTTP exchange's end.
+// request that got no answer: the Inspector's onSettled hook). This file
+// holds what they share: the outcomes' words, and the reading of an HTTP
+// exchange's end and of a session's close.
 
 // outcomeInfo describes an outcome for the outputs that name it.
 type outcomeInfo struct {
@@ -66,6 +67,23 @@ func exchangeOutcome(d *httpEvent) string {
 	case d.ClosedBy == "proxy" && (d.Error == tape.ShutdownCutError || d.Error == tape.ShutdownCutResponseError):
 		return OutcomeCutByShutdown
 	case d.ClosedBy == "server" && d.Error != "":
+		return OutcomeBrokenOff
+	}
+	return ""
+}
+
+// sessionCloseOutcome reads the close of a session (its "close" event's
+// by and reason) for the requests sent before it and still in flight at
+// the end of the tape: ended by the recorder's own shutdown (stdio: the
+// recorder got a signal, or its Go caller cancelled it, and stopped the
+// server; HTTP and WebSocket: the proxy stopped with the session open),
+// OutcomeCutByShutdown; a WebSocket connection to the server lost (no
+// close frame), OutcomeBrokenOff; otherwise "" (never answered).
+func sessionCloseOutcome(by, reason string) string {
+	switch {
+	case by == "signal" || by == "context" || (by == "proxy" && reason == "shutdown"):
+		return OutcomeCutByShutdown
+	case by == "server" && reason == "connection-lost":
 		return OutcomeBrokenOff
 	}
 	return ""

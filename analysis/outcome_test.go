@@ -306,3 +306,49 @@ func TestOTLPNullIDAnswer(t *testing.T) {
 		t.Errorf("spans %q, want %q", got, want)
 	}
 }
+
+// TestSessionCloseOutcome: a request still in flight at the end of the
+// tape, sent before its session's close, ends as that close says: the
+// recorder's shutdown (stdio: it got a signal, or its Go caller
+// cancelled it; HTTP or WebSocket: the proxy stopped with the session
+// open) cut it; a WebSocket connection the server lost broke it off; any
+// other close leaves it never answered, and so does a close before it
+// was sent.
+func TestSessionCloseOutcome(t *testing.T) {
+	const call = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}`
+	tests := []struct {
+		name, close string
+		closeAt     time.Duration
+		want        string // cut, broken or unanswered
+	}{
+		{"stdio signal", `{"by":"signal"}`, 9 * ms, "cut"},
+		{"stdio context", `{"by":"context"}`, 9 * ms, "cut"},
+		{"stdio server exit", `{"by":"server-exit"}`, 9 * ms, "unanswered"},
+		{"stdio client eof", `{"by":"client-eof"}`, 9 * ms, "unanswered"},
+		{"proxy shutdown", `{"by":"proxy","reason":"shutdown"}`, 9 * ms, "cut"},
+		{"ws connection lost by the server", `{"by":"server","reason":"connection-lost"}`, 9 * ms, "broken"},
+		{"ws connection lost by the client", `{"by":"client","reason":"connection-lost"}`, 9 * ms, "unanswered"},
+		{"ws too big", `{"by":"proxy","reason":"too-big"}`, 9 * ms, "unanswered"},
+		{"closed before the request", `{"by":"signal"}`, 4 * ms, "unanswered"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := inspectSteps(t, append(after(c2s(5*ms, call)), evt(tt.closeAt, tape.EventClose, tt.close))...)
+			u := rep.Unanswered
+			got := map[string]int64{"cut": u.CutByShutdown, "broken": u.BrokenOff, "unanswered": u.Count}
+			for k, n := range got {
+				if want := int64(0); k == tt.want {
+					want = 1
+					if n != want {
+						t.Errorf("%s %d, want 1 (%+v)", k, n, u)
+					}
+				} else if n != 0 {
+					t.Errorf("%s %d, want 0", k, n)
+				}
+			}
+			if s := rep.Sessions[0]; s.Unanswered != got["unanswered"] || s.BrokenOff != got["broken"] {
+				t.Errorf("session: unanswered %d, broken off %d", s.Unanswered, s.BrokenOff)
+			}
+		})
+	}
+}

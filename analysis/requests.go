@@ -26,12 +26,13 @@ const (
 	OutcomeAbandoned  = "abandoned"  // MRTR: input_required, never retried
 	OutcomeUnfinished = "unfinished" // a task that never reached a terminal status
 	OutcomeRefused    = "refused"    // HTTP: the server ended the exchange with an error status, no JSON-RPC answer
-	// HTTP: the recorder's own shutdown cut the exchange before the
-	// server answered: before any response, or after the response had
-	// started (RequestRef.Status); not the server's doing
+	// the recorder's own shutdown ended the request before the server
+	// answered: it cut the HTTP exchange, before any response or after
+	// the response had started (RequestRef.Status), or the request was in
+	// flight when the recorder stopped; not the server's doing
 	OutcomeCutByShutdown = "cut_by_shutdown"
-	// HTTP: the server's response broke off (its body failed mid-way)
-	// before the answer: the server's doing
+	// the server broke off before the answer: its HTTP response failed
+	// mid-way, or its WebSocket connection was lost; the server's doing
 	OutcomeBrokenOff = "broken_off"
 )
 
