@@ -39,10 +39,14 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 		signal(s.ID, SignalToolError, s.ToolErrors, english.Count(s.ToolErrors, "tool call")+" returned isError", nil)
 		v, vd := violationsIn(rep, s)
 		signal(s.ID, SignalViolation, s.Violations, english.Count(s.Violations, "protocol violation")+": "+strings.Join(v, ", "), vd)
-		msg = english.Count(s.Unanswered, "request") + " never answered"
-		if s.BrokenOff > 0 {
-			msg += ", " + english.Count(s.BrokenOff, "request") + " whose response the server broke off"
+		var unanswered []string
+		if s.Unanswered > 0 || s.BrokenOff == 0 {
+			unanswered = append(unanswered, english.Count(s.Unanswered, "request")+" never answered")
 		}
+		if s.BrokenOff > 0 {
+			unanswered = append(unanswered, english.Count(s.BrokenOff, "request")+" whose response the server broke off")
+		}
+		msg = strings.Join(unanswered, ", ")
 		signal(s.ID, SignalUnanswered, s.Unanswered+s.BrokenOff, msg, append(refs(d.Unanswered, ""), refs(d.BrokenOff, "broken off after")...))
 		signal(s.ID, SignalCancelled, s.Cancelled, english.Count(s.Cancelled, "request")+" cancelled", nil)
 		var slow int64
