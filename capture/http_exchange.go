@@ -70,6 +70,8 @@ type exchange struct {
 	sideMembers  int           // the members of the body sideCancels index
 	held         []tape.Record // records of a legacy stream written before its session was known
 	observed     []observedReq // the requests of the body, for the observer (http_observe.go)
+	obsSession   string        // the session observed's requests were noted under
+	obsNoted     bool          // observeRequests ran
 	batch        int
 
 	respAt     time.Time
@@ -243,7 +245,7 @@ func (x *exchange) recordFrame(dir tape.Direction, frame []byte, eventID string,
 		} else {
 			x.record(rec)
 		}
-		x.observeMessage(dir, m)
+		x.observeMessage(dir, m, rec.Session)
 	}
 	if dir == tape.ClientToServer {
 		x.p.st.c2s.Add(int64(len(members)))
@@ -288,6 +290,9 @@ func (x *exchange) requestBytes(b []byte, eof bool, end time.Time) {
 	}
 	if eof && !x.reqDone {
 		x.sideRequests(x.reqBuf)
+		if x.p.o.obs != nil {
+			x.observeRequests(x.reqBuf) // http_observe.go (the lean path noted them at dispatch)
+		}
 		if end.IsZero() {
 			end = x.p.o.now()
 		}
