@@ -5,9 +5,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcptape/mcptape/tape"
 )
 
 // TestMockDropHTTP: over Streamable HTTP a dropped request's stream ends,
@@ -61,6 +64,94 @@ func TestMockEmptyBatchHTTP(t *testing.T) {
 		want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: empty batch"}}`
 		if resp.StatusCode != http.StatusBadRequest || strings.TrimSpace(string(data)) != want {
 			t.Errorf("stateless %v: status %d, body %q; want 400 %s", cfg.Stateless, resp.StatusCode, data, want)
+		}
+	}
+}
+
+// TestMockHTTPDirectAnswersRecorded: the answers the HTTP handler gives
+// itself (unparseable input, an empty batch, a POST of an unknown or
+// missing session) are in the -o tape, with what they answer, as the
+// answers of the sessions are: a message each way, under the session the
+// POST names when the mock serves it, else one of its own.
+func TestMockHTTPDirectAnswersRecorded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.jsonl.zst")
+	w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "http"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMock(t, []string{"> " + batchInit, "< " + batchInitResp}, WithTape(w))
+	ms := httptest.NewServer(m.HTTPHandler(HTTPConfig{}))
+	defer ms.Close()
+	post := func(body, session string) (int, string) {
+		resp := postMCP(t, t.Context(), ms.URL+Path, body, session)
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sid := resp.Header.Get(sessionHeader); sid != "" {
+			return resp.StatusCode, sid
+		}
+		return resp.StatusCode, string(data)
+	}
+	_, sid := post(batchInit, "")
+	tests := []struct {
+		body, session string
+		status        int
+		answer        string // a substring of the answer
+		own           bool   // recorded in the initialized session
+	}{
+		{`{"jsonrpc":`, sid, http.StatusBadRequest, `"code":-32700`, true},
+		{`[]`, sid, http.StatusBadRequest, `empty batch`, true},
+		{`[]`, "", http.StatusBadRequest, `empty batch`, false},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, "", http.StatusBadRequest, `missing Mcp-Session-Id`, false},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "gone", http.StatusNotFound, `unknown or ended session`, false},
+	}
+	for _, tt := range tests {
+		if st, body := post(tt.body, tt.session); st != tt.status || !strings.Contains(body, tt.answer) {
+			t.Fatalf("%s: %d %s, want %d %s", tt.body, st, body, tt.status, tt.answer)
+		}
+	}
+	ms.Close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := tape.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var recs []*tape.Record
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Type == tape.TypeMessage {
+			recs = append(recs, rec)
+		}
+	}
+	if len(recs) != 2+2*len(tests) {
+		t.Fatalf("%d messages in the tape, want %d", len(recs), 2+2*len(tests))
+	}
+	initSession := recs[0].Session
+	others := map[string]bool{}
+	for i, tt := range tests {
+		in, out := recs[2+2*i], recs[3+2*i]
+		if in.Dir != tape.ClientToServer || string(in.Frame) != tt.body || in.Exchange == 0 {
+			t.Errorf("%s: recorded %s %q (exchange %d)", tt.body, in.Dir, in.Frame, in.Exchange)
+		}
+		if out.Dir != tape.ServerToClient || !strings.Contains(string(out.Frame), tt.answer) {
+			t.Errorf("%s: answer recorded %s %s", tt.body, out.Dir, out.Frame)
+		}
+		if in.Session != out.Session || (in.Session == initSession) != tt.own || others[in.Session] {
+			t.Errorf("%s: recorded in sessions %q and %q (initialized: %q)", tt.body, in.Session, out.Session, initSession)
+		}
+		if !tt.own {
+			others[in.Session] = true
 		}
 	}
 }
