@@ -237,10 +237,13 @@ func (x *exchange) recordFrame(dir tape.Direction, frame []byte, eventID string,
 	}
 	for i, m := range members {
 		rec.Frame, rec.Session = m, ""
+		held := false
 		if dir == tape.ServerToClient && x.kind == kindConnection && x.p.side.on.Load() {
-			x.sideMessage(m, &rec)
+			held = x.sideMessage(m, &rec) // http_side.go
 		}
-		if to := x.sideCancelOf(i, len(members)); to != nil && dir == tape.ClientToServer {
+		if held {
+			// recorded once the proxy knows in which session (http_side_held.go)
+		} else if to := x.sideCancelOf(i, len(members)); to != nil && dir == tape.ClientToServer {
 			x.recordCancel(rec, to) // http_side.go
 		} else {
 			x.record(rec)
