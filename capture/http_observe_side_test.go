@@ -44,6 +44,23 @@ func readEvents(t *testing.T, body io.Reader, want string) {
 	t.Fatalf("stream ended before %s", want)
 }
 
+// legacyRig serves a proxy to a legacy HTTP+SSE server (legacyServer)
+// and opens its event stream; it returns the proxy, the client, the
+// stream (closed at cleanup) and the endpoint to POST to.
+func legacyRig(t *testing.T, opts ...HTTPOption) (*proxyRig, *http.Client, *bufio.Reader, string) {
+	t.Helper()
+	ls := &legacyServer{streams: map[string]chan string{}}
+	rig := startProxy(t, upstream(t, ls).URL, opts...)
+	c := freshClient(t)
+	resp, err := c.Get(rig.url + "/sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	br := bufio.NewReader(resp.Body)
+	return rig, c, br, legacyEndpoint(t, br)
+}
+
 // legacyEndpoint reads the endpoint event of a legacy stream.
 func legacyEndpoint(t *testing.T, br *bufio.Reader) string {
 	t.Helper()
@@ -73,16 +90,7 @@ func TestObserverPairsAnswersAcrossExchanges(t *testing.T) {
 		want []string
 	}{
 		{"legacy", func(t *testing.T, opts ...HTTPOption) *proxyRig {
-			ls := &legacyServer{streams: map[string]chan string{}}
-			rig := startProxy(t, upstream(t, ls).URL, opts...)
-			c := freshClient(t)
-			resp, err := c.Get(rig.url + "/sse")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			br := bufio.NewReader(resp.Body)
-			endpoint := legacyEndpoint(t, br)
+			rig, c, br, endpoint := legacyRig(t, opts...)
 			for id := 1; id <= 2; id++ {
 				peertest.ReadAnswer(t, peertest.PostJSON(t, c, rig.url+endpoint, "", "",
 					fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id)))
@@ -155,16 +163,7 @@ func TestObserverPairsAnswersAcrossExchanges(t *testing.T) {
 // TestObserverOffNoMethodTable: without an observer the proxy notes no
 // request for it (the table is never made).
 func TestObserverOffNoMethodTable(t *testing.T) {
-	ls := &legacyServer{streams: map[string]chan string{}}
-	rig := startProxy(t, upstream(t, ls).URL)
-	c := freshClient(t)
-	resp, err := c.Get(rig.url + "/sse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	br := bufio.NewReader(resp.Body)
-	endpoint := legacyEndpoint(t, br)
+	rig, c, br, endpoint := legacyRig(t)
 	peertest.ReadAnswer(t, peertest.PostJSON(t, c, rig.url+endpoint, "", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	readEvents(t, br, `"id":1`)
 	rig.proxy.methods.mu.Lock()
