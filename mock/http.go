@@ -170,13 +170,19 @@ func (h *httpSessions) post(w http.ResponseWriter, r *http.Request) {
 // the POST names when the mock serves it, else under a session of its own.
 func (h *httpSessions) answerDirect(w http.ResponseWriter, r *http.Request, info *jsonrpc.Info, body []byte, status int, frame []byte) {
 	if h.m.o.out != nil {
-		session := h.directSession(r, info)
-		if len(bytes.TrimSpace(body)) > 0 {
-			h.m.record(session, tape.ClientToServer, body, h.exchange.Add(1))
-		}
-		h.m.record(session, tape.ServerToClient, frame, 0)
+		h.m.recordDirect(h.directSession(r, info), h.exchange.Add(1), body, frame)
 	}
 	writeJSONError(w, status, frame)
+}
+
+// recordDirect records body (when not empty), a client's POST of exchange
+// ex, and frame, the answer an HTTP handler gave it itself, in session of
+// the output tape, as a Conn records what it takes and sends.
+func (m *Mock) recordDirect(session string, ex uint64, body, frame []byte) {
+	if len(bytes.TrimSpace(body)) > 0 {
+		m.record(session, tape.ClientToServer, body, ex)
+	}
+	m.record(session, tape.ServerToClient, frame, 0)
 }
 
 // directSession names the session of the output tape a POST answered by

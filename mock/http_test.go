@@ -1,11 +1,13 @@
 package mock
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,11 +76,7 @@ func TestMockEmptyBatchHTTP(t *testing.T) {
 // answers of the sessions are: a message each way, under the session the
 // POST names when the mock serves it, else one of its own.
 func TestMockHTTPDirectAnswersRecorded(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "out.jsonl.zst")
-	w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "http"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, path := outTape(t)
 	m := newMock(t, []string{"> " + batchInit, "< " + batchInitResp}, WithTape(w))
 	ms := httptest.NewServer(m.HTTPHandler(HTTPConfig{}))
 	defer ms.Close()
@@ -113,27 +111,7 @@ func TestMockHTTPDirectAnswersRecorded(t *testing.T) {
 		}
 	}
 	ms.Close()
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := tape.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var recs []*tape.Record
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rec.Type == tape.TypeMessage {
-			recs = append(recs, rec)
-		}
-	}
+	recs := closeAndReadMessages(t, w, path)
 	if len(recs) != 2+2*len(tests) {
 		t.Fatalf("%d messages in the tape, want %d", len(recs), 2+2*len(tests))
 	}
@@ -152,6 +130,95 @@ func TestMockHTTPDirectAnswersRecorded(t *testing.T) {
 		}
 		if !tt.own {
 			others[in.Session] = true
+		}
+	}
+}
+
+// TestMockSSEParseErrorRecorded: over legacy HTTP+SSE, an unparseable
+// POST and the parse error the handler answers it with are in the -o
+// tape, in the session of the stream, as a request and its answer after
+// them are.
+func TestMockSSEParseErrorRecorded(t *testing.T) {
+	w, path := outTape(t)
+	m := newMock(t, []string{"> " + batchInit, "< " + batchInitResp}, WithTape(w))
+	ms := httptest.NewServer(m.SSEHandler())
+	defer ms.Close()
+	resp, err := http.Get(ms.URL + "/sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close() // before the server's Close, which waits for the stream
+	br := bufio.NewReader(resp.Body)
+	var endpoint string
+	for endpoint == "" {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
+			endpoint = d
+		}
+	}
+	for _, body := range []string{`{"jsonrpc":`, batchInit} {
+		r := postMCP(t, t.Context(), ms.URL+endpoint, body, "")
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	for line := ""; !strings.Contains(line, `"id":1`); { // the answer to initialize
+		if line, err = br.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp.Body.Close()
+	ms.Close()
+	recs := closeAndReadMessages(t, w, path)
+	var got []string
+	for _, r := range recs {
+		if r.Session != recs[0].Session {
+			t.Errorf("%s recorded in session %q, the stream's is %q", r.Frame, r.Session, recs[0].Session)
+		}
+		got = append(got, string(r.Dir)+" "+string(r.Frame))
+	}
+	want := []string{"c2s " + `{"jsonrpc":`, "s2c " + `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, "c2s " + batchInit}
+	if len(got) < 4 || !slices.Equal(got[:3], want) {
+		t.Errorf("tape:\n%s\nwant it to begin with\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// outTape creates an output tape in the test's directory.
+func outTape(t *testing.T) (*tape.Writer, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "out.jsonl.zst")
+	w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "http"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, path
+}
+
+// closeAndReadMessages closes w, the writer of the tape at path, and
+// returns the tape's message records.
+func closeAndReadMessages(t *testing.T, w *tape.Writer, path string) []*tape.Record {
+	t.Helper()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := tape.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var recs []*tape.Record
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return recs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Type == tape.TypeMessage {
+			recs = append(recs, rec)
 		}
 	}
 }
