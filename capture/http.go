@@ -355,6 +355,7 @@ type HTTPProxy struct {
 
 	sessions sessionRegistry
 	side     sideStreams   // answers on sessionless GET streams (http_side.go)
+	methods  methodTable   // requests in flight, for the observer (http_methods.go)
 	filter   *recordFilter // nil: every record is kept (http_filter.go)
 	nextX    atomic.Uint64
 	warned   atomic.Bool
@@ -409,6 +410,7 @@ func NewHTTPProxy(upstream string, rec RecordWriter, opts ...HTTPOption) (*HTTPP
 	closing, stop := context.WithCancelCause(context.Background())
 	p.closing, p.stop = closing, func() { stop(errProxyClosing) }
 	p.sessions.init()
+	p.methods.obs = o.obs
 	if c, ok := o.transport.(interface{ CloseIdleConnections() }); ok {
 		p.idle = c
 	}
@@ -543,7 +545,7 @@ var forwardingHeaders = [...]string{"Forwarded", "X-Forwarded-For", "X-Forwarded
 func (p *HTTPProxy) rewrite(pr *httputil.ProxyRequest) {
 	in, out := pr.In, pr.Out
 	if x := exchangeFrom(in.Context()); x != nil {
-		x.markDispatched() // http_observe.go
+		x.markDispatched(nil) // http_observe.go; the body is noted as read (requestBytes)
 	}
 	out.URL.Scheme, out.URL.Host = p.up.Scheme, p.up.Host
 	out.URL.RawQuery = in.URL.RawQuery // ReverseProxy drops parameters it cannot parse

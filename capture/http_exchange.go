@@ -70,6 +70,8 @@ type exchange struct {
 	sideMembers  int           // the members of the body sideCancels index
 	held         []tape.Record // records of a legacy stream written before its session was known
 	observed     []observedReq // the requests of the body, for the observer (http_observe.go)
+	obsSession   string        // the session observed's requests were noted under
+	obsNoted     bool          // observeRequests ran
 	batch        int
 
 	respAt     time.Time
@@ -235,15 +237,18 @@ func (x *exchange) recordFrame(dir tape.Direction, frame []byte, eventID string,
 	}
 	for i, m := range members {
 		rec.Frame, rec.Session = m, ""
+		held := false
 		if dir == tape.ServerToClient && x.kind == kindConnection && x.p.side.on.Load() {
-			x.sideMessage(m, &rec)
+			held = x.sideMessage(m, &rec) // http_side.go
 		}
-		if to := x.sideCancelOf(i, len(members)); to != nil && dir == tape.ClientToServer {
+		if held {
+			// recorded once the proxy knows in which session (http_side_held.go)
+		} else if to := x.sideCancelOf(i, len(members)); to != nil && dir == tape.ClientToServer {
 			x.recordCancel(rec, to) // http_side.go
 		} else {
 			x.record(rec)
 		}
-		x.observeMessage(dir, m)
+		x.observeMessage(dir, m, rec.Session)
 	}
 	if dir == tape.ClientToServer {
 		x.p.st.c2s.Add(int64(len(members)))
@@ -288,6 +293,9 @@ func (x *exchange) requestBytes(b []byte, eof bool, end time.Time) {
 	}
 	if eof && !x.reqDone {
 		x.sideRequests(x.reqBuf)
+		if x.p.o.obs != nil {
+			x.observeRequests(x.reqBuf) // http_observe.go (the lean path noted them at dispatch)
+		}
 		if end.IsZero() {
 			end = x.p.o.now()
 		}

@@ -283,7 +283,7 @@ func (lc *leanConn) exchange(req *http.Request) bool {
 	}
 	x.sideRequests(body) // http_side.go: sessionless exchanges only
 	lc.arm(false)
-	x.markDispatched() // http_observe.go
+	x.markDispatched(body) // http_observe.go
 	resp, err := lc.roundTrip(x, req, body, recordBody)
 	recordBody()
 	if err != nil {

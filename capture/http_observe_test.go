@@ -39,7 +39,7 @@ func (s *seenMessages) take() []string {
 // TestObserverPairsResponses: a server's response is reported under the
 // method of the request it answers in the same exchange (a JSON body, an
 // event stream, a batch); a response to no request of its exchange, and
-// a client's response, under "".
+// a client's response to nothing known, under "" (after parkAnswerFor).
 func TestObserverPairsResponses(t *testing.T) {
 	up := upstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -83,7 +83,12 @@ func TestObserverPairsResponses(t *testing.T) {
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		waitEnded(t, rig, i+1) // the observer has seen every message of the exchange
+		waitEnded(t, rig, i+1)   // the observer has seen every message of the exchange
+		waitFor(t, func() bool { // but a client's answer to nothing known, after parkAnswerFor
+			obs.mu.Lock()
+			defer obs.mu.Unlock()
+			return len(obs.msgs) >= len(tt.want)
+		})
 		if got := obs.take(); !slices.Equal(got, tt.want) {
 			t.Errorf("%s:\n got %q\nwant %q", tt.body, got, tt.want)
 		}

@@ -38,7 +38,9 @@ import (
 // A server of this dialect cannot tell its clients apart, and may send
 // every message on every open stream. The first stream that carries a
 // part of an answer owns it: copies on other streams stay in their own
-// sessions. Ids are matched per client host, so two clients on one host
+// sessions. A part another stream carries before the owner's copy of it
+// reached the recorder is held until that copy comes, or until the owner
+// ends without it (http_side_held.go). Ids are matched per client host, so two clients on one host
 // that have the same id in flight at the same time are told apart only by
 // that first-stream rule; of several requests noted under one id, the
 // latest is the one answered.
@@ -91,6 +93,7 @@ type sideStreams struct {
 type sideEntry struct {
 	owner uint64     // the exchange of the stream that carried the answer's first part; 0: none yet
 	parts partLog    // the parts recorded in the request's session (see answer)
+	held  heldLog    // parts other streams carried ahead of the owner (http_side_held.go)
 	reqs  []*sideReq // oldest first
 	one   [1]*sideReq
 	first sideReq // the first request noted under the key (one allocation)
@@ -154,6 +157,7 @@ func (s *sideStreams) sent(x *exchange, i, n int, m []byte) {
 
 // note notes a request of x with id.
 func (s *sideStreams) note(x *exchange, id *jsonrpc.ID) {
+	var out []tape.Record // held parts let go at the table's bound, written after s.mu
 	s.mu.Lock()
 	if s.reqs == nil {
 		s.reqs = make(map[string]*sideEntry)
@@ -168,6 +172,9 @@ func (s *sideStreams) note(x *exchange, id *jsonrpc.ID) {
 		e.reqs, e.owner = append(e.reqs, r), 0
 	} else {
 		if len(s.reqs) >= maxSideRequests {
+			for _, e := range s.reqs {
+				e.held.flush(&out)
+			}
 			clear(s.reqs)
 		}
 		e = &sideEntry{}
@@ -184,6 +191,9 @@ func (s *sideStreams) note(x *exchange, id *jsonrpc.ID) {
 	}
 	x.sideReqs = append(x.sideReqs, r)
 	s.mu.Unlock()
+	if out != nil {
+		x.p.writeHeld(out)
+	}
 }
 
 // target returns the request a cancel of x names, when it is to be
@@ -205,54 +215,93 @@ func (s *sideStreams) target(x *exchange, id *jsonrpc.ID) *sideReq {
 	return e.reqs[len(e.reqs)-1]
 }
 
+// Verdicts of sideStreams.answer on a server message.
+const (
+	sideOwn     = iota // recorded in the session of the request it answers
+	sideElse           // recorded in its stream's own session
+	sideHeldOff        // held: recorded later (http_side_held.go)
+)
+
 // answer takes a server message m of exchange x from host, arriving on a
 // side stream (stream, its exchange) or on x's own response (stream 0),
-// and returns the session of the request it answers when it belongs
-// there. A terminal answer ends the request.
-func (s *sideStreams) answer(x *exchange, stream uint64, m []byte) (string, bool) {
+// and tells where it is recorded: in the session of the request it
+// answers (sideOwn, with the session), in x's own session (sideElse), or
+// later (sideHeldOff: a part ahead of the answer's owner, kept from rec
+// until it is known to be a copy or the owner ends). A terminal answer
+// ends the request. Held parts let go are added to out, to be written
+// after s.mu.
+func (s *sideStreams) answer(x *exchange, stream uint64, m []byte, rec *tape.Record, out *[]tape.Record) (string, int) {
 	info := jsonrpc.Classify(m)
 	if (info.Kind != jsonrpc.KindResponse && info.Kind != jsonrpc.KindError) || info.ID.Type == jsonrpc.IDNull {
-		return "", false
+		return "", sideElse
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := s.keyOf(x.conn.host, &info.ID)
 	e := s.reqs[string(k)]
 	if e == nil || len(e.reqs) == 0 {
-		return "", false
+		return "", sideElse
 	}
 	r := e.reqs[len(e.reqs)-1]
-	if stream == 0 {
+	switch {
+	case stream == 0:
 		r = x.ownReq(e) // its own request: no stream is involved
 		if r == nil {
-			return "", false
+			return "", sideElse
 		}
-	} else if e.owner != stream && !e.parts.takeOver(e.owner == 0, stream, m) {
-		return "", false // a copy on another client's stream
-	} else {
+	case e.owner == stream:
+		e.parts.add(m)
+		e.held.settle(&e.parts, out)
+	case e.held.has(stream): // behind its own held parts
+		e.held.hold(stream, x, m, rec, streamDialect.Ends(m, &info), &e.parts, out)
+		return "", sideHeldOff
+	default:
+		switch e.parts.takeOver(e.owner == 0, stream, m) {
+		case partCopy:
+			return "", sideElse // a copy on another client's stream
+		case partAhead:
+			e.held.hold(stream, x, m, rec, streamDialect.Ends(m, &info), &e.parts, out)
+			return "", sideHeldOff
+		}
 		e.owner = stream
 		e.parts.add(m)
 	}
 	session := r.sessionNow()
 	if streamDialect.Ends(m, &info) {
-		s.dropLocked(r.key, e, r)
+		s.dropLocked(r.key, e, r, out)
 	}
-	return session, true
+	return session, sideOwn
 }
 
 // streamEnded frees the answers owned by the side stream of exchange
 // stream, which ended (its client left, maybe with an answer of another
-// client half sent on it): the next stream that carries a part of one
-// owns it, so that the rest of it, read by its client on that client's
-// own stream, is still recorded in the session of its request.
-func (s *sideStreams) streamEnded(stream uint64) {
+// client half sent on it): the stream that holds the most parts ahead of
+// it takes over, its held parts recorded in the session of the request
+// (they are the parts the owner never carried to the proxy: in flight on
+// its connection as it closed); with none held, the next stream that
+// carries a part of the answer owns it, so that the rest of it, read by
+// its client on that client's own stream, is still recorded in the
+// session of its request. The parts stream itself held are recorded in
+// its own session. Records let go are added to out.
+func (s *sideStreams) streamEnded(stream uint64, out *[]tape.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, e := range s.reqs {
-		if e.owner == stream {
-			e.owner = 0
-		}
+	for k, e := range s.reqs {
+		e.held.drop(stream, out)
 		delete(e.parts.pos, stream)
+		if e.owner != stream {
+			continue
+		}
+		e.owner = 0
+		if next := e.held.longest(); next != 0 && len(e.reqs) > 0 {
+			r := e.reqs[len(e.reqs)-1]
+			e.owner = next
+			if e.held.takeOver(next, r.sessionNow(), &e.parts, out) {
+				s.dropLocked(k, e, r, out)
+				continue
+			}
+			e.held.settle(&e.parts, out)
+		}
 	}
 }
 
@@ -281,37 +330,59 @@ func (l *partLog) add(m []byte) {
 	l.n++
 }
 
-// takeOver reports whether m, a part that stream carried, is to be
-// recorded, stream then owning the answer: only when no stream owns it
-// (free) and m is no copy of a part recorded after the one stream's
-// previous copy matched. A copy moves the stream's place on.
-func (l *partLog) takeOver(free bool, stream uint64, m []byte) bool {
-	if l.n == 0 {
-		return free
+// Verdicts of partLog.takeOver on a part of a stream that does not own
+// the answer.
+const (
+	partNew   = iota // recorded: the stream takes the answer over
+	partCopy         // a copy of a part recorded
+	partAhead        // neither: the owner has not recorded that part yet
+)
+
+// takeOver tells what m, a part that stream carried, is: a copy of a part
+// recorded after the one stream's previous copy matched (a copy moves the
+// stream's place on), else new when no stream owns the answer (free),
+// else a part ahead of the owner, which records it when it comes.
+func (l *partLog) takeOver(free bool, stream uint64, m []byte) int {
+	if l.n == 0 { // no owner has recorded a part (an owner always has)
+		if free {
+			return partNew
+		}
+		return partCopy
 	}
-	h := maphash.Bytes(l.seed, m)
+	if l.copied(stream, maphash.Bytes(l.seed, m)) {
+		return partCopy
+	}
+	if !free {
+		return partAhead
+	}
+	delete(l.pos, stream)
+	return partNew
+}
+
+// copied reports whether the part of hash h that stream carried is a copy
+// of a recorded part, after the one its previous copy matched, and if so
+// moves the stream's place on.
+func (l *partLog) copied(stream uint64, h uint64) bool {
 	for j := max(l.pos[stream], l.n-partLogSize); j < l.n; j++ {
 		if l.hash[j%partLogSize] == h {
 			if l.pos == nil {
 				l.pos = make(map[uint64]int, 2)
 			}
 			l.pos[stream] = j + 1
-			return false
+			return true
 		}
 	}
-	if !free {
-		return false // ahead of the owner: it records that part when it comes
-	}
-	delete(l.pos, stream)
-	return true
+	return false
 }
 
-// dropLocked takes r out of e, the entry of key k (s.mu held).
-func (s *sideStreams) dropLocked(k string, e *sideEntry, r *sideReq) {
+// dropLocked takes r out of e, the entry of key k (s.mu held); the parts
+// held for its answer are copies then, let go to out.
+func (s *sideStreams) dropLocked(k string, e *sideEntry, r *sideReq, out *[]tape.Record) {
 	for i, q := range e.reqs {
 		if q == r {
 			e.reqs = append(e.reqs[:i], e.reqs[i+1:]...)
 			e.owner, e.parts = 0, partLog{}
+			e.held.flush(out)
 			break
 		}
 	}
@@ -367,15 +438,22 @@ func (x *exchange) sideRequests(body []byte) {
 
 // sideMessage handles a server message m of a sessionless exchange while
 // side streams are tracked: an answer ends its request, and goes to the
-// request's session when it came on a side stream.
-func (x *exchange) sideMessage(m []byte, rec *tape.Record) {
+// request's session when it came on a side stream. It reports whether
+// the message is held, to be recorded later (rec is not to be recorded).
+func (x *exchange) sideMessage(m []byte, rec *tape.Record) bool {
 	var stream uint64
 	if x.side {
 		stream = x.id
 	}
-	if s, ok := x.p.side.answer(x, stream, m); ok && x.side {
+	var out []tape.Record
+	s, verdict := x.p.side.answer(x, stream, m, rec, &out)
+	if verdict == sideOwn && x.side {
 		rec.Session = s
 	}
+	if out != nil {
+		x.p.writeHeld(out)
+	}
+	return verdict == sideHeldOff
 }
 
 // sideCancelOf returns the request that member i of n of x's body cancels
@@ -449,21 +527,21 @@ func (x *exchange) sideRecorded() {
 // unless their answers may still come on a side stream: x was accepted
 // (2xx) with no message while side streams are open.
 func (x *exchange) sideDone() {
+	var out []tape.Record
 	if x.side {
-		x.p.side.streamEnded(x.id)
+		x.p.side.streamEnded(x.id, &out)
 	}
-	if len(x.sideReqs) == 0 {
-		return
-	}
-	if x.p.side.on.Load() && x.status/100 == 2 && x.messages == 0 {
-		return
-	}
-	s := &x.p.side
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, r := range x.sideReqs {
-		if e := s.reqs[r.key]; e != nil {
-			s.dropLocked(r.key, e, r)
+	if len(x.sideReqs) > 0 && !(x.p.side.on.Load() && x.status/100 == 2 && x.messages == 0) {
+		s := &x.p.side
+		s.mu.Lock()
+		for _, r := range x.sideReqs {
+			if e := s.reqs[r.key]; e != nil {
+				s.dropLocked(r.key, e, r, &out)
+			}
 		}
+		s.mu.Unlock()
+	}
+	if out != nil {
+		x.p.writeHeld(out)
 	}
 }

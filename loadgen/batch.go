@@ -91,11 +91,8 @@ func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Tim
 		}
 		buf = t.appendFrame(buf, first+int64(i))
 		names[i] = t.series
-		for _, n := range names[i] {
-			st.seriesCountsLocked(n).requests++
-		}
 	}
-	st.sentLocked(k, intended)
+	st.sentLocked(intended, names...)
 	st.inflt += k
 	st.mu.Unlock()
 	buf = append(buf, ']')

@@ -39,7 +39,10 @@ type FindMaxConfig struct {
 	// Start is the first rate, MaxRate the highest tried (arrivals/s).
 	Start, MaxRate float64
 	// Step is the measured time of each step, Warmup the time before it
-	// whose samples are discarded (negative: none).
+	// whose samples are discarded (negative: none). The warm-up runs at
+	// the step's rate from its first instant (a hold, not a ramp), its
+	// sessions set up before it: the server is at the step's load, its
+	// queues settled, when the measured time begins.
 	Step, Warmup time.Duration
 	// Precision ends the bisection once (broke-held)/held is at most it.
 	Precision float64
@@ -111,8 +114,8 @@ const StallLate = 50 * time.Millisecond
 // threshold breaks (or cfg.MaxRate held), then bisects between the
 // highest rate that held and the lowest that broke. Each step is a run of
 // its own (opts apply to each; they must not set a rate, a duration or
-// stages) at a constant rate, for cfg.Warmup then cfg.Step, measured over
-// cfg.Step only. A step that broke a threshold while the generator itself
+// stages) at a constant rate, for cfg.Warmup then cfg.Step (the rate held
+// through both), measured over cfg.Step only. A step that broke a threshold while the generator itself
 // was StallLate or more late is run once more, and the second run's
 // verdict and figures stand (CapacityStep.Repeated says why; the first
 // run's figures are left out of the report). The report merges the steps;

@@ -48,43 +48,14 @@ type stats struct {
 	outage        outage            // the server unreachable
 	lastTransport string            // the latest transport error, for Report.Failure
 	// stageEnds are the ends of the stages but the last (WithStages) and
-	// stageSent the requests sent per stage by intended time (see
-	// sentLocked).
+	// stages their figures counted by intended time (stagecount.go).
 	stageEnds []time.Time
-	stageSent []int64
+	stages    []stageCounts
 
 	// late is the most an open-model arrival was sent after its time since
 	// the last stage mark (mark swaps it), lateRun the same over the run;
 	// nanoseconds, raised by the one goroutine that schedules arrivals.
 	late, lateRun atomic.Int64
-}
-
-// startStages prepares counting the requests of each stage of a run
-// started at start whose stages end at the offsets ends (all but the last).
-func (s *stats) startStages(start time.Time, ends []time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stageEnds = make([]time.Time, len(ends))
-	for i, e := range ends {
-		s.stageEnds[i] = start.Add(e)
-	}
-	s.stageSent = make([]int64, len(ends)+1)
-}
-
-// sentLocked counts k requests sent, due at intended. With stages, they
-// count in the stage of their intended time: an arrival due at a stage's
-// end is the next stage's, though it may be sent a moment before the
-// mark of that end is taken (both fire at that instant). s.mu is held.
-func (s *stats) sentLocked(k int64, intended time.Time) {
-	s.sent += k
-	if s.stageSent == nil {
-		return
-	}
-	i := 0
-	for i < len(s.stageEnds) && !intended.Before(s.stageEnds[i]) {
-		i++
-	}
-	s.stageSent[i] += k
 }
 
 // errKey is one error class with its detail (status code, error code...).
@@ -164,10 +135,14 @@ func (s *stats) unsend(names []string) {
 	s.mu.Unlock()
 }
 
-// drop counts an open-model arrival dropped: a request error.
-func (s *stats) drop() {
+// drop counts an open-model arrival due at intended dropped: a request
+// error.
+func (s *stats) drop(intended time.Time) {
 	s.mu.Lock()
 	s.dropped++
+	if c := s.stageLocked(intended); c != nil {
+		c.dropped++
+	}
 	s.reqErrs++
 	s.failLocked(nil, ClassDropped, detailMaxInFlight)
 	s.mu.Unlock()

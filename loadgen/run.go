@@ -177,11 +177,7 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 	wg.Wait()
 	rep := r.report(end)
 	rep.Stages = o.stageReports(marks, rep.Model)
-	r.st.mu.Lock()
-	for i := range rep.Stages { // by intended time, not by the marks
-		rep.Stages[i].Figures.Requests = r.st.stageSent[i]
-	}
-	r.st.mu.Unlock()
+	r.st.countStages(rep.Stages) // by intended time, not by the marks
 	rep.Intervals = ivs
 	if o.results != nil {
 		if err := o.results.flush(); err != nil {
@@ -459,7 +455,7 @@ func (r *runner) open(sessions []*session) {
 			go worker(a)
 			continue
 		}
-		r.st.drop()
+		r.st.drop(when)
 	}
 	close(work)
 	wg.Wait()

@@ -359,11 +359,8 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 	names := t.series
 	c := s.newCall(names, t)
 	st.mu.Lock()
-	st.sentLocked(1, intended)
+	st.sentLocked(intended, names)
 	st.inflt++
-	for _, n := range names {
-		st.seriesCountsLocked(n).requests++
-	}
 	st.mu.Unlock()
 	var rep reply
 	sent := time.Now()

@@ -138,28 +138,84 @@ func TestStagesOpen(t *testing.T) {
 	}
 }
 
-// TestStagesCountByIntendedTime: a stage's requests are those due in its
-// time, to the one: the arrival due at a stage's very end (here the 10th
-// and the 30th: a ramp of 0→50/s over 400ms holds 10) belongs to the next
-// stage, however the mark of that end and the arrival's send race. (A
-// capacity step at 10/s for 10s after its warm-up ramp measured 99, and
-// its search was of low confidence whatever the server did.)
+// TestStagesCountByIntendedTime: a stage's requests, in all and per
+// series, and its dropped arrivals are those due in its time, to the one:
+// the arrival due at a stage's very end (here the 10th and the 30th: a
+// ramp of 0→50/s over 400ms holds 10) belongs to the next stage, however
+// the mark of that end and the arrival's send (or drop) race. (A
+// capacity step at 10/s for 10s after its warm-up measured 99, and its
+// search was of low confidence whatever the server did; per series and
+// dropped, [10 21 9] and [10 20 9] came before.) With one request in
+// flight at most and a call longer than the run, every arrival but the
+// first is dropped.
 func TestStagesCountByIntendedTime(t *testing.T) {
 	url := refHTTP(t, refserver.HTTPConfig{})
 	const stage = 400 * time.Millisecond
-	for round := range 3 {
-		rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, "ping"),
-			WithStages([]Stage{{stage, 50, true}, {stage, 50, true}, {stage, 0, true}}))
-		if err != nil {
-			t.Fatal(err)
+	tests := []struct {
+		name    string
+		call    string
+		series  string
+		opts    []Option
+		sent    []int64 // in all and in series
+		dropped []int64
+	}{
+		{"ping", "ping", "ping", nil, []int64{10, 20, 10}, []int64{0, 0, 0}},
+		{"dropped", `tools/call sleep {"ms":1500}`, "tools/call sleep", []Option{WithMaxInFlight(1)},
+			[]int64{1, 0, 0}, []int64{9, 20, 10}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for round := range 3 {
+				opts := append([]Option{WithStages([]Stage{{stage, 50, true}, {stage, 50, true}, {stage, 0, true}})}, tt.opts...)
+				rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, tt.call), opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var sent, series, dropped, errs []int64
+				for _, st := range rep.Stages {
+					f := st.Figures
+					sent, dropped = append(sent, f.Requests), append(dropped, f.Dropped)
+					var n, e int64
+					if s := f.Find(tt.series); s != nil {
+						n = s.Requests
+					}
+					for _, ec := range f.Errors {
+						if ec.Class == ClassDropped {
+							e += ec.Count
+						}
+					}
+					series, errs = append(series, n), append(errs, e)
+				}
+				if !slices.Equal(sent, tt.sent) || !slices.Equal(series, tt.sent) || !slices.Equal(dropped, tt.dropped) || !slices.Equal(errs, tt.dropped) {
+					t.Errorf("round %d: stages sent %v, %s %v, dropped %v (errors %v); want %v, %v, %v",
+						round, sent, tt.series, series, dropped, errs, tt.sent, tt.sent, tt.dropped)
+				}
+			}
+		})
+	}
+}
+
+// TestFindMaxWarmupHolds: a capacity step's warm-up sends at the step's
+// rate from its first instant (a hold, as vegeta's and k6's warm-ups; a
+// ramp from 0 would send half as many), and the step's figures are those
+// of the measured stage alone.
+func TestFindMaxWarmupHolds(t *testing.T) {
+	url := refHTTP(t, refserver.HTTPConfig{})
+	cfg := FindMaxConfig{Step: 500 * time.Millisecond, Warmup: 500 * time.Millisecond}.withDefaults()
+	rep, err := runStep(context.Background(), Target{URL: url}, mustCalls(t, "ping"), cfg, 40, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Stages) != 2 {
+		t.Fatalf("%d stages, want the warm-up and the measured one", len(rep.Stages))
+	}
+	for i, st := range rep.Stages {
+		if st.From != 40 || st.Target != 40 || st.Figures.Requests != 20 {
+			t.Errorf("stage %d: %g/s to %g/s, %d requests; want a hold at 40/s, 20 requests", i+1, st.From, st.Target, st.Figures.Requests)
 		}
-		var got []int64
-		for _, st := range rep.Stages {
-			got = append(got, st.Figures.Requests)
-		}
-		if !slices.Equal(got, []int64{10, 20, 10}) {
-			t.Errorf("round %d: stages sent %v, want [10 20 10]", round, got)
-		}
+	}
+	if f := rep.Figures(); f.Requests != 20 || f.Rate != 40 {
+		t.Errorf("step figures: %d requests at %g/s, want those of the measured stage (20 at 40/s)", f.Requests, f.Rate)
 	}
 }
 

@@ -226,12 +226,11 @@ func (m *meteredConn) Send(ctx context.Context, frame []byte, opt transport.Send
 		m.mu.Unlock()
 		st := m.r.st
 		st.mu.Lock()
-		if !setup {
-			st.sentLocked(1, now)
+		if setup {
+			st.seriesCountsLocked(SetupSeries).requests++
+		} else {
+			st.sentLocked(now, series)
 			st.inflt++
-		}
-		for _, n := range series {
-			st.seriesCountsLocked(n).requests++
 		}
 		st.mu.Unlock()
 	}

@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/tape"
 	"github.com/mcptape/mcptape/transport"
 )
 
@@ -124,16 +126,16 @@ func (h *httpSessions) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(body) > maxBody {
-		writeJSONError(w, http.StatusRequestEntityTooLarge, errorFrame(nil, codeInvalidRequest, "Invalid Request: body too large"))
+		h.answerDirect(w, r, &jsonrpc.Info{}, nil, http.StatusRequestEntityTooLarge, errorFrame(nil, codeInvalidRequest, "Invalid Request: body too large"))
 		return
 	}
 	info := jsonrpc.Classify(body)
-	if info.Violations.Has(jsonrpc.ViolationInvalidJSON) {
-		writeJSONError(w, http.StatusBadRequest, errorFrame(nil, codeParse, "Parse error"))
+	switch {
+	case info.Violations.Has(jsonrpc.ViolationInvalidJSON):
+		h.answerDirect(w, r, &info, body, http.StatusBadRequest, errorFrame(nil, codeParse, "Parse error"))
 		return
-	}
-	if info.Violations.Has(jsonrpc.ViolationEmptyBatch) {
-		writeJSONError(w, http.StatusBadRequest, emptyBatchError())
+	case info.Violations.Has(jsonrpc.ViolationEmptyBatch):
+		h.answerDirect(w, r, &info, body, http.StatusBadRequest, emptyBatchError())
 		return
 	}
 	s, id, status := h.session(r, &info)
@@ -141,7 +143,7 @@ func (h *httpSessions) post(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(sessionHeader, id)
 	}
 	if s == nil {
-		writeJSONError(w, status, errorFrame(nil, codeInvalidRequest, http.StatusText(status)+": "+sessionProblem(status)))
+		h.answerDirect(w, r, &info, body, status, errorFrame(nil, codeInvalidRequest, http.StatusText(status)+": "+sessionProblem(status)))
 		return
 	}
 	ex := h.exchange.Add(1)
@@ -159,6 +161,45 @@ func (h *httpSessions) post(w http.ResponseWriter, r *http.Request) {
 		p(r.Context())
 	}
 	finish()
+}
+
+// answerDirect answers a POST that no session's Conn handles (a body too
+// large, unparseable, an empty batch, one of a missing or unknown session)
+// with frame, and records body (nil: too large to keep) and frame in the
+// output tape as a Conn records what it takes and sends: under the session
+// the POST names when the mock serves it, else under a session of its own.
+func (h *httpSessions) answerDirect(w http.ResponseWriter, r *http.Request, info *jsonrpc.Info, body []byte, status int, frame []byte) {
+	if h.m.o.out != nil {
+		h.m.recordDirect(h.directSession(r, info), h.exchange.Add(1), body, frame)
+	}
+	writeJSONError(w, status, frame)
+}
+
+// recordDirect records body (when not empty), a client's POST of exchange
+// ex, and frame, the answer an HTTP handler gave it itself, in session of
+// the output tape, as a Conn records what it takes and sends.
+func (m *Mock) recordDirect(session string, ex uint64, body, frame []byte) {
+	if len(bytes.TrimSpace(body)) > 0 {
+		m.record(session, tape.ClientToServer, body, ex)
+	}
+	m.record(session, tape.ServerToClient, frame, 0)
+}
+
+// directSession names the session of the output tape a POST answered by
+// answerDirect goes to.
+func (h *httpSessions) directSession(r *http.Request, info *jsonrpc.Info) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cfg.Stateless || (h.m.x.stateless() && stateless(r, info)) {
+		if h.shared == nil {
+			h.shared = &httpSession{c: h.m.newStreamConn()}
+		}
+		return h.shared.c.id
+	}
+	if s := h.byID[r.Header.Get(sessionHeader)]; s != nil {
+		return s.c.id
+	}
+	return h.m.nextConn()
 }
 
 // sessionProblem words what is wrong with a request's session.

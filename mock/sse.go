@@ -105,7 +105,9 @@ func (l *legacy) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if jsonrpc.Classify(body).Violations.Has(jsonrpc.ViolationInvalidJSON) {
-		writeJSONError(w, http.StatusBadRequest, errorFrame(nil, codeParse, "Parse error"))
+		frame := errorFrame(nil, codeParse, "Parse error")
+		l.m.recordDirect(s.c.id, 0, body, frame)
+		writeJSONError(w, http.StatusBadRequest, frame)
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)

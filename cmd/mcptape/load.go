@@ -95,13 +95,14 @@ func loadCmd() *command {
   target linearly from the previous one (0 before the first) over DUR; the
   run lasts the stages. Rate targets (100/s) are the open model, session
   targets (50) the closed model, where session i works while the target
-  is above i. The reports give each stage its own figures (requests
-  counted in the stage's time) beside the whole run.
+  is above i. The reports give each stage its own figures (requests, per
+  series too, and dropped arrivals due in the stage's time) beside the
+  whole run.
   --find-max searches the capacity: the highest open-model rate at which
   every --threshold holds. It steps the rate up from --rate (default 10/s),
   doubling, until a threshold breaks or --max-rate held, then bisects until
-  the bracket is within --find-precision. Each step runs --warmup
-  (discarded) then --step-duration (measured). The result (highest rate
+  the bracket is within --find-precision. Each step runs at its rate for
+  --warmup (discarded; no ramp) then --step-duration (measured). The result (highest rate
   held, lowest that broke, confidence) and the table of steps go to the
   text and JSON reports; a step that broke while the generator itself ran
   50ms or more late (a stalled process) is run once more, and the second

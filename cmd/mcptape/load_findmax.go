@@ -23,7 +23,7 @@ type findMaxFlags struct {
 func (f *findMaxFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.on, "find-max", false, "search the highest rate at which every --threshold holds: steps up geometrically from --rate (default 10/s), then bisects; exit 3 if even the first step broke")
 	fs.DurationVar(&f.step, "step-duration", loadgen.DefaultStepDuration, "with --find-max: measured time of each step")
-	fs.DurationVar(&f.warmup, "warmup", loadgen.DefaultWarmup, "with --find-max: time each step runs before it is measured (its samples are discarded)")
+	fs.DurationVar(&f.warmup, "warmup", loadgen.DefaultWarmup, "with --find-max: time each step runs at its rate before it is measured (a hold, not a ramp; its samples are discarded)")
 	fs.StringVar(&f.maxRate, "max-rate", "", "with --find-max: highest rate `R/s` to try (default 1e6/s)")
 	fs.Float64Var(&f.precision, "find-precision", loadgen.DefaultFindPrecision, "with --find-max: stop bisecting once the lowest rate that broke is within `F` (0.1: 10%) of the highest that held")
 }

@@ -55,7 +55,7 @@ func newProxyMetrics(stats func() capture.HTTPStats, tc tapeCounters) *proxyMetr
 	m.exchanges = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcptape_exchanges_total",
 		Help: "HTTP exchanges forwarded, by the status the client got (0: none sent)."}, []string{"status"})
 	m.messages = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcptape_messages_total",
-		Help: "JSON-RPC messages forwarded, recorded or not, by direction (c2s, s2c), kind and method (a server's response: its request's, when that came on the same exchange, else \"\"; a client's response: \"\"; \"other\" past 128 methods)."},
+		Help: "JSON-RPC messages forwarded, recorded or not, by direction (c2s, s2c), kind and method (a response or error: the method of the request it answers in its session, \"\" when none was seen; \"other\" past 128 methods)."},
 		[]string{"direction", "kind", "method"})
 	m.forwarded = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcptape_forwarded_bytes_total",
 		Help: "HTTP body bytes forwarded, by direction (c2s: requests, s2c: responses)."}, []string{"direction"})
