@@ -184,6 +184,11 @@ type Case struct {
 	Count    int64    `json:"count,omitempty"`
 	Message  string   `json:"message,omitempty"`
 	Details  []string `json:"details,omitempty"`
+	// Measured is the exact value of a failed threshold or max-duration
+	// assertion, which Message gives rounded: nanoseconds for a
+	// duration, a fraction for a share of errors, else a count or a rate
+	// per second.
+	Measured *float64 `json:"measured,omitempty"`
 }
 
 // tapeError is the TapeError of err about the tape at path. The reader's
