@@ -96,7 +96,7 @@ func WithGrep(expr string) ShowOption {
 	return func(o *showOptions) error {
 		re, err := regexp.Compile(expr)
 		if err != nil {
-			return fmt.Errorf("grep: %w", err)
+			return fmt.Errorf("grep %q: %w", expr, err)
 		}
 		o.grep = re
 		return nil
