@@ -92,7 +92,7 @@ func TestOutputOverInput(t *testing.T) {
 				}
 				args := append(append(slices.Clone(tt.args), tp), "-o", out)
 				if tt.name == "replay" {
-					args = append(args, "--", "false")
+					args = append(append(args, "--"), exitArgv(1)...)
 				}
 				code, _, stderr := runCLI(t, "", args...)
 				if code != 2 || !strings.Contains(stderr, "is the input") {
