@@ -96,7 +96,7 @@ func WithGrep(expr string) ShowOption {
 	return func(o *showOptions) error {
 		re, err := regexp.Compile(expr)
 		if err != nil {
-			return fmt.Errorf("grep: %w", err)
+			return fmt.Errorf("grep %q: %w", expr, err)
 		}
 		o.grep = re
 		return nil
@@ -315,11 +315,9 @@ func showItems(src itemSource, h *tape.Header, w io.Writer, live bool, opts ...S
 		if err != nil {
 			return st, err
 		}
-		if origin == 0 {
-			origin = it.Rec.Time
-		}
 		if !bounded {
 			bounded = true
+			origin = tapeOrigin(origin, it.Rec.Time)
 			if err := checkWindow(o.from, o.to, origin); err != nil {
 				return st, fmt.Errorf("analysis: show: %w", err)
 			}

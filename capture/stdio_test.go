@@ -430,7 +430,8 @@ func TestRunStdioCannotStart(t *testing.T) {
 }
 
 func TestRunStdioBadOptions(t *testing.T) {
-	ok := StdioOptions{Command: []string{"true"}, Stdin: strings.NewReader(""), Stdout: io.Discard, Tape: &memTape{}}
+	argv, env := peerCmd(t, "early")
+	ok := StdioOptions{Command: argv, Env: env, Stdin: strings.NewReader(""), Stdout: io.Discard, Tape: &memTape{}}
 	tests := []struct {
 		name   string
 		modify func(*StdioOptions)

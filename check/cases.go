@@ -110,7 +110,8 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 			case sr == nil:
 				c.Fired, c.Message = true, fmt.Sprintf("no series %q in the tape", m.series)
 			case sr.Max > m.d:
-				c.Fired, c.Message = true, fmt.Sprintf("%s took up to %v", m.series, sr.Max)
+				c.Fired, c.Message = true, fmt.Sprintf("%s took up to %s", m.series, loadgen.FormatLatency(sr.Max))
+				c.Measured = measured(float64(sr.Max))
 			}
 			out = append(out, c)
 		}
@@ -118,8 +119,11 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 	view := loadView(rep)
 	for _, t := range o.thresholds {
 		c := Case{Tape: path, Name: "threshold " + t.Spec, Signal: "assertion", Selected: true}
-		if why := t.Check(view); why != "" {
-			c.Fired, c.Message = true, why
+		if o := t.Eval(view); !o.Held {
+			c.Fired, c.Message = true, o.Why // the name gives the spec
+			if o.Found {
+				c.Measured = measured(o.Measured)
+			}
 		}
 		out = append(out, c)
 	}
@@ -255,3 +259,6 @@ func loadView(rep *analysis.Report) *loadgen.Report {
 	v.RequestErrors = v.ErrorTotal
 	return v
 }
+
+// measured returns v for Case.Measured.
+func measured(v float64) *float64 { return &v }

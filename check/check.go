@@ -53,6 +53,19 @@ const DefaultSlow = 10 * time.Second
 // Option configures a check. A bad value is an error.
 type Option func(*options) error
 
+// CheckOptions returns the first error of opts, applied in order: a
+// command line checks each flag's option with it before it reads a tape,
+// so that a bad value names its flag.
+func CheckOptions(opts ...Option) error {
+	var o options
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 type options struct {
 	failOn      map[string]bool
 	slow        time.Duration
@@ -184,6 +197,11 @@ type Case struct {
 	Count    int64    `json:"count,omitempty"`
 	Message  string   `json:"message,omitempty"`
 	Details  []string `json:"details,omitempty"`
+	// Measured is the exact value of a failed threshold or max-duration
+	// assertion, which Message gives rounded: nanoseconds for a
+	// duration, a fraction for a share of errors, else a count or a rate
+	// per second.
+	Measured *float64 `json:"measured,omitempty"`
 }
 
 // tapeError is the TapeError of err about the tape at path. The reader's

@@ -107,8 +107,8 @@ func TestRunErrorShare(t *testing.T) {
 	tests := []struct {
 		spec, msg string // msg "" when the threshold holds
 	}{
-		{"errors<1%", "errors<1%: broken, measured 22.2%"},
-		{"errors<=22%", "errors<=22%: broken, measured 22.2%"},
+		{"errors<1%", "measured 22.2%"},
+		{"errors<=22%", "measured 22.2%"},
 		{"errors<23%", ""},
 		{"errors>=22%", ""},
 	}
@@ -122,6 +122,10 @@ func TestRunErrorShare(t *testing.T) {
 				if c.Name == "threshold "+tt.spec {
 					if c.Message != tt.msg || c.Fired != (tt.msg != "") {
 						t.Errorf("fired %v, message %q, want %q", c.Fired, c.Message, tt.msg)
+					}
+					// JSON keeps the exact share: 2 failed of 9
+					if tt.msg != "" && (c.Measured == nil || *c.Measured != 2.0/9) {
+						t.Errorf("measured %v, want %v", c.Measured, 2.0/9)
 					}
 					return
 				}

@@ -96,12 +96,15 @@
 //     server that exits fail at once with *ServerExitError: the session's
 //     reader sees the output end and fails them, rather than letting them
 //     wait for the timeout.
-//   - A closed-model loop whose request fails on transport or with an
-//     HTTP error status, or whose session cannot be set up again, backs
-//     off before its next attempt (BackoffMin doubling to BackoffMax,
-//     jitter in the upper half): a dead server costs a few attempts per
-//     second per loop, not a tight loop. The open model keeps its
-//     schedule. Report.Outage says how long the server was unreachable
+//   - A closed-model loop whose request fails on transport (connection
+//     refused, reset, unreachable, a stdio server gone) or with HTTP
+//     status 429, 502, 503 or 504, or whose session cannot be set up
+//     again, backs off before its next attempt (BackoffMin doubling to
+//     BackoffMax, jitter in the upper half; Retry-After is not followed):
+//     a dead server costs a few attempts per second per loop, not a tight
+//     loop. Any other HTTP error status (400, 404, 500...) is the answer
+//     to that request: counted, and the next request goes at once. The
+//     open model keeps its schedule. Report.Outage says how long the server was unreachable
 //     (from a transport failure, once some session was set up, to the
 //     next answer) and how many attempts failed meanwhile; a server still
 //     unreachable for DownAtEndFailure at the end fails the run. An HTTP

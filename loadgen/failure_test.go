@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/mcptape/mcptape/internal/refserver"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/transport"
 )
 
 // TestStdioServerExit: a stdio server that exits mid-run fails the
@@ -179,6 +181,10 @@ func fakeHTTP(t *testing.T) string {
 	t.Helper()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`"method":"refuse"`)) { // a batch too
+			http.Error(w, "no such method", http.StatusBadRequest)
+			return
+		}
 		info := jsonrpc.Classify(body)
 		if info.Kind != jsonrpc.KindRequest {
 			w.WriteHeader(http.StatusAccepted)
@@ -364,6 +370,56 @@ func TestServerDownAtEnd(t *testing.T) {
 	}
 	if o := rep.Outage; o == nil || !o.DownAtEnd || !strings.HasPrefix(rep.Failure, "the server was unreachable for the last ") {
 		t.Errorf("outage %+v failure %q", rep.Outage, rep.Failure)
+	}
+}
+
+// TestClientErrorNoBackoff: a server that refuses every request with 400
+// at once gets the run's requests at once, batched or not: a 4xx is the
+// answer to a request, counted as an error, not a sign the server is
+// down (with a back-off, 40 requests on one session took seconds).
+func TestClientErrorNoBackoff(t *testing.T) {
+	url := fakeHTTP(t)
+	for _, batch := range []int{1, 4} {
+		t.Run(fmt.Sprint("batch ", batch), func(t *testing.T) {
+			const n = 40
+			start := time.Now()
+			rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, "refuse"),
+				WithSessions(1), WithRequests(n), WithBatch(batch), WithTimeout(10*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := errorCount(rep, ClassStatus); got != n || rep.Outage != nil {
+				t.Fatalf("%d status errors, outage %+v, want %d and none (errors %v)", got, rep.Outage, n, rep.Errors)
+			}
+			// a back-off makes it n-1 waits of 25 ms to 1 s: over 10 s
+			if el := time.Since(start); el > 3*time.Second {
+				t.Errorf("%d requests refused at once took %v: backed off", n, el)
+			}
+		})
+	}
+}
+
+// TestBacksOff: which failures call for a back-off.
+func TestBacksOff(t *testing.T) {
+	cases := []struct {
+		err  error
+		want bool
+	}{
+		{&transport.StatusError{Status: 400}, false},
+		{&transport.StatusError{Status: 404}, false},
+		{&transport.StatusError{Status: 500}, false},
+		{&transport.StatusError{Status: 404, Expired: true}, false},
+		{&transport.StatusError{Status: 429}, true},
+		{&transport.StatusError{Status: 502}, true},
+		{fmt.Errorf("post: %w", &transport.StatusError{Status: 503}), true},
+		{&transport.StatusError{Status: 504}, true},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: io.ErrUnexpectedEOF}, true},
+		{context.DeadlineExceeded, false},
+	}
+	for _, c := range cases {
+		if got := backsOff(c.err); got != c.want {
+			t.Errorf("backsOff(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }
 

@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// Back-off of a session whose exchanges fail (the server unreachable, a
-// setup refused, a stdio server that keeps exiting): the wait before the
+// Back-off of a session whose exchanges fail (the server unreachable or
+// busy, a setup refused, a stdio server that keeps exiting; see backsOff):
+// the wait before the
 // next attempt doubles from BackoffMin with each failure in a row, up to
 // BackoffMax, and is drawn at random in its upper half (jitter, so that
 // sessions that failed together do not come back together).

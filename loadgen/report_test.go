@@ -167,6 +167,27 @@ func TestThresholds(t *testing.T) {
 	}
 }
 
+// TestThresholdFailureLine: a broken threshold reads as one line giving
+// the spec once and the measured value with 3 significant digits.
+func TestThresholdFailureLine(t *testing.T) {
+	rep := fakeReport(t, time.Now(), time.Second, map[string][]time.Duration{"echo": {301039636, 301039636}},
+		ErrorCount{Class: ClassTimeout, Count: 1})
+	for _, c := range []struct{ spec, want string }{
+		{"echo:max<300ms", "echo:max<300ms failed: measured 301ms"},
+		{"echo:p99<=1ms", "echo:p99<=1ms failed: measured 301ms"},
+		{"errors<1", "errors<1 failed: measured 1"},
+		{"nosuch:p99<1s", `nosuch:p99<1s failed: no series "nosuch" in the report`},
+	} {
+		th, err := ParseThreshold(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := th.Check(rep); got != c.want {
+			t.Errorf("Check = %q, want %q", got, c.want)
+		}
+	}
+}
+
 func TestTextReport(t *testing.T) {
 	rep := fakeReport(t, time.Now(), time.Second, map[string][]time.Duration{"tools/call echo": {time.Millisecond}},
 		ErrorCount{Class: ClassStatus, Detail: "503", Count: 2})

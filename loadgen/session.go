@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -413,16 +414,34 @@ func (s *session) recycle(c *call) {
 }
 
 // backsOff reports whether a request that failed with err calls for a
-// back-off before the next: the server could not be reached, or answered
-// with an HTTP error status (an expired session is set up again at once;
-// a timeout has waited already).
+// back-off before the next: the server could not be reached (connection
+// refused, reset, unreachable, a stdio server gone), or answered with a
+// status that says it cannot serve now (see busyStatus). Any other HTTP
+// error status is the server's answer to that request: it is counted and
+// the next request goes at once, as vegeta and k6 do (an expired session
+// is set up again at once; a timeout has waited already).
 func backsOff(err error) bool {
 	var se *transport.StatusError
 	if errors.As(err, &se) {
-		return !se.Expired
+		return busyStatus(se.Status)
 	}
 	class, _ := reason(context.Background(), err)
 	return class == ClassTransport
+}
+
+// busyStatus reports whether an HTTP status says the server, or a gateway
+// in front of it, cannot serve now: 429 Too Many Requests, 502 Bad
+// Gateway, 503 Service Unavailable, 504 Gateway Timeout. A Retry-After
+// header is not followed: the back-off is capped at BackoffMax, so that a
+// load run keeps measuring rather than waiting for as long as the server
+// asks.
+func busyStatus(code int) bool {
+	switch code {
+	case http.StatusTooManyRequests, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
 }
 
 // errCancelled marks a call cancelled before its answer.

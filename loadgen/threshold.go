@@ -83,47 +83,35 @@ func ParseThreshold(spec string) (Threshold, error) {
 	return t, nil
 }
 
-// Check returns "" when rep meets the threshold, else why not, in one line.
+// Check returns "" when rep meets the threshold, else why not, in one
+// line: "tools/call echo:p99<300ms failed: measured 301ms".
 func (t Threshold) Check(rep *Report) string {
-	var got float64
-	var show string
-	if t.Stat == "errors" {
-		if t.Pct {
-			got = rep.ErrorRatio()
-			show = fmt.Sprintf("%.3g%%", 100*got)
-		} else {
-			got = float64(rep.ErrorTotal)
-			show = strconv.FormatInt(rep.ErrorTotal, 10)
-		}
-	} else {
-		s := rep.Find(t.Series)
-		if s == nil {
-			return fmt.Sprintf("%s: no series %q in the report", t.Spec, t.Series)
-		}
-		var d time.Duration
-		switch t.Stat {
-		case "mean":
-			d = s.Mean
-		case "p50":
-			d = s.P50
-		case "p90":
-			d = s.P90
-		case "p99":
-			d = s.P99
-		case "p99.9":
-			d = s.P999
-		case "max":
-			d = s.Max
-		case "rate":
-			got, show = s.Rate, fmt.Sprintf("%.1f/s", s.Rate)
-		case "count":
-			got, show = float64(s.Count), strconv.FormatInt(s.Count, 10)
-		case "tokens_per_s":
-			got, show = s.TokensPerSec, fmt.Sprintf("%.1f tokens/s", s.TokensPerSec)
-		}
-		if show == "" {
-			got, show = float64(d), d.String()
-		}
+	o := t.Eval(rep)
+	if o.Held {
+		return ""
+	}
+	return t.Spec + " failed: " + o.Why
+}
+
+// Outcome is how a report fares against a threshold (Threshold.Eval).
+type Outcome struct {
+	Held bool
+	// Why says why not, without the spec: "measured 301ms" (a duration
+	// with 3 significant digits, a share of errors "22.2%"), or "no
+	// series "x" in the report". "" when Held.
+	Why string
+	// Measured is the exact value judged: nanoseconds for a duration, a
+	// fraction for a share of errors, a count, a rate per second. Found
+	// is false when there was nothing to measure (no such series).
+	Measured float64
+	Found    bool
+}
+
+// Eval judges rep against the threshold.
+func (t Threshold) Eval(rep *Report) Outcome {
+	got, show, found := t.measure(rep)
+	if !found {
+		return Outcome{Why: show}
 	}
 	ok := false
 	switch t.Op {
@@ -136,10 +124,50 @@ func (t Threshold) Check(rep *Report) string {
 	case ">=":
 		ok = got >= t.Value
 	}
-	if ok {
-		return ""
+	o := Outcome{Held: ok, Measured: got, Found: true}
+	if !ok {
+		o.Why = "measured " + show
 	}
-	return fmt.Sprintf("%s: broken, measured %s", t.Spec, show)
+	return o
+}
+
+// measure returns the value of the threshold's statistic in rep, exact
+// and for people; found false (and why in show) when rep has no such
+// series.
+func (t Threshold) measure(rep *Report) (got float64, show string, found bool) {
+	if t.Stat == "errors" {
+		if t.Pct {
+			got = rep.ErrorRatio()
+			return got, fmt.Sprintf("%.3g%%", 100*got), true
+		}
+		return float64(rep.ErrorTotal), strconv.FormatInt(rep.ErrorTotal, 10), true
+	}
+	s := rep.Find(t.Series)
+	if s == nil {
+		return 0, fmt.Sprintf("no series %q in the report", t.Series), false
+	}
+	var d time.Duration
+	switch t.Stat {
+	case "mean":
+		d = s.Mean
+	case "p50":
+		d = s.P50
+	case "p90":
+		d = s.P90
+	case "p99":
+		d = s.P99
+	case "p99.9":
+		d = s.P999
+	case "max":
+		d = s.Max
+	case "rate":
+		return s.Rate, fmt.Sprintf("%.1f/s", s.Rate), true
+	case "count":
+		return float64(s.Count), strconv.FormatInt(s.Count, 10), true
+	case "tokens_per_s":
+		return s.TokensPerSec, fmt.Sprintf("%.1f tokens/s", s.TokensPerSec), true
+	}
+	return float64(d), FormatLatency(d), true
 }
 
 // AllFailed returns why a run in which not one request succeeded failed,

@@ -68,18 +68,30 @@ func checkCmd() *command {
 				if !ok {
 					return usageError("--format %q: want text, json or junit", *format)
 				}
-				opts := []check.Option{check.WithFailOn(signalList(*failOn)...), check.WithSlow(*slow)}
-				for _, n := range *expect {
-					opts = append(opts, check.WithExpectTool(n))
+				opts := []check.Option{check.WithSlow(*slow)}
+				// add checks the option of a flag at once: a bad value is
+				// a usage error that names the flag
+				add := func(flag, value string, opt check.Option) error {
+					if err := check.CheckOptions(opt); err != nil {
+						return flagValueError(flag, value, err)
+					}
+					opts = append(opts, opt)
+					return nil
 				}
-				for _, n := range *forbid {
-					opts = append(opts, check.WithForbidTool(n))
+				if err := add("fail-on", *failOn, check.WithFailOn(signalList(*failOn)...)); err != nil {
+					return err
 				}
-				for _, m := range *maxDur {
-					opts = append(opts, check.WithMaxDuration(m))
-				}
-				for _, t := range *thresholds {
-					opts = append(opts, check.WithThreshold(t))
+				for _, f := range []struct {
+					flag   string
+					values []string
+					opt    func(string) check.Option
+				}{{"expect-tool", *expect, check.WithExpectTool}, {"forbid-tool", *forbid, check.WithForbidTool},
+					{"max-duration", *maxDur, check.WithMaxDuration}, {"threshold", *thresholds, check.WithThreshold}} {
+					for _, v := range f.values {
+						if err := add(f.flag, v, f.opt(v)); err != nil {
+							return err
+						}
+					}
 				}
 				if *baseline != "" {
 					b, err := analysis.LoadSurface(ctx, *baseline)

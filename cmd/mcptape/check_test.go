@@ -42,8 +42,9 @@ func TestCheckCommand(t *testing.T) {
 		{"unreadable tape: not ok", []string{notTape, fixture("everything-stdio")}, 2, "check ERROR: 2 tapes, 1 session, ", ""},
 		{"unreadable tape: counted", []string{notTape, fixture("everything-stdio")}, 2, " 0 notes, 1 tape unreadable\n", ""},
 		{"no tape", []string{}, 2, "", "no tape given"},
-		{"bad signal", []string{fixture("cut"), "--fail-on", "oops"}, 2, "", `unknown signal "oops"`},
-		{"bad threshold", []string{fixture("cut"), "--threshold", "p99<1s"}, 2, "", "SERIES:STAT"},
+		{"bad signal", []string{fixture("cut"), "--fail-on", "oops"}, 2, "", `mcptape check: --fail-on "oops": unknown signal "oops"`},
+		{"bad threshold", []string{fixture("cut"), "--threshold", "p99<1s"}, 2, "", `mcptape check: --threshold "p99<1s": want SERIES:STAT`},
+		{"bad max duration", []string{fixture("cut"), "--max-duration", "x"}, 2, "", `mcptape check: --max-duration "x": "x" is not a positive duration`},
 		{"bad format", []string{fixture("cut"), "--format", "xml"}, 2, "", "--format"},
 		{"bad baseline", []string{fixture("cut"), "--baseline", notTape}, 2, "", "--baseline"},
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -72,10 +73,14 @@ func runExport(ctx context.Context, st *stdio, args []string, out string, f anal
 		stats, err = analysis.ExportTape(ctx, r, w, f)
 		return err
 	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return interrupted(ctx, "")
-		}
+	var outErr *exitError // about the output file (writeOutput), not the tape
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return interrupted(ctx, "")
+	case errors.As(err, &outErr):
+		return err
+	default:
 		return withCode(2, fmt.Errorf("%s: %w", path, err))
 	}
 	if stats.Warning != nil {

@@ -248,7 +248,7 @@ func (f *loadFlags) check(ctx context.Context, command []string) (loadgen.Target
 	for _, spec := range f.calls {
 		c, err := loadgen.ParseCall(spec)
 		if err != nil {
-			return target, nil, nil, nil, usageError("--call: %v", err)
+			return target, nil, nil, nil, flagValueError("call", spec, err)
 		}
 		calls = append(calls, c)
 	}
@@ -387,7 +387,7 @@ func (f *loadFlags) parseStages() ([]loadgen.Stage, error) {
 	for _, spec := range f.stages {
 		s, err := loadgen.ParseStage(spec)
 		if err != nil {
-			return nil, usageError("--stage: %v", err)
+			return nil, flagValueError("stage", spec, err)
 		}
 		if len(out) > 0 && s.Rate != out[0].Rate {
 			return nil, usageError("--stage %s: stages are all rates (open model) or all sessions (closed model)", spec)
@@ -408,7 +408,7 @@ func parseThresholds(specs []string) ([]loadgen.Threshold, error) {
 	for _, s := range specs {
 		t, err := loadgen.ParseThreshold(s)
 		if err != nil {
-			return nil, usageError("--threshold: %v", err)
+			return nil, flagValueError("threshold", s, err)
 		}
 		out = append(out, t)
 	}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -75,23 +77,34 @@ func TestOutputOverInput(t *testing.T) {
 		{name: "replay", args: []string{"replay", "--force", "--speed", "max"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
-			if err := os.WriteFile(tp, src, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			args := append(append(tt.args, tp), "-o", "./"+filepath.Base(tp))
-			if tt.name == "replay" {
-				args = append(args, "--", "false")
-			}
-			t.Chdir(filepath.Dir(tp)) // the same file under another name
-			code, _, stderr := runCLI(t, "", args...)
-			if code != 2 || !strings.Contains(stderr, "is the input") {
-				t.Errorf("exit code %d, stderr %q: want 2 and the output refused", code, stderr)
-			}
-			if got, err := os.ReadFile(tp); err != nil || !bytes.Equal(got, src) {
-				t.Errorf("the tape changed (%d bytes, %v)", len(got), err)
-			}
-		})
+		// -o names the tape as given, or the same file under another
+		// name; the one-line refusal names each name once
+		for _, same := range []bool{true, false} {
+			t.Run(fmt.Sprint(tt.name, " same name ", same), func(t *testing.T) {
+				tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
+				if err := os.WriteFile(tp, src, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				out, names := tp, 1
+				if !same {
+					out, names = "./"+filepath.Base(tp), 2
+					t.Chdir(filepath.Dir(tp))
+				}
+				args := append(append(slices.Clone(tt.args), tp), "-o", out)
+				if tt.name == "replay" {
+					args = append(append(args, "--"), exitArgv(1)...)
+				}
+				code, _, stderr := runCLI(t, "", args...)
+				if code != 2 || !strings.Contains(stderr, "is the input") {
+					t.Errorf("exit code %d, stderr %q: want 2 and the output refused", code, stderr)
+				}
+				if strings.Count(stderr, "\n") != 1 || strings.Count(stderr, "t.jsonl.zst") != names {
+					t.Errorf("stderr %q: want one line naming the file %d times", stderr, names)
+				}
+				if got, err := os.ReadFile(tp); err != nil || !bytes.Equal(got, src) {
+					t.Errorf("the tape changed (%d bytes, %v)", len(got), err)
+				}
+			})
+		}
 	}
 }

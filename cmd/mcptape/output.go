@@ -45,7 +45,10 @@ func refuseInputAsOutput(out string, inputs []string) error {
 	}
 	for _, in := range inputs {
 		if ii, err := os.Stat(in); err == nil && os.SameFile(oi, ii) {
-			return usageError("-o %s is the input %s: write to another file", out, in)
+			if filepath.Clean(in) == filepath.Clean(out) {
+				return usageError("-o %s is the input itself: write to another file", out)
+			}
+			return usageError("-o %s is the input %s under another name: write to another file", out, in)
 		}
 	}
 	return nil

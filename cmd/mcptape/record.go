@@ -82,11 +82,11 @@ func recordCmd() *command {
 			fs.StringVar(&f.name, "name", "", "with no -o, name the tape `NAME`-TIME-PID.jsonl.zst in the state directory (as 'mcptape wrap' does)")
 			fs.BoolVar(&f.force, "force", false, "overwrite the -o file when it exists (without it, an existing file is refused with exit code 2)")
 			fs.DurationVar(&f.flush, "flush", tape.DefaultFlushInterval, "how often the tape is flushed to disk; a crash loses at most twice this much (records of the last interval wait for the next frame, to keep time order)")
+			fs.IntVar(&f.level, "level", tape.DefaultLevel, "zstd level of the tape, 1 to 22: 1 takes the least CPU, higher levels make smaller tapes")
+			fs.IntVar(&f.maxFrame, "max-frame-mib", transport.DefaultMaxFrame>>20, "largest message recorded whole, in MiB; longer ones are forwarded whole but recorded cut")
 			fs.StringArrayVar(&f.env, "env", nil, "set an environment variable `K=V` for the server (repeatable); secret-looking values are redacted in the tape")
 			fs.StringVar(&f.cwd, "cwd", "", "working `DIR`ectory of the server")
 			fs.DurationVar(&f.grace, "grace", capture.DefaultGrace, "wait between closing the server's stdin, SIGTERM and SIGKILL; HTTP mode: how long open exchanges may finish once a signal stops the proxy (default there 2s)")
-			fs.IntVar(&f.maxFrame, "max-frame-mib", transport.DefaultMaxFrame>>20, "largest message recorded whole, in MiB; longer ones are forwarded whole but recorded cut")
-			fs.IntVar(&f.level, "level", tape.DefaultLevel, "zstd level of the tape, 1 to 22: 1 takes the least CPU, higher levels make smaller tapes")
 			fs.BoolVarP(&f.verbose, "verbose", "v", false, "log the session's lifecycle on stderr")
 			h := declareHTTPFlags(fs) // record_http.go
 			return func(ctx context.Context, st *stdio, args []string) error {

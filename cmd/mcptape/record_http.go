@@ -55,20 +55,20 @@ func declareHTTPFlags(fs *pflag.FlagSet) *httpFlags {
 	var h httpFlags
 	fs.StringVar(&h.upstream, "upstream", "", "HTTP mode: record a Streamable HTTP or HTTP+SSE server at this `URL` (http:// or https://), or an MCP WebSocket server (ws:// or wss://), instead of running a stdio server")
 	fs.StringVar(&h.listen, "listen", capture.DefaultListen, "HTTP mode: where clients connect (`HOST:PORT`, or a bare PORT on 127.0.0.1; port 0 picks a free one)")
+	fs.StringVar(&h.tlsCert, "tls-cert", "", "HTTP mode: listen with HTTPS, with the certificate (chain) in this PEM `FILE` (HTTP/1.1 only; see README)")
+	fs.StringVar(&h.tlsKey, "tls-key", "", "HTTP mode: the private key of --tls-cert, a PEM `FILE`")
 	fs.BoolVar(&h.preserveHost, "preserve-host", false, "HTTP mode: forward a Host header that names the proxy as it is (default: replace it with the upstream's)")
 	insecureFlag(fs, &h.insecure, "HTTP mode: ")
 	fs.StringSliceVar(&h.redactHeaders, "redact-header", nil, "HTTP mode: also redact this header's values in the tape (repeatable; Authorization, cookies and *token*/*secret*/*key*/*password*/*auth* names always are)")
 	fs.BoolVar(&h.noRedact, "no-redact", false, "HTTP mode: record every header and query value as it is, secrets included")
+	fs.StringArrayVar(&h.recordOnly, "record-only", nil, "HTTP mode: record only messages whose method matches `GLOB` (repeatable; responses go with their request; sessions' open and close events are always recorded)")
+	fs.StringArrayVar(&h.skip, "skip", nil, "HTTP mode: do not record messages whose method matches `GLOB` (repeatable; responses go with their request)")
+	fs.Float64Var(&h.sample, "sample", 1, "HTTP mode: record this share `F` of sessions (0 to 1), each whole or not at all; the rest is forwarded unrecorded")
+	fs.Uint64Var(&h.seed, "seed", 0, "HTTP mode: with --sample, the seed `N` that makes the choice of sessions repeatable (default: random, written in the tape header)")
 	fs.IntVar(&h.maxDecoded, "max-decoded-mib", capture.DefaultMaxDecoded>>20, "HTTP mode: most MiB recorded of one gzip/deflate body (or event) once decoded; longer ones are forwarded whole but recorded cut")
 	fs.IntVar(&h.decodeBudget, "decode-budget-mib", capture.DefaultDecodeBudget>>20, "HTTP mode: most MiB of decoded bodies held at once across all exchanges; a body past it is recorded cut")
 	h.rotate.declare(fs) // record_rotate.go
-	fs.Float64Var(&h.sample, "sample", 1, "HTTP mode: record this share `F` of sessions (0 to 1), each whole or not at all; the rest is forwarded unrecorded")
-	fs.Uint64Var(&h.seed, "seed", 0, "HTTP mode: with --sample, the seed `N` that makes the choice of sessions repeatable (default: random, written in the tape header)")
-	fs.StringArrayVar(&h.recordOnly, "record-only", nil, "HTTP mode: record only messages whose method matches `GLOB` (repeatable; responses go with their request; sessions' open and close events are always recorded)")
-	fs.StringVar(&h.tlsCert, "tls-cert", "", "HTTP mode: listen with HTTPS, with the certificate (chain) in this PEM `FILE` (HTTP/1.1 only; see README)")
 	fs.StringVar(&h.metrics, "metrics", "", "HTTP mode: serve the proxy's metrics (Prometheus text format, /metrics) and /healthz on `ADDR` (HOST:PORT, or a bare PORT on 127.0.0.1)")
-	fs.StringVar(&h.tlsKey, "tls-key", "", "HTTP mode: the private key of --tls-cert, a PEM `FILE`")
-	fs.StringArrayVar(&h.skip, "skip", nil, "HTTP mode: do not record messages whose method matches `GLOB` (repeatable; responses go with their request)")
 	return &h
 }
 

@@ -121,12 +121,12 @@ func TestReplayBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"missing tape", []string{"replay", filepath.Join(dir, "nope.jsonl.zst"), "--", "true"}, "no such file"},
-		{"no client messages", []string{"replay", empty, "--", "true"}, "no client-to-server messages"},
-		{"unknown session", []string{"replay", multi, "--session", "zz", "--", "true"}, `session "zz" is not in the tape`},
-		{"several sessions", []string{"replay", multi, "--", "true"}, "choose one with --session"},
+		{"missing tape", append([]string{"replay", filepath.Join(dir, "nope.jsonl.zst"), "--"}, exitArgv(0)...), "no such file"},
+		{"no client messages", append([]string{"replay", empty, "--"}, exitArgv(0)...), "no client-to-server messages"},
+		{"unknown session", append([]string{"replay", multi, "--session", "zz", "--"}, exitArgv(0)...), `session "zz" is not in the tape`},
+		{"several sessions", append([]string{"replay", multi, "--"}, exitArgv(0)...), "choose one with --session"},
 		{"server does not start", []string{"replay", multi, "--session", "s0", "--", filepath.Join(dir, "no-such-server")}, `replay of session "s0" failed: connecting`},
-		{"server exits", []string{"replay", multi, "--session", "s0", "--", "true"}, `replay of session "s0" failed`},
+		{"server exits", append([]string{"replay", multi, "--session", "s0", "--"}, exitArgv(0)...), `replay of session "s0" failed`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

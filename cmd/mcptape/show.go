@@ -81,12 +81,26 @@ func showCmd() *command {
 // options turns the flags into analysis options; a bad value is a usage
 // error.
 func (f *showFlags) options(fs *pflag.FlagSet) ([]analysis.ShowOption, error) {
-	opts := []analysis.ShowOption{analysis.WithFormat(analysis.Format(f.format))}
+	var opts []analysis.ShowOption
+	// add checks the option of a flag at once: a bad value is a usage
+	// error that names the flag
+	add := func(flag, value string, opt analysis.ShowOption) error {
+		if err := analysis.CheckShowOptions(opt); err != nil {
+			return flagValueError(flag, value, err)
+		}
+		opts = append(opts, opt)
+		return nil
+	}
+	if err := add("format", f.format, analysis.WithFormat(analysis.Format(f.format))); err != nil {
+		return nil, err
+	}
 	if fs.Changed("session") {
 		opts = append(opts, analysis.WithSession(f.session))
 	}
 	if f.method != "" {
-		opts = append(opts, analysis.WithMethod(f.method))
+		if err := add("method", f.method, analysis.WithMethod(f.method)); err != nil {
+			return nil, err
+		}
 	}
 	switch f.dir {
 	case "":
@@ -98,18 +112,20 @@ func (f *showFlags) options(fs *pflag.FlagSet) ([]analysis.ShowOption, error) {
 		return nil, usageError("--dir %q: want in (client to server) or out (server to client)", f.dir)
 	}
 	if f.grep != "" {
-		opts = append(opts, analysis.WithGrep(f.grep))
+		if err := add("grep", f.grep, analysis.WithGrep(f.grep)); err != nil {
+			return nil, err
+		}
 	}
 	for _, b := range []struct {
 		name, value string
 		opt         func(analysis.TimeSpec) analysis.ShowOption
-	}{{"--from", f.from, analysis.WithFrom}, {"--to", f.to, analysis.WithTo}} {
+	}{{"from", f.from, analysis.WithFrom}, {"to", f.to, analysis.WithTo}} {
 		if b.value == "" {
 			continue
 		}
 		t, err := analysis.ParseTimeSpec(b.value)
 		if err != nil {
-			return nil, usageError("%s: %v", b.name, err)
+			return nil, flagValueError(b.name, b.value, err)
 		}
 		opts = append(opts, b.opt(t))
 	}

@@ -18,9 +18,9 @@ func TestShowCommandErrors(t *testing.T) {
 		{"no tape", []string{"show"}, "no tape given"},
 		{"stdin joined", []string{"show", tp, "-"}, "stdin is read alone"},
 		{"bad dir", []string{"show", tp, "--dir", "up"}, `--dir "up"`},
-		{"bad method", []string{"show", tp, "--method", "tools/[x"}, "method pattern"},
-		{"bad grep", []string{"show", tp, "--grep", "("}, "grep"},
-		{"bad from", []string{"show", tp, "--from", "yesterday"}, "--from"},
+		{"bad method", []string{"show", tp, "--method", "tools/[x"}, `mcptape show: --method "tools/[x": unterminated [`},
+		{"bad grep", []string{"show", tp, "--grep", "("}, `mcptape show: --grep "(": error parsing regexp`},
+		{"bad from", []string{"show", tp, "--from", "yesterday"}, `mcptape show: --from "yesterday": want`},
 		{"window ends before it starts", []string{"show", tp, "--from", "5s", "--to", "1s"}, "time window from 5s to 1s ends before it starts"},
 		{"times, window ends before it starts", []string{"show", tp, "--from", "2026-01-02T00:00:00Z", "--to", "2026-01-01T00:00:00Z"}, "ends before it starts"},
 		{"offset and time, window ends before it starts", []string{"show", tp, "--from", "5s", "--to", "2000-01-01T00:00:00Z"},
@@ -30,7 +30,7 @@ func TestShowCommandErrors(t *testing.T) {
 		{"follow, offset and time", []string{"show", "--follow", tp, "--from", "5s", "--to", "2000-01-01T00:00:00Z"},
 			"mcptape show: time window from 5s to 2000-01-01T00:00:00Z ends before it starts"},
 		{"follow, window ends before it starts", []string{"show", "--follow", tp, "--from", "5s", "--to", "1s"}, "ends before it starts"},
-		{"bad format", []string{"show", tp, "--format", "yaml"}, "format"},
+		{"bad format", []string{"show", tp, "--format", "yaml"}, `mcptape show: --format "yaml": want text, ndjson or raw`},
 		{"not a tape", []string{"show", "show_test.go"}, "show_test.go: not a tape"},
 	}
 	for _, tt := range tests {
