@@ -142,6 +142,7 @@ func (l *loading) add(rec *tape.Record) int {
 		info := jsonrpc.Classify(m)
 		if (info.Kind == jsonrpc.KindInvalid || info.Kind == jsonrpc.KindBatch) && rec.Dir != tape.ClientToServer {
 			skipped++
+			l.s.Invalid++
 			continue
 		}
 		// A client frame that is not a message (invalid JSON, an empty

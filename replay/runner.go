@@ -70,6 +70,7 @@ type runner struct {
 	liveProgress   map[[2]string]int              // the same, live
 	pairs          []pair                         // responses to requests the recording cancels, compared at the end
 	cutMessages    int                            // live messages not expected: after the cut of a cut session
+	liveInvalid    int                            // live server frames not JSON-RPC messages, up to Session.Invalid
 
 	exchMsgs     map[uint64]int      // live HTTP exchange -> server messages that came on it
 	closeAt      map[string]int      // recorded request id key -> messages on its stream after which to close it (Step.Closes)
@@ -337,16 +338,21 @@ func (r *runner) addNote(s string) {
 	}
 }
 
-// describeStep names a step for messages: its method and name, or what it
-// answers.
+// describeStep names a step for messages: its method and name, what it
+// answers, or what else it is.
 func describeStep(st *Step) string {
 	switch st.Kind {
 	case jsonrpc.KindRequest:
 		return describeRequest(st.Method, st.Name, st.IDKey)
 	case jsonrpc.KindNotification:
 		return st.Method
+	case jsonrpc.KindResponse, jsonrpc.KindError:
+		return "answer to server request " + st.IDKey
 	}
-	return "answer to server request " + st.IDKey
+	if st.Closes != "" {
+		return "closing the stream of request " + st.Closes
+	}
+	return "a frame that is not a JSON-RPC message"
 }
 
 func describeRequest(method, name, idKey string) string {

@@ -40,6 +40,11 @@ type Session struct {
 	// twin and the progress of such requests are not expected, and do not
 	// change the verdict (a note counts them).
 	Cut bool
+	// Invalid counts the recorded server frames of the session that are
+	// not JSON-RPC messages (a server's log line on stdout): they are not
+	// compared, and as many live ones are let through, in any order; one
+	// more fails the replay.
+	Invalid int
 
 	// What the index of a streamed session counted (see StepCount and
 	// Requests).
