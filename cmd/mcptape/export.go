@@ -50,7 +50,7 @@ func exportCmd() *command {
 				}
 				f, err := analysis.ParseExportFormat(*format)
 				if err != nil {
-					return usageError("--%v", err)
+					return usageError("--format %q: want har, ndjson, otlp or requests", *format)
 				}
 				return runExport(ctx, st, args, *out, f)
 			}

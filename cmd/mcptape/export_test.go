@@ -35,7 +35,7 @@ func TestExportCommand(t *testing.T) {
 			file: golden("http.har"), stderr: "wrote 6 HTTP exchanges"},
 		{name: "har of stdio", args: []string{fx("stdio.jsonl.zst"), "--format", "har", "-o", filepath.Join(dir, "bad.har")}, code: 2, stderr: "no HTTP exchanges"},
 		{name: "no format", args: []string{fx("stdio.jsonl.zst")}, code: 2, stderr: "--format is required"},
-		{name: "bad format", args: []string{fx("stdio.jsonl.zst"), "--format", "csv"}, code: 2, stderr: `"csv"`},
+		{name: "bad format", args: []string{fx("stdio.jsonl.zst"), "--format", "csv"}, code: 2, stderr: `--format "csv": want har, ndjson, otlp or requests`},
 		{name: "no tape", args: []string{"--format", "har"}, code: 2, stderr: "no tape given"},
 		{name: "two tapes, one missing", args: []string{"a", "b", "--format", "har"}, code: 2, stderr: "open a: no such file"},
 		{name: "missing", args: []string{fx("nope.jsonl.zst"), "--format", "har"}, code: 2, stderr: "nope.jsonl.zst"},
