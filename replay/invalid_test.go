@@ -100,10 +100,26 @@ func TestDescribeStep(t *testing.T) {
 		{Step{Kind: jsonrpc.KindInvalid, Frame: []byte("")}, "a frame that is not a JSON-RPC message"},
 		{Step{Kind: jsonrpc.KindBatch, Frame: []byte("[]")}, "a frame that is not a JSON-RPC message"},
 		{Step{Kind: jsonrpc.KindInvalid, Closes: "7"}, "closing the stream of request 7"},
+		// Names from the tape stay text: no escape sequence reaches a terminal.
+		{Step{Kind: jsonrpc.KindRequest, Method: "to\x1b]0;t\x07ols/call", Name: "x\x1b[2J", IDKey: "2"}, "to·]0;t·ols/call x·[2J, recorded id 2"},
+		{Step{Kind: jsonrpc.KindNotification, Method: "n\x1b[31m"}, "n·[31m"},
 	}
 	for _, tc := range tests {
 		if got := describeStep(&tc.st); got != tc.want {
 			t.Errorf("describeStep(%+v) = %q, want %q", tc.st, got, tc.want)
 		}
+	}
+}
+
+// TestReportTextKeepsControlCharactersOut checks that the text report
+// writes the control characters of names from the tape as marks.
+func TestReportTextKeepsControlCharactersOut(t *testing.T) {
+	rep := &Report{Sessions: []*SessionReport{{Session: "s\x1b]0;t\x07", Problems: []Problem{{Kind: "missing", What: "response to x\x1b[2J"}}}}}
+	var b bytes.Buffer
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(b.String(), "\x1b\x07") || !strings.Contains(b.String(), "response to x·[2J") {
+		t.Errorf("text report %q holds control characters", b.String())
 	}
 }

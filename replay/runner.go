@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsondiff"
+	"github.com/mcptape/mcptape/internal/termsafe"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 	"github.com/mcptape/mcptape/transport"
@@ -345,7 +346,7 @@ func describeStep(st *Step) string {
 	case jsonrpc.KindRequest:
 		return describeRequest(st.Method, st.Name, st.IDKey)
 	case jsonrpc.KindNotification:
-		return st.Method
+		return termsafe.String(st.Method)
 	case jsonrpc.KindResponse, jsonrpc.KindError:
 		return "answer to server request " + st.IDKey
 	}
@@ -356,6 +357,7 @@ func describeStep(st *Step) string {
 }
 
 func describeRequest(method, name, idKey string) string {
+	method, name = termsafe.String(method), termsafe.String(name) // from the tape: kept text
 	id := baseKey(idKey)
 	if id != idKey {
 		id += fmt.Sprintf(" (use %s)", idKey[len(id)+1:])
