@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
+	"github.com/mcptape/mcptape/transport"
 )
 
 // sink receives a session's steps and server messages as they are built,
@@ -59,6 +60,10 @@ type loading struct {
 	held      map[string][]entry    // answers waiting for the request they answer (dirKey)
 
 	batches int // client batches built
+	// post holds the client messages read so far of one HTTP POST: the
+	// HTTP recorder writes a batch body as one record per member, all of
+	// one exchange, so they are the members of one batch.
+	post []tape.Record
 	// The uses of each client request id (see useKey), forgotten
 	// forgetLag steps after every use was answered.
 	reqUses     map[string]int    // id key -> requests built
@@ -126,6 +131,14 @@ func (l *loading) add(rec *tape.Record) int {
 	if l.s.Start == 0 {
 		l.s.Start = rec.Time
 	}
+	if rec.Dir == tape.ClientToServer && rec.Exchange != 0 && rec.Stream == string(transport.StreamPOST) {
+		if len(l.post) > 0 && l.post[0].Exchange != rec.Exchange {
+			l.flushPost()
+		}
+		l.post = append(l.post, *rec)
+		return 0
+	}
+	l.flushPost()
 	members := [][]byte{rec.Frame}
 	batch := 0
 	if info := jsonrpc.Classify(rec.Frame); info.Kind == jsonrpc.KindBatch {
@@ -139,25 +152,58 @@ func (l *loading) add(rec *tape.Record) int {
 	}
 	skipped := 0
 	for _, m := range members {
-		info := jsonrpc.Classify(m)
-		if (info.Kind == jsonrpc.KindInvalid || info.Kind == jsonrpc.KindBatch) && rec.Dir != tape.ClientToServer {
+		if !l.member(rec, m, batch, len(members)) {
 			skipped++
-			l.s.Invalid++
-			continue
 		}
-		// A client frame that is not a message (invalid JSON, an empty
-		// batch, a bare value) is a step too, re-sent byte for byte: it
-		// is what reproduces the server's answer to it.
-		e := entry{time: rec.Time, dir: rec.Dir, exchange: rec.Exchange, stream: rec.Stream, frame: m, info: info}
-		if batch > 0 {
-			e.batch, e.batchLen = batch, len(members)
-		}
-		l.insert(e)
 	}
+	l.release()
+	return skipped
+}
+
+// flushPost takes the client messages of one HTTP POST held in post: one
+// message alone, several as the members of one batch.
+func (l *loading) flushPost() {
+	if len(l.post) == 0 {
+		return
+	}
+	batch := 0
+	if len(l.post) > 1 {
+		l.batches++
+		batch = l.batches
+	}
+	for i := range l.post {
+		l.member(&l.post[i], l.post[i].Frame, batch, len(l.post))
+	}
+	clear(l.post)
+	l.post = l.post[:0]
+	l.release()
+}
+
+// member takes m, one message of rec (a member of client batch number
+// batch of size n when batch > 0), and reports whether it was kept: a
+// server frame that is not a JSON-RPC message is skipped and counted.
+func (l *loading) member(rec *tape.Record, m []byte, batch, n int) bool {
+	info := jsonrpc.Classify(m)
+	if (info.Kind == jsonrpc.KindInvalid || info.Kind == jsonrpc.KindBatch) && rec.Dir != tape.ClientToServer {
+		l.s.Invalid++
+		return false
+	}
+	// A client frame that is not a message (invalid JSON, an empty
+	// batch, a bare value) is a step too, re-sent byte for byte: it
+	// is what reproduces the server's answer to it.
+	e := entry{time: rec.Time, dir: rec.Dir, exchange: rec.Exchange, stream: rec.Stream, frame: m, info: info}
+	if batch > 0 {
+		e.batch, e.batchLen = batch, n
+	}
+	l.insert(e)
+	return true
+}
+
+// release builds what the time ordering lets go.
+func (l *loading) release() {
 	for l.buf.Ready(false) {
 		l.pop()
 	}
-	return skipped
 }
 
 // closedByClient marks the payload of an "http" event that ends an
@@ -167,6 +213,7 @@ var closedByClient = []byte(`"closed_by":"client"`)
 // addEvent takes an event record: the end of an HTTP exchange whose
 // response stream the client closed becomes a step that closes it.
 func (l *loading) addEvent(rec *tape.Record) {
+	l.flushPost()
 	if rec.Event != tape.EventHTTP || rec.Exchange == 0 || !bytes.Contains(rec.Data, closedByClient) {
 		return
 	}
@@ -210,6 +257,7 @@ func (l *loading) insert(e entry) {
 
 // finish builds every entry still waiting.
 func (l *loading) finish() {
+	l.flushPost()
 	for l.buf.Ready(true) {
 		l.pop()
 	}
