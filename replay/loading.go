@@ -119,6 +119,7 @@ type entry struct {
 	info     jsonrpc.Info
 	batch    int  // for a member of a client batch: its batch number (from 1)
 	batchLen int  // and the batch's size
+	refused  int  // the HTTP error status that refused the client message's POST
 	closes   bool // the client closed the HTTP exchange's response stream
 	// A streamed answer joined into one message (streamed.go): its
 	// parts as recorded.
@@ -133,12 +134,12 @@ func (l *loading) add(rec *tape.Record) int {
 	}
 	if rec.Dir == tape.ClientToServer && rec.Exchange != 0 && rec.Stream == string(transport.StreamPOST) {
 		if len(l.post) > 0 && l.post[0].Exchange != rec.Exchange {
-			l.flushPost()
+			l.flushPost(0)
 		}
 		l.post = append(l.post, *rec)
 		return 0
 	}
-	l.flushPost()
+	l.flushPost(0)
 	members := [][]byte{rec.Frame}
 	batch := 0
 	if info := jsonrpc.Classify(rec.Frame); info.Kind == jsonrpc.KindBatch {
@@ -152,7 +153,7 @@ func (l *loading) add(rec *tape.Record) int {
 	}
 	skipped := 0
 	for _, m := range members {
-		if !l.member(rec, m, batch, len(members)) {
+		if !l.member(rec, m, batch, len(members), 0) {
 			skipped++
 		}
 	}
@@ -161,8 +162,9 @@ func (l *loading) add(rec *tape.Record) int {
 }
 
 // flushPost takes the client messages of one HTTP POST held in post: one
-// message alone, several as the members of one batch.
-func (l *loading) flushPost() {
+// message alone, several as the members of one batch; refused is the HTTP
+// error status the server answered the POST with (0 if none or unknown).
+func (l *loading) flushPost(refused int) {
 	if len(l.post) == 0 {
 		return
 	}
@@ -172,7 +174,7 @@ func (l *loading) flushPost() {
 		batch = l.batches
 	}
 	for i := range l.post {
-		l.member(&l.post[i], l.post[i].Frame, batch, len(l.post))
+		l.member(&l.post[i], l.post[i].Frame, batch, len(l.post), refused)
 	}
 	clear(l.post)
 	l.post = l.post[:0]
@@ -180,9 +182,10 @@ func (l *loading) flushPost() {
 }
 
 // member takes m, one message of rec (a member of client batch number
-// batch of size n when batch > 0), and reports whether it was kept: a
-// server frame that is not a JSON-RPC message is skipped and counted.
-func (l *loading) member(rec *tape.Record, m []byte, batch, n int) bool {
+// batch of size n when batch > 0; refused: see flushPost), and reports
+// whether it was kept: a server frame that is not a JSON-RPC message is
+// skipped and counted.
+func (l *loading) member(rec *tape.Record, m []byte, batch, n, refused int) bool {
 	info := jsonrpc.Classify(m)
 	if (info.Kind == jsonrpc.KindInvalid || info.Kind == jsonrpc.KindBatch) && rec.Dir != tape.ClientToServer {
 		l.s.Invalid++
@@ -191,7 +194,7 @@ func (l *loading) member(rec *tape.Record, m []byte, batch, n int) bool {
 	// A client frame that is not a message (invalid JSON, an empty
 	// batch, a bare value) is a step too, re-sent byte for byte: it
 	// is what reproduces the server's answer to it.
-	e := entry{time: rec.Time, dir: rec.Dir, exchange: rec.Exchange, stream: rec.Stream, frame: m, info: info}
+	e := entry{time: rec.Time, dir: rec.Dir, exchange: rec.Exchange, stream: rec.Stream, frame: m, info: info, refused: refused}
 	if batch > 0 {
 		e.batch, e.batchLen = batch, n
 	}
@@ -210,10 +213,16 @@ func (l *loading) release() {
 // exchange the client closed.
 var closedByClient = []byte(`"closed_by":"client"`)
 
-// addEvent takes an event record: the end of an HTTP exchange whose
-// response stream the client closed becomes a step that closes it.
+// addEvent takes an event record: the response of the HTTP POST whose
+// client messages are held gives the status that refused them, if any;
+// the end of an HTTP exchange whose response stream the client closed
+// becomes a step that closes it.
 func (l *loading) addEvent(rec *tape.Record) {
-	l.flushPost()
+	refused := 0
+	if len(l.post) > 0 && rec.Event == tape.EventHTTP && rec.Exchange == l.post[0].Exchange {
+		refused = refusedStatus(rec.Data)
+	}
+	l.flushPost(refused)
 	if rec.Event != tape.EventHTTP || rec.Exchange == 0 || !bytes.Contains(rec.Data, closedByClient) {
 		return
 	}
@@ -225,6 +234,19 @@ func (l *loading) addEvent(rec *tape.Record) {
 		return
 	}
 	l.insert(entry{time: rec.Time, dir: tape.ClientToServer, exchange: rec.Exchange, closes: true})
+}
+
+// refusedStatus returns the status of the "http" event data d when it is
+// a response with an error status (400 or more), else 0.
+func refusedStatus(d []byte) int {
+	var e struct {
+		Phase  string `json:"phase"`
+		Status int    `json:"status"`
+	}
+	if json.Unmarshal(d, &e) != nil || e.Phase != "response" || e.Status < 400 {
+		return 0
+	}
+	return e.Status
 }
 
 // addClose builds the step closing the stream of exchange e, when a
@@ -257,7 +279,7 @@ func (l *loading) insert(e entry) {
 
 // finish builds every entry still waiting.
 func (l *loading) finish() {
-	l.flushPost()
+	l.flushPost(0)
 	for l.buf.Ready(true) {
 		l.pop()
 	}
@@ -361,7 +383,7 @@ func (l *loading) build(e entry) {
 
 func (l *loading) addClient(e *entry) {
 	info := &e.info
-	st := Step{Frame: e.frame, Kind: info.Kind, Method: info.Method, IDKey: info.ID.Key(), Time: e.time, Answers: -1, Batch: e.batch, BatchLen: e.batchLen}
+	st := Step{Frame: e.frame, Kind: info.Kind, Method: info.Method, IDKey: info.ID.Key(), Time: e.time, Answers: -1, Batch: e.batch, BatchLen: e.batchLen, Refused: e.refused}
 	if l.lastDep >= 0 {
 		st.Deps = append(st.Deps, l.lastDep)
 	}

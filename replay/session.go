@@ -115,6 +115,11 @@ type Step struct {
 	// the members of a batch are consecutive steps, sent as one batch
 	// unless WithUnbatch.
 	Batch, BatchLen int
+	// Refused is the HTTP error status (400 or more) with which the
+	// recorded server answered the POST that carried the message, 0 when
+	// it did not refuse it or the tape is not HTTP: a live refusal with
+	// the same status is what was recorded, not a failure.
+	Refused int
 	// Closes is set (and Frame nil) for a step that sends nothing but
 	// closes the HTTP response stream of the recorded request with this
 	// id key, still unanswered, as the recorded client did (the
