@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/internal/jsondiff"
 	"github.com/mcptape/mcptape/internal/termsafe"
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -115,6 +116,9 @@ func newRunner(s *Session, o *options, cmp *jsondiff.Comparer, space idSpace) *r
 		rep: &SessionReport{Session: s.ID, Steps: s.StepCount()}, recUnfinished: s.unfinished,
 		openUses: map[string][]string{}, answers: map[string]int{}, lastSentIdx: -1,
 		exchMsgs: map[uint64]int{}, closeAt: map[string]int{}, closed: map[string]bool{},
+	}
+	if s.CutFrames > 0 {
+		r.addNote(english.Count(s.CutFrames, "client frame") + " recorded cut (longer than the recorder's limit): sent as recorded, cut, so the answers may differ")
 	}
 	if r.tokenOwner == nil { // streamed: its loader fills its own
 		r.tokenOwner, r.recCancelled = map[string]string{}, map[string]bool{}

@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -45,6 +47,10 @@ type Session struct {
 	// compared, and as many live ones are let through, in any order; one
 	// more fails the replay.
 	Invalid int
+	// CutFrames counts the client frames recorded cut (longer than the
+	// recorder's frame limit, or a decoded body past its limit): they are
+	// re-sent as recorded, cut, and a note in the report says so.
+	CutFrames int
 
 	// What the index of a streamed session counted (see StepCount and
 	// Requests).
@@ -242,6 +248,7 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 	byID := map[string]*loading{}
 	var order []string
 	closed := map[string]bool{}
+	cutFrames := map[string]int{}
 	t := &Tape{}
 	var size int64
 	streamed := false
@@ -256,6 +263,9 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 		}
 		if rec.Type == tape.TypeEvent && rec.Event == tape.EventClose {
 			closed[rec.Session] = true
+		}
+		if isCutNote(rec) {
+			cutFrames[rec.Session]++
 		}
 		if rec.Type == tape.TypeEvent && rec.Event == tape.EventHTTP {
 			if l := byID[rec.Session]; l != nil {
@@ -294,6 +304,7 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 		l.finish()
 		if s := l.s; s.stepCount > 0 {
 			s.Cut = cut && !closed[id]
+			s.CutFrames = cutFrames[id]
 			if streamed {
 				// A replay rebuilds what it needs as it reads.
 				s.path, s.tokenOwner, s.cancelled = path, nil, nil
@@ -305,6 +316,18 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 		return nil, fmt.Errorf("replay: tape: %w", ErrNoClientMessages)
 	}
 	return t, nil
+}
+
+// isCutNote reports whether rec is the recorder's note that a client
+// frame was recorded cut: an "error" event with the bytes "kept".
+func isCutNote(rec *tape.Record) bool {
+	if rec.Type != tape.TypeEvent || rec.Event != tape.EventError || rec.Dir != tape.ClientToServer || !bytes.Contains(rec.Data, []byte(`"kept"`)) {
+		return false
+	}
+	var d struct {
+		Kept *int `json:"kept"`
+	}
+	return json.Unmarshal(rec.Data, &d) == nil && d.Kept != nil
 }
 
 // Pick returns the session named id, or when id is "" the only session.

@@ -82,7 +82,8 @@ func replayCmd() *command {
   not JSON-RPC messages (a log line on stdout) are not compared, as many
   as the session recorded are let through and one more fails the replay.
   A POST the recorded server refused with an HTTP error status may be
-  refused live with the same status (noted); another status fails.
+  refused live with the same status (noted); another status fails. A
+  client frame recorded cut (--max-frame-mib) is re-sent cut, with a note.
   After the last client
   message, the server messages recorded after it are waited for until they
   arrive, or for their recorded gap plus --settle. Where the recorded HTTP
