@@ -29,12 +29,17 @@ func TestReplayHTTPBatchAsBatch(t *testing.T) {
 	type rec struct {
 		dir      string
 		exchange uint64
-		frame    string
+		frame    string // "" for the recorder's note of a cut frame
 	}
 	write := func(t *testing.T, stream string, recs []rec) string {
 		var buf bytes.Buffer
 		w := newTapeBuffer(t, &buf)
 		for i, r := range recs {
+			if r.frame == "" {
+				w.Write(&tape.Record{Type: tape.TypeEvent, Event: tape.EventError, Time: int64(i/2+1) * 1000, Session: "s", Dir: tape.Direction(r.dir), Exchange: r.exchange, Stream: stream,
+					Data: []byte(`{"error":"message recorded cut","size":9,"kept":9}`)})
+				continue
+			}
 			w.Write(&tape.Record{Type: tape.TypeMessage, Time: int64(i/2+1) * 1000, Session: "s", Dir: tape.Direction(r.dir), Exchange: r.exchange, Stream: stream, Frame: []byte(r.frame)})
 		}
 		if err := w.Close(); err != nil {
@@ -56,6 +61,8 @@ func TestReplayHTTPBatchAsBatch(t *testing.T) {
 	}{
 		{"post batch", "post", batch, false, []string{"[" + call + "," + ping + "," + notif + "]"}},
 		{"post batch streamed", "post", batch, true, []string{"[" + call + "," + ping + "," + notif + "]"}},
+		{"post batch with a cut note streamed", "post", []rec{{"c2s", 2, call}, {"c2s", 2, ""}, {"c2s", 2, ping}, {"c2s", 2, notif}, {"s2c", 2, answer}, {"s2c", 2, pong}}, true,
+			[]string{"[" + call + "," + ping + "," + notif + "]"}},
 		{"posts of one message", "post", []rec{{"c2s", 2, call}, {"s2c", 2, answer}, {"c2s", 3, ping}, {"s2c", 3, pong}}, false, []string{call, ping}},
 		{"websocket", "ws", []rec{{"c2s", 1, call}, {"c2s", 1, ping}, {"s2c", 1, answer}, {"s2c", 1, pong}}, false, []string{call, ping}},
 	}

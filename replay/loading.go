@@ -218,12 +218,15 @@ var closedByClient = []byte(`"closed_by":"client"`)
 // the end of an HTTP exchange whose response stream the client closed
 // becomes a step that closes it.
 func (l *loading) addEvent(rec *tape.Record) {
+	if rec.Event != tape.EventHTTP {
+		return // other events (a cut note before a batch member) leave a POST whole
+	}
 	refused := 0
-	if len(l.post) > 0 && rec.Event == tape.EventHTTP && rec.Exchange == l.post[0].Exchange {
+	if len(l.post) > 0 && rec.Exchange == l.post[0].Exchange {
 		refused = refusedStatus(rec.Data)
 	}
 	l.flushPost(refused)
-	if rec.Event != tape.EventHTTP || rec.Exchange == 0 || !bytes.Contains(rec.Data, closedByClient) {
+	if rec.Exchange == 0 || !bytes.Contains(rec.Data, closedByClient) {
 		return
 	}
 	var d struct {
