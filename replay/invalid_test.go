@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcptape/mcptape/internal/refserver"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/transport"
 )
@@ -121,5 +122,42 @@ func TestReportTextKeepsControlCharactersOut(t *testing.T) {
 	}
 	if strings.ContainsAny(b.String(), "\x1b\x07") || !strings.Contains(b.String(), "response to x·[2J") {
 		t.Errorf("text report %q holds control characters", b.String())
+	}
+}
+
+// TestReplayBlankLineOverHTTP replays a stdio tape holding a client's blank
+// line: over stdio the line is sent as it was; over HTTP, where it is no
+// message (an empty POST would be refused), it is not sent, with a note.
+func TestReplayBlankLineOverHTTP(t *testing.T) {
+	msgs := [][2]string{
+		{"c2s", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`},
+		{"s2c", `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"mcptape-refserver","version":"1"}}}`},
+		{"c2s", `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{"c2s", ""},
+		{"c2s", `{"jsonrpc":"2.0","id":2,"method":"ping"}`},
+		{"s2c", `{"jsonrpc":"2.0","id":2,"result":{}}`},
+	}
+	tests := []struct {
+		name string
+		dial func(t *testing.T) DialFunc
+		sent int
+		note bool
+	}{
+		{"over-stdio", func(*testing.T) DialFunc { return stdioDial("") }, 4, false},
+		{"over-http", func(t *testing.T) DialFunc { return httpDial(refHTTP(t, refserver.HTTPConfig{})) }, 3, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Run(context.Background(), writeTape(t, msgs), tc.dial(t), WithMaxSpeed(), WithIgnore("result.serverInfo", "result.capabilities", "result.instructions"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text bytes.Buffer
+			rep.WriteText(&text)
+			sr := rep.Sessions[0]
+			if rep.ExitCode() != 0 || sr.Sent != tc.sent || strings.Contains(text.String(), "a blank line of a stdio client") != tc.note {
+				t.Errorf("exit %d, sent %d (want 0, %d, a note: %v):\n%s", rep.ExitCode(), sr.Sent, tc.sent, tc.note, text.String())
+			}
+		})
 	}
 }

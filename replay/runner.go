@@ -32,6 +32,7 @@ type runner struct {
 	closing bool           // we are closing the connection: its end is not a failure
 	bg      sync.WaitGroup // requests and fallback answers being sent
 	async   bool           // send requests on their own goroutines (HTTP)
+	noLines bool           // messages are not lines (HTTP, WebSocket): a blank line is nothing to send
 
 	ids, tokens *idMap
 	opaque      map[string]string         // recorded opaque value -> live
@@ -272,6 +273,9 @@ func (r *runner) rewrite(i int, st *Step) (frame []byte, skip string, err error)
 			frame, err = r.rewriteToken(frame, info.ProgressToken)
 		}
 	case jsonrpc.KindInvalid, jsonrpc.KindBatch:
+		if r.noLines && len(bytes.TrimSpace(frame)) == 0 {
+			return nil, "a blank line of a stdio client is nothing to send over this transport", nil
+		}
 		return frame, "", nil // not a message: sent byte for byte
 	case jsonrpc.KindResponse, jsonrpc.KindError:
 		if st.Answers < 0 {

@@ -84,6 +84,7 @@ func replayCmd() *command {
   A POST the recorded server refused with an HTTP error status may be
   refused live with the same status (noted); another status fails. A
   client frame recorded cut (--max-frame-mib) is re-sent cut, with a note.
+  A stdio client's blank line is not sent over HTTP or WebSocket (noted).
   After the last client
   message, the server messages recorded after it are waited for until they
   arrive, or for their recorded gap plus --settle. Where the recorded HTTP
