@@ -484,6 +484,7 @@ func (l *loading) addServer(e *entry) {
 			m.IDKey = unaddressedKey(l.unaddressed)
 		} else {
 			k := m.IDKey
+			m.Unsolicited = l.reqUses[k] == 0
 			l.resUses[k]++
 			m.IDKey = useKey(k, l.resUses[k])
 			if ex, ok := l.streams[m.IDKey]; ok { // answered: not closed early

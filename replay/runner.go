@@ -81,6 +81,7 @@ type runner struct {
 	openUses     map[string][]string // recorded request id key -> keys of its uses sent and not answered, oldest first
 	answers      map[string]int      // recorded request id key -> live answers to it taken (takeUse), while it is known
 	unaddressed  int                 // live responses with a null or absent id
+	unsolicited  map[string]int      // live responses to ids the replay did not send, by id key (takeUnsolicited)
 	lastSentIdx  int                 // index of the last step sent, -1
 	lastSentAt   time.Time           // when it was sent
 	lastStepTime int64               // recorded time of the last step admitted
@@ -116,7 +117,7 @@ func newRunner(s *Session, o *options, cmp *jsondiff.Comparer, space idSpace) *r
 		recNotif: map[string]int{}, liveNotif: map[string]int{}, recProgress: map[[2]string]int{}, liveProgress: map[[2]string]int{},
 		rep: &SessionReport{Session: s.ID, Steps: s.StepCount()}, recUnfinished: s.unfinished,
 		openUses: map[string][]string{}, answers: map[string]int{}, lastSentIdx: -1,
-		exchMsgs: map[uint64]int{}, closeAt: map[string]int{}, closed: map[string]bool{},
+		exchMsgs: map[uint64]int{}, closeAt: map[string]int{}, closed: map[string]bool{}, unsolicited: map[string]int{},
 	}
 	if s.CutFrames > 0 {
 		r.addNote(english.Count(s.CutFrames, "client frame") + " recorded cut (longer than the recorder's limit): sent as recorded, cut, so the answers may differ")

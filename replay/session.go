@@ -173,6 +173,13 @@ type ServerMsg struct {
 	// Stream holds, for an answer streamed in several results (joined
 	// into Frame, see streamed.go), the parts as recorded; nil otherwise.
 	Stream *StreamParts
+	// Unsolicited marks a response to an id that no client request in
+	// flight used (a server that answers with another id than it was
+	// sent): its live twin is a live response to the same id, which the
+	// replay did not send either; like a second answer to one request it
+	// is waited for after the last client message (awaitLast), not
+	// before the next one.
+	Unsolicited bool
 }
 
 // StreamParts are the recorded parts of an answer streamed in several

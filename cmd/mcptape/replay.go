@@ -77,7 +77,8 @@ func replayCmd() *command {
   with the recorded ones (ids, _meta, session and task ids and timestamps
   ignored): answers with a null or no id in order, the n-th answer to an
   id used again with its n-th use (a second answer to one request with the
-  second recorded); notifications by count per method
+  second recorded), an answer to an id no request used with the live
+  answer to the same id; notifications by count per method
   (notifications/message never fails the verdict); server lines that are
   not JSON-RPC messages (a log line on stdout) are not compared, as many
   as the session recorded are let through and one more fails the replay.
