@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/english"
+	"github.com/mcptape/mcptape/internal/termsafe"
 )
 
 // Text layout bounds: how many entries of a list the text form shows.
@@ -36,7 +37,7 @@ func WriteJSON(w io.Writer, rep *Report) error {
 // within about 100 columns; long lists are cut with a count of the rest
 // (the JSON form has everything).
 func WriteText(w io.Writer, rep *Report) error {
-	b := bufio.NewWriter(w)
+	b := bufio.NewWriter(termsafe.NewWriter(w)) // names from the tape stay text
 	p := func(format string, a ...any) { fmt.Fprintf(b, format+"\n", a...) }
 	t := rep.Tape
 

@@ -93,6 +93,21 @@ func TestShowTextColumns(t *testing.T) {
 	}
 }
 
+// TestShowRawKeepsCarriageReturns checks that raw output writes a frame
+// holding carriage returns but no newline (a CRLF client's line) byte for
+// byte, not compacted.
+func TestShowRawKeepsCarriageReturns(t *testing.T) {
+	frames := []string{
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r",
+		"{\"jsonrpc\":\"2.0\",\r\"method\":\"notifications/initialized\"}",
+	}
+	path := tempTape(t, c2s(10*ms, frames[0]), c2s(20*ms, frames[1]))
+	lines, st := showLines(t, path, WithFormat(FormatRaw))
+	if st.Compacted != 0 || strings.Join(lines, "\n") != strings.Join(frames, "\n") {
+		t.Errorf("%d compacted, raw lines %q, want %q", st.Compacted, lines, frames)
+	}
+}
+
 func TestShowRawAndNDJSON(t *testing.T) {
 	path := showTape(t)
 	lines, st := showLines(t, path, WithFormat(FormatRaw), WithDir(tape.ClientToServer), WithSession("1"))

@@ -56,7 +56,9 @@ func (s *showWriter) write(m *line) error {
 // holds line breaks is compacted so that it stays on one line.
 func (s *showWriter) raw(m *line) error {
 	frame := m.item.Frame
-	if bytes.ContainsAny(frame, "\r\n") && m.item.Info.Kind != jsonrpc.KindInvalid {
+	// Only a newline breaks the one-frame-per-line output: a carriage
+	// return (a CRLF client's line) is written as recorded.
+	if bytes.IndexByte(frame, '\n') >= 0 && m.item.Info.Kind != jsonrpc.KindInvalid {
 		s.buf.Reset()
 		if json.Compact(&s.buf, frame) == nil {
 			frame = s.buf.Bytes()

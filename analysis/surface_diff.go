@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/english"
+	"github.com/mcptape/mcptape/internal/termsafe"
 )
 
 // Surface changes.
@@ -262,7 +263,7 @@ func WriteSurfaceDiffText(w io.Writer, changes []SurfaceChange, notCompared []st
 		b.WriteString("; " + NotComparedText(notCompared))
 	}
 	b.WriteString("\n")
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, termsafe.String(b.String())) // names from the tapes stay text
 	return err
 }
 

@@ -56,6 +56,9 @@ func RedactAssignment(kv string) string {
 //   - --name VALUE where name looks secret: the next argument, unless it
 //     starts with "-";
 //   - --flag=NAME=VALUE where NAME looks secret ("--env=API_KEY=...");
+//   - "Name: value" headers whose name looks secret, alone or as a flag's
+//     value ("--header", "Authorization: Bearer ..."): the value, a known
+//     scheme word kept;
 //   - URLs, alone or as a flag's value ("--upstream=https://u:pw@h/?token=x"),
 //     and in the value of any NAME=VALUE ("DATABASE_URL=postgres://u:pw@h/db"):
 //     the password and secret-looking query values (see RedactURL);
@@ -94,11 +97,18 @@ func redactArg(a string) string {
 	return redactValue(a)
 }
 
-// redactValue redacts a NAME=VALUE assignment (RedactAssignment), or the
-// secrets anything else shows (RedactSecrets).
+// redactValue redacts a NAME=VALUE assignment (RedactAssignment), the
+// value of a "Name: value" header whose name looks secret ("Authorization:
+// Bearer ...", given to mcp-remote's --header or curl's -H; a known scheme
+// word is kept, as in recorded headers), or the secrets anything else
+// shows (RedactSecrets).
 func redactValue(v string) string {
 	if name, _, ok := strings.Cut(v, "="); ok && isName(name) {
 		return RedactAssignment(v)
+	}
+	if name, value, ok := strings.Cut(v, ":"); ok && isName(name) && IsSecretName(name) {
+		trimmed := strings.TrimLeft(value, " \t")
+		return name + ":" + value[:len(value)-len(trimmed)] + redactCredential(trimmed)
 	}
 	return RedactSecrets(v)
 }

@@ -58,6 +58,11 @@ func TestRedactArgs(t *testing.T) {
 			[]string{"mcptape", "record", "--upstream=https://u:%3Credacted%3A4-7%3E@mcp.example.com/mcp?token=%3Credacted%3A2-3%3E&x=1", "--"}},
 		{[]string{"client", "http://h/sse?api_key=k"},
 			[]string{"client", "http://h/sse?api_key=%3Credacted%3A1-1%3E"}},
+		// Headers given on the command line (mcp-remote --header, curl -H).
+		{[]string{"npx", "mcp-remote", "https://h/sse", "--header", "Authorization: Bearer tok123"},
+			[]string{"npx", "mcp-remote", "https://h/sse", "--header", "Authorization: Bearer <redacted:4-7>"}},
+		{[]string{"curl", "-H", "X-API-Key:abc", "--header=Cookie: s=1", "-H", "Accept: text/plain"},
+			[]string{"curl", "-H", "X-API-Key:<redacted:2-3>", "--header=Cookie: <redacted:2-3>", "-H", "Accept: text/plain"}},
 		{nil, []string{}},
 	}
 	for _, tt := range tests {

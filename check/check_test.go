@@ -319,6 +319,21 @@ func TestWriteText(t *testing.T) {
 	}
 }
 
+// TestWriteTextKeepsControlCharactersOut checks that names in the text
+// result (a tool name read from a tape or given to --expect-tool) cannot
+// drive the terminal: their control characters come out as marks.
+func TestWriteTextKeepsControlCharactersOut(t *testing.T) {
+	res := &Result{Tapes: []string{"t"}, Cases: []Case{{Tape: "t", Session: "s\x1b]0;x\x07", Name: "forbid-tool x\x1b[2J", Signal: "assertion",
+		Selected: true, Fired: true, Message: "x\x1b[2J called 1 time", Details: []string{"d\x1b[31m"}}}, Failures: 1}
+	var buf bytes.Buffer
+	if err := WriteText(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(buf.String(), "\x1b\x07") || !strings.Contains(buf.String(), "forbid-tool x·[2J") {
+		t.Errorf("text holds control characters:\n%q", buf.String())
+	}
+}
+
 // TestRefusedIsAnError: a request refused with HTTP 403 fires the error
 // signal of its session; a 401 (the start of OAuth) does not.
 func TestRefusedIsAnError(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/english"
+	"github.com/mcptape/mcptape/internal/termsafe"
 )
 
 // WriteText writes the failures, the notes (signals that fired but are
@@ -46,7 +47,7 @@ func WriteText(w io.Writer, r *Result) error {
 		fmt.Fprintf(&b, ", %s unreadable", english.Count(int64(len(r.Errors)), "tape"))
 	}
 	b.WriteString("\n")
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, termsafe.String(b.String())) // names from the tapes stay text
 	return err
 }
 

@@ -8,9 +8,12 @@
 //
 // [Load] reads a tape and cuts it into [Session] values: the client-to-server
 // frames of one recorded session (the [Step] list, batches split into their
-// members, which keep their batch; frames that are not JSON-RPC messages
-// are steps too) and the server-to-client messages they are compared with
-// (server frames that are not messages are skipped and counted). Each
+// members, which keep their batch, as do the client messages of one HTTP
+// POST, written one record each by the recorder; frames that are not
+// JSON-RPC messages are steps too) and the server-to-client messages they
+// are compared with (server frames that are not messages are skipped and
+// counted in Session.Invalid: as many live ones are let through, not
+// compared). Each
 // step names its causal dependencies: the last server message (a response
 // or a server request) that had arrived before it was sent and, for the
 // client's answer to a server request, that request. Records are taken in

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
+	"github.com/mcptape/mcptape/transport"
 )
 
 // sink receives a session's steps and server messages as they are built,
@@ -59,6 +60,10 @@ type loading struct {
 	held      map[string][]entry    // answers waiting for the request they answer (dirKey)
 
 	batches int // client batches built
+	// post holds the client messages read so far of one HTTP POST: the
+	// HTTP recorder writes a batch body as one record per member, all of
+	// one exchange, so they are the members of one batch.
+	post []tape.Record
 	// The uses of each client request id (see useKey), forgotten
 	// forgetLag steps after every use was answered.
 	reqUses     map[string]int    // id key -> requests built
@@ -114,6 +119,7 @@ type entry struct {
 	info     jsonrpc.Info
 	batch    int  // for a member of a client batch: its batch number (from 1)
 	batchLen int  // and the batch's size
+	refused  int  // the HTTP error status that refused the client message's POST
 	closes   bool // the client closed the HTTP exchange's response stream
 	// A streamed answer joined into one message (streamed.go): its
 	// parts as recorded.
@@ -126,6 +132,14 @@ func (l *loading) add(rec *tape.Record) int {
 	if l.s.Start == 0 {
 		l.s.Start = rec.Time
 	}
+	if rec.Dir == tape.ClientToServer && rec.Exchange != 0 && rec.Stream == string(transport.StreamPOST) {
+		if len(l.post) > 0 && l.post[0].Exchange != rec.Exchange {
+			l.flushPost(0)
+		}
+		l.post = append(l.post, *rec)
+		return 0
+	}
+	l.flushPost(0)
 	members := [][]byte{rec.Frame}
 	batch := 0
 	if info := jsonrpc.Classify(rec.Frame); info.Kind == jsonrpc.KindBatch {
@@ -139,34 +153,80 @@ func (l *loading) add(rec *tape.Record) int {
 	}
 	skipped := 0
 	for _, m := range members {
-		info := jsonrpc.Classify(m)
-		if (info.Kind == jsonrpc.KindInvalid || info.Kind == jsonrpc.KindBatch) && rec.Dir != tape.ClientToServer {
+		if !l.member(rec, m, batch, len(members), 0) {
 			skipped++
-			continue
 		}
-		// A client frame that is not a message (invalid JSON, an empty
-		// batch, a bare value) is a step too, re-sent byte for byte: it
-		// is what reproduces the server's answer to it.
-		e := entry{time: rec.Time, dir: rec.Dir, exchange: rec.Exchange, stream: rec.Stream, frame: m, info: info}
-		if batch > 0 {
-			e.batch, e.batchLen = batch, len(members)
-		}
-		l.insert(e)
 	}
+	l.release()
+	return skipped
+}
+
+// flushPost takes the client messages of one HTTP POST held in post: one
+// message alone, several as the members of one batch; refused is the HTTP
+// error status the server answered the POST with (0 if none or unknown).
+func (l *loading) flushPost(refused int) {
+	if len(l.post) == 0 {
+		return
+	}
+	batch := 0
+	if len(l.post) > 1 {
+		l.batches++
+		batch = l.batches
+	}
+	for i := range l.post {
+		l.member(&l.post[i], l.post[i].Frame, batch, len(l.post), refused)
+	}
+	clear(l.post)
+	l.post = l.post[:0]
+	l.release()
+}
+
+// member takes m, one message of rec (a member of client batch number
+// batch of size n when batch > 0; refused: see flushPost), and reports
+// whether it was kept: a server frame that is not a JSON-RPC message is
+// skipped and counted.
+func (l *loading) member(rec *tape.Record, m []byte, batch, n, refused int) bool {
+	info := jsonrpc.Classify(m)
+	if (info.Kind == jsonrpc.KindInvalid || info.Kind == jsonrpc.KindBatch) && rec.Dir != tape.ClientToServer {
+		l.s.Invalid++
+		return false
+	}
+	// A client frame that is not a message (invalid JSON, an empty
+	// batch, a bare value) is a step too, re-sent byte for byte: it
+	// is what reproduces the server's answer to it.
+	e := entry{time: rec.Time, dir: rec.Dir, exchange: rec.Exchange, stream: rec.Stream, frame: m, info: info, refused: refused}
+	if batch > 0 {
+		e.batch, e.batchLen = batch, n
+	}
+	l.insert(e)
+	return true
+}
+
+// release builds what the time ordering lets go.
+func (l *loading) release() {
 	for l.buf.Ready(false) {
 		l.pop()
 	}
-	return skipped
 }
 
 // closedByClient marks the payload of an "http" event that ends an
 // exchange the client closed.
 var closedByClient = []byte(`"closed_by":"client"`)
 
-// addEvent takes an event record: the end of an HTTP exchange whose
-// response stream the client closed becomes a step that closes it.
+// addEvent takes an event record: the response of the HTTP POST whose
+// client messages are held gives the status that refused them, if any;
+// the end of an HTTP exchange whose response stream the client closed
+// becomes a step that closes it.
 func (l *loading) addEvent(rec *tape.Record) {
-	if rec.Event != tape.EventHTTP || rec.Exchange == 0 || !bytes.Contains(rec.Data, closedByClient) {
+	if rec.Event != tape.EventHTTP {
+		return // other events (a cut note before a batch member) leave a POST whole
+	}
+	refused := 0
+	if len(l.post) > 0 && rec.Exchange == l.post[0].Exchange {
+		refused = refusedStatus(rec.Data)
+	}
+	l.flushPost(refused)
+	if rec.Exchange == 0 || !bytes.Contains(rec.Data, closedByClient) {
 		return
 	}
 	var d struct {
@@ -177,6 +237,19 @@ func (l *loading) addEvent(rec *tape.Record) {
 		return
 	}
 	l.insert(entry{time: rec.Time, dir: tape.ClientToServer, exchange: rec.Exchange, closes: true})
+}
+
+// refusedStatus returns the status of the "http" event data d when it is
+// a response with an error status (400 or more), else 0.
+func refusedStatus(d []byte) int {
+	var e struct {
+		Phase  string `json:"phase"`
+		Status int    `json:"status"`
+	}
+	if json.Unmarshal(d, &e) != nil || e.Phase != "response" || e.Status < 400 {
+		return 0
+	}
+	return e.Status
 }
 
 // addClose builds the step closing the stream of exchange e, when a
@@ -209,6 +282,7 @@ func (l *loading) insert(e entry) {
 
 // finish builds every entry still waiting.
 func (l *loading) finish() {
+	l.flushPost(0)
 	for l.buf.Ready(true) {
 		l.pop()
 	}
@@ -312,7 +386,7 @@ func (l *loading) build(e entry) {
 
 func (l *loading) addClient(e *entry) {
 	info := &e.info
-	st := Step{Frame: e.frame, Kind: info.Kind, Method: info.Method, IDKey: info.ID.Key(), Time: e.time, Answers: -1, Batch: e.batch, BatchLen: e.batchLen}
+	st := Step{Frame: e.frame, Kind: info.Kind, Method: info.Method, IDKey: info.ID.Key(), Time: e.time, Answers: -1, Batch: e.batch, BatchLen: e.batchLen, Refused: e.refused}
 	if l.lastDep >= 0 {
 		st.Deps = append(st.Deps, l.lastDep)
 	}
@@ -410,6 +484,7 @@ func (l *loading) addServer(e *entry) {
 			m.IDKey = unaddressedKey(l.unaddressed)
 		} else {
 			k := m.IDKey
+			m.Unsolicited = l.reqUses[k] == 0
 			l.resUses[k]++
 			m.IDKey = useKey(k, l.resUses[k])
 			if ex, ok := l.streams[m.IDKey]; ok { // answered: not closed early

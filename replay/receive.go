@@ -105,6 +105,10 @@ func (r *runner) take(ctx context.Context, frame []byte, info *jsonrpc.Info, exc
 		}
 		r.liveNotif[info.Method]++
 	default:
+		if r.liveInvalid < r.s.Invalid {
+			r.liveInvalid++ // the recorded server sent as many: not compared
+			return
+		}
 		if info.Violations.Has(jsonrpc.ViolationInvalidJSON) {
 			r.fail(fmt.Errorf("the server sent a frame that is not JSON: %s", preview(frame)))
 			return
@@ -127,6 +131,9 @@ func (r *runner) takeResponse(frame []byte, info *jsonrpc.Info) {
 	} else {
 		base, ok := r.ids.rec[info.ID.Key()]
 		if !ok {
+			if r.takeUnsolicited(frame, info) {
+				return
+			}
 			r.rep.Extra++
 			r.rep.Problems = append(r.rep.Problems, Problem{Kind: "extra", What: "response to unknown id " + info.ID.String()})
 			return
@@ -146,6 +153,22 @@ func (r *runner) takeResponse(frame []byte, info *jsonrpc.Info) {
 		return
 	}
 	r.pairResponse(recKey, idx, frame, info)
+}
+
+// takeUnsolicited pairs a live response to an id the replay did not send
+// with the recorded response to the same id that answered no request
+// (ServerMsg.Unsolicited), the n-th with the n-th, and reports whether it
+// did. mu is held.
+func (r *runner) takeUnsolicited(frame []byte, info *jsonrpc.Info) bool {
+	base := info.ID.Key()
+	recKey := useKey(base, r.unsolicited[base]+1)
+	idx, ok := r.respIdx[recKey]
+	if !ok || !r.srv[idx].Unsolicited {
+		return false
+	}
+	r.unsolicited[base]++
+	r.pairResponse(recKey, idx, frame, info)
+	return true
 }
 
 // unexpectedResponse counts a live response to recKey without a recorded

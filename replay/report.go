@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/internal/jsondiff"
+	"github.com/mcptape/mcptape/internal/termsafe"
 	"github.com/mcptape/mcptape/jsonrpc"
 )
 
@@ -268,7 +269,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  note: %s\n", n)
 		}
 	}
-	if _, err := io.WriteString(w, b.String()); err != nil {
+	if _, err := io.WriteString(w, termsafe.String(b.String())); err != nil {
 		return fmt.Errorf("replay: writing report: %w", err)
 	}
 	return nil

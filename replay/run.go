@@ -73,6 +73,8 @@ func replaySession(ctx context.Context, s *Session, dial DialFunc, o *options, c
 	}
 	r.conn = conn
 	_, r.async = conn.(*transport.HTTPConn)
+	_, ws := conn.(*transport.WSConn)
+	r.noLines = r.async || ws
 	r.run(ctx)
 	return r.rep
 }

@@ -8,7 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/internal/jsondiff"
+	"github.com/mcptape/mcptape/internal/termsafe"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 	"github.com/mcptape/mcptape/transport"
@@ -30,6 +32,7 @@ type runner struct {
 	closing bool           // we are closing the connection: its end is not a failure
 	bg      sync.WaitGroup // requests and fallback answers being sent
 	async   bool           // send requests on their own goroutines (HTTP)
+	noLines bool           // messages are not lines (HTTP, WebSocket): a blank line is nothing to send
 
 	ids, tokens *idMap
 	opaque      map[string]string         // recorded opaque value -> live
@@ -70,6 +73,7 @@ type runner struct {
 	liveProgress   map[[2]string]int              // the same, live
 	pairs          []pair                         // responses to requests the recording cancels, compared at the end
 	cutMessages    int                            // live messages not expected: after the cut of a cut session
+	liveInvalid    int                            // live server frames not JSON-RPC messages, up to Session.Invalid
 
 	exchMsgs     map[uint64]int      // live HTTP exchange -> server messages that came on it
 	closeAt      map[string]int      // recorded request id key -> messages on its stream after which to close it (Step.Closes)
@@ -77,6 +81,7 @@ type runner struct {
 	openUses     map[string][]string // recorded request id key -> keys of its uses sent and not answered, oldest first
 	answers      map[string]int      // recorded request id key -> live answers to it taken (takeUse), while it is known
 	unaddressed  int                 // live responses with a null or absent id
+	unsolicited  map[string]int      // live responses to ids the replay did not send, by id key (takeUnsolicited)
 	lastSentIdx  int                 // index of the last step sent, -1
 	lastSentAt   time.Time           // when it was sent
 	lastStepTime int64               // recorded time of the last step admitted
@@ -112,7 +117,10 @@ func newRunner(s *Session, o *options, cmp *jsondiff.Comparer, space idSpace) *r
 		recNotif: map[string]int{}, liveNotif: map[string]int{}, recProgress: map[[2]string]int{}, liveProgress: map[[2]string]int{},
 		rep: &SessionReport{Session: s.ID, Steps: s.StepCount()}, recUnfinished: s.unfinished,
 		openUses: map[string][]string{}, answers: map[string]int{}, lastSentIdx: -1,
-		exchMsgs: map[uint64]int{}, closeAt: map[string]int{}, closed: map[string]bool{},
+		exchMsgs: map[uint64]int{}, closeAt: map[string]int{}, closed: map[string]bool{}, unsolicited: map[string]int{},
+	}
+	if s.CutFrames > 0 {
+		r.addNote(english.Count(s.CutFrames, "client frame") + " recorded cut (longer than the recorder's limit): sent as recorded, cut, so the answers may differ")
 	}
 	if r.tokenOwner == nil { // streamed: its loader fills its own
 		r.tokenOwner, r.recCancelled = map[string]string{}, map[string]bool{}
@@ -266,6 +274,9 @@ func (r *runner) rewrite(i int, st *Step) (frame []byte, skip string, err error)
 			frame, err = r.rewriteToken(frame, info.ProgressToken)
 		}
 	case jsonrpc.KindInvalid, jsonrpc.KindBatch:
+		if r.noLines && len(bytes.TrimSpace(frame)) == 0 {
+			return nil, "a blank line of a stdio client is nothing to send over this transport", nil
+		}
 		return frame, "", nil // not a message: sent byte for byte
 	case jsonrpc.KindResponse, jsonrpc.KindError:
 		if st.Answers < 0 {
@@ -337,19 +348,25 @@ func (r *runner) addNote(s string) {
 	}
 }
 
-// describeStep names a step for messages: its method and name, or what it
-// answers.
+// describeStep names a step for messages: its method and name, what it
+// answers, or what else it is.
 func describeStep(st *Step) string {
 	switch st.Kind {
 	case jsonrpc.KindRequest:
 		return describeRequest(st.Method, st.Name, st.IDKey)
 	case jsonrpc.KindNotification:
-		return st.Method
+		return termsafe.String(st.Method)
+	case jsonrpc.KindResponse, jsonrpc.KindError:
+		return "answer to server request " + st.IDKey
 	}
-	return "answer to server request " + st.IDKey
+	if st.Closes != "" {
+		return "closing the stream of request " + st.Closes
+	}
+	return "a frame that is not a JSON-RPC message"
 }
 
 func describeRequest(method, name, idKey string) string {
+	method, name = termsafe.String(method), termsafe.String(name) // from the tape: kept text
 	id := baseKey(idKey)
 	if id != idKey {
 		id += fmt.Sprintf(" (use %s)", idKey[len(id)+1:])

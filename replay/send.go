@@ -159,7 +159,7 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 		}
 		return fmt.Errorf("sending step %d (%s): %s within %v", sent[0].i+1, describeStep(&sent[0].st), what, r.o.timeout)
 	}
-	if err != nil {
+	if err != nil && !r.refusedAsRecorded(sent, ex, err) {
 		return fmt.Errorf("sending step %d (%s): %w", sent[0].i+1, describeStep(&sent[0].st), err)
 	}
 	r.mu.Lock()
@@ -170,6 +170,20 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 		r.afterSend(&sent[k].st, ex, now)
 	}
 	return nil
+}
+
+// refusedAsRecorded reports whether err, the error of sending the steps
+// sent in exchange ex, is an HTTP error status the recorded server
+// refused their POST with too (Step.Refused): the replay goes on, the
+// answer in the body, if any, being compared as the recorded one is, and
+// a note says so.
+func (r *runner) refusedAsRecorded(sent []queued, ex *transport.Exchange, err error) bool {
+	var se *transport.StatusError
+	if ex == nil || !errors.As(err, &se) || se.Status != sent[0].st.Refused {
+		return false
+	}
+	r.note(fmt.Sprintf("step %d (%s): HTTP %d, as recorded", sent[0].i+1, describeStep(&sent[0].st), se.Status))
+	return true
 }
 
 // errSendTimeout is sendBounded's error for a frame not written, or a
@@ -255,6 +269,9 @@ func (r *runner) sendAsync(ctx context.Context, sent []queued, frame []byte) {
 		defer r.bg.Done()
 		defer l.Sent() // once the exchange is known (below)
 		ex, err := r.conn.Send(sctx, frame, transport.SendOptions{Written: l.Wrote})
+		if err != nil && r.refusedAsRecorded(sent, ex, err) {
+			err = nil
+		}
 		// Ended by closeStream giving the POST up (closeNow), or by the
 		// replay's end: not a failure.
 		given := sctx.Err() != nil

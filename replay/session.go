@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +42,15 @@ type Session struct {
 	// twin and the progress of such requests are not expected, and do not
 	// change the verdict (a note counts them).
 	Cut bool
+	// Invalid counts the recorded server frames of the session that are
+	// not JSON-RPC messages (a server's log line on stdout): they are not
+	// compared, and as many live ones are let through, in any order; one
+	// more fails the replay.
+	Invalid int
+	// CutFrames counts the client frames recorded cut (longer than the
+	// recorder's frame limit, or a decoded body past its limit): they are
+	// re-sent as recorded, cut, and a note in the report says so.
+	CutFrames int
 
 	// What the index of a streamed session counted (see StepCount and
 	// Requests).
@@ -110,6 +121,11 @@ type Step struct {
 	// the members of a batch are consecutive steps, sent as one batch
 	// unless WithUnbatch.
 	Batch, BatchLen int
+	// Refused is the HTTP error status (400 or more) with which the
+	// recorded server answered the POST that carried the message, 0 when
+	// it did not refuse it or the tape is not HTTP: a live refusal with
+	// the same status is what was recorded, not a failure.
+	Refused int
 	// Closes is set (and Frame nil) for a step that sends nothing but
 	// closes the HTTP response stream of the recorded request with this
 	// id key, still unanswered, as the recorded client did (the
@@ -157,6 +173,13 @@ type ServerMsg struct {
 	// Stream holds, for an answer streamed in several results (joined
 	// into Frame, see streamed.go), the parts as recorded; nil otherwise.
 	Stream *StreamParts
+	// Unsolicited marks a response to an id that no client request in
+	// flight used (a server that answers with another id than it was
+	// sent): its live twin is a live response to the same id, which the
+	// replay did not send either; like a second answer to one request it
+	// is waited for after the last client message (awaitLast), not
+	// before the next one.
+	Unsolicited bool
 }
 
 // StreamParts are the recorded parts of an answer streamed in several
@@ -232,6 +255,7 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 	byID := map[string]*loading{}
 	var order []string
 	closed := map[string]bool{}
+	cutFrames := map[string]int{}
 	t := &Tape{}
 	var size int64
 	streamed := false
@@ -246,6 +270,9 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 		}
 		if rec.Type == tape.TypeEvent && rec.Event == tape.EventClose {
 			closed[rec.Session] = true
+		}
+		if isCutNote(rec) {
+			cutFrames[rec.Session]++
 		}
 		if rec.Type == tape.TypeEvent && rec.Event == tape.EventHTTP {
 			if l := byID[rec.Session]; l != nil {
@@ -284,6 +311,7 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 		l.finish()
 		if s := l.s; s.stepCount > 0 {
 			s.Cut = cut && !closed[id]
+			s.CutFrames = cutFrames[id]
 			if streamed {
 				// A replay rebuilds what it needs as it reads.
 				s.path, s.tokenOwner, s.cancelled = path, nil, nil
@@ -295,6 +323,18 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 		return nil, fmt.Errorf("replay: tape: %w", ErrNoClientMessages)
 	}
 	return t, nil
+}
+
+// isCutNote reports whether rec is the recorder's note that a client
+// frame was recorded cut: an "error" event with the bytes "kept".
+func isCutNote(rec *tape.Record) bool {
+	if rec.Type != tape.TypeEvent || rec.Event != tape.EventError || rec.Dir != tape.ClientToServer || !bytes.Contains(rec.Data, []byte(`"kept"`)) {
+		return false
+	}
+	var d struct {
+		Kept *int `json:"kept"`
+	}
+	return json.Unmarshal(rec.Data, &d) == nil && d.Kept != nil
 }
 
 // Pick returns the session named id, or when id is "" the only session.

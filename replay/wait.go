@@ -167,11 +167,12 @@ func (r *runner) waitUntil(ctx context.Context, deadline time.Time, cond func() 
 }
 
 // lastArrived reports whether every recorded notification, server
-// request and second answer to one request (extraAnswer) has its live twin
-// (the progress of cancelled requests aside). mu is held.
+// request, second answer to one request (extraAnswer) and answer to an id
+// no request used (ServerMsg.Unsolicited) has its live twin (the progress
+// of cancelled requests aside). mu is held.
 func (r *runner) lastArrived() bool {
 	for _, g := range r.pendingServer(jsonrpc.KindResponse) {
-		if r.extraAnswer(r.srv[g].IDKey) {
+		if m := r.srv[g]; m.Unsolicited || r.extraAnswer(m.IDKey) {
 			return false
 		}
 	}

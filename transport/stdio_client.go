@@ -181,9 +181,11 @@ func (c *StdioConn) endError(err error) error {
 }
 
 // Send writes frame and "\n" to the server's stdin. The frame must not
-// contain a newline. If ctx ends while the write is blocked (the server
-// does not read), Send returns ctx's error; if part of the line was
-// already written the connection is broken and every later Send fails.
+// contain a newline; an empty frame writes an empty line (a recorded
+// client's blank line, replayed as it was sent). If ctx ends while the
+// write is blocked (the server does not read), Send returns ctx's error;
+// if part of the line was already written the connection is broken and
+// every later Send fails.
 // Of opt, Deadline (the write's deadline) and Written apply over stdio.
 func (c *StdioConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Exchange, error) {
 	if c.closing.Load() {
@@ -191,9 +193,6 @@ func (c *StdioConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*E
 	}
 	if i := bytes.IndexByte(frame, '\n'); i >= 0 {
 		return nil, fmt.Errorf("transport: stdio frame holds a newline at byte %d; frames must be one line", i)
-	}
-	if len(frame) == 0 {
-		return nil, errors.New("transport: stdio frame is empty")
 	}
 	ex := &Exchange{ID: c.seq.Add(1), fin: true, Sent: time.Now()}
 	c.wmu.Lock()

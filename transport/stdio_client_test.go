@@ -36,7 +36,8 @@ const childEnv = "MCPTAPE_TRANSPORT_TEST_CHILD"
 //
 // Methods understood in every reading mode: "big" answers with a result of
 // params.size bytes; "exit" exits with status 3; "stderr" writes its
-// params.text to stderr; "env" answers with $MCPTAPE_X and the working
+// params.text to stderr; "lines" answers with the number of lines read
+// before it, blank ones included; "env" answers with $MCPTAPE_X and the working
 // directory. Before its first answer the server sends a notification, as
 // server-everything does.
 func TestStdioChild(t *testing.T) {
@@ -58,11 +59,13 @@ func runChild(mode string) int {
 	out := bufio.NewWriter(os.Stdout)
 	lr, _ := NewLineReader(os.Stdin, 0)
 	first := true
+	lines := 0
 	for {
 		fr, err := lr.Next()
 		if err != nil {
 			break
 		}
+		lines++
 		info := jsonrpc.Classify(fr.Data)
 		if info.Kind != jsonrpc.KindRequest {
 			continue
@@ -88,6 +91,8 @@ func runChild(mode string) int {
 		case "stderr":
 			fmt.Fprintln(os.Stderr, p.Params.Text)
 			result = []byte(`{}`)
+		case "lines":
+			result = []byte(fmt.Sprintf(`{"lines":%d}`, lines-1))
 		case "env":
 			wd, _ := os.Getwd()
 			result, _ = json.Marshal(map[string]string{"x": os.Getenv("MCPTAPE_X"), "dir": wd})
@@ -255,10 +260,27 @@ func TestStdioOptionsReachTheChild(t *testing.T) {
 
 func TestStdioSendRejectsBadFrames(t *testing.T) {
 	c := dialChild(t, "echo")
-	for _, frame := range []string{"", `{"a":1}` + "\n" + `{"b":2}`, "{}\n"} {
+	for _, frame := range []string{`{"a":1}` + "\n" + `{"b":2}`, "{}\n"} {
 		if _, err := c.Send(context.Background(), []byte(frame), SendOptions{}); err == nil {
 			t.Errorf("Send(%q) succeeded", frame)
 		}
+	}
+}
+
+// TestStdioSendEmptyFrame checks that an empty frame goes out as an empty
+// line (a client's blank line, replayed as recorded), not refused.
+func TestStdioSendEmptyFrame(t *testing.T) {
+	c := dialChild(t, "echo")
+	ctx := context.Background()
+	for _, frame := range []string{"", "   ", "", `{"jsonrpc":"2.0","id":7,"method":"lines"}`} {
+		if _, err := c.Send(ctx, []byte(frame), SendOptions{}); err != nil {
+			t.Fatalf("Send(%q): %v", frame, err)
+		}
+	}
+	recvTimeout(t, c, 10*time.Second) // the notification before the first answer
+	in := recvTimeout(t, c, 10*time.Second)
+	if want := `{"jsonrpc":"2.0","id":7,"result":{"lines":3}}`; string(in.Frame) != want {
+		t.Errorf("answer %s, want %s (three lines before it)", in.Frame, want)
 	}
 }
 

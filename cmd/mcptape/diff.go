@@ -50,6 +50,9 @@ func diffCmd() *command {
 				if *format != "text" && *format != "json" {
 					return usageError("--format %q: want text or json", *format)
 				}
+				if args[0] == "-" && args[1] == "-" {
+					return usageError("A and B are both - : stdin holds one tape; give the other as a file")
+				}
 				if *surface {
 					return runSurfaceDiff(ctx, st, args[0], args[1], *format)
 				}

@@ -34,6 +34,7 @@ func TestDiffCommand(t *testing.T) {
 		{name: "strict", args: []string{"--no-default-ignores", fx("recorded.jsonl.zst"), fx("replay-equal.jsonl.zst")}, code: 1, stdout: `+ id: 100`},
 		{name: "json", args: []string{"--format", "json", fx("recorded.jsonl.zst"), fx("changed-server.jsonl.zst")}, code: 1, stdout: `"mismatched": 3`},
 		{name: "one arg", args: []string{fx("recorded.jsonl.zst")}, code: 2, stderr: "want two tapes", noStdout: true},
+		{name: "stdin twice", args: []string{"-", "-"}, code: 2, stderr: "A and B are both - : stdin holds one tape", noStdout: true},
 		{name: "bad path", args: []string{"--ignore", "a..b", fx("recorded.jsonl.zst"), fx("recorded.jsonl.zst")}, code: 2, stderr: `path "a..b"`, noStdout: true},
 		{name: "bad format", args: []string{"--format", "xml", "a", "b"}, code: 2, stderr: "--format", noStdout: true},
 		{name: "not a tape", args: []string{fx("recorded.jsonl.zst"), notTape}, code: 2, stderr: "notes.txt", noStdout: true},

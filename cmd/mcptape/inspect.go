@@ -53,8 +53,13 @@ func inspectCmd() *command {
 					return usageError("--max-sessions %d: must be at least 1", *maxSessions)
 				}
 				if *follow {
-					if len(args) != 1 || args[0] == "-" || *merge {
+					switch {
+					case *merge:
+						return usageError("--follow and --merge cannot be combined: --follow reads one tape")
+					case len(args) != 1:
 						return usageError("--follow takes one tape file")
+					case args[0] == "-":
+						return usageError("--follow needs a file, not stdin")
 					}
 					return runFollowInspect(ctx, st, args[0], *format, analysis.WithMaxSessions(*maxSessions))
 				}

@@ -77,8 +77,16 @@ func replayCmd() *command {
   with the recorded ones (ids, _meta, session and task ids and timestamps
   ignored): answers with a null or no id in order, the n-th answer to an
   id used again with its n-th use (a second answer to one request with the
-  second recorded); notifications by count per method
-  (notifications/message never fails the verdict). After the last client
+  second recorded), an answer to an id no request used with the live
+  answer to the same id; notifications by count per method
+  (notifications/message never fails the verdict); server lines that are
+  not JSON-RPC messages (a log line on stdout) are not compared, as many
+  as the session recorded are let through and one more fails the replay.
+  A POST the recorded server refused with an HTTP error status may be
+  refused live with the same status (noted); another status fails. A
+  client frame recorded cut (--max-frame-mib) is re-sent cut, with a note.
+  A stdio client's blank line is not sent over HTTP or WebSocket (noted).
+  After the last client
   message, the server messages recorded after it are waited for until they
   arrive, or for their recorded gap plus --settle. Where the recorded HTTP
   client closed a request's response stream (the 2026-07-28 cancel), the
@@ -314,9 +322,19 @@ func loadReplayTapes(st *stdio, args []string) ([]*replay.Session, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if skipped > 0 {
-		fmt.Fprintf(st.err, "mcptape replay: warning: %s not JSON-RPC (not replayed)\n", english.Count(skipped, "recorded frame"))
+		fmt.Fprintf(st.err, "mcptape replay: warning: %s\n", skippedWarning("replay", skipped))
 	}
 	return sessions, nil
+}
+
+// skippedWarning says what the command cmd (replay, mock) does with the n
+// recorded server frames that are not JSON-RPC messages.
+func skippedWarning(cmd string, n int) string {
+	what := english.Count(n, "recorded server frame") + " not JSON-RPC"
+	if cmd == "mock" {
+		return what + ": not served"
+	}
+	return what + ": not compared (as many live ones per session are let through)"
 }
 
 // loadReplayTape reads the sessions of the tape at path, warning on stderr
@@ -333,7 +351,7 @@ func loadReplayTape(st *stdio, cmd, path string) ([]*replay.Session, error) {
 		return nil, err
 	}
 	if t.Skipped > 0 {
-		logf("warning: %s not JSON-RPC (not expected)", english.Count(t.Skipped, "recorded server frame"))
+		logf("warning: %s", skippedWarning(cmd, t.Skipped))
 	}
 	return t.Sessions, nil
 }

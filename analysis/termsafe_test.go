@@ -1,0 +1,51 @@
+package analysis
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestTextReportsKeepControlCharactersOut checks that names read from a
+// tape (a client's name, a method, a tool name) cannot drive the terminal
+// through the text reports of inspect, diff and diff --surface: their
+// control characters come out as marks.
+func TestTextReportsKeepControlCharactersOut(t *testing.T) {
+	steps := after(
+		c2s(10*ms, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x\u001b[2Jred","arguments":{}}}`),
+		s2c(15*ms, `{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`),
+		c2s(20*ms, `{"jsonrpc":"2.0","id":3,"method":"to\u001b]0;title\u0007ols/list"}`),
+		s2c(21*ms, `{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}`),
+	)
+	path := tempTape(t, steps...)
+	rep, err := Inspect(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := after(c2s(10*ms, `{"jsonrpc":"2.0","id":2,"method":"ping"}`))
+	tests := []struct {
+		name  string
+		write func(*bytes.Buffer) error
+		want  string
+	}{
+		{"inspect", func(b *bytes.Buffer) error { return WriteText(b, rep) }, "to·]0;title·ols/list"},
+		{"diff", func(b *bytes.Buffer) error {
+			return WriteDiffText(b, diffFiles(t, "a.jsonl.zst", "b.jsonl.zst", steps, other))
+		}, "to·]0;title·ols/list"},
+		{"surface diff", func(b *bytes.Buffer) error {
+			return WriteSurfaceDiffText(b, []SurfaceChange{{Kind: KindTool, Name: "ev\x1b]0;x\x07il", Change: "removed", Breaking: true}}, nil)
+		}, "tool ev·]0;x·il removed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tc.write(&b); err != nil {
+				t.Fatal(err)
+			}
+			if strings.ContainsAny(b.String(), "\x1b\x07") || !strings.Contains(b.String(), tc.want) {
+				t.Errorf("text report holds control characters or lacks %q:\n%q", tc.want, b.String())
+			}
+		})
+	}
+}
