@@ -163,6 +163,7 @@ type Inspector struct {
 	unanswered    []RequestRef                // requests superseded by an id reuse
 	httpSessions  map[uint64]bool             // recordings (tape.Recording) whose server assigned an Mcp-Session-Id
 	exchanges     map[uint64][]exchangeReq    // HTTP exchanges open, with their client requests
+	notes         map[uint64][]sentNote       // HTTP exchanges open, with their client notifications
 	cuts          map[cutKey]struct{}         // messages announced as recorded cut, not yet seen
 	waits         map[uint64]*handshakeWait   // sessionless exchanges waiting for their client's name
 	clients       map[string]*clientHandshake // sessionless clients, by User-Agent

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -122,7 +123,7 @@ func (s *sessionState) report() SessionReport {
 		Client: s.client, Server: s.server, ProtocolVersion: s.version, RequestedVersion: s.requested,
 		Messages: s.messages, ByKind: map[string]int64{}, ByDir: map[string]int64{},
 		Exit: s.exit, ClosedBy: s.closedBy, Violations: s.violations, Unanswered: s.unanswered, Errors: s.errors,
-		ToolErrors: s.toolErrors, Cancelled: s.cancelled, Refused: s.refused, BrokenOff: s.brokenOff, Details: s.details, MaxLatencyNS: s.maxLatency, Slowest: s.slowest}
+		ToolErrors: s.toolErrors, Cancelled: s.cancelled, Refused: s.refused, RefusedNotifications: s.refusedNotes, BrokenOff: s.brokenOff, Details: s.details, MaxLatencyNS: s.maxLatency, Slowest: s.slowest}
 	for k, n := range s.byKind {
 		if n > 0 {
 			r.ByKind[jsonrpc.Kind(k).String()] = n
@@ -232,15 +233,23 @@ func (in *Inspector) problems(rep *Report) []Problem {
 		}
 		add(SeverityWarning, "ws-refused", n, d, "%s refused with an HTTP error status", english.Count(n, "WebSocket upgrade"))
 	}
-	if r := rep.Refused; r.Count > r.Unauthorized {
+	if r := rep.Refused; r.Count > r.Unauthorized || r.Notifications > 0 {
 		d = nil
 		for _, ref := range r.Requests {
 			if ref.Status != 401 && len(d) < problemDetails {
 				d = append(d, describeRef(ref))
 			}
 		}
+		d = append(d, refDetails(r.NotificationRefs[:min(len(r.NotificationRefs), problemDetails-len(d))])...)
 		n := r.Count - r.Unauthorized
-		add(SeverityWarning, "http-refused", n, d, "%s refused with an HTTP error status", english.Count(n, "request"))
+		var what []string
+		if n > 0 {
+			what = append(what, english.Count(n, "request"))
+		}
+		if r.Notifications > 0 {
+			what = append(what, english.Count(r.Notifications, "notification"))
+		}
+		add(SeverityWarning, "http-refused", n+r.Notifications, d, "%s refused with an HTTP error status", strings.Join(what, " and "))
 	}
 	if n := rep.Refused.Unauthorized; n > 0 { // the start of an OAuth flow
 		add(SeverityInfo, "http-unauthorized", n, nil, "%s answered 401 (authorization required)", english.Count(n, "request"))
@@ -280,7 +289,10 @@ func refDetails(refs []RequestRef) []string {
 }
 
 func describeRef(r RequestRef) string {
-	s := fmt.Sprintf("#%d %s [%s] %s %s id %s", r.Seq, offset(r.OffsetNS), clip(r.Session, 12), arrow(r.Dir), r.Method, clip(r.ID, 20))
+	s := fmt.Sprintf("#%d %s [%s] %s %s", r.Seq, offset(r.OffsetNS), clip(r.Session, 12), arrow(r.Dir), r.Method)
+	if r.ID != "" { // a notification has none
+		s += " id " + clip(r.ID, 20)
+	}
 	if r.Name != "" {
 		s += " (" + clip(r.Name, 30) + ")"
 	}

@@ -171,11 +171,13 @@ func (in *Inspector) inFlightOnly(reqs []exchangeReq) []exchangeReq {
 // by the recorder's shutdown, broken off); otherwise a client that closed
 // the stream of a request still unanswered cancelled it.
 func (in *Inspector) exchangeEnd(it *Item, d *httpEvent) {
-	reqs := in.exchanges[it.Rec.Exchange]
+	reqs, notes := in.exchanges[it.Rec.Exchange], in.notes[it.Rec.Exchange]
 	delete(in.exchanges, it.Rec.Exchange)
+	delete(in.notes, it.Rec.Exchange)
 	switch outcome := exchangeOutcome(d); outcome {
 	case OutcomeRefused:
 		in.refused(reqs, d.Status)
+		in.refusedNotes(notes, d.Status)
 		return
 	case OutcomeCutByShutdown, OutcomeBrokenOff:
 		in.settle(reqs, outcome, func(req *request) { in.cut(req, outcome, d.Status) })
@@ -214,6 +216,48 @@ func (in *Inspector) refused(reqs []exchangeReq, status int) {
 			keepDetail(in, req.sess, refusedDetails, func() RequestRef { return in.statusRef(req, status) })
 		}
 	})
+}
+
+// sentNote is a client notification sent on an HTTP exchange.
+type sentNote struct {
+	sess *sessionState
+	ref  RequestRef // ID ""
+}
+
+// noteNotification remembers a notification the client sent on an HTTP
+// exchange (POST) until the exchange ends: a server that refuses the
+// exchange with an HTTP error status refuses it too (a batch of
+// notifications where the protocol version has no batches).
+func (in *Inspector) noteNotification(it *Item, s *sessionState) {
+	if it.Rec.Exchange == 0 || it.Rec.Dir != tape.ClientToServer || it.Rec.Stream == tape.StreamWS {
+		return
+	}
+	if in.notes == nil || len(in.notes) >= maxOpenExchanges {
+		in.notes = map[uint64][]sentNote{} // end events lost (a cut tape?): forget, stay bounded
+	}
+	ref := RequestRef{Session: s.id, Dir: string(it.Rec.Dir), Method: clip(it.Info.Method, 60), Seq: it.Seq, OffsetNS: it.Rec.Time - in.origin}
+	in.notes[it.Rec.Exchange] = append(in.notes[it.Rec.Exchange], sentNote{s, ref})
+}
+
+// refusedNotes counts the client notifications of an exchange that the
+// server ended with HTTP status (4xx or 5xx) in Report.Refused: the
+// server did not take them. A 401 (the start of an OAuth flow, the
+// client sends again once authorized) is left out.
+func (in *Inspector) refusedNotes(notes []sentNote, status int) {
+	if status == 401 {
+		return
+	}
+	r := &in.rep.Refused
+	for _, n := range notes {
+		ref := n.ref
+		ref.Status = status
+		r.Notifications++
+		if len(r.NotificationRefs) < in.o.maxListed {
+			r.NotificationRefs = append(r.NotificationRefs, ref)
+		}
+		n.sess.refusedNotes++
+		keepDetail(in, n.sess, refusedDetails, func() RequestRef { return ref })
+	}
 }
 
 // cut counts req, which got no answer by the recorder's shutdown

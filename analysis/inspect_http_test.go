@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -225,6 +226,62 @@ func TestInspectShutdownCutExchange(t *testing.T) {
 			}
 			if err := json.Unmarshal(js.Bytes(), &back); err != nil || back.Unanswered.Count != 0 || back.Unanswered.Cut != 1 || len(back.Unanswered.Requests) != 1 || back.Unanswered.Requests[0].Method != "tools/call" {
 				t.Errorf("JSON unanswered %+v (%v): want count 0, cut_by_shutdown 1 listing the tools/call", back.Unanswered, err)
+			}
+		})
+	}
+}
+
+// TestInspectRefusedNotifications: notifications the client sent on an
+// HTTP exchange that the server refused with an error status (a batch of
+// notifications at 2025-06-18, which has no batches: 400) are listed
+// under http-refused with the refused requests, counted in their
+// session; a 401 (the start of OAuth) and an accepted exchange (202) are
+// not.
+func TestInspectRefusedNotifications(t *testing.T) {
+	const note = `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`
+	const call = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}`
+	end := func(status string) step {
+		return onExchange(3, evt(9*ms, tape.EventHTTP, `{"phase":"end","method":"POST","path":"/mcp","conn":1,"status":`+status+`,"closed_by":"server"}`))
+	}
+	tests := []struct {
+		name    string
+		sent    []string
+		status  string
+		notes   int64
+		summary string // of the http-refused problem, "" for none
+	}{
+		{"a batch of notifications refused", []string{note, note}, "400", 2, "2 notifications refused with an HTTP error status"},
+		{"a request and a notification refused", []string{call, note}, "403", 1, "1 request and 1 notification refused with an HTTP error status"},
+		{"a notification answered 401", []string{note}, "401", 0, ""},
+		{"a notification accepted", []string{note}, "202", 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			steps := after()
+			for _, m := range tt.sent {
+				steps = append(steps, onExchange(3, c2s(5*ms, m)))
+			}
+			rep := inspectSteps(t, append(steps, end(tt.status))...)
+			r := rep.Refused
+			if r.Notifications != tt.notes || int64(len(r.NotificationRefs)) != tt.notes || rep.Sessions[0].RefusedNotifications != tt.notes {
+				t.Errorf("refused notifications %d (%d listed, %d in the session), want %d", r.Notifications, len(r.NotificationRefs), rep.Sessions[0].RefusedNotifications, tt.notes)
+			}
+			for _, ref := range r.NotificationRefs {
+				if ref.ID != "" || ref.Method != "notifications/roots/list_changed" || strconv.Itoa(ref.Status) != tt.status {
+					t.Errorf("listed %+v", ref)
+				}
+			}
+			var got string
+			for _, p := range rep.Problems {
+				if p.What == "http-refused" {
+					got = p.Summary
+					if int(p.Count) != len(p.Details) || !strings.Contains(strings.Join(p.Details, "\n"), "notifications/roots/list_changed: HTTP "+tt.status) {
+						t.Errorf("details %q (count %d)", p.Details, p.Count)
+					}
+				}
+			}
+			if got != tt.summary {
+				t.Errorf("http-refused %q, want %q", got, tt.summary)
 			}
 		})
 	}

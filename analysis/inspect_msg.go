@@ -277,6 +277,7 @@ func (in *Inspector) ref(req *request) RequestRef {
 func (in *Inspector) notification(it *Item, s *sessionState) {
 	rec, info := it.Rec, &it.Info
 	s.count(rec.Dir, jsonrpc.KindNotification, in.name(info.Method))
+	in.noteNotification(it, s)
 	switch info.Method {
 	case jsonrpc.MethodProgress:
 		in.progress(it, s)

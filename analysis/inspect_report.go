@@ -130,6 +130,10 @@ type SessionReport struct {
 	// (UnansweredStats.BrokenOff), of this session.
 	Refused   int64 `json:"refused,omitempty"`
 	BrokenOff int64 `json:"broken_off,omitempty"`
+	// RefusedNotifications counts the notifications the client sent on
+	// an HTTP exchange that the server refused with an HTTP error status
+	// other than 401 (RefusedStats.Notifications), of this session.
+	RefusedNotifications int64 `json:"refused_notifications,omitempty"`
 	// Details lists the first requests of the session that went wrong,
 	// when asked for (WithSessionDetails).
 	Details *SessionDetails `json:"details,omitempty"`
@@ -146,8 +150,9 @@ type SessionReport struct {
 
 // SessionDetails lists the first requests of a session that went wrong,
 // by record (WithSessionDetails): the error responses, the requests never
-// answered, refused with an HTTP error status other than 401, and those
-// whose response the server broke off.
+// answered, refused with an HTTP error status other than 401 (and the
+// notifications so refused: their ID is ""), and those whose response the
+// server broke off.
 type SessionDetails struct {
 	ErrorResponses []ErrorResponse `json:"error_responses,omitempty"`
 	Unanswered     []RequestRef    `json:"unanswered,omitempty"`
@@ -261,6 +266,13 @@ type RefusedStats struct {
 	// flow: an info, not a warning.
 	Unauthorized int64        `json:"unauthorized"`
 	Requests     []RequestRef `json:"requests,omitempty"` // the first ones, by record
+	// Notifications counts the notifications the client sent on an HTTP
+	// exchange that the server refused with an HTTP error status other
+	// than 401 (a batch of notifications where the protocol version has
+	// no batches gets a 400): the server did not take them. They are not
+	// in Count. NotificationRefs lists the first ones (ID "").
+	Notifications    int64        `json:"notifications,omitempty"`
+	NotificationRefs []RequestRef `json:"notification_refs,omitempty"`
 }
 
 // UnansweredStats counts requests that got no response before the tape

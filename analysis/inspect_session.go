@@ -51,6 +51,7 @@ type sessionState struct {
 	violations, unanswered, errors int64
 	toolErrors, cancelled          int64
 	refused, brokenOff             int64            // see SessionReport
+	refusedNotes                   int64            // SessionReport.RefusedNotifications
 	details                        *SessionDetails  // WithSessionDetails; nil for none yet
 	violationRules                 map[string]int64 // violations by rule
 	maxLatency                     int64            // the slowest client request answered, ns

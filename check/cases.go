@@ -35,7 +35,10 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 		if s.Refused > 0 {
 			msg += ", " + english.Count(s.Refused, "request") + " refused with an HTTP error"
 		}
-		signal(s.ID, SignalError, s.Errors+s.Refused, msg, append(errorsIn(d), refs(d.Refused, "refused with")...))
+		if s.RefusedNotifications > 0 {
+			msg += ", " + english.Count(s.RefusedNotifications, "notification") + " refused with an HTTP error"
+		}
+		signal(s.ID, SignalError, s.Errors+s.Refused+s.RefusedNotifications, msg, append(errorsIn(d), refs(d.Refused, "refused with")...))
 		signal(s.ID, SignalToolError, s.ToolErrors, english.Count(s.ToolErrors, "tool call")+" returned isError", nil)
 		v, vd := violationsIn(rep, s)
 		signal(s.ID, SignalViolation, s.Violations, english.Count(s.Violations, "protocol violation")+": "+strings.Join(v, ", "), vd)
@@ -208,8 +211,12 @@ func refs(rs []analysis.RequestRef, status string) []string {
 	return out
 }
 
-// describe names a request: "METHOD id ID [NAME]".
+// describe names a request: "METHOD id ID [NAME]", a notification
+// (no ID): "METHOD".
 func describe(r *analysis.RequestRef) string {
+	if r.ID == "" {
+		return strings.TrimSpace(r.Method + " " + r.Name)
+	}
 	return strings.TrimSpace(fmt.Sprintf("%s id %s %s", r.Method, r.ID, r.Name))
 }
 

@@ -27,7 +27,7 @@ import (
 
 // Signals: names are stable, for --fail-on.
 const (
-	SignalError      = "error"      // a JSON-RPC error response, or a request refused with an HTTP error (not 401)
+	SignalError      = "error"      // a JSON-RPC error response, or a request or notification refused with an HTTP error (not 401)
 	SignalToolError  = "tool-error" // a tools/call result with isError
 	SignalViolation  = "violation"  // a protocol violation
 	SignalUnanswered = "unanswered" // a request never answered, or whose response the server broke off

@@ -335,7 +335,9 @@ func TestWriteTextKeepsControlCharactersOut(t *testing.T) {
 }
 
 // TestRefusedIsAnError: a request refused with HTTP 403 fires the error
-// signal of its session; a 401 (the start of OAuth) does not.
+// signal of its session, and so does a notification (a batch of
+// notifications refused with 400, as inspect counts it); a 401 (the start
+// of OAuth) does not.
 func TestRefusedIsAnError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.jsonl.zst")
 	w, err := tape.Create(path, tape.Header{Version: "test", Transport: "http"})
@@ -343,13 +345,17 @@ func TestRefusedIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC).UnixNano()
-	for x, status := range map[uint64]string{1: "403", 2: "401"} {
-		sess := fmt.Sprintf("conn-%d", x)
+	const request = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
+	const note = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	for _, ex := range []struct {
+		x            uint64
+		sess, status string
+		frame        string
+	}{{1, "conn-1", "403", request}, {2, "conn-2", "401", request}, {3, "note-3", "400", note}, {4, "note-4", "401", note}} {
 		for _, rec := range []*tape.Record{
-			{Type: tape.TypeMessage, Time: at, Session: sess, Dir: tape.ClientToServer, Exchange: x,
-				Frame: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)},
-			{Type: tape.TypeEvent, Time: at + 1, Session: sess, Exchange: x, Event: tape.EventHTTP,
-				Data: []byte(`{"phase":"end","method":"POST","path":"/mcp","status":` + status + `,"closed_by":"server"}`)},
+			{Type: tape.TypeMessage, Time: at, Session: ex.sess, Dir: tape.ClientToServer, Exchange: ex.x, Frame: []byte(ex.frame)},
+			{Type: tape.TypeEvent, Time: at + 1, Session: ex.sess, Exchange: ex.x, Event: tape.EventHTTP,
+				Data: []byte(`{"phase":"end","method":"POST","path":"/mcp","status":` + ex.status + `,"closed_by":"server"}`)},
 		} {
 			if err := w.Write(rec); err != nil {
 				t.Fatal(err)
@@ -367,10 +373,14 @@ func TestRefusedIsAnError(t *testing.T) {
 	for _, c := range res.Cases {
 		if c.Failed() {
 			failed = append(failed, c.Name+" "+c.Session)
+			if c.Session == "note-3" && (!strings.Contains(c.Message, "1 notification refused with an HTTP error") ||
+				len(c.Details) != 1 || !strings.Contains(c.Details[0], "notifications/initialized refused with HTTP 400")) {
+				t.Errorf("the refused notification's case: %q %q", c.Message, c.Details)
+			}
 		}
 	}
-	if !slices.Equal(failed, []string{"error conn-1"}) {
-		t.Errorf("failed %q, want the 403's session only", failed)
+	if !slices.Equal(failed, []string{"error conn-1", "error note-3"}) {
+		t.Errorf("failed %q, want the 403's and the 400's sessions only", failed)
 	}
 }
 
