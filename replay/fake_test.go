@@ -24,17 +24,19 @@ type fakeConn struct {
 
 	mu     sync.Mutex
 	sent   []string
-	forget bool // do not keep sent (long replays)
+	noEOL  []bool // SendOptions.NoEOL of each frame sent
+	forget bool   // do not keep sent (long replays)
 }
 
 func newFakeConn(handle func([]byte) []string) *fakeConn {
 	return &fakeConn{handle: handle, in: make(chan transport.Incoming, 100), done: make(chan struct{})}
 }
 
-func (c *fakeConn) Send(_ context.Context, frame []byte, _ transport.SendOptions) (*transport.Exchange, error) {
+func (c *fakeConn) Send(_ context.Context, frame []byte, opt transport.SendOptions) (*transport.Exchange, error) {
 	c.mu.Lock()
 	if !c.forget {
 		c.sent = append(c.sent, string(frame))
+		c.noEOL = append(c.noEOL, opt.NoEOL)
 	}
 	c.mu.Unlock()
 	for _, out := range c.handle(frame) {

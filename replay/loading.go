@@ -120,6 +120,7 @@ type entry struct {
 	batch    int  // for a member of a client batch: its batch number (from 1)
 	batchLen int  // and the batch's size
 	refused  int  // the HTTP error status that refused the client message's POST
+	noEOL    bool // stdio: the recorded line had no "\n" (tape.Record.NoEOL)
 	closes   bool // the client closed the HTTP exchange's response stream
 	// A streamed answer joined into one message (streamed.go): its
 	// parts as recorded.
@@ -152,11 +153,14 @@ func (l *loading) add(rec *tape.Record) int {
 		}
 	}
 	skipped := 0
-	for _, m := range members {
+	noEOL := rec.NoEOL // the line's: its last member's (Step.NoEOL)
+	for i, m := range members {
+		rec.NoEOL = noEOL && i == len(members)-1
 		if !l.member(rec, m, batch, len(members), 0) {
 			skipped++
 		}
 	}
+	rec.NoEOL = noEOL
 	l.release()
 	return skipped
 }
@@ -194,7 +198,7 @@ func (l *loading) member(rec *tape.Record, m []byte, batch, n, refused int) bool
 	// A client frame that is not a message (invalid JSON, an empty
 	// batch, a bare value) is a step too, re-sent byte for byte: it
 	// is what reproduces the server's answer to it.
-	e := entry{time: rec.Time, dir: rec.Dir, exchange: rec.Exchange, stream: rec.Stream, frame: m, info: info, refused: refused}
+	e := entry{time: rec.Time, dir: rec.Dir, exchange: rec.Exchange, stream: rec.Stream, frame: m, info: info, refused: refused, noEOL: rec.NoEOL}
 	if batch > 0 {
 		e.batch, e.batchLen = batch, n
 	}
@@ -386,7 +390,7 @@ func (l *loading) build(e entry) {
 
 func (l *loading) addClient(e *entry) {
 	info := &e.info
-	st := Step{Frame: e.frame, Kind: info.Kind, Method: info.Method, IDKey: info.ID.Key(), Time: e.time, Answers: -1, Batch: e.batch, BatchLen: e.batchLen, Refused: e.refused}
+	st := Step{Frame: e.frame, Kind: info.Kind, Method: info.Method, IDKey: info.ID.Key(), Time: e.time, Answers: -1, Batch: e.batch, BatchLen: e.batchLen, Refused: e.refused, NoEOL: e.noEOL}
 	if l.lastDep >= 0 {
 		st.Deps = append(st.Deps, l.lastDep)
 	}

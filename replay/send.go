@@ -151,7 +151,7 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 	// Over HTTP this returns once the POST is answered: a notification or
 	// response is acknowledged, initialize answered (its session id
 	// known), before anything recorded after it goes.
-	ex, err := r.sendBounded(ctx, frame)
+	ex, err := r.sendBounded(ctx, frame, sent[len(sent)-1].st.NoEOL)
 	if errors.Is(err, errSendTimeout) {
 		what := "the server did not read it"
 		if r.async {
@@ -194,10 +194,11 @@ var errSendTimeout = errors.New("send timed out")
 // errSendTimeout: over stdio and WebSocket, where Send returns once the
 // frame is written, when the server does not read it; over HTTP, where
 // Send waits for the answer's headers, when the server holds them back.
-// An HTTP exchange, once answered, lives on until it ends.
-func (r *runner) sendBounded(ctx context.Context, frame []byte) (*transport.Exchange, error) {
+// An HTTP exchange, once answered, lives on until it ends. noEOL: see
+// Step.NoEOL.
+func (r *runner) sendBounded(ctx context.Context, frame []byte, noEOL bool) (*transport.Exchange, error) {
 	if !r.async {
-		ex, err := r.conn.Send(ctx, frame, transport.SendOptions{Deadline: time.Now().Add(r.o.timeout)})
+		ex, err := r.conn.Send(ctx, frame, transport.SendOptions{Deadline: time.Now().Add(r.o.timeout), NoEOL: noEOL})
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			return nil, errSendTimeout
 		}

@@ -126,6 +126,11 @@ type Step struct {
 	// it did not refuse it or the tape is not HTTP: a live refusal with
 	// the same status is what was recorded, not a failure.
 	Refused int
+	// NoEOL is set for the last line of a stdio client whose input ended
+	// without a newline (tape.Record.NoEOL): it is sent without one, and
+	// the server's input is then ended, as the recorded server saw it
+	// (transport.SendOptions.NoEOL).
+	NoEOL bool
 	// Closes is set (and Frame nil) for a step that sends nothing but
 	// closes the HTTP response stream of the recorded request with this
 	// id key, still unanswered, as the recorded client did (the

@@ -149,6 +149,12 @@ type SendOptions struct {
 	// (net/http's does), it is called only when the answer's headers
 	// arrive.
 	Written func()
+	// NoEOL (stdio only) writes the frame without its "\n" and then
+	// closes the server's stdin: the frame is the last line of a client
+	// whose input ended without a newline, and the server sees it as that
+	// client's server did (the bytes, then the end of its input). Every
+	// later Send fails.
+	NoEOL bool
 }
 
 // bound returns ctx bounded by o.Deadline, and its cancel function (a

@@ -180,13 +180,14 @@ func (c *StdioConn) endError(err error) error {
 	}
 }
 
-// Send writes frame and "\n" to the server's stdin. The frame must not
+// Send writes frame and "\n" (none with opt.NoEOL) to the server's stdin. The frame must not
 // contain a newline; an empty frame writes an empty line (a recorded
 // client's blank line, replayed as it was sent). If ctx ends while the
 // write is blocked (the server does not read), Send returns ctx's error;
 // if part of the line was already written the connection is broken and
 // every later Send fails.
-// Of opt, Deadline (the write's deadline) and Written apply over stdio.
+// Of opt, Deadline (the write's deadline), Written and NoEOL apply over
+// stdio.
 func (c *StdioConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Exchange, error) {
 	if c.closing.Load() {
 		return nil, ErrClosed
@@ -218,7 +219,7 @@ func (c *StdioConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*E
 			close(fired)
 		})
 	}
-	n, err := c.writeLine(frame)
+	n, err := c.writeLine(frame, !opt.NoEOL)
 	switch {
 	case stop != nil && !stop():
 		<-fired
@@ -232,8 +233,16 @@ func (c *StdioConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*E
 			err = context.DeadlineExceeded
 		}
 	}
+	want := len(frame) + 1
+	if opt.NoEOL {
+		want = len(frame)
+	}
 	if err != nil {
-		return nil, c.writeFailed(n, len(frame)+1, err)
+		return nil, c.writeFailed(n, want, err)
+	}
+	if opt.NoEOL { // the end of the client's input, as recorded
+		c.stdin.Close()
+		c.broken = errInputEnded
 	}
 	ex.Responded = time.Now()
 	if opt.Written != nil {
@@ -242,19 +251,24 @@ func (c *StdioConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*E
 	return ex, nil
 }
 
-// writeLine writes frame and "\n", in one write when the frame is small.
-func (c *StdioConn) writeLine(frame []byte) (int, error) {
-	if len(frame) <= smallLine {
+// writeLine writes frame and, when eol, "\n", in one write when the frame
+// is small.
+func (c *StdioConn) writeLine(frame []byte, eol bool) (int, error) {
+	if eol && len(frame) <= smallLine {
 		c.wbuf = append(append(c.wbuf[:0], frame...), '\n')
 		return c.stdin.Write(c.wbuf)
 	}
 	n, err := c.stdin.Write(frame)
-	if err != nil {
+	if err != nil || !eol {
 		return n, err
 	}
 	m, err := c.stdin.Write([]byte{'\n'})
 	return n + m, err
 }
+
+// errInputEnded is what a Send fails with after one with NoEOL, which
+// ended the server's input.
+var errInputEnded = errors.New("transport: stdio send: the server's input was ended after a last line without newline")
 
 // errLineCut is what a Send fails with once a line was cut by the
 // deadline or cancellation of an earlier one.

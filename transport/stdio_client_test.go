@@ -38,7 +38,8 @@ const childEnv = "MCPTAPE_TRANSPORT_TEST_CHILD"
 // params.size bytes; "exit" exits with status 3; "stderr" writes its
 // params.text to stderr; "lines" answers with the number of lines read
 // before it, blank ones included; "env" answers with $MCPTAPE_X and the working
-// directory. Before its first answer the server sends a notification, as
+// directory; "eol" answers whether the line ended without "\n" (the
+// input ended after it). Before its first answer the server sends a notification, as
 // server-everything does.
 func TestStdioChild(t *testing.T) {
 	mode := os.Getenv(childEnv)
@@ -93,6 +94,8 @@ func runChild(mode string) int {
 			result = []byte(`{}`)
 		case "lines":
 			result = []byte(fmt.Sprintf(`{"lines":%d}`, lines-1))
+		case "eol":
+			result = []byte(fmt.Sprintf(`{"noeol":%t}`, fr.NoEOL))
 		case "env":
 			wd, _ := os.Getwd()
 			result, _ = json.Marshal(map[string]string{"x": os.Getenv("MCPTAPE_X"), "dir": wd})
@@ -281,6 +284,30 @@ func TestStdioSendEmptyFrame(t *testing.T) {
 	in := recvTimeout(t, c, 10*time.Second)
 	if want := `{"jsonrpc":"2.0","id":7,"result":{"lines":3}}`; string(in.Frame) != want {
 		t.Errorf("answer %s, want %s (three lines before it)", in.Frame, want)
+	}
+}
+
+// TestStdioSendNoEOL: a frame sent with NoEOL (a recorded last line that
+// had no "\n") reaches the server without one, its input ended after it,
+// and later Sends fail; without NoEOL the line has its "\n".
+func TestStdioSendNoEOL(t *testing.T) {
+	for _, noEOL := range []bool{false, true} {
+		t.Run(fmt.Sprint("noeol=", noEOL), func(t *testing.T) {
+			c := dialChild(t, "echo")
+			ctx := context.Background()
+			if _, err := c.Send(ctx, []byte(`{"jsonrpc":"2.0","id":7,"method":"eol"}`), SendOptions{NoEOL: noEOL}); err != nil {
+				t.Fatal(err)
+			}
+			recvTimeout(t, c, 10*time.Second) // the notification before the first answer
+			in := recvTimeout(t, c, 10*time.Second)
+			if want := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"result":{"noeol":%t}}`, noEOL); string(in.Frame) != want {
+				t.Errorf("answer %s, want %s", in.Frame, want)
+			}
+			_, err := c.Send(ctx, []byte(`{"jsonrpc":"2.0","id":8,"method":"ping"}`), SendOptions{})
+			if (err != nil) != noEOL {
+				t.Errorf("a later Send: %v", err)
+			}
+		})
 	}
 }
 
