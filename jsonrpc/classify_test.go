@@ -444,6 +444,10 @@ func TestIDKey(t *testing.T) {
 		{`7`, `7`}, {`"7"`, `"7"`}, {`"a"`, `"\u0061"`}, {`"\/"`, `"/"`}, {`0`, `-0`},
 		{`7`, `7.0`}, {`7`, `7e0`}, {`70`, `7E1`}, {`1.5`, `15e-1`}, {`null`, `null`},
 		{`"😀"`, `"\ud83d\ude00"`},
+		// objects and arrays whatever their spacing, key order and the
+		// spelling of their numbers and strings (a server echoing an object
+		// id re-encoded)
+		{`{"a":1}`, `{"a": 1}`}, {`{"a":1,"b":[2,"x"]}`, "{ \"b\" : [ 2.0 , \"\\u0078\" ] ,\n\"a\":1e0}"}, {`[]`, `[ ]`},
 	}
 	for _, p := range same {
 		if a, b := key(resp(p[0])), key(resp(p[1])); a != b {
@@ -453,6 +457,7 @@ func TestIDKey(t *testing.T) {
 	differ := [][2]string{
 		{`7`, `"7"`}, {`"7"`, `"7 "`}, {`7`, `8`}, {`1`, `true`}, {`null`, `"null"`}, {`-1`, `1`},
 		{`123456789012345678901234567890`, `123456789012345678901234567891`}, {`1.5`, `1.25`},
+		{`{"a":1}`, `{"a":2}`}, {`{"a":1}`, `{"b":1}`}, {`[1,2]`, `[2,1]`}, {`{"a":"1"}`, `{"a":1}`}, {`[1]`, `1`},
 	}
 	for _, p := range differ {
 		if a, b := key(resp(p[0])), key(resp(p[1])); a == b {

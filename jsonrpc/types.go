@@ -91,7 +91,10 @@ func (id ID) Key() string { return string(id.AppendKey(nil)) }
 // equal); integers their decimal text without a sign on zero; other numbers
 // that hold an integral value below 2^53 the same decimal text (7.0 and 7e0
 // equal 7), the rest their shortest float64 form, or their raw text when out
-// of float64 range; null becomes `null`; objects, arrays and booleans keep
+// of float64 range; null becomes `null`; objects and arrays their compact
+// JSON with the keys of every object sorted and every number and string in
+// the canonical form above (so {"a":1} and { "a": 1.0 } equal: a server
+// that echoes an object id re-encoded answers the same id); booleans keep
 // their raw text; an absent id appends nothing. A string id never equals a
 // number id: "7" and 7 differ.
 func (id ID) AppendKey(dst []byte) []byte {
@@ -105,6 +108,8 @@ func (id ID) AppendKey(dst []byte) []byte {
 		return append(dst, '"')
 	case IDNumber:
 		return appendNumberKey(dst, id.Raw)
+	case IDOther:
+		return appendValueKey(dst, id.Raw)
 	default:
 		return append(dst, id.Raw...)
 	}

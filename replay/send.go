@@ -319,26 +319,39 @@ func (r *runner) sendAsync(ctx context.Context, sent []queued, frame []byte) {
 // requestID returns the live id of a request step, and whether it differs
 // from the recorded one, and notes the use. Only ids that identify a
 // request are given a fresh live id: strings and integers. A null id, an
-// object, an array or a fraction is sent as recorded; so is a recorded id
-// used again, under the live id of its first use, as the recorded client
-// did. mu is held.
+// object, an array or a fraction is sent as recorded, always: also when
+// an integer id of the same value (1 for 1.0) got a fresh one, and an
+// integer after it gets a fresh one; a recorded id used again is sent
+// under the live id of its first use, as the recorded client did. mu is
+// held.
 func (r *runner) requestID(st *Step, id jsonrpc.ID) ([]byte, bool) {
 	base := id.Key()
 	r.openUses[base] = append(r.openUses[base], st.IDKey)
-	if live, ok := r.ids.live[base]; ok {
-		return live, !bytes.Equal(live, id.Raw)
-	}
-	if id.Type != jsonrpc.IDString && !(id.Type == jsonrpc.IDNumber && isInteger(id.Raw)) {
+	live, ok := r.ids.live[base]
+	if !freshKind(id.Raw) {
 		raw := bytes.Clone(id.Raw)
-		r.ids.live[base], r.ids.rec[base] = raw, base
+		if !ok {
+			r.ids.live[base] = raw
+		}
+		r.ids.rec[base] = base // the live answer's id: the same value
 		return raw, false
+	}
+	if ok && freshKind(live) {
+		return live, !bytes.Equal(live, id.Raw)
 	}
 	return r.ids.assign(base, id.Type), true
 }
 
-// isInteger reports whether raw, a JSON number, has no fraction or
-// exponent.
-func isInteger(raw []byte) bool { return !bytes.ContainsAny(raw, ".eE") }
+// freshKind reports whether raw, a valid JSON id, is of a kind replay
+// gives a fresh live id: a string or an integer (no fraction, no
+// exponent).
+func freshKind(raw []byte) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	c := raw[0]
+	return c == '"' || ((c == '-' || (c >= '0' && c <= '9')) && !bytes.ContainsAny(raw, ".eE"))
+}
 
 // takeUse returns the key of the oldest use of the recorded id base that
 // is still waiting for its live answer: answers to an id used again are
