@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -62,7 +63,7 @@ func declareHTTPFlags(fs *pflag.FlagSet) *httpFlags {
 	fs.StringSliceVar(&h.redactHeaders, "redact-header", nil, "HTTP mode: also redact this header's values in the tape (repeatable; Authorization, cookies and *token*/*secret*/*key*/*password*/*auth* names always are)")
 	fs.BoolVar(&h.noRedact, "no-redact", false, "HTTP mode: record every header and query value as it is, secrets included")
 	fs.StringArrayVar(&h.recordOnly, "record-only", nil, "HTTP mode: record only messages whose method matches `GLOB` (repeatable; responses go with their request; sessions' open and close events are always recorded)")
-	fs.StringArrayVar(&h.skip, "skip", nil, "HTTP mode: do not record messages whose method matches `GLOB` (repeatable; responses go with their request)")
+	fs.StringArrayVar(&h.skip, "skip", nil, "HTTP mode: do not record messages whose method matches `GLOB` (repeatable; responses go with their request; not a pattern of --record-only)")
 	fs.Float64Var(&h.sample, "sample", 1, "HTTP mode: record this share `F` of sessions (0 to 1), each whole or not at all; the rest is forwarded unrecorded")
 	fs.Uint64Var(&h.seed, "seed", 0, "HTTP mode: with --sample, the seed `N` that makes the choice of sessions repeatable (default: random, written in the tape header)")
 	fs.IntVar(&h.maxDecoded, "max-decoded-mib", capture.DefaultMaxDecoded>>20, "HTTP mode: most MiB recorded of one gzip/deflate body (or event) once decoded; longer ones are forwarded whole but recorded cut")
@@ -99,6 +100,11 @@ func (h *httpFlags) httpMode(fs *pflag.FlagSet, args []string) (bool, error) {
 		return true, usageError("--seed makes --sample repeatable: give --sample too")
 	case (h.tlsCert == "") != (h.tlsKey == ""):
 		return true, usageError("--tls-cert and --tls-key go together: give both")
+	}
+	for _, p := range h.recordOnly {
+		if slices.Contains(h.skip, p) {
+			return true, usageError("--record-only %q and --skip %q contradict each other: a pattern is kept or skipped, not both", p, p)
+		}
 	}
 	if !fs.Changed("seed") {
 		h.seed = randomSeed()

@@ -233,6 +233,8 @@ func TestRecordFilterFlags(t *testing.T) {
 		{[]string{"--sample", "2"}, "--sample 2: want a share from 0 to 1"},
 		{[]string{"--sample", "-0.5"}, "want a share"},
 		{[]string{"--seed", "3"}, "give --sample too"},
+		{[]string{"--record-only", "tools/*", "--skip", "tools/*"}, `--record-only "tools/*" and --skip "tools/*" contradict each other`},
+		{[]string{"--skip", "ping", "--record-only", "tools/list", "--skip", "x", "--record-only", "ping"}, `--record-only "ping" and --skip "ping"`},
 	} {
 		h, fs, _, err := parseHTTPFlags(t, append([]string{"--upstream", "http://127.0.0.1:1/mcp"}, tc.args...))
 		if err == nil {
@@ -262,6 +264,10 @@ func TestRecordFilterFlags(t *testing.T) {
 	code, _, errs := runCLI(t, "", "record", "--upstream", "http://127.0.0.1:1/mcp", "--record-only", "tools/[x", "-o", filepath.Join(t.TempDir(), "x.jsonl.zst"))
 	if code != 2 || !strings.Contains(errs, `record-only "tools/[x"`) {
 		t.Errorf("bad glob: %d %s", code, errs)
+	}
+	code, _, errs = runCLI(t, "", "record", "--upstream", "http://127.0.0.1:1/mcp", "--record-only", "tools/*", "--skip", "tools/*", "-o", filepath.Join(t.TempDir(), "x.jsonl.zst"))
+	if code != 2 || !strings.Contains(errs, "contradict each other") {
+		t.Errorf("a pattern kept and skipped: %d %s", code, errs)
 	}
 }
 
