@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -63,7 +64,7 @@ const outputAnnotation = "mcptape-output"
 // a file, or with dir a directory made with its parents. execute checks
 // every output flag given (checkOutputs) before the command runs, so that
 // a typo in one is found before any other output is created or
-// truncated. "" and "-" (stdout) pass, as do the keywords.
+// truncated. "-" (stdout) passes, as do the keywords; "" given does not.
 func outputFlag(fs *pflag.FlagSet, name string, dir bool, keywords ...string) {
 	kind := "file"
 	if dir {
@@ -75,7 +76,8 @@ func outputFlag(fs *pflag.FlagSet, name string, dir bool, keywords ...string) {
 }
 
 // checkOutputs checks the output flags of fs that were given (outputFlag)
-// and returns the usage error of the first that cannot be written
+// and returns the usage error of the first that is empty (given as "":
+// no default is taken for it, nor stdout) or cannot be written
 // (checkOutputPath). Nothing is created or truncated: it only looks.
 func checkOutputs(fs *pflag.FlagSet) error {
 	var err error
@@ -87,6 +89,17 @@ func checkOutputs(fs *pflag.FlagSet) error {
 		name := "--" + f.Name
 		if f.Shorthand != "" {
 			name = "-" + f.Shorthand
+		}
+		if f.Value.String() == "" { // -o "": a path lost to the shell (an unset variable)
+			want := "a FILE"
+			if a[0] == "dir" {
+				want = "a DIR"
+			}
+			if len(a) > 1 {
+				want = strings.Join(a[1:], ", ") + " or " + want
+			}
+			err = usageError("%s is empty: want %s", name, want)
+			return
 		}
 		err = checkOutputPath(name, f.Value.String(), a[0] == "dir")
 	})

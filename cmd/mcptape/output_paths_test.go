@@ -50,8 +50,9 @@ func outputCases(tp, url string, server []string) []struct {
 // TestOutputPathsCheckedFirst: every output path of every command is
 // checked as the flags are read, through one helper (checkOutputs), before
 // anything runs: a file in a directory that does not exist or is a file,
-// a directory where a file is wanted, or a directory (--hgrm) under a
-// file, is a usage error (exit 2, one line naming the flag and the path),
+// a directory where a file is wanted, a directory (--hgrm) under a
+// file, or an empty path (-o "": not stdout, not the default), is a usage
+// error (exit 2, one line naming the flag and the path),
 // and no other output of the run is created or truncated: "load --json
 // ok.json --hlog nodir/x" emptied ok.json, then failed.
 func TestOutputPathsCheckedFirst(t *testing.T) {
@@ -83,8 +84,12 @@ func TestOutputPathsCheckedFirst(t *testing.T) {
 		if fl.Annotations[outputAnnotation][0] == "dir" { // made with its parents
 			bad = []badPath{{"under a file", filepath.Join(file, "a", "b"), file + " is not a directory"}, {"a file", file, "not a directory"}}
 		}
+		bad = append(bad, badPath{"empty", "", ""}) // an unset shell variable: no default, no stdout
 		for _, b := range bad {
-			path, want := b.path, b.want
+			path, want := b.path, name+" "+b.path+": "+b.want
+			if path == "" {
+				want = name + " is empty: want "
+			}
 			t.Run(c.cmd+" "+name+" "+b.label, func(t *testing.T) {
 				const old = "an earlier run's output\n"
 				kept := filepath.Join(t.TempDir(), "kept.json")
@@ -103,8 +108,8 @@ func TestOutputPathsCheckedFirst(t *testing.T) {
 				}
 				args = slices.Insert(args, at, name, path)
 				code, _, stderr := runCLI(t, "", args...)
-				if code != 2 || !strings.Contains(stderr, name+" "+path+": "+want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
-					t.Errorf("%q: exit %d, stderr %q; want 2 and one line with %q", args, code, stderr, name+" "+path+": "+want)
+				if code != 2 || !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+					t.Errorf("%q: exit %d, stderr %q; want 2 and one line with %q", args, code, stderr, want)
 				}
 				if data, err := os.ReadFile(kept); err != nil || string(data) != old {
 					t.Errorf("the other output after the usage error: %q, %v; want it as it was", data, err)
