@@ -16,7 +16,9 @@ import (
 // is sent as 1.0), and an object id the server echoes back with other
 // spacing pairs with its recorded answer (no extra, no missing).
 func TestReplayVerbatimIDs(t *testing.T) {
-	req := func(id string) [2]string { return [2]string{"c2s", `{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`} }
+	req := func(id string) [2]string {
+		return [2]string{"c2s", `{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`}
+	}
 	resp := func(id string) [2]string { return [2]string{"s2c", `{"jsonrpc":"2.0","id":` + id + `,"result":{}}`} }
 	tests := []struct {
 		name string
