@@ -6,11 +6,11 @@ import (
 )
 
 // Back-off of a session whose exchanges fail (the server unreachable or
-// busy, a setup refused, a stdio server that keeps exiting; see backsOff):
-// the wait before the
-// next attempt doubles from BackoffMin with each failure in a row, up to
-// BackoffMax, and is drawn at random in its upper half (jitter, so that
-// sessions that failed together do not come back together).
+// busy, a setup refused, a stdio server that keeps exiting; see
+// backsOff): the wait before the next attempt doubles from BackoffMin
+// with each failure in a row, up to BackoffMax, and is drawn at random in
+// its upper half (jitter, so that sessions that failed together do not
+// come back together).
 const (
 	BackoffMin = 50 * time.Millisecond
 	BackoffMax = time.Second

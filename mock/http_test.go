@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/tapetest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -203,22 +204,6 @@ func closeAndReadMessages(t *testing.T, w *tape.Writer, path string) []*tape.Rec
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := tape.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var recs []*tape.Record
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return recs
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rec.Type == tape.TypeMessage {
-			recs = append(recs, rec)
-		}
-	}
+	_, recs := tapetest.Read(t, path, tape.TypeMessage)
+	return recs
 }

@@ -187,7 +187,7 @@ func (r *runner) run(ctx context.Context) {
 
 // afterSend notes what a sent step means for later steps (the caller
 // counts it sent).
-func (r *runner) afterSend(st *Step, ex *transport.Exchange, now time.Time) {
+func (r *runner) afterSend(st *Step, ex *transport.Exchange) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// A cancel closes no stream: the recorded client sent it with the
@@ -198,7 +198,6 @@ func (r *runner) afterSend(st *Step, ex *transport.Exchange, now time.Time) {
 	if st.Kind != jsonrpc.KindRequest {
 		return
 	}
-	r.sentAt[st.IDKey] = now
 	if ex != nil && ex.ID != 0 {
 		r.exchReq[ex.ID] = st.IDKey
 		r.exchanges[st.IDKey] = ex

@@ -148,6 +148,10 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 		r.sendAsync(ctx, sent, frame)
 		return nil
 	}
+	// The requests count as sent before Send returns: the server may
+	// answer them, or end the connection (connError then names the one
+	// it did not answer), while Send is still returning.
+	r.markSent(sent, now, nil)
 	// Over HTTP this returns once the POST is answered: a notification or
 	// response is acknowledged, initialize answered (its session id
 	// known), before anything recorded after it goes.
@@ -167,7 +171,7 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 	r.lastSentIdx, r.lastSentAt = sent[len(sent)-1].i, now
 	r.mu.Unlock()
 	for k := range sent {
-		r.afterSend(&sent[k].st, ex, now)
+		r.afterSend(&sent[k].st, ex)
 	}
 	return nil
 }
@@ -246,6 +250,21 @@ func (r *runner) markCancels(ctx context.Context, sent []queued) {
 	}
 }
 
+// markSent notes the requests among sent as sent at now, launched by l
+// when it is not nil (sendAsync).
+func (r *runner) markSent(sent []queued, now time.Time, l *launch) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k := range sent {
+		if st := &sent[k].st; st.Kind == jsonrpc.KindRequest {
+			r.sentAt[st.IDKey] = now
+			if l != nil {
+				r.launched[st.IDKey] = l
+			}
+		}
+	}
+}
+
 // sendAsync sends a frame holding requests on its own goroutine: over
 // HTTP, Send returns only once the response headers arrived, which some
 // servers delay until the answer is ready, while the client went on
@@ -254,14 +273,9 @@ func (r *runner) markCancels(ctx context.Context, sent []queued) {
 func (r *runner) sendAsync(ctx context.Context, sent []queued, frame []byte) {
 	sctx, abort := context.WithCancel(ctx)
 	l := &launch{Landing: transport.NewLanding(), abort: abort}
-	r.mu.Lock()
 	now := time.Now()
-	for k := range sent {
-		if st := &sent[k].st; st.Kind == jsonrpc.KindRequest {
-			r.sentAt[st.IDKey] = now
-			r.launched[st.IDKey] = l
-		}
-	}
+	r.markSent(sent, now, l)
+	r.mu.Lock()
 	r.rep.Sent += len(sent) // taken back if the POST fails: its answer may come only as the replay ends
 	r.lastSentIdx, r.lastSentAt = sent[len(sent)-1].i, now
 	r.mu.Unlock()
@@ -285,7 +299,7 @@ func (r *runner) sendAsync(ctx context.Context, sent []queued, frame []byte) {
 		if err == nil {
 			for k := range sent {
 				if st := &sent[k].st; st.Kind != jsonrpc.KindRequest {
-					r.afterSend(st, ex, now)
+					r.afterSend(st, ex)
 				}
 			}
 		}

@@ -29,9 +29,10 @@ func inspectCmd() *command {
   (violation, error response, tool error) as it happens, and the report when
   the tape's end record comes or on Ctrl-C.
 
-  Times such as "+1.234s" count from the tape's start (its header), as
-  show's and its --from/--to do; each session is given from its first to
-  its last record on that scale, then its length.
+  Times such as "+1.234s" count from the tape's start (its header's time;
+  the first record's when the header has none, or one after that record),
+  as show's and its --from/--to do; each session is given from its first
+  to its last record on that scale, then its length.
 
   A cut or damaged tape is inspected up to the damage, with a warning naming the
   record count. Exit code: 0, or 2 when a file is not a tape or cannot be read

@@ -115,8 +115,10 @@ func loadCmd() *command {
   each series shows its errors over its own requests. A stdio server that
   exits fails its requests in flight at once ("server exited (status N)");
   --on-exit stop (default) then ends the run, --on-exit restart starts it
-  again. Sessions whose server cannot be reached back off (50 ms doubling
-  to 1 s, with jitter) and the report says how long the server was down.
+  again. Sessions whose server cannot be reached, or answers 429, 502, 503
+  or 504, back off (50 ms doubling to 1 s, with jitter; other HTTP error
+  statuses are answers, counted); the report says how long the server was
+  down.
   Exit code: 0 done; 1 the run failed: no session could be set up, a stdio
   server exited under --on-exit stop, the server was still unreachable
   after the run's last second, or not one request succeeded (every one

@@ -71,7 +71,7 @@ func mockCmd() *command {
 			fs.BoolVar(&f.cycle, "cycle", false, "a request asked more often than recorded cycles through its answers (default: repeats the last)")
 			fs.BoolVar(&f.strict, "strict", false, "end the run (exit 1) at the first request that matches no recorded one")
 			fs.StringVar(&f.speed, "speed", "1", "recorded latency divided by `N` (0.001 to 1e9); max answers at once")
-			fs.StringVarP(&f.output, "output", "o", "", "record the mock's session to `NEW_TAPE`")
+			fs.StringVarP(&f.output, "output", "o", "", "record the mock's sessions to `NEW_TAPE`: every message taken and sent, the errors its HTTP endpoints answer by themselves included")
 			outputFlag(fs, "output", false)
 			fs.BoolVar(&f.force, "force", false, "overwrite the -o file when it exists (without it, an existing file is refused with exit code 2)")
 			fs.StringVar(&f.http, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (a bare PORT listens on 127.0.0.1)")

@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/tapetest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -34,26 +33,9 @@ func recordServeTape(t *testing.T, sessions int) string {
 	if code, _, stderr := runCLI(t, replayClientLines, "record", "-o", one, "--", serveBinary(t), "serve"); code != 0 {
 		t.Fatalf("record: exit %d: %s", code, stderr)
 	}
-	r, err := tape.Open(one)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var recs []*tape.Record
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rec.Type == tape.TypeMessage {
-			recs = append(recs, rec)
-		}
-	}
+	h, recs := tapetest.Read(t, one, tape.TypeMessage)
 	many := filepath.Join(dir, "many.jsonl.zst")
-	w, err := tape.Create(many, *r.Header())
+	w, err := tape.Create(many, h)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,16 @@
-// Package tapetest writes tapes for tests: records to a new tape file, a
-// rotated recording's tapes, the messages of a session from a short
-// notation. It serves the tests that read tapes back (tape's own external
-// tests, check, cmd/mcptape), so that each does not grow its own
-// create-write-close helper. Every failure fails the test.
+// Package tapetest writes and reads tapes for tests: records to a new tape
+// file, a rotated recording's tapes, the messages of a session from a
+// short notation, the records of a tape file. It serves the tests that
+// write tapes and read them back (tape's own external tests, check, mock,
+// cmd/mcptape), so that each does not grow its own create-write-close or
+// open-read-all helper. Every failure fails the test.
 package tapetest
 
 import (
+	"errors"
+	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +31,30 @@ func Write(tb testing.TB, path string, h tape.Header, recs []*tape.Record, opts 
 		tb.Fatal(err)
 	}
 	return path
+}
+
+// Read returns the header of the tape at path and its records, or only
+// those of the given types.
+func Read(tb testing.TB, path string, types ...tape.Type) (tape.Header, []*tape.Record) {
+	tb.Helper()
+	r, err := tape.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer r.Close()
+	var recs []*tape.Record
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return *r.Header(), recs
+		}
+		if err != nil {
+			tb.Fatalf("%s: %v", path, err)
+		}
+		if len(types) == 0 || slices.Contains(types, rec.Type) {
+			recs = append(recs, rec)
+		}
+	}
 }
 
 // writeAll writes recs with w (a tape.Writer or tape.Rotator).
