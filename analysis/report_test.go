@@ -137,7 +137,7 @@ func TestTimelineFirstOperations(t *testing.T) {
 		{Session: "a", Seq: 7, StartNS: 71, LatencyNS: 1, Answered: true, Outcome: OutcomeOK},
 		{Session: "a", Seq: 3, StartNS: 31, Outcome: OutcomeBrokenOff},
 	} {
-		c.last = max(c.last, op.StartNS+op.LatencyNS-c.origin)
+		c.last = max(c.last, op.StartNS+op.LatencyNS-c.clock.origin)
 		c.operation(&op)
 	}
 	c.finish()
