@@ -91,7 +91,9 @@ type CapacityStep struct {
 	P99      time.Duration `json:"p99_ns"`
 	Errors   float64       `json:"error_ratio"`
 	Held     bool          `json:"held"`
-	Broken   []string      `json:"broken,omitempty"`
+	// Broken lists why the step broke: each threshold it broke with what
+	// was measured ("errors<1% (measured 2.50%)"), or that the run failed.
+	Broken []string `json:"broken,omitempty"`
 	// GeneratorLate is the generator's own lateness in the measured
 	// stage (Report.GeneratorLate).
 	GeneratorLate time.Duration `json:"generator_late_ns,omitempty"`
@@ -230,20 +232,21 @@ func judgeStep(ctx context.Context, run stepRunner, rate float64, th []Threshold
 		st.Broken = append(st.Broken, "the run failed: "+rep.Failure)
 	}
 	for _, t := range th {
-		if why := t.Check(f); why != "" {
-			st.Broken = append(st.Broken, why)
+		if o := t.Eval(f); !o.Held {
+			st.Broken = append(st.Broken, t.Spec+" ("+o.Why+")")
 		}
 	}
 	st.Held = len(st.Broken) == 0
 	return rep, st, nil
 }
 
-// Verdict is the step's verdict in words: "held", or "broke: " and the
-// thresholds it broke, and, for a step run twice, why.
+// Verdict is the step's verdict in words: "held", or "broke " and the
+// thresholds it broke with what was measured ("broke errors<1% (measured
+// 2.50%)"), and, for a step run twice, why.
 func (s CapacityStep) Verdict() string {
 	v := "held"
 	if !s.Held {
-		v = "broke: " + strings.Join(s.Broken, "; ")
+		v = "broke " + strings.Join(s.Broken, "; ")
 	}
 	if s.Repeated != "" {
 		v += " (run again: " + s.Repeated + ")"

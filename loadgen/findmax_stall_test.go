@@ -37,7 +37,7 @@ func (f *fakeSteps) run(_ context.Context, rate float64) (*Report, error) {
 		}
 	}
 	start := time.Unix(1_700_000_000, 0).Add(time.Duration(n) * 3 * time.Second)
-	rep := &Report{Format: ReportFormat, Model: "open", Generators: 1, Started: start, Ended: start.Add(2 * time.Second), Duration: 2 * time.Second,
+	rep := &Report{Format: ReportFormat, Model: "open", Sessions: 2, Generators: 1, Started: start, Ended: start.Add(2 * time.Second), Duration: 2 * time.Second,
 		Requests: count, Answered: count, Rate: rate, GeneratorLate: stall, Series: []Series{{Name: "ping", Requests: count, hist: h}}}
 	rep.fill()
 	return rep, nil
@@ -145,5 +145,43 @@ func TestGeneratorLate(t *testing.T) {
 	}
 	if late := rep.Stages[1].Figures.GeneratorLate; late < stall || rep.GeneratorLate < late {
 		t.Errorf("generator late %v in the run, %v in the second stage, want at least %v", rep.GeneratorLate, late, stall)
+	}
+}
+
+// TestFindMaxText: the text report of a capacity search describes its
+// steps as steps (the rates tried, each one's verdict with the threshold
+// it broke and what was measured, the capacity found), not as one run
+// in stages at its peak rate with sessions set up across steps.
+func TestFindMaxText(t *testing.T) {
+	th, err := ParseThreshold("ping:p90<100ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := FindMaxConfig{Thresholds: []Threshold{th}, Start: 10, MaxRate: 1000, Step: 2 * time.Second, Warmup: time.Second, Precision: 0.3}.withDefaults()
+	f := &fakeSteps{capacity: 50} // 10, 20, 40, 80 (broke), then 60 (broke), 50
+	rep, err := findMax(context.Background(), cfg, f.run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{
+		"model     capacity search, open model, 2 sessions per step, 6 steps from 10/s to 80/s\n",
+		"requests  520 sent, 520 answered, 0 failed (0.00%), 0 dropped, in all steps with their warm-ups\n",
+		"capacity  50/s held every threshold; 60/s broke one (bracket 20.0%)\n",
+		"held\n",
+		"broke ping:p90<100ms (measured 500ms)\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text report lacks %q:\n%s", want, text)
+		}
+	}
+	for _, not := range []string{"arrivals/s", "at the peak", "stage", "set up", "failed: measured", "broke:"} {
+		if strings.Contains(text, not) {
+			t.Errorf("text report holds %q:\n%s", not, text)
+		}
 	}
 }
