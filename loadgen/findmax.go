@@ -254,6 +254,23 @@ func (s CapacityStep) Verdict() string {
 	return v
 }
 
+// CapacityFigures returns the measured figures of the step at the
+// highest rate that held every threshold (Capacity.Rate), its series with
+// their histograms, or nil when the report is no capacity search or no
+// rate held.
+func (rep *Report) CapacityFigures() *Report {
+	c := rep.Capacity
+	if c == nil || !c.Found || len(c.Steps) != len(rep.Stages) {
+		return nil
+	}
+	for i := len(c.Steps) - 1; i >= 0; i-- {
+		if s := c.Steps[i]; s.Held && s.Rate == c.Rate {
+			return rep.Stages[i].Figures
+		}
+	}
+	return nil
+}
+
 // withDefaults fills the zero fields of cfg.
 func (cfg FindMaxConfig) withDefaults() FindMaxConfig {
 	if cfg.Start <= 0 {

@@ -3,6 +3,8 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -183,5 +185,53 @@ func TestFindMaxText(t *testing.T) {
 		if strings.Contains(text, not) {
 			t.Errorf("text report holds %q:\n%s", not, text)
 		}
+	}
+}
+
+// TestCapacityFigures: the figures behind --find-max --hgrm are those of
+// the step at the highest rate that held, with their histograms; none
+// when no rate held.
+func TestCapacityFigures(t *testing.T) {
+	th, err := ParseThreshold("ping:p90<100ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		capacity float64
+		want     int64 // requests of the figures' ping series, 0 for none
+	}{
+		{"held up to 50/s", 50, 100}, // 10, 20, 40, 80 (broke), 60 (broke), 50
+		{"none held", 5, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := FindMaxConfig{Thresholds: []Threshold{th}, Start: 10, MaxRate: 1000, Step: 2 * time.Second, Precision: 0.3}.withDefaults()
+			rep, err := findMax(context.Background(), cfg, (&fakeSteps{capacity: tc.capacity}).run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fig := rep.CapacityFigures()
+			if tc.want == 0 {
+				if fig != nil {
+					t.Fatalf("figures at %g/s, want none", fig.Rate)
+				}
+				return
+			}
+			if fig == nil || fig.Rate != rep.Capacity.Rate {
+				t.Fatalf("figures %+v, want those at %g/s", fig, rep.Capacity.Rate)
+			}
+			s := fig.Find("ping")
+			h, err := s.Hist()
+			if err != nil || s.Requests != tc.want || h.TotalCount() != tc.want || h.Max() > int64(100*time.Millisecond) {
+				t.Errorf("ping: %d requests, histogram of %d up to %d (%v); want %d, all fast", s.Requests, h.TotalCount(), h.Max(), err, tc.want)
+			}
+			dir := t.TempDir()
+			if err := fig.WriteHgrmDir(dir); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "ping.hgrm")); err != nil || !bytes.Contains(b, []byte("Total count    =          100]")) {
+				t.Errorf("ping.hgrm (%v):\n%s", err, b)
+			}
+		})
 	}
 }
