@@ -3,7 +3,6 @@ package analysis
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -94,19 +93,9 @@ func TestOriginOtherOutputs(t *testing.T) {
 		}, want: []string{`"offset_ns":0,`, `"offset_ns":5000000,`, `"offset_ns":6000000,`}, not: []string{`"offset_ns":-`}},
 		{name: "otlp", run: func(t *testing.T) string {
 			out, _ := export(t, a, ExportOTLP)
-			var doc struct {
-				ResourceSpans []struct {
-					ScopeSpans []struct {
-						Spans []otlpSpan `json:"spans"`
-					} `json:"scopeSpans"`
-				} `json:"resourceSpans"`
-			}
-			if err := json.Unmarshal(out, &doc); err != nil {
-				t.Fatal(err)
-			}
 			var s strings.Builder
-			for _, sp := range doc.ResourceSpans[0].ScopeSpans[0].Spans {
-				fmt.Fprintf(&s, "%s %s-%s\n", sp.Name, sp.Start, sp.End)
+			for _, sp := range parseOTLP(t, out).ResourceSpans[0].ScopeSpans[0].Spans {
+				fmt.Fprintf(&s, "%s %d-%d\n", sp.Name, sp.StartTimeUnixNano, sp.EndTimeUnixNano)
 			}
 			return s.String()
 		}, want: []string{"ping 1000000-6000000\n", "tools/list 7000000-7000000\n"}},
