@@ -19,6 +19,11 @@ func runExportRequests(ctx context.Context, st *stdio, paths []string, out strin
 	if len(paths) == 0 {
 		return usageError("want at least one tape (usage: mcptape export TAPE... --format requests [-o FILE])")
 	}
+	if out != "" && out != "-" { // the tape as -o is the first thing to say
+		if err := refuseInputAsOutput(out, paths); err != nil {
+			return err
+		}
+	}
 	f, err := analysis.RequestsFormatFor(out)
 	if err != nil {
 		return usageError("-o: %v", err)
