@@ -240,7 +240,7 @@ type diffMsg struct {
 // diffSide is the reading state of one tape.
 type diffSide struct {
 	sc       *Scanner
-	origin   int64
+	clock    tapeClock
 	done     bool
 	sessions map[string]int
 	counts   map[MessageRef]int64 // N so far per ref with N zero
@@ -250,7 +250,7 @@ type diffSide struct {
 }
 
 func newDiffSide(r *tape.Reader) *diffSide {
-	return &diffSide{origin: r.Header().Time, sessions: map[string]int{}, counts: map[MessageRef]int64{},
+	return &diffSide{clock: newTapeClock(r.Header().Time), sessions: map[string]int{}, counts: map[MessageRef]int64{},
 		pairs: NewPairer[MessageRef](), pending: map[MessageRef]*diffMsg{}}
 }
 
@@ -269,9 +269,7 @@ func (s *diffSide) next() (*diffMsg, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.origin == 0 {
-		s.origin = it.Rec.Time
-	}
+	s.clock.add(it.Rec)
 	if !it.IsMessage() || it.Info.Kind == jsonrpc.KindBatch {
 		return nil, nil
 	}
@@ -306,7 +304,7 @@ func (s *diffSide) next() (*diffMsg, error) {
 	if info.Kind == jsonrpc.KindRequest && Pairable(info.ID) {
 		s.pairs.Open(rec.Session, rec.Dir, info.ID, ref)
 	}
-	return &diffMsg{ref: ref, session: rec.Session, frame: it.Frame, record: it.Seq, offset: rec.Time - s.origin}, nil
+	return &diffMsg{ref: ref, session: rec.Session, frame: it.Frame, record: it.Seq, offset: rec.Time - s.clock.origin}, nil
 }
 
 // differ matches messages of the two sides and compares them.

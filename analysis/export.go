@@ -96,7 +96,7 @@ func ExportTape(ctx context.Context, r *tape.Reader, w io.Writer, f ExportFormat
 func exportNDJSON(sc *Scanner, h *tape.Header, w io.Writer, st *ExportStats) error {
 	out := newShowWriter(w, FormatNDJSON)
 	pairs := NewPairer[*showReq]()
-	origin := h.Time
+	clock := newTapeClock(h.Time)
 	for {
 		it, err := sc.Next()
 		if errors.Is(err, io.EOF) {
@@ -105,13 +105,11 @@ func exportNDJSON(sc *Scanner, h *tape.Header, w io.Writer, st *ExportStats) err
 		if err != nil {
 			return err
 		}
-		if origin == 0 {
-			origin = it.Rec.Time
-		}
+		clock.add(it.Rec)
 		if !it.IsMessage() {
 			continue
 		}
-		m := line{item: it, origin: origin}
+		m := line{item: it, origin: clock.origin}
 		pairLine(pairs, &m)
 		if err := out.write(&m); err != nil {
 			return err

@@ -90,8 +90,7 @@ type otlpReq struct {
 // otlpExporter turns items into spans.
 type otlpExporter struct {
 	w       *bufio.Writer
-	origin  int64
-	last    int64
+	clock   tapeClock
 	n       int64
 	pairs   *Pairer[*otlpReq]
 	mrtr    map[opKey]*otlpReq
@@ -106,7 +105,7 @@ type otlpExporter struct {
 // recorder's shutdown, broken off, cancelled, never answered, answered by
 // an error with a null id), as inspect reports it.
 func exportOTLP(sc *Scanner, h *tape.Header, w io.Writer, st *ExportStats) error {
-	x := &otlpExporter{w: bufio.NewWriter(w), origin: h.Time, pairs: NewPairer[*otlpReq](),
+	x := &otlpExporter{w: bufio.NewWriter(w), clock: newTapeClock(h.Time), pairs: NewPairer[*otlpReq](),
 		mrtr: map[opKey]*otlpReq{}, tasks: map[string]*otlpReq{}, version: map[string]string{}}
 	in, err := NewInspector(h, func(o *options) error { o.onSettled = x.settled; return nil })
 	if err != nil {
@@ -126,10 +125,7 @@ func exportOTLP(sc *Scanner, h *tape.Header, w io.Writer, st *ExportStats) error
 		if err != nil {
 			return err
 		}
-		if x.origin == 0 {
-			x.origin = it.Rec.Time
-		}
-		x.last = max(x.last, it.Rec.Time)
+		x.clock.add(it.Rec)
 		if it.IsMessage() {
 			x.message(it)
 			st.Messages++
@@ -167,7 +163,7 @@ func (x *otlpExporter) message(it *Item) {
 // ids derives a stable hex id of n bytes from parts.
 func (x *otlpExporter) ids(n int, parts ...string) string {
 	h := sha256.New()
-	fmt.Fprint(h, x.origin)
+	fmt.Fprint(h, x.clock.origin)
 	for _, p := range parts {
 		h.Write([]byte{0})
 		h.Write([]byte(p))
@@ -244,7 +240,7 @@ func (x *otlpExporter) settled(r *request, outcome string, code int64) {
 	}
 	if req, ok := x.pairs.Lookup(r.sess.id, r.dir, id); ok && req.seq == r.seq {
 		x.pairs.Close(r.sess.id, r.dir, id)
-		x.settle(req, outcome, code, x.last)
+		x.settle(req, outcome, code, x.clock.last)
 	}
 }
 
@@ -367,7 +363,7 @@ func (x *otlpExporter) end(req *otlpReq, end int64) {
 // not take for requests, as never answered, then open operations.
 func (x *otlpExporter) finish() {
 	for _, p := range x.pairs.Pending() {
-		x.settle(p.Value, OutcomeUnanswered, 0, x.last)
+		x.settle(p.Value, OutcomeUnanswered, 0, x.clock.last)
 	}
 	for _, ops := range []map[string]*otlpReq{x.tasks, mrtrByKey(x.mrtr)} {
 		for _, k := range slices.Sorted(maps.Keys(ops)) {
@@ -377,7 +373,7 @@ func (x *otlpExporter) finish() {
 				continue
 			}
 			op.span.Status = otlpStatus{Code: otlpStatusError, Message: "operation not finished"}
-			x.end(op, x.last)
+			x.end(op, x.clock.last)
 		}
 	}
 }

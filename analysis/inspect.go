@@ -121,14 +121,8 @@ type Inspector struct {
 	o   options
 	rep Report
 
-	origin      int64
-	first, last int64
-	records     int64
-	hasRecords  bool
-	// clockApart: the header's time came after the first record (see
-	// tapeOrigin); the writer's stats event, stamped on the header's
-	// clock, then does not extend the span of the records.
-	clockApart bool
+	tapeClock // offsets count from its origin
+	records   int64
 
 	sessions  map[string]*sessionState
 	sessSlots [sessionSlots][2]*sessionState // sessions found lately, by sessionSlot, the latest first
@@ -286,22 +280,9 @@ func NewInspector(h *tape.Header, opts ...Option) (*Inspector, error) {
 	}
 	if h != nil {
 		in.rep.Tape = TapeInfo{Format: h.Format, Tool: h.Tool, Version: h.Version, Transport: h.Transport, Target: h.Target}
-		in.origin = h.Time
+		in.tapeClock = newTapeClock(h.Time)
 	}
 	return in, nil
-}
-
-// tapeOrigin returns the zero of a tape's offsets given the header's time
-// and the first record's: the header's, unless the header has none or one
-// after the first record, that is on another clock than the records (a
-// tape written by hand, or by a program giving its records their own
-// times while tape.Create stamped the header with the current time): then
-// the first record's.
-func tapeOrigin(header, first int64) int64 {
-	if header == 0 || header > first {
-		return first
-	}
-	return header
 }
 
 // Add feeds the next item of the tape.
@@ -309,15 +290,7 @@ func (in *Inspector) Add(it *Item) {
 	rec := it.Rec
 	if it.Member < 0 { // a batch's members share its record
 		in.records++
-		if !in.hasRecords {
-			in.first, in.hasRecords = rec.Time, true
-			in.clockApart = in.origin > rec.Time
-			in.origin = tapeOrigin(in.origin, rec.Time)
-		}
-		if !in.clockApart || rec.Type != tape.TypeEvent || rec.Event != tape.EventStats {
-			in.first = min(in.first, rec.Time)
-			in.last = max(in.last, rec.Time)
-		}
+		in.add(rec)
 	}
 	if it.IsEvent() {
 		in.rep.Tape.Events++

@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,5 +47,72 @@ func TestOriginWithoutHeaderTime(t *testing.T) {
 		if !strings.Contains(show.String(), want) {
 			t.Errorf("show text lacks %q:\n%s", want, show.String())
 		}
+	}
+}
+
+// TestOriginOtherOutputs: diff, the HTML report and export count from the
+// same origin as inspect: a tape whose header has no time (tape.Create
+// stamps the current time, decades after its records) gives offsets from
+// the first record, and spans that end with the records, not at the
+// writer's stats event.
+func TestOriginOtherOutputs(t *testing.T) {
+	const ms = int64(1e6)
+	dir := t.TempDir()
+	recs := []*tape.Record{
+		{Type: tape.TypeMessage, Time: 1 * ms, Session: "s", Dir: tape.ClientToServer, Frame: []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)},
+		{Type: tape.TypeMessage, Time: 6 * ms, Session: "s", Dir: tape.ServerToClient, Frame: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)},
+		{Type: tape.TypeMessage, Time: 7 * ms, Session: "s", Dir: tape.ClientToServer, Frame: []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)},
+	}
+	h := tape.Header{Version: "test", Transport: "stdio"}
+	a := tapetest.Write(t, filepath.Join(dir, "a.jsonl.zst"), h, recs)
+	b := tapetest.Write(t, filepath.Join(dir, "b.jsonl.zst"), h, recs[:2])
+	tests := []struct {
+		name string
+		run  func(t *testing.T) string
+		want []string
+		not  []string
+	}{
+		{name: "diff", run: func(t *testing.T) string {
+			rep, err := Diff(context.Background(), a, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := WriteDiffText(&out, rep); err != nil {
+				t.Fatal(err)
+			}
+			return out.String()
+		}, want: []string{"record 3 at +0.006s"}, not: []string{" at -"}},
+		{name: "report", run: func(t *testing.T) string {
+			out, _ := writeReport(t, a, "origin")
+			return string(out)
+		}, want: []string{"ping: answered at +0.000s, 5.00ms", "tools/list at +0.006s: never answered"}, not: []string{"at -"}},
+		{name: "ndjson", run: func(t *testing.T) string {
+			out, _ := export(t, a, ExportNDJSON)
+			return string(out)
+		}, want: []string{`"offset_ns":0,`, `"offset_ns":5000000,`, `"offset_ns":6000000,`}, not: []string{`"offset_ns":-`}},
+		{name: "otlp", run: func(t *testing.T) string {
+			out, _ := export(t, a, ExportOTLP)
+			var s strings.Builder
+			for _, sp := range parseOTLP(t, out).ResourceSpans[0].ScopeSpans[0].Spans {
+				fmt.Fprintf(&s, "%s %d-%d\n", sp.Name, sp.StartTimeUnixNano, sp.EndTimeUnixNano)
+			}
+			return s.String()
+		}, want: []string{"ping 1000000-6000000\n", "tools/list 7000000-7000000\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.run(t)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("lacks %q:\n%s", w, got)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(got, n) {
+					t.Errorf("holds %q:\n%s", n, got)
+				}
+			}
+		})
 	}
 }

@@ -181,8 +181,8 @@ type tlSpan struct {
 // hold exactly the operations of its latency tables, and the timeline
 // shows each operation with the outcome inspect gives it.
 type chartData struct {
-	origin      int64
-	last        int64
+	clock       tapeClock
+	last        int64 // the end of the span, from clock's origin
 	maxTimeline int
 	sessions    []string
 	spans       spanHeap // the first operations by start; sorted by finish
@@ -195,22 +195,20 @@ type chartData struct {
 const maxHistograms = 1000
 
 func newChartData(origin int64, maxTimeline int) *chartData {
-	return &chartData{origin: origin, maxTimeline: maxTimeline, methods: map[string]*latHist{}, tools: map[string]*latHist{}}
+	return &chartData{clock: newTapeClock(origin), maxTimeline: maxTimeline, methods: map[string]*latHist{}, tools: map[string]*latHist{}}
 }
 
 // add notes the time of an item: the origin of the charts and their end.
 func (c *chartData) add(it *Item) {
-	if c.origin == 0 {
-		c.origin = it.Rec.Time
-	}
-	c.last = max(c.last, it.Rec.Time-c.origin)
+	c.clock.add(it.Rec)
+	c.last = c.clock.last - c.clock.origin
 }
 
 // operation takes one operation of the Inspector. One not answered ends
 // on the timeline when the inspection ended it: now, or at the end of
 // the tape for those still open then.
 func (c *chartData) operation(o *Operation) {
-	start := o.StartNS - c.origin
+	start := o.StartNS - c.clock.origin
 	end := c.last
 	if o.Answered {
 		end = start + o.LatencyNS

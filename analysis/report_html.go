@@ -161,18 +161,39 @@ func peerCell(p *Peer) string {
 	return peerText(p)
 }
 
+// sessionsTable lists the sessions; the refused and broken off columns
+// are there only when some session has such requests, as inspect's JSON
+// has those counts only when they are not zero.
 func sessionsTable(page *htmlPage, rep *Report) {
 	tb := &page.Sessions
-	tb.Head = []string{"session", "client", "server", "protocol", "start", "duration", "messages", "errors", "unanswered", "violations"}
 	n, more := limitRows(len(rep.Sessions))
 	tb.More = more
+	var refused, broken bool
+	for _, s := range rep.Sessions[:n] {
+		refused, broken = refused || s.Refused != 0, broken || s.BrokenOff != 0
+	}
+	tb.Head = []string{"session", "client", "server", "protocol", "start", "duration", "messages", "errors", "unanswered"}
+	if refused {
+		tb.Head = append(tb.Head, "refused")
+	}
+	if broken {
+		tb.Head = append(tb.Head, "broken off")
+	}
+	tb.Head = append(tb.Head, "violations")
 	for _, s := range rep.Sessions[:n] {
 		id := s.ID
 		if id == "" {
 			id = "(no session)"
 		}
-		tb.Rows = append(tb.Rows, cells(clip(id, 40), peerCell(s.Client), peerCell(s.Server), s.ProtocolVersion, offset(s.FirstNS-rep.Tape.OriginNS),
-			fmtDur(s.DurationNS), reportInt(s.Messages), reportInt(s.Errors), reportInt(s.Unanswered), reportInt(s.Violations)))
+		row := []string{clip(id, 40), peerCell(s.Client), peerCell(s.Server), s.ProtocolVersion, offset(s.FirstNS - rep.Tape.OriginNS),
+			fmtDur(s.DurationNS), reportInt(s.Messages), reportInt(s.Errors), reportInt(s.Unanswered)}
+		if refused {
+			row = append(row, reportInt(s.Refused))
+		}
+		if broken {
+			row = append(row, reportInt(s.BrokenOff))
+		}
+		tb.Rows = append(tb.Rows, cells(append(row, reportInt(s.Violations))...))
 	}
 	page.SessionsFolded = rep.SessionsFolded
 }

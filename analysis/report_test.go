@@ -10,8 +10,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcptape/mcptape/internal/browsertest"
+	"github.com/mcptape/mcptape/tape"
 )
 
 // reportTape is a hand-made tape with two sessions, concurrent requests,
@@ -137,7 +139,7 @@ func TestTimelineFirstOperations(t *testing.T) {
 		{Session: "a", Seq: 7, StartNS: 71, LatencyNS: 1, Answered: true, Outcome: OutcomeOK},
 		{Session: "a", Seq: 3, StartNS: 31, Outcome: OutcomeBrokenOff},
 	} {
-		c.last = max(c.last, op.StartNS+op.LatencyNS-c.origin)
+		c.last = max(c.last, op.StartNS+op.LatencyNS-c.clock.origin)
 		c.operation(&op)
 	}
 	c.finish()
@@ -148,5 +150,53 @@ func TestTimelineFirstOperations(t *testing.T) {
 	want := []string{"b:20-110:error", "a:30-110:broken_off", "b:50-51:ok"}
 	if !slices.Equal(got, want) || c.omitted != 2 || !slices.Equal(c.sessions, []string{"b", "a"}) {
 		t.Errorf("spans %q, omitted %d, lanes %q; want %q, 2, [b a]", got, c.omitted, c.sessions, want)
+	}
+}
+
+// TestReportSessionRefusedBrokenOff: the sessions table counts a
+// session's requests refused with an HTTP error and those whose response
+// the server broke off, apart from the unanswered ones, in columns shown
+// only when some session has any, as inspect's JSON gives those counts
+// only when not zero.
+func TestReportSessionRefusedBrokenOff(t *testing.T) {
+	cell := regexp.MustCompile(`<td[^>]*>([^<]*)</td>`)
+	const call = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}`
+	const list = `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`
+	end := func(x uint64, at time.Duration, fields string) step {
+		return onExchange(x, evt(at, tape.EventHTTP, `{"phase":"end","method":"POST","path":"/mcp","conn":1,`+fields+`}`))
+	}
+	broken := []step{onExchange(3, c2s(5*ms, call)), end(3, 9*ms, `"status":200,"closed_by":"server","error":"unexpected EOF"`)}
+	refused := []step{onExchange(4, c2s(6*ms, list)), end(4, 7*ms, `"status":403,"closed_by":"server"`)}
+	tests := []struct {
+		name  string
+		steps []step
+		head  string
+		row   string // the row's counts from unanswered to before violations
+	}{
+		{"both", after(append(broken, refused...)...), "<th>unanswered</th><th>refused</th><th>broken off</th><th>violations</th>",
+			"0,1,1"},
+		{"broken off", after(broken...), "<th>unanswered</th><th>broken off</th><th>violations</th>", "0,1"},
+		{"refused", after(refused...), "<th>unanswered</th><th>refused</th><th>violations</th>", "0,1"},
+		{"neither", after(onExchange(3, c2s(5*ms, list)), onExchange(3, s2c(6*ms, `{"jsonrpc":"2.0","id":8,"result":{"tools":[]}}`))),
+			"<th>unanswered</th><th>violations</th>", "0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _ := writeReport(t, tempTape(t, tt.steps...), tt.name)
+			s := string(out)
+			if !strings.Contains(s, tt.head) {
+				t.Errorf("sessions table head lacks %q", tt.head)
+			}
+			table := s[strings.Index(s, "<h2>Sessions</h2>"):]
+			table = table[:strings.Index(table, "</table>")]
+			rows := strings.Split(table, "</tr>")
+			var got []string
+			for _, m := range cell.FindAllStringSubmatch(rows[1], -1) {
+				got = append(got, m[1])
+			}
+			if len(rows) != 3 || len(got) < 10 || strings.Join(got[8:len(got)-1], ",") != tt.row {
+				t.Errorf("session row %q: want the counts from unanswered to before violations %q", got, tt.row)
+			}
+		})
 	}
 }

@@ -5,9 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
 
+	"github.com/mcptape/mcptape/internal/fileext"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -22,15 +21,16 @@ const (
 )
 
 // RequestsFormatFor returns the format a requests file named name is
-// written in, by its extension: .csv, .parquet, else NDJSON.
-func RequestsFormatFor(name string) RequestsFormat {
-	switch strings.ToLower(filepath.Ext(name)) {
-	case ".csv":
-		return RequestsCSV
-	case ".parquet":
-		return RequestsParquet
+// written in, by its extension: .csv, .parquet, or NDJSON for .ndjson,
+// .jsonl and .json (and for "-", stdout). Any other name is an error
+// naming the accepted extensions.
+func RequestsFormatFor(name string) (RequestsFormat, error) {
+	if name == "-" {
+		return RequestsNDJSON, nil
 	}
-	return RequestsNDJSON
+	type ext = fileext.Ext[RequestsFormat]
+	return fileext.Pick(name, ext{Ext: ".csv", Format: RequestsCSV}, ext{Ext: ".parquet", Format: RequestsParquet},
+		ext{Ext: ".ndjson", Format: RequestsNDJSON}, ext{Ext: ".jsonl", Format: RequestsNDJSON}, ext{Ext: ".json", Format: RequestsNDJSON})
 }
 
 // RequestsStats says what ExportRequests wrote.

@@ -178,13 +178,15 @@ func TestExportRequestsMatchesInspect(t *testing.T) {
 func TestRequestsFormatFor(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		want RequestsFormat
+		want RequestsFormat // "" for an error
 	}{
 		{"r.csv", RequestsCSV}, {"r.CSV", RequestsCSV}, {"a/r.parquet", RequestsParquet},
-		{"r.ndjson", RequestsNDJSON}, {"r.jsonl", RequestsNDJSON}, {"-", RequestsNDJSON},
+		{"r.ndjson", RequestsNDJSON}, {"r.jsonl", RequestsNDJSON}, {"r.json", RequestsNDJSON}, {"-", RequestsNDJSON},
+		{"r.xlsx", ""}, {"requests", ""},
 	} {
-		if got := RequestsFormatFor(c.name); got != c.want {
-			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		got, err := RequestsFormatFor(c.name)
+		if got != c.want || (c.want == "") != (err != nil) {
+			t.Errorf("%s: %q %v, want %q", c.name, got, err, c.want)
 		}
 	}
 }

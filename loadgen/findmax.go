@@ -91,7 +91,9 @@ type CapacityStep struct {
 	P99      time.Duration `json:"p99_ns"`
 	Errors   float64       `json:"error_ratio"`
 	Held     bool          `json:"held"`
-	Broken   []string      `json:"broken,omitempty"`
+	// Broken lists why the step broke: each threshold it broke with what
+	// was measured ("errors<1% (measured 2.50%)"), or that the run failed.
+	Broken []string `json:"broken,omitempty"`
 	// GeneratorLate is the generator's own lateness in the measured
 	// stage (Report.GeneratorLate).
 	GeneratorLate time.Duration `json:"generator_late_ns,omitempty"`
@@ -230,25 +232,43 @@ func judgeStep(ctx context.Context, run stepRunner, rate float64, th []Threshold
 		st.Broken = append(st.Broken, "the run failed: "+rep.Failure)
 	}
 	for _, t := range th {
-		if why := t.Check(f); why != "" {
-			st.Broken = append(st.Broken, why)
+		if o := t.Eval(f); !o.Held {
+			st.Broken = append(st.Broken, t.Spec+" ("+o.Why+")")
 		}
 	}
 	st.Held = len(st.Broken) == 0
 	return rep, st, nil
 }
 
-// Verdict is the step's verdict in words: "held", or "broke: " and the
-// thresholds it broke, and, for a step run twice, why.
+// Verdict is the step's verdict in words: "held", or "broke " and the
+// thresholds it broke with what was measured ("broke errors<1% (measured
+// 2.50%)"), and, for a step run twice, why.
 func (s CapacityStep) Verdict() string {
 	v := "held"
 	if !s.Held {
-		v = "broke: " + strings.Join(s.Broken, "; ")
+		v = "broke " + strings.Join(s.Broken, "; ")
 	}
 	if s.Repeated != "" {
 		v += " (run again: " + s.Repeated + ")"
 	}
 	return v
+}
+
+// CapacityFigures returns the measured figures of the step at the
+// highest rate that held every threshold (Capacity.Rate), its series with
+// their histograms, or nil when the report is no capacity search or no
+// rate held.
+func (rep *Report) CapacityFigures() *Report {
+	c := rep.Capacity
+	if c == nil || !c.Found || len(c.Steps) != len(rep.Stages) {
+		return nil
+	}
+	for i := len(c.Steps) - 1; i >= 0; i-- {
+		if s := c.Steps[i]; s.Held && s.Rate == c.Rate {
+			return rep.Stages[i].Figures
+		}
+	}
+	return nil
 }
 
 // withDefaults fills the zero fields of cfg.

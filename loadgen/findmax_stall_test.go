@@ -3,6 +3,8 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +39,7 @@ func (f *fakeSteps) run(_ context.Context, rate float64) (*Report, error) {
 		}
 	}
 	start := time.Unix(1_700_000_000, 0).Add(time.Duration(n) * 3 * time.Second)
-	rep := &Report{Format: ReportFormat, Model: "open", Generators: 1, Started: start, Ended: start.Add(2 * time.Second), Duration: 2 * time.Second,
+	rep := &Report{Format: ReportFormat, Model: "open", Sessions: 2, Generators: 1, Started: start, Ended: start.Add(2 * time.Second), Duration: 2 * time.Second,
 		Requests: count, Answered: count, Rate: rate, GeneratorLate: stall, Series: []Series{{Name: "ping", Requests: count, hist: h}}}
 	rep.fill()
 	return rep, nil
@@ -145,5 +147,91 @@ func TestGeneratorLate(t *testing.T) {
 	}
 	if late := rep.Stages[1].Figures.GeneratorLate; late < stall || rep.GeneratorLate < late {
 		t.Errorf("generator late %v in the run, %v in the second stage, want at least %v", rep.GeneratorLate, late, stall)
+	}
+}
+
+// TestFindMaxText: the text report of a capacity search describes its
+// steps as steps (the rates tried, each one's verdict with the threshold
+// it broke and what was measured, the capacity found), not as one run
+// in stages at its peak rate with sessions set up across steps.
+func TestFindMaxText(t *testing.T) {
+	th, err := ParseThreshold("ping:p90<100ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := FindMaxConfig{Thresholds: []Threshold{th}, Start: 10, MaxRate: 1000, Step: 2 * time.Second, Warmup: time.Second, Precision: 0.3}.withDefaults()
+	f := &fakeSteps{capacity: 50} // 10, 20, 40, 80 (broke), then 60 (broke), 50
+	rep, err := findMax(context.Background(), cfg, f.run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{
+		"model     capacity search, open model, 2 sessions per step, 6 steps from 10/s to 80/s\n",
+		"requests  520 sent, 520 answered, 0 failed (0.00%), 0 dropped, in all steps with their warm-ups\n",
+		"capacity  50/s held every threshold; 60/s broke one (bracket 20.0%)\n",
+		"held\n",
+		"broke ping:p90<100ms (measured 500ms)\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text report lacks %q:\n%s", want, text)
+		}
+	}
+	for _, not := range []string{"arrivals/s", "at the peak", "stage", "set up", "failed: measured", "broke:"} {
+		if strings.Contains(text, not) {
+			t.Errorf("text report holds %q:\n%s", not, text)
+		}
+	}
+}
+
+// TestCapacityFigures: the figures behind --find-max --hgrm are those of
+// the step at the highest rate that held, with their histograms; none
+// when no rate held.
+func TestCapacityFigures(t *testing.T) {
+	th, err := ParseThreshold("ping:p90<100ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		capacity float64
+		want     int64 // requests of the figures' ping series, 0 for none
+	}{
+		{"held up to 50/s", 50, 100}, // 10, 20, 40, 80 (broke), 60 (broke), 50
+		{"none held", 5, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := FindMaxConfig{Thresholds: []Threshold{th}, Start: 10, MaxRate: 1000, Step: 2 * time.Second, Precision: 0.3}.withDefaults()
+			rep, err := findMax(context.Background(), cfg, (&fakeSteps{capacity: tc.capacity}).run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fig := rep.CapacityFigures()
+			if tc.want == 0 {
+				if fig != nil {
+					t.Fatalf("figures at %g/s, want none", fig.Rate)
+				}
+				return
+			}
+			if fig == nil || fig.Rate != rep.Capacity.Rate {
+				t.Fatalf("figures %+v, want those at %g/s", fig, rep.Capacity.Rate)
+			}
+			s := fig.Find("ping")
+			h, err := s.Hist()
+			if err != nil || s.Requests != tc.want || h.TotalCount() != tc.want || h.Max() > int64(100*time.Millisecond) {
+				t.Errorf("ping: %d requests, histogram of %d up to %d (%v); want %d, all fast", s.Requests, h.TotalCount(), h.Max(), err, tc.want)
+			}
+			dir := t.TempDir()
+			if err := fig.WriteHgrmDir(dir); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "ping.hgrm")); err != nil || !bytes.Contains(b, []byte("Total count    =          100]")) {
+				t.Errorf("ping.hgrm (%v):\n%s", err, b)
+			}
+		})
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/fileext"
 )
 
 // Formats of WithResults.
@@ -23,16 +25,15 @@ const (
 const ResultsCSVHeader = "intended_ns,sent_ns,latency_ns,series,outcome,error"
 
 // ResultsFormat returns the results format for a file name by its
-// extension: .csv is CSV, .ndjson, .jsonl and .json are NDJSON.
+// extension: .csv is CSV, .ndjson, .jsonl and .json are NDJSON; any other
+// name is an error naming them.
 func ResultsFormat(path string) (string, error) {
-	lower := strings.ToLower(path)
-	switch {
-	case strings.HasSuffix(lower, ".csv"):
-		return ResultsCSV, nil
-	case strings.HasSuffix(lower, ".ndjson"), strings.HasSuffix(lower, ".jsonl"), strings.HasSuffix(lower, ".json"):
-		return ResultsNDJSON, nil
+	f, err := fileext.Pick(path, fileext.Ext[string]{Ext: ".csv", Format: ResultsCSV}, fileext.Ext[string]{Ext: ".ndjson", Format: ResultsNDJSON},
+		fileext.Ext[string]{Ext: ".jsonl", Format: ResultsNDJSON}, fileext.Ext[string]{Ext: ".json", Format: ResultsNDJSON})
+	if err != nil {
+		return "", fmt.Errorf("results file %w", err)
 	}
-	return "", fmt.Errorf("results file %q: want a .csv, .ndjson or .jsonl name", path)
+	return f, nil
 }
 
 // WithResults writes one line per request to w, in format (ResultsNDJSON

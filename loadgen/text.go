@@ -12,65 +12,19 @@ import (
 
 // WriteText writes the report as a human-readable table: the run, then per
 // series count, rate, mean, p50, p90, p99, p99.9 and max, then the errors
-// by class.
+// by class. A capacity search's (Capacity) is the search and its steps,
+// each with its rate, figures and verdict, instead of the run's series.
 func (rep *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "target    %s (protocol %s)\n", rep.Target, rep.Protocol)
-	model := rep.Model + ", " + english.Count(rep.Sessions, "session")
-	if rep.Model == "open" {
-		model += fmt.Sprintf(", %g arrivals/s", rep.Rate)
-	}
-	if n := len(rep.Stages); n > 0 {
-		model += " at the peak, in " + english.Count(n, "stage")
-	}
-	if rep.Generators > 1 {
-		model += ", " + english.Count(rep.Generators, "generator") + " merged"
-	}
-	fmt.Fprintf(&b, "model     %s\n", model)
-	dur := rep.Duration.Round(time.Millisecond).String()
-	if rep.Interrupted {
-		dur += " (interrupted)"
-	}
-	fmt.Fprintf(&b, "duration  %s\n", dur)
-	rate := 0.0
-	if s := rep.Duration.Seconds(); s > 0 {
-		rate = float64(rep.Answered) / s
-	}
-	share := ""
-	if rep.Requests+rep.Dropped > 0 {
-		share = fmt.Sprintf(" (%.2f%%)", 100*rep.ErrorRatio())
-	}
-	fmt.Fprintf(&b, "requests  %d sent, %d answered (%.1f/s), %d failed%s, %d dropped, %s set up\n",
-		rep.Requests, rep.Answered, rate, rep.RequestErrors, share, rep.Dropped, english.Count(rep.Setups, "session"))
-	writeTrouble(&b, rep)
-	b.WriteString("\n")
-	width := len("series")
-	for _, s := range rep.Series {
-		width = max(width, len(s.Name))
-	}
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-*s\tcount\trate/s\terrors\tmean\tp50\tp90\tp99\tp99.9\tmax\t\n", width, "series")
-	for _, s := range rep.Series {
-		errs := "-"
-		if s.Requests > 0 {
-			errs = fmt.Sprintf("%d (%.1f%%)", s.Errors, 100*s.ErrorRatio())
-		}
-		if s.Count == 0 { // nothing measured: every request failed
-			fmt.Fprintf(tw, "%-*s\t0\t0.0\t%s\t-\t-\t-\t-\t-\t-\t\n", width, s.Name, errs)
-			continue
-		}
-		fmt.Fprintf(tw, "%-*s\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, s.Name, s.Count, s.Rate, errs,
-			dur3(s.Mean), dur3(s.P50), dur3(s.P90), dur3(s.P99), dur3(s.P999), dur3(s.Max))
-	}
-	_ = tw.Flush()
-	for _, s := range rep.Series {
-		if s.Tokens > 0 {
-			fmt.Fprintf(&b, "tokens    %s: %d in streamed answers, %.1f/s\n", s.Name, s.Tokens, s.TokensPerSec)
-		}
-	}
-	if rep.Capacity != nil {
+	if rep.Capacity != nil { // a search: its steps, each a run of its own
+		writeSearchHead(&b, rep)
+		writeTrouble(&b, rep)
 		writeCapacity(&b, rep.Capacity)
 	} else {
+		writeRunHead(&b, rep)
+		writeTrouble(&b, rep)
+		writeSeries(&b, rep)
 		writeStages(&b, rep)
 	}
 	if len(rep.Errors) > 0 {
@@ -110,6 +64,99 @@ func (rep *Report) WriteText(w io.Writer) error {
 		return fmt.Errorf("loadgen: write report: %w", err)
 	}
 	return nil
+}
+
+// writeRunHead writes the lines that describe a run: its model, its
+// length, its requests.
+func writeRunHead(b *strings.Builder, rep *Report) {
+	model := rep.Model + ", " + english.Count(rep.Sessions, "session")
+	if rep.Model == "open" {
+		model += fmt.Sprintf(", %g arrivals/s", rep.Rate)
+	}
+	if n := len(rep.Stages); n > 0 {
+		model += " at the peak, in " + english.Count(n, "stage")
+	}
+	if rep.Generators > 1 {
+		model += ", " + english.Count(rep.Generators, "generator") + " merged"
+	}
+	fmt.Fprintf(b, "model     %s\n", model)
+	writeDuration(b, rep)
+	rate := 0.0
+	if s := rep.Duration.Seconds(); s > 0 {
+		rate = float64(rep.Answered) / s
+	}
+	fmt.Fprintf(b, "requests  %d sent, %d answered (%.1f/s), %d failed%s, %d dropped, %s set up\n",
+		rep.Requests, rep.Answered, rate, rep.RequestErrors, errorShare(rep), rep.Dropped, english.Count(rep.Setups, "session"))
+}
+
+// writeSearchHead writes the lines that describe a capacity search: its
+// model, how many steps it ran at which rates (each a run of its own,
+// with its sessions), its length and its requests in all.
+func writeSearchHead(b *strings.Builder, rep *Report) {
+	c := rep.Capacity
+	rates := ""
+	if n := len(c.Steps); n > 0 {
+		lo, hi := c.Steps[0].Rate, c.Steps[0].Rate
+		for _, s := range c.Steps {
+			lo, hi = min(lo, s.Rate), max(hi, s.Rate)
+		}
+		rates = fmt.Sprintf(" at %.4g/s", lo)
+		if hi > lo {
+			rates = fmt.Sprintf(" from %.4g/s to %.4g/s", lo, hi)
+		}
+	}
+	fmt.Fprintf(b, "model     capacity search, open model, %s per step, %s%s\n",
+		english.Count(rep.Sessions, "session"), english.Count(len(c.Steps), "step"), rates)
+	writeDuration(b, rep)
+	fmt.Fprintf(b, "requests  %d sent, %d answered, %d failed%s, %d dropped, in all steps with their warm-ups\n",
+		rep.Requests, rep.Answered, rep.RequestErrors, errorShare(rep), rep.Dropped)
+}
+
+// writeDuration writes the length of the run.
+func writeDuration(b *strings.Builder, rep *Report) {
+	dur := rep.Duration.Round(time.Millisecond).String()
+	if rep.Interrupted {
+		dur += " (interrupted)"
+	}
+	fmt.Fprintf(b, "duration  %s\n", dur)
+}
+
+// errorShare is the share of requests that failed, " (1.23%)", or ""
+// when none was sent.
+func errorShare(rep *Report) string {
+	if rep.Requests+rep.Dropped == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%.2f%%)", 100*rep.ErrorRatio())
+}
+
+// writeSeries writes the table of figures per series.
+func writeSeries(b *strings.Builder, rep *Report) {
+	b.WriteString("\n")
+	width := len("series")
+	for _, s := range rep.Series {
+		width = max(width, len(s.Name))
+	}
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s\tcount\trate/s\terrors\tmean\tp50\tp90\tp99\tp99.9\tmax\t\n", width, "series")
+	for _, s := range rep.Series {
+		errs := "-"
+		if s.Requests > 0 {
+			errs = fmt.Sprintf("%d (%.1f%%)", s.Errors, 100*s.ErrorRatio())
+		}
+		if s.Count == 0 { // nothing measured: every request failed
+			fmt.Fprintf(tw, "%-*s\t0\t0.0\t%s\t-\t-\t-\t-\t-\t-\t\n", width, s.Name, errs)
+			continue
+		}
+		fmt.Fprintf(tw, "%-*s\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, s.Name, s.Count, s.Rate, errs,
+			dur3(s.Mean), dur3(s.P50), dur3(s.P90), dur3(s.P99), dur3(s.P999), dur3(s.Max))
+	}
+	_ = tw.Flush()
+	for _, s := range rep.Series {
+		if s.Tokens > 0 {
+			fmt.Fprintf(b, "tokens    %s: %d in streamed answers, %.1f/s\n", s.Name, s.Tokens, s.TokensPerSec)
+		}
+	}
 }
 
 // writeTrouble writes the lines that say what went wrong with the server

@@ -32,7 +32,8 @@ func exportCmd() *command {
   one span per operation, a request's _meta.traceparent and tracestate honoured,
   otherwise one trace per session. The requests table has one row per logical
   operation of any number of tapes, paired as 'mcptape inspect' pairs them:
-  NDJSON, or CSV or Parquet when -o ends in .csv or .parquet (columns:
+  by -o's extension: .ndjson, .jsonl or .json (and stdout) for NDJSON, .csv,
+  .parquet; any other name is a usage error (columns:
   docs/requests-format.md; queries: docs/sql.md). Output files are created with mode 0600: tapes hold other people's
   data. Exit code: 0, or 2 on error.
 `,

@@ -19,15 +19,20 @@ func runExportRequests(ctx context.Context, st *stdio, paths []string, out strin
 	if len(paths) == 0 {
 		return usageError("want at least one tape (usage: mcptape export TAPE... --format requests [-o FILE])")
 	}
+	if out != "" && out != "-" { // the tape as -o is the first thing to say
+		if err := refuseInputAsOutput(out, paths); err != nil {
+			return err
+		}
+	}
+	f, err := analysis.RequestsFormatFor(out)
+	if err != nil {
+		return usageError("-o: %v", err)
+	}
 	groups, err := groupTapes(paths, false) // tapes.go
 	if err != nil {
 		return withCode(2, err)
 	}
 	defer tuneGC(analysis.RecommendedGCPercent)()
-	f := analysis.RequestsFormatFor(out)
-	if out == "-" {
-		f = analysis.RequestsNDJSON
-	}
 	var stats analysis.RequestsStats
 	err = writeOutput(st, out, paths, func(w io.Writer) error {
 		rw, err := analysis.NewRequestsWriter(w, f)

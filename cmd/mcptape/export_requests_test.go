@@ -28,7 +28,10 @@ func TestExportRequestsCommand(t *testing.T) {
 		{name: "csv", args: []string{stdio, "--format", "requests", "-o", filepath.Join(dir, "r.csv")}, lines: 6, prefix: "schema_version,tape,session,",
 			stderr: "wrote 5 requests of 1 tape (14 messages)"},
 		{name: "parquet", args: []string{stdio, "--format", "requests", "-o", filepath.Join(dir, "r.parquet")}, prefix: "PAR1", stderr: "wrote 5 requests"},
+		{name: "jsonl", args: []string{stdio, "--format", "requests", "-o", filepath.Join(dir, "r.jsonl")}, lines: 5, prefix: `{"schema_version":2,`},
 		{name: "no tape", args: []string{"--format", "requests"}, code: 2, stderr: "want at least one tape"},
+		{name: "unknown extension", args: []string{stdio, "--format", "requests", "-o", filepath.Join(dir, "bad.xlsx")}, code: 2,
+			stderr: `bad.xlsx": want a name ending in .csv, .parquet, .ndjson, .jsonl or .json`},
 		{name: "stdin twice", stdin: string(data), args: []string{"-", "-", "--format", "requests", "-o", filepath.Join(dir, "bad.ndjson")}, code: 2, stderr: "stdin named twice"},
 		{name: "missing", args: []string{stdio, filepath.Join(dir, "nope.jsonl.zst"), "--format", "requests", "-o", filepath.Join(dir, "bad.csv")}, code: 2, stderr: "nope.jsonl.zst"},
 	}
@@ -63,7 +66,7 @@ func TestExportRequestsCommand(t *testing.T) {
 			}
 		})
 	}
-	for _, name := range []string{"bad.ndjson", "bad.csv"} {
+	for _, name := range []string{"bad.ndjson", "bad.csv", "bad.xlsx"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
 			t.Errorf("a failed export left %s: %v", name, err)
 		}

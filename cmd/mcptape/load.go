@@ -131,14 +131,20 @@ func loadCmd() *command {
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f loadFlags
+			// flags in groups, in this order (TestLoadHelpGroups): target
 			fs.StringVar(&f.url, "url", "", "the server's Streamable HTTP endpoint (http:// or https://) or MCP WebSocket endpoint (ws:// or wss://)")
 			fs.StringVar(&f.sse, "sse", "", "legacy HTTP+SSE stream URL of the server (…/sse)")
+			fs.StringVar(&f.protocol, "protocol", loadgen.DefaultProtocolVersion, "protocol `VERSION` to ask for; 2026-07-28 is stateless (no handshake)")
+			// workload
 			fs.StringArrayVar(&f.calls, "call", nil, "workload call `[W:]METHOD [TOOL] [JSON]` with optional weight W (repeatable)")
 			fs.StringVar(&f.scenario, "scenario", "", "workload from `FILE.json`: per-session setup steps, weighted steps, think times, templated arguments (see 'mcptape help scenario')")
 			fs.StringVar(&f.tape, "tape", "", "tape-driven load: every virtual session replays a recorded session of `TAPE` once (ids rewritten, a streamed answer measured to its end part as with --call); --duration and --requests end it earlier")
 			fs.StringVar(&f.session, "session", "", "with --tape: replay only the recorded session `ID` (default: all, in turn)")
 			fs.StringVar(&f.speed, "speed", "1", "with --tape: recorded spacing divided by `N` (0.001 to 1e9); max sends as soon as causality allows")
 			fs.BoolVar(&f.unbatch, "unbatch", false, "with --tape: send the members of a recorded batch one by one (default: as the recorded batch)")
+			fs.IntVar(&f.batch, "batch", 1, "send requests `K` at a time as JSON-RPC batches and report how the server answered")
+			fs.BoolVar(&f.progress, "progress", false, "attach a progressToken to every call and report the progress notifications")
+			// model and rate
 			fs.IntVar(&f.sessions, "sessions", 1, "virtual sessions (each its own MCP session; over stdio its own child process; at most 1000000)")
 			fs.IntVar(&f.inflight, "inflight", 1, "closed model: requests in flight per session (sessions times this: at most 1000000)")
 			fs.DurationVar(&f.think, "think", 0, "closed model: pause between an answer and the next request")
@@ -146,32 +152,36 @@ func loadCmd() *command {
 			fs.IntVar(&f.maxInflight, "max-inflight", loadgen.DefaultMaxInFlight, "open model: most requests in flight; later arrivals are dropped and counted")
 			fs.DurationVar(&f.ramp, "ramp", 0, "start sessions (closed) or grow the rate (open) linearly over `DUR`")
 			fs.StringArrayVar(&f.stages, "stage", nil, "shape the load: `DUR:TARGET`, sessions (closed model, 1m:50) or a rate (open model, 30s:100/s), ramping linearly from the previous target (0 before the first); repeatable, run in order")
+			// capacity search
 			f.findMax.register(fs)
+			// duration
 			fs.DurationVar(&f.duration, "duration", 0, "stop starting requests after `DUR`")
 			fs.Int64Var(&f.requests, "requests", 0, "stop after `N` requests")
 			fs.DurationVar(&f.timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer, session setup included")
-			fs.StringVar(&f.protocol, "protocol", loadgen.DefaultProtocolVersion, "protocol `VERSION` to ask for; 2026-07-28 is stateless (no handshake)")
-			fs.BoolVar(&f.progress, "progress", false, "attach a progressToken to every call and report the progress notifications")
-			fs.BoolVar(&f.getStream, "get-stream", false, "with --url: open each session's GET stream")
-			streamPathFlag(fs, &f.streamPath)
-			fs.IntVar(&f.maxConns, "max-conns", 0, "most HTTP connections to the server (0: one per request in flight); bounds memory with many sessions")
-			fs.IntVar(&f.batch, "batch", 1, "send requests `K` at a time as JSON-RPC batches and report how the server answered")
-			fs.DurationVar(&f.cancelAfter, "cancel-after", 0, "cancel calls not answered `DUR` after they were sent (notifications/cancelled and/or closing the stream), never before the call's request is written (over HTTP: and its answer's headers came, or 20ms passed)")
-			fs.Float64Var(&f.cancelRatio, "cancel-ratio", 0, "share `F` of the calls to cancel (default 1 with --cancel-after)")
+			// HTTP and WebSocket options
 			fs.StringArrayVar(&f.headers, "header", nil, "add `NAME: VALUE` to every HTTP request (repeatable)")
 			insecureFlag(fs, &f.insecure, "with --url or --sse: ")
 			f.wsProto.register(fs)
-			fs.DurationVar(&f.grace, "grace", transport.DefaultGrace, "closing a session: wait between closing a stdio server's stdin, SIGTERM and SIGKILL; over HTTP for the answer to DELETE (a second Ctrl-C cuts it)")
+			fs.BoolVar(&f.getStream, "get-stream", false, "with --url: open each session's GET stream")
+			streamPathFlag(fs, &f.streamPath)
+			fs.IntVar(&f.maxConns, "max-conns", 0, "most HTTP connections to the server (0: one per request in flight); bounds memory with many sessions")
+			// cancellation
+			fs.DurationVar(&f.cancelAfter, "cancel-after", 0, "cancel calls not answered `DUR` after they were sent (notifications/cancelled and/or closing the stream), never before the call's request is written (over HTTP: and its answer's headers came, or 20ms passed)")
+			fs.Float64Var(&f.cancelRatio, "cancel-ratio", 0, "share `F` of the calls to cancel (default 1 with --cancel-after)")
+			// the server process (-- CMD)
 			serverStderrFlag(fs, &f.stderr)
 			fs.StringVar(&f.onExit, "on-exit", loadgen.OnExitStop, "with -- CMD: `POLICY` when a server exits during the run: stop (the run ends, exit 1) or restart")
+			fs.DurationVar(&f.grace, "grace", transport.DefaultGrace, "closing a session: wait between closing a stdio server's stdin, SIGTERM and SIGKILL; over HTTP for the answer to DELETE (a second Ctrl-C cuts it)")
+			// outputs
 			fs.StringVar(&f.jsonOut, "json", "", "write the full report (histograms included) as JSON to `FILE` (- for stdout)")
-			fs.StringVar(&f.results, "results", "", "write one line per request to `FILE`: intended and send times, latency, series, outcome, error kind; CSV for .csv, NDJSON for .ndjson/.jsonl")
-			fs.StringVar(&f.hgrm, "hgrm", "", "write one percentile distribution file per series (SERIES.hgrm, for the HdrHistogram plotter) into `DIR`")
+			fs.StringVar(&f.results, "results", "", "write one line per request to `FILE`: intended and send times, latency, series, outcome, error kind; CSV for .csv, NDJSON for .ndjson, .jsonl or .json")
+			fs.StringVar(&f.hgrm, "hgrm", "", "write one percentile distribution file per series (SERIES.hgrm, for the HdrHistogram plotter) into `DIR`; with --find-max: of the step at the highest rate that held")
 			fs.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (one histogram per series per interval) to `FILE`")
 			fs.DurationVar(&f.hlogEvery, "hlog-interval", loadgen.DefaultInterval, "interval of --hlog and of the intervals the JSON report records (charts over time in 'mcptape report RUN.json')")
-			fs.StringArrayVar(&f.thresholds, "threshold", nil, "fail with exit code 3 unless `T` holds: 'SERIES:p99<50ms', 'errors<1%', for streamed answers 'SERIES#first_chunk:p99<300ms', 'SERIES:tokens_per_s>50' (repeatable)")
 			fs.DurationVar(&f.every, "every", 2*time.Second, "live progress line interval on stderr")
 			fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress")
+			// thresholds
+			fs.StringArrayVar(&f.thresholds, "threshold", nil, "fail with exit code 3 unless `T` holds: 'SERIES:p99<50ms', 'errors<1%', for streamed answers 'SERIES#first_chunk:p99<300ms', 'SERIES:tokens_per_s>50' (repeatable)")
 			fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the generator to `FILE` (for tuning mcptape itself)")
 			for _, name := range []string{"json", "results", "hlog", "cpuprofile"} {
 				outputFlag(fs, name, false)

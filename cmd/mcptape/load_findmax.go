@@ -93,6 +93,15 @@ func runFindMax(ctx context.Context, st *stdio, f *loadFlags, command []string) 
 	if err != nil {
 		return withCode(2, err)
 	}
+	if f.hgrm != "" { // the histograms of the highest rate that held
+		if fig := rep.CapacityFigures(); fig != nil {
+			if err := fig.WriteHgrmDir(f.hgrm); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintf(st.err, "load: --hgrm: no rate held: no histograms written\n")
+		}
+	}
 	if err := emitReport(ctx, st, rep, f.jsonOut, nil); err != nil {
 		return err
 	}

@@ -442,15 +442,24 @@ func TestLoadFindMax(t *testing.T) {
 	limited := func(k int) string { return refURL(t, refserver.HTTPConfig{}, refserver.WithMaxConcurrency(k)) }
 	common := []string{"load", "--find-max", "--call", `tools/call sleep {"ms":100}`, "--threshold", "tools/call sleep:p90<300ms",
 		"--threshold", "errors<1%", "--sessions", "2", "-q"}
-	code, stdout, stderr := runCLI(t, "", append(common, "--url", limited(1), "--rate", "40/s", "--step-duration", "1s", "--warmup", "0s")...)
-	if code != 3 || !strings.Contains(stdout, "NOT FOUND") || !strings.Contains(stderr, "not even 40/s") {
+	dir := t.TempDir()
+	noHgrm, hgrm := filepath.Join(dir, "none"), filepath.Join(dir, "hgrm")
+	code, stdout, stderr := runCLI(t, "", append(common, "--url", limited(1), "--rate", "40/s", "--step-duration", "1s", "--warmup", "0s", "--hgrm", noHgrm)...)
+	if code != 3 || !strings.Contains(stdout, "NOT FOUND") || !strings.Contains(stderr, "not even 40/s") || !strings.Contains(stderr, "--hgrm: no rate held") {
 		t.Errorf("overloaded: code %d\n%s\n%s", code, stdout, stderr)
 	}
-	out := filepath.Join(t.TempDir(), "cap.json")
+	if _, err := os.Stat(noHgrm); !os.IsNotExist(err) {
+		t.Errorf("--hgrm with no rate held: %v, want no directory", err)
+	}
+	out := filepath.Join(dir, "cap.json")
 	code, stdout, stderr = runCLI(t, "", append(common, "--url", limited(2), "--rate", "8/s", "--max-rate", "100/s",
-		"--step-duration", "2s", "--warmup", "1s", "--json", out)...)
+		"--step-duration", "2s", "--warmup", "1s", "--json", out, "--hgrm", hgrm)...)
 	if code != 0 {
 		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+	}
+	// --hgrm: the distributions of the step at the capacity found
+	if b, err := os.ReadFile(filepath.Join(hgrm, "tools_call_sleep.hgrm")); err != nil || !strings.Contains(string(b), "Total count") {
+		t.Errorf("--hgrm: %v\n%s", err, b)
 	}
 	fh, err := os.Open(out)
 	if err != nil {

@@ -33,7 +33,8 @@ func reportCmd() *command {
   the configuration. Two or more runs are overlaid, with the change of p50,
   p99 and throughput per series against the first.
 
-  The report holds the sessions, a timeline of requests per session, latency
+  The report holds the sessions (with their requests refused with an HTTP
+  error and broken off, when any), a timeline of requests per session, latency
   histograms per method and per tool, the errors and the protocol violations.
   It is one HTML file with inline CSS and SVG: no script, nothing fetched. It is
   created with mode 0600 (tapes hold other people's data). Exit code: 0, or 2 on

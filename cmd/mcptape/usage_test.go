@@ -76,3 +76,50 @@ func TestDiffUsage(t *testing.T) {
 		t.Errorf("code %d, stderr %q", code, stderr)
 	}
 }
+
+// TestLoadHelpGroups: load's help lists its flags in groups, in order
+// (target, workload, model and rate, capacity search, duration, HTTP
+// options, cancellation, server process, outputs, thresholds), each flag
+// in its group; a new flag must be given one here.
+func TestLoadHelpGroups(t *testing.T) {
+	groups := [][]string{
+		{"url", "sse", "protocol"},
+		{"call", "scenario", "tape", "session", "speed", "unbatch", "batch", "progress"},
+		{"sessions", "inflight", "think", "rate", "max-inflight", "ramp", "stage"},
+		{"find-max", "step-duration", "warmup", "max-rate", "find-precision"},
+		{"duration", "requests", "timeout"},
+		{"header", "insecure", "ws-subprotocol", "get-stream", "stream-path", "max-conns"},
+		{"cancel-after", "cancel-ratio"},
+		{"server-stderr", "on-exit", "grace"},
+		{"json", "results", "hgrm", "hlog", "hlog-interval", "every", "quiet"},
+		{"threshold"},
+	}
+	group := map[string]int{}
+	for i, g := range groups {
+		for _, name := range g {
+			group[name] = i
+		}
+	}
+	var load *command
+	for _, c := range commands() {
+		if c.name == "load" {
+			load = c
+		}
+	}
+	if load == nil {
+		t.Fatal("no load command")
+	}
+	flagLine := regexp.MustCompile(`(?m)^\s+(?:-\w, )?--([a-z0-9-]+)`)
+	last, prev := 0, ""
+	for _, m := range flagLine.FindAllStringSubmatch(load.flagUsage(), -1) {
+		g, ok := group[m[1]]
+		switch {
+		case !ok:
+			t.Errorf("--%s is in no group of this test: give it one", m[1])
+		case g < last:
+			t.Errorf("--%s (group %d, %q...) comes after --%s (group %d)", m[1], g, groups[g][0], prev, last)
+		default:
+			last, prev = g, m[1]
+		}
+	}
+}
