@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcptape/mcptape/internal/english"
 	"github.com/mcptape/mcptape/internal/jsondiff"
+	"github.com/mcptape/mcptape/internal/termsafe"
 )
 
 // diffWidth is the line width of the text diff.
@@ -18,7 +19,7 @@ const diffWidth = 100
 // mismatching message with its field differences, the messages found in one
 // tape only, and a last line with the counts.
 func WriteDiffText(w io.Writer, rep *DiffReport) error {
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriter(termsafe.NewWriter(w)) // values from the tapes stay text
 	side := func(mark string, s DiffSide) {
 		fmt.Fprintf(bw, "%s %s (%s, %s)\n", mark, cmpName(s.File, mark), english.Count(s.Sessions, "session"), english.Count(s.Messages, "message"))
 		if s.Warning != "" {

@@ -319,6 +319,10 @@ func (in *Inspector) Add(it *Item) {
 	}
 	for v := violations; v != 0; v &= v - 1 {
 		bit := v & -v
+		if bit == jsonrpc.ViolationInvalidJSON {
+			in.violation(bit.String(), it, s, "%v", invalidWhy(it.Frame)) // what is wrong, read only when kept
+			continue
+		}
 		in.violation(bit.String(), it, s, "")
 	}
 	switch it.Info.Kind {

@@ -3,6 +3,7 @@ package analysis
 import (
 	"encoding/base64"
 	"encoding/json"
+	"unicode"
 	"unicode/utf8"
 	"unsafe"
 
@@ -320,7 +321,8 @@ func (in *Inspector) proxyError(it *Item, msg string) {
 func clip(s string, n int) string {
 	clean := true
 	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] == 0x7f {
+		// C0, DEL, and C1 (U+0080 to U+009F: C2 80 to C2 9F in UTF-8).
+		if s[i] < 0x20 || s[i] == 0x7f || (s[i] == 0xc2 && i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f) {
 			clean = false
 			break
 		}
@@ -337,7 +339,7 @@ func clip(s string, n int) string {
 			}
 			break
 		}
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) {
 			r = '·'
 		}
 		out = append(out, r)

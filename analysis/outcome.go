@@ -78,12 +78,16 @@ func exchangeOutcome(d *httpEvent) string {
 // recorder got a signal, or its Go caller cancelled it, and stopped the
 // server; HTTP and WebSocket: the proxy stopped with the session open),
 // OutcomeCutByShutdown; a WebSocket connection to the server lost (no
-// close frame), OutcomeBrokenOff; otherwise "" (never answered).
+// close frame), or a stdio server that exited by itself (its requests in
+// flight can no longer be answered), OutcomeBrokenOff: the server ended
+// the conversation, as a server breaking off an HTTP response does;
+// otherwise "" (never answered: a stdio client that closed stdin ended it
+// itself, and a server may exit on that without answering).
 func sessionCloseOutcome(by, reason string) string {
 	switch {
 	case by == "signal" || by == "context" || (by == "proxy" && reason == "shutdown"):
 		return OutcomeCutByShutdown
-	case by == "server" && reason == "connection-lost":
+	case (by == "server" && reason == "connection-lost") || by == "server-exit":
 		return OutcomeBrokenOff
 	}
 	return ""

@@ -323,7 +323,7 @@ func TestSessionCloseOutcome(t *testing.T) {
 	}{
 		{"stdio signal", `{"by":"signal"}`, 9 * ms, "cut"},
 		{"stdio context", `{"by":"context"}`, 9 * ms, "cut"},
-		{"stdio server exit", `{"by":"server-exit"}`, 9 * ms, "unanswered"},
+		{"stdio server exit", `{"by":"server-exit"}`, 9 * ms, "broken"},
 		{"stdio client eof", `{"by":"client-eof"}`, 9 * ms, "unanswered"},
 		{"proxy shutdown", `{"by":"proxy","reason":"shutdown"}`, 9 * ms, "cut"},
 		{"ws connection lost by the server", `{"by":"server","reason":"connection-lost"}`, 9 * ms, "broken"},

@@ -32,7 +32,8 @@ const (
 	// flight when the recorder stopped; not the server's doing
 	OutcomeCutByShutdown = "cut_by_shutdown"
 	// the server broke off before the answer: its HTTP response failed
-	// mid-way, or its WebSocket connection was lost; the server's doing
+	// mid-way, its WebSocket connection was lost, or the stdio server
+	// exited by itself; the server's doing
 	OutcomeBrokenOff = "broken_off"
 )
 

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcptape/mcptape/internal/english"
+	"github.com/mcptape/mcptape/internal/termsafe"
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -25,6 +26,9 @@ type showWriter struct {
 }
 
 func newShowWriter(w io.Writer, f Format) *showWriter {
+	if f == FormatText {
+		w = termsafe.NewWriter(w) // values from the tape stay text
+	}
 	return &showWriter{w: bufio.NewWriterSize(w, 64<<10), format: f}
 }
 

@@ -17,6 +17,9 @@ func TestTextReportsKeepControlCharactersOut(t *testing.T) {
 		s2c(15*ms, `{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`),
 		c2s(20*ms, `{"jsonrpc":"2.0","id":3,"method":"to\u001b]0;title\u0007ols/list"}`),
 		s2c(21*ms, `{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}`),
+		// C1 controls written raw in the frame (valid JSON): CSI U+009B.
+		c2s(30*ms, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"re\u009b2Jsources/list\"}"),
+		s2c(31*ms, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"resources\":[{\"name\":\"r\u009b1m\"}]}}"),
 	)
 	path := tempTape(t, steps...)
 	rep, err := Inspect(context.Background(), path)
@@ -30,6 +33,12 @@ func TestTextReportsKeepControlCharactersOut(t *testing.T) {
 		want  string
 	}{
 		{"inspect", func(b *bytes.Buffer) error { return WriteText(b, rep) }, "to·]0;title·ols/list"},
+		{"inspect C1", func(b *bytes.Buffer) error { return WriteText(b, rep) }, "re·2Jsources/list"},
+		{"show", func(b *bytes.Buffer) error { _, err := Show(context.Background(), path, b); return err }, "to·]0;title·ols/list"},
+		{"show C1", func(b *bytes.Buffer) error { _, err := Show(context.Background(), path, b); return err }, "re·2Jsources/list"},
+		{"diff C1", func(b *bytes.Buffer) error {
+			return WriteDiffText(b, diffFiles(t, "c.jsonl.zst", "d.jsonl.zst", steps, other))
+		}, "re·2Jsources/list"},
 		{"diff", func(b *bytes.Buffer) error {
 			return WriteDiffText(b, diffFiles(t, "a.jsonl.zst", "b.jsonl.zst", steps, other))
 		}, "to·]0;title·ols/list"},
@@ -43,7 +52,7 @@ func TestTextReportsKeepControlCharactersOut(t *testing.T) {
 			if err := tc.write(&b); err != nil {
 				t.Fatal(err)
 			}
-			if strings.ContainsAny(b.String(), "\x1b\x07") || !strings.Contains(b.String(), tc.want) {
+			if strings.ContainsAny(b.String(), "\x1b\x07\u009b") || !strings.Contains(b.String(), tc.want) {
 				t.Errorf("text report holds control characters or lacks %q:\n%q", tc.want, b.String())
 			}
 		})

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"errors"
 	"slices"
 
 	"github.com/mcptape/mcptape/jsonrpc"
@@ -88,7 +89,7 @@ var streamRules = []Rule{
 
 // frameRuleText describes the per-frame rules of jsonrpc.Classify.
 var frameRuleText = map[jsonrpc.Violation]string{
-	jsonrpc.ViolationInvalidJSON:         "the frame is not valid JSON",
+	jsonrpc.ViolationInvalidJSON:         "the frame is not valid JSON (or is nested past the limit of 10000)",
 	jsonrpc.ViolationNotObject:           "the frame is a JSON string, number or literal",
 	jsonrpc.ViolationMissingJSONRPC:      `no "jsonrpc" member`,
 	jsonrpc.ViolationWrongJSONRPC:        `"jsonrpc" is not "2.0"`,
@@ -109,6 +110,19 @@ var frameRuleText = map[jsonrpc.Violation]string{
 	jsonrpc.ViolationBadProgressToken:    "a progress token that is not a string or an integer",
 	jsonrpc.ViolationBadCancelTarget:     "a cancel target that is not a string or an integer",
 	jsonrpc.ViolationInvalidUTF8:         "a string that is not valid UTF-8",
+}
+
+// invalidWhy says what is wrong with an invalid JSON frame (the syntax
+// error and its offset, or a nesting deeper than the limit) when
+// formatted: the frame is scanned again only for an example kept.
+type invalidWhy []byte
+
+func (f invalidWhy) String() string {
+	var se *jsonrpc.SyntaxError
+	if err := jsonrpc.Validate(f); errors.As(err, &se) {
+		return se.Error()
+	}
+	return "not valid JSON"
 }
 
 // FrameRules returns the rules checked on each frame by jsonrpc.Classify,

@@ -257,3 +257,31 @@ func TestViolationsWorstFirstAndBounded(t *testing.T) {
 		t.Errorf("count %d, want 5", list[2].Count)
 	}
 }
+
+// TestInvalidJSONSaysWhy: an invalid-json example says what is wrong with
+// the frame: a frame nested deeper than the limit is said to be so, not
+// merely "not valid JSON"; a broken frame names its syntax error.
+func TestInvalidJSONSaysWhy(t *testing.T) {
+	deep := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}}`
+	tests := []struct {
+		name, frame, want string
+	}{
+		{"too deep", deep, "JSON too deep at byte 10062: arrays and objects nested deeper than the limit of 10000"},
+		{"cut", `{"jsonrpc":"2.0",`, "invalid JSON at byte 17: unexpected end of input, want a key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := inspectSteps(t, c2s(5*ms, tt.frame))
+			for _, v := range rep.Violations {
+				if v.Rule != "invalid-json" {
+					continue
+				}
+				if len(v.Examples) != 1 || !strings.HasSuffix(v.Examples[0].Detail, ": "+tt.want) {
+					t.Errorf("examples %+v, want one ending in %q", v.Examples, tt.want)
+				}
+				return
+			}
+			t.Errorf("no invalid-json violation: %+v", rep.Violations)
+		})
+	}
+}

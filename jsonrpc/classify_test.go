@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -359,6 +360,18 @@ func TestClassifyNesting(t *testing.T) {
 				t.Fatalf("valid = %v, want %v (%v)", ok, tc.valid, got.Violations)
 			}
 			crossCheck(t, tc.frame)
+			// The error says what is wrong: nested deeper than the
+			// limit, not merely invalid.
+			err := Validate(tc.frame)
+			var se *SyntaxError
+			if tc.valid != (err == nil) || (err != nil && !errors.As(err, &se)) {
+				t.Fatalf("Validate: %v", err)
+			}
+			deep := strings.Contains(tc.name, "past the limit")
+			if se != nil && (se.TooDeep != deep || strings.Contains(err.Error(), "deeper than the limit of 10000") != deep ||
+				strings.Contains(err.Error(), "invalid JSON") == deep) {
+				t.Errorf("Validate: %v (too deep %v), want too deep %v", err, se.TooDeep, deep)
+			}
 		})
 	}
 }

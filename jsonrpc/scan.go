@@ -38,7 +38,7 @@ var errMessages = [...]string{
 	errControlChar:        "control character in string",
 	errTrailingData:       "data after the top-level value",
 	errEmpty:              "empty frame",
-	errTooDeep:            "exceeded max nesting depth",
+	errTooDeep:            "arrays and objects nested deeper than the limit of 10000",
 	errArraySep:           "expected ',' or ']' in array",
 	errObjectSep:          "expected ',' or '}' in object",
 	errColon:              "expected ':' after object key",

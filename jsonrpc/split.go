@@ -11,10 +11,18 @@ type SyntaxError struct {
 	Offset int
 	// Msg says what is wrong, such as errUnterminated.
 	Msg string
+	// TooDeep tells a frame whose arrays and objects nest deeper than the
+	// limit (10000, encoding/json's): it may be valid JSON otherwise, but
+	// it is not read further.
+	TooDeep bool
 }
 
-// Error returns "invalid JSON at byte N: MSG".
+// Error returns "invalid JSON at byte N: MSG", or "JSON too deep at byte
+// N: MSG" for a frame nested deeper than the limit.
 func (e *SyntaxError) Error() string {
+	if e.TooDeep {
+		return fmt.Sprintf("JSON too deep at byte %d: %s", e.Offset, e.Msg)
+	}
 	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset, e.Msg)
 }
 
@@ -24,7 +32,7 @@ var ErrNotBatch = errors.New("frame is not a JSON array")
 
 // syntaxError returns the scanner's recorded error.
 func (s *scanner) syntaxError() error {
-	return &SyntaxError{Offset: s.errOff, Msg: errMessages[s.err]}
+	return &SyntaxError{Offset: s.errOff, Msg: errMessages[s.err], TooDeep: s.err == errTooDeep}
 }
 
 // Validate reports whether frame is one valid JSON value with optional

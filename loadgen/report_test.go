@@ -202,6 +202,26 @@ func TestTextReport(t *testing.T) {
 	}
 }
 
+// TestTextReportKeepsControlCharactersOut: an error message quotes the
+// server and a series name comes from a tape; their control characters
+// (C0 and C1) reach the terminal as marks.
+func TestTextReportKeepsControlCharactersOut(t *testing.T) {
+	rep := fakeReport(t, time.Now(), time.Second, map[string][]time.Duration{"tools/call e\u009b2Jcho": {time.Millisecond}},
+		ErrorCount{Class: ClassJSONRPC, Detail: "-32000 bad\x1b]0;title\x07 thing", Count: 1})
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"tools/call e·2Jcho", "bad·]0;title· thing"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text report lacks %q:\n%q", want, b.String())
+		}
+	}
+	if strings.ContainsAny(b.String(), "\x1b\x07\u009b") {
+		t.Errorf("text report holds control characters:\n%q", b.String())
+	}
+}
+
 // TestTextBatchLine: the batches line lists the outcomes separated by
 // semicolons, with none after the last.
 func TestTextBatchLine(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/english"
+	"github.com/mcptape/mcptape/internal/termsafe"
 )
 
 // WriteText writes the report as a human-readable table: the run, then per
@@ -59,7 +60,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 	for _, warn := range rep.Warnings {
 		fmt.Fprintf(&b, "\nwarning   %s\n", warn)
 	}
-	_, err := io.WriteString(w, b.String())
+	// Error messages quote the server and series names come from tapes:
+	// their control characters stay text.
+	_, err := io.WriteString(w, termsafe.String(b.String()))
 	if err != nil {
 		return fmt.Errorf("loadgen: write report: %w", err)
 	}

@@ -86,7 +86,9 @@
 //
 // Rewritten: request ids that are strings or integers are replaced by
 // fresh ids of the same JSON type (numbers count up from 1, strings are
-// "mcptape-N"), one per recorded id; progress tokens likewise. Sessions
+// "mcptape-N"), one per recorded id; progress tokens likewise. A fresh
+// number skips the values of the ids the session sends verbatim (1.0,
+// 2e0), so that two live ids in flight never key alike. Sessions
 // replayed at once (WithConcurrency above 1, or with a side stream) may
 // meet in one scope of the server: a stateless server, without
 // Mcp-Session-Id, cannot tell whose notifications/cancelled names which

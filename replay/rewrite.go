@@ -17,6 +17,7 @@ type idMap struct {
 	n      int64             // fresh values given so far
 	live   map[string][]byte // recorded key -> live raw
 	rec    map[string]string // live key -> recorded key
+	avoid  map[string]bool   // numbers not to give: ids sent as recorded (Session.verbatimInts)
 }
 
 // idSpace is the sequence of fresh numbers a session's idMap counts
@@ -44,6 +45,10 @@ func newIDMap(prefix string, space idSpace) *idMap {
 func (m *idMap) assign(recKey string, t jsonrpc.IDType) []byte {
 	v := m.space.first + m.n*m.space.step
 	m.n++
+	for t != jsonrpc.IDString && len(m.avoid) > 0 && m.avoid[strconv.FormatInt(v, 10)] {
+		v = m.space.first + m.n*m.space.step
+		m.n++
+	}
 	var raw []byte
 	if t == jsonrpc.IDString {
 		raw = append(raw, '"')
@@ -56,6 +61,22 @@ func (m *idMap) assign(recKey string, t jsonrpc.IDType) []byte {
 	m.live[recKey] = raw
 	m.rec[string(raw)] = recKey // fresh ids are already in canonical form
 	return raw
+}
+
+// rawIDKey returns the key (jsonrpc.ID.Key) of raw, a valid JSON id.
+func rawIDKey(raw string) string {
+	id := jsonrpc.ID{Raw: []byte(raw), Type: jsonrpc.IDOther}
+	switch {
+	case raw == "":
+		return ""
+	case raw[0] == '"':
+		id.Type = jsonrpc.IDString
+	case raw == "null":
+		id.Type = jsonrpc.IDNull
+	case raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'):
+		id.Type = jsonrpc.IDNumber
+	}
+	return id.Key()
 }
 
 // opaqueKeys are the keys whose string values the server chooses and the

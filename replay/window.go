@@ -282,9 +282,14 @@ func (r *runner) prune(step int) {
 			continue
 		}
 		if base := baseKey(t.recKey); len(r.openUses[base]) == 0 && string(r.ids.live[base]) == t.live {
-			// Not in use again since.
+			// Not in use again since. The live answer's id maps back
+			// under its key (as takeResponse looks it up), which for an
+			// id sent as recorded (1.0, an object) is not its raw text.
 			delete(r.ids.live, base)
-			delete(r.ids.rec, t.live)
+			delete(r.ids.rec, rawIDKey(t.live))
+			if r.ids.rec[base] == base {
+				delete(r.ids.rec, base) // sent as recorded after an integer of its value had a fresh id
+			}
 			delete(r.answers, base)
 		}
 		delete(r.reqStep, t.recKey)

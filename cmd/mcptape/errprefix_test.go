@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,5 +142,16 @@ func TestSubcommandErrorsNameIt(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want an error line that starts with \"mcptape report merge: \" and says it once", code, line)
 			}
 		})
+	}
+}
+
+// TestErrorLineKeepsControlCharactersOut: an error may quote a server's
+// message or a tape's value; its control characters (C0 and C1) reach the
+// terminal as marks.
+func TestErrorLineKeepsControlCharactersOut(t *testing.T) {
+	c := &command{name: "load", libs: []string{"loadgen"}}
+	got := errorLine(c, errors.New("loadgen: server said \x1b]0;x\x07 and \u009b2J"))
+	if want := "mcptape load: server said ·]0;x· and ·2J"; got != want {
+		t.Errorf("errorLine = %q, want %q", got, want)
 	}
 }

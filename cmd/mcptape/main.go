@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/mcptape/mcptape/internal/termsafe"
 )
 
 // version is the tool version: set at link time with -ldflags
@@ -187,7 +189,9 @@ func errorLine(c *command, err error) string {
 			break
 		}
 	}
-	return "mcptape " + c.name + ": " + msg
+	// An error may quote a server's message or a tape's value: its
+	// control characters stay text.
+	return "mcptape " + c.name + ": " + termsafe.String(msg)
 }
 
 func printHelp(w io.Writer) {

@@ -13,6 +13,11 @@ func TestWriterAndString(t *testing.T) {
 		{"x\x1b[2J\x1b]0;title\x07", "x·[2J·]0;title·"},
 		{"é☃ \r\x00\x7f", "é☃ ···"},
 		{"", ""},
+		// C1 controls in UTF-8 (CSI U+009B, NEL U+0085, U+0080, U+009F);
+		// U+00A0 and é (C3 A9) and ☃ (E2 98 83: a C1-like byte after
+		// another lead) stay.
+		{"a\u009b2Jb\u0085\u0080\u009f", "a·2Jb···"},
+		{"\u00a0é☃\u00b7", "\u00a0é☃·"},
 	}
 	for _, tc := range tests {
 		var b bytes.Buffer
@@ -28,6 +33,16 @@ func TestWriterAndString(t *testing.T) {
 		}
 		if got := b.String(); got != tc.want+tc.want {
 			t.Errorf("Writer(%q) wrote %q, want %q twice", tc.in, got, tc.want)
+		}
+		// Split at every place: the result is the same.
+		for i := 0; i <= len(tc.in); i++ {
+			var s bytes.Buffer
+			w := NewWriter(&s)
+			w.Write([]byte(tc.in[:i]))
+			w.Write([]byte(tc.in[i:]))
+			if s.String() != tc.want {
+				t.Errorf("Writer(%q split at %d) wrote %q, want %q", tc.in, i, s.String(), tc.want)
+			}
 		}
 		if got := String(tc.in); got != tc.want {
 			t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
