@@ -257,3 +257,23 @@ func TestGetStream(t *testing.T) {
 		}
 	}
 }
+
+// TestGetStreamMaxConns: each session's GET stream holds a connection for
+// the whole run, so a --max-conns bound no larger than the sessions must not
+// leave the requests without a connection (they timed out, all of them).
+func TestGetStreamMaxConns(t *testing.T) {
+	url := refHTTP(t, refserver.HTTPConfig{})
+	for _, conns := range []int{1, 2} {
+		rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, `tools/call echo {"message":"hi"}`),
+			WithSessions(2), WithRequests(20), WithGetStream(), WithMaxConns(conns), WithTimeout(2*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Answered != 20 || rep.ErrorTotal != 0 {
+			t.Errorf("--max-conns %d: answered %d of 20, errors %v", conns, rep.Answered, rep.Errors)
+		}
+		if g := rep.GetStream; g == nil || g.Opened != 2 {
+			t.Errorf("--max-conns %d: GET streams %+v, want 2 opened", conns, g)
+		}
+	}
+}

@@ -194,9 +194,18 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 	return rep, nil
 }
 
-// sharedClient makes the HTTP client every session of a run shares.
+// sharedClient makes the HTTP client every session of a run shares. A
+// session's GET stream (WithGetStream, WithStreamPath) holds a connection
+// for as long as the session runs, so the WithMaxConns bound is for the
+// requests: each session's stream comes on top of it. Without that, streams
+// as many as the bound took every connection and the requests waited for
+// one until they timed out.
 func sharedClient(o *options) (*http.Client, error) {
-	copts := []transport.ClientOption{transport.WithMaxConnsPerHost(o.maxConns)}
+	conns := o.maxConns
+	if conns > 0 && (o.getStream || o.streamPath != "") {
+		conns += o.sessions
+	}
+	copts := []transport.ClientOption{transport.WithMaxConnsPerHost(conns)}
 	if o.insecure {
 		copts = append(copts, transport.WithInsecureTLS())
 	}
