@@ -467,7 +467,21 @@ func (r *runner) open(sessions []*session) {
 		r.st.drop(when)
 	}
 	close(work)
+	r.waitSchedule()
 	wg.Wait()
+}
+
+// waitSchedule waits, once the open model's last arrival went, until the
+// end of its schedule (its duration or stages), unless --requests ended it
+// or the run was stopped: the run lasts the time it was asked to, and its
+// rates are over that time (2/s for 1.5 s is 3 arrivals over 1.5 s, not
+// over the 1 s to the last one; a ramp down to 0 ends well before its
+// stage).
+func (r *runner) waitSchedule() {
+	if r.o.duration <= 0 || (r.o.requests > 0 && r.claims.Load() > r.o.requests) {
+		return
+	}
+	r.sleep(time.Until(r.start.Add(r.o.duration)))
 }
 
 // sleepUntil waits until t unless the run ends first, and reports whether

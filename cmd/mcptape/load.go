@@ -90,7 +90,8 @@ func loadCmd() *command {
   is answered (--inflight loops per session, --think between). Open model
   (--rate): arrivals at fixed intended times spread over the sessions,
   latency measured from the intended time (coordinated omission corrected);
-  arrivals beyond --max-inflight are dropped and counted.
+  arrivals beyond --max-inflight are dropped and counted; the run lasts
+  --duration (or the stages) even when its last arrival came earlier.
   --stage DUR:TARGET (repeatable) shapes the load: each stage moves the
   target linearly from the previous one (0 before the first) over DUR; the
   run lasts the stages. Rate targets (100/s) are the open model, session
