@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -92,5 +93,45 @@ func TestResults(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), Target{URL: url}, calls, WithRequests(1), WithResults(&bytes.Buffer{}, "xml")); err == nil {
 		t.Error("format xml accepted")
+	}
+}
+
+// TestResultsDropped: arrivals dropped over WithMaxInFlight have their
+// lines too (never sent: send time and latency 0, no series, error
+// dropped), so that the results file adds up to the report: a line per
+// request and per dropped arrival, as many errors as the report counts.
+func TestResultsDropped(t *testing.T) {
+	url := refHTTP(t, refserver.HTTPConfig{})
+	var buf bytes.Buffer
+	start := time.Now()
+	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, `tools/call sleep {"ms":60}`),
+		WithRate(100), WithDuration(400*time.Millisecond), WithMaxInFlight(1), WithResults(&buf, ResultsCSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Dropped == 0 {
+		t.Fatalf("nothing dropped: %+v", rep)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("csv: %v %q", err, recs)
+	}
+	var dropped, errs int64
+	for _, r := range recs[1:] {
+		if r[4] == "error" {
+			errs++
+		}
+		if r[5] != ClassDropped {
+			continue
+		}
+		dropped++
+		intended, _ := strconv.ParseInt(r[0], 10, 64)
+		if intended < start.UnixNano() || r[1] != "0" || r[2] != "0" || r[3] != "" || r[4] != "error" {
+			t.Errorf("dropped line %q", r)
+		}
+	}
+	if n := int64(len(recs) - 1); n != rep.Requests+rep.Dropped || dropped != rep.Dropped || errs != rep.ErrorTotal {
+		t.Errorf("%d lines, %d dropped, %d errors; report: %d requests, %d dropped, %d errors",
+			n, dropped, errs, rep.Requests, rep.Dropped, rep.ErrorTotal)
 	}
 }

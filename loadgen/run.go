@@ -465,6 +465,7 @@ func (r *runner) open(sessions []*session) {
 			continue
 		}
 		r.st.drop(when)
+		r.resultDropped(when)
 	}
 	close(work)
 	r.waitSchedule()
