@@ -298,6 +298,9 @@ func (f *loadFlags) check(ctx context.Context, command []string) (loadgen.Target
 			return target, nil, nil, nil, usageError("--inflight and --think belong to the closed model, not to --rate")
 		}
 	} else if len(stages) == 0 || !stages[0].Rate {
+		if f.maxInflight != loadgen.DefaultMaxInFlight {
+			return target, nil, nil, nil, usageError("--max-inflight belongs to the open model (--rate, rate stages, --find-max), not to the closed model")
+		}
 		think := f.think
 		if scenario != nil && think == 0 {
 			think = scenario.Think

@@ -53,6 +53,9 @@ func TestLoadUsage(t *testing.T) {
 		{[]string{"load", "--url", url, "--call", "tools/call", "--requests", "1"}, "tool name"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--rate", "fast"}, "--rate"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--rate", "10/s", "--inflight", "2"}, "closed model"},
+		// --max-inflight drops open-model arrivals: ignored in silence by the closed model before
+		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--sessions", "2", "--max-inflight", "5"}, "--max-inflight belongs to the open model"},
+		{[]string{"load", "--url", url, "--call", "ping", "--stage", "1s:5", "--max-inflight", "5"}, "--max-inflight belongs to the open model"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--threshold", "p99<1"}, `--threshold "p99<1": want SERIES:STAT`},
 		{[]string{"load", "--url", url, "--call", "x {", "--requests", "1"}, `--call "x {": arguments "{" are not valid JSON`},
 		{[]string{"load", "--url", url, "--call", "ping", "--stage", "bogus"}, `--stage "bogus": want DUR:TARGET`},
