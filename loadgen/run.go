@@ -122,7 +122,7 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 		return nil, err
 	}
 	if o.client == nil && target.Command == nil {
-		c, err := sharedClient(o)
+		c, err := sharedClient(o, target.SSE != "")
 		if err != nil {
 			return nil, err
 		}
@@ -195,14 +195,15 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 }
 
 // sharedClient makes the HTTP client every session of a run shares. A
-// session's GET stream (WithGetStream, WithStreamPath) holds a connection
-// for as long as the session runs, so the WithMaxConns bound is for the
-// requests: each session's stream comes on top of it. Without that, streams
-// as many as the bound took every connection and the requests waited for
-// one until they timed out.
-func sharedClient(o *options) (*http.Client, error) {
+// session's stream (WithGetStream, WithStreamPath, a legacy SSE stream, a
+// tape's recorded GET stream) holds a connection for as long as the
+// session runs, so the WithMaxConns bound is for the requests: each
+// session's stream comes on top of it. Without that, streams as many as
+// the bound took every connection and the requests waited for one until
+// they timed out.
+func sharedClient(o *options, streams bool) (*http.Client, error) {
 	conns := o.maxConns
-	if conns > 0 && (o.getStream || o.streamPath != "") {
+	if conns > 0 && (streams || o.getStream || o.streamPath != "") {
 		conns += o.sessions
 	}
 	copts := []transport.ClientOption{transport.WithMaxConnsPerHost(conns)}

@@ -155,7 +155,7 @@ func loadCmd() *command {
 			fs.BoolVar(&f.progress, "progress", false, "attach a progressToken to every call and report the progress notifications")
 			fs.BoolVar(&f.getStream, "get-stream", false, "with --url: open each session's GET stream")
 			streamPathFlag(fs, &f.streamPath)
-			fs.IntVar(&f.maxConns, "max-conns", 0, "most HTTP connections to the server for requests (0: one per request in flight; each session's GET stream holds one more); bounds memory with many sessions")
+			fs.IntVar(&f.maxConns, "max-conns", 0, "most HTTP connections to the server for requests (0: one per request in flight; each session's GET or legacy SSE stream holds one more); bounds memory with many sessions")
 			fs.IntVar(&f.batch, "batch", 1, "send requests `K` at a time as JSON-RPC batches and report how the server answered")
 			fs.DurationVar(&f.cancelAfter, "cancel-after", 0, "cancel calls not answered `DUR` after they were sent (notifications/cancelled and/or closing the stream), never before the call's request is written (over HTTP: and its answer's headers came, or 20ms passed)")
 			fs.Float64Var(&f.cancelRatio, "cancel-ratio", 0, "share `F` of the calls to cancel (default 1 with --cancel-after)")
