@@ -55,8 +55,9 @@ func (r *runner) pickCancel() bool {
 // HTTP not before its answer's headers came or transport.LandGrace
 // passed since that write. It then watches the request for up to
 // CancelQuietWindow. It reports the answer when one came before the
-// cancellation.
-func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id int64, frame []byte, c *call) (reply, bool) {
+// cancellation, and otherwise when the call was cancelled (zero when it
+// failed before), which is when it ended for its results line.
+func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id int64, frame []byte, c *call) (reply, bool, time.Time) {
 	st := s.r.st
 	st.add(&st.cancel.chosen, 1)
 	s.register(conn, c, id)
@@ -85,14 +86,14 @@ func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id i
 		case rep := <-c.done:
 			if rep.err != nil {
 				s.countErr(sctx, c.names, conn, rep.err)
-				return reply{}, false
+				return reply{}, false, time.Time{}
 			}
-			return rep, true
+			return rep, true, time.Time{}
 		case err := <-sent:
 			if err != nil {
 				s.forget(id)
 				s.countErr(sctx, c.names, conn, err)
-				return reply{}, false
+				return reply{}, false, time.Time{}
 			}
 			sent = nil
 		case <-landed:
@@ -100,7 +101,7 @@ func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id i
 		case <-sctx.Done():
 			s.forget(id)
 			s.countErr(sctx, c.names, conn, sctx.Err())
-			return reply{}, false
+			return reply{}, false, time.Time{}
 		case <-delay.C:
 			due = true
 		}
@@ -144,5 +145,5 @@ func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id i
 	if answered {
 		st.add(&st.cancel.answered, 1)
 	}
-	return reply{}, false
+	return reply{}, false, at
 }

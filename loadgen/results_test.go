@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -133,5 +136,55 @@ func TestResultsDropped(t *testing.T) {
 	if n := int64(len(recs) - 1); n != rep.Requests+rep.Dropped || dropped != rep.Dropped || errs != rep.ErrorTotal {
 		t.Errorf("%d lines, %d dropped, %d errors; report: %d requests, %d dropped, %d errors",
 			n, dropped, errs, rep.Requests, rep.Dropped, rep.ErrorTotal)
+	}
+}
+
+// TestResultsCancelledAtCancel: a cancelled call's results line ends at its
+// cancellation, not when the watch for what the server still sends for it
+// (up to CancelQuietWindow) ended: its latency was the cancel-after plus
+// that second.
+func TestResultsCancelledAtCancel(t *testing.T) {
+	// a server that, as server-everything, goes quiet on a cancelled call:
+	// it holds the call's POST open, sending nothing, until the client
+	// closes it
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&msg) != nil {
+			return
+		}
+		switch {
+		case msg.Method == "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"quiet","version":"1"}}}`, msg.ID)
+		case msg.ID == nil:
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			<-r.Context().Done()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	url := srv.URL + "/mcp"
+	var buf bytes.Buffer
+	const after = 50 * time.Millisecond
+	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, `tools/call sleep {"ms":3000}`),
+		WithRequests(2), WithCancel(after, 1), WithResults(&buf, ResultsCSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Cancel == nil || rep.Cancel.Sent != 2 {
+		t.Fatalf("cancellations %+v, want 2 sent", rep.Cancel)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("csv: %v %q", err, recs)
+	}
+	for _, r := range recs[1:] {
+		latency, _ := strconv.ParseInt(r[2], 10, 64)
+		if r[5] != ClassCancelled || time.Duration(latency) < after || time.Duration(latency) > after+CancelQuietWindow/2 {
+			t.Errorf("line %q: want cancelled with a latency from %v to %v", r, after, after+CancelQuietWindow/2)
+		}
 	}
 }
