@@ -117,8 +117,23 @@ func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id i
 		closeStream()
 	}
 	st.add(&st.cancel.sent, 1)
-	window := min(CancelQuietWindow, s.r.o.timeout)
-	wait := time.NewTimer(window)
+	// the session goes on: the watch runs on its own (a failed call is
+	// never recycled), and the run waits for it before its report
+	s.r.watchers.Add(1)
+	go func() {
+		defer s.r.watchers.Done()
+		s.watchCancelled(id, c, at)
+	}()
+	return reply{}, false, at
+}
+
+// watchCancelled watches call c, cancelled at at, for up to
+// CancelQuietWindow for frames the server still sends for it, and counts
+// what came: its answer, the time to the last frame, or none (quiet). It
+// stops early when the run is interrupted or aborted.
+func (s *session) watchCancelled(id int64, c *call, at time.Time) {
+	st := s.r.st
+	wait := time.NewTimer(min(CancelQuietWindow, s.r.o.timeout))
 	defer wait.Stop()
 	var last time.Time
 	answered := false
@@ -126,7 +141,8 @@ func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id i
 	case rep := <-c.done:
 		answered, last = rep.err == nil, rep.at
 	case <-wait.C:
-	case <-ctx.Done():
+	case <-s.r.work.Done():
+	case <-s.r.aborted:
 	}
 	s.forget(id)
 	s.mu.Lock()
@@ -145,5 +161,4 @@ func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id i
 	if answered {
 		st.add(&st.cancel.answered, 1)
 	}
-	return reply{}, false, at
 }

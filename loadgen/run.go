@@ -51,6 +51,8 @@ type runner struct {
 	version     string       // negotiated by the first session
 	cancelSeq   atomic.Int64 // calls considered for cancellation
 
+	watchers sync.WaitGroup // watches of cancelled calls (watchCancelled)
+
 	failMu  sync.Mutex
 	failure string        // why the run was aborted (abort)
 	aborted chan struct{} // closed by abort; nil: never
@@ -163,6 +165,7 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 		r.closed(sessions)
 	}
 	end := time.Now()
+	r.watchers.Wait() // after the end: the watches are no load
 	var marks []*mark
 	if mk != nil {
 		marks = mk.stop(r.st)

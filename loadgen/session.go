@@ -426,6 +426,9 @@ func (s *session) recycle(c *call) {
 // the next request goes at once, as vegeta and k6 do (an expired session
 // is set up again at once; a timeout has waited already).
 func backsOff(err error) bool {
+	if errors.Is(err, errCancelled) { // our own cancellation: the server is fine
+		return false
+	}
 	var se *transport.StatusError
 	if errors.As(err, &se) {
 		return busyStatus(se.Status)
