@@ -55,8 +55,9 @@ func (r *runner) pickCancel() bool {
 // HTTP not before its answer's headers came or transport.LandGrace
 // passed since that write. It then watches the request for up to
 // CancelQuietWindow. It reports the answer when one came before the
-// cancellation.
-func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id int64, frame []byte, c *call) (reply, bool) {
+// cancellation, and otherwise when the call was cancelled (zero when it
+// failed before), which is when it ended for its results line.
+func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id int64, frame []byte, c *call) (reply, bool, time.Time) {
 	st := s.r.st
 	st.add(&st.cancel.chosen, 1)
 	s.register(conn, c, id)
@@ -85,14 +86,14 @@ func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id i
 		case rep := <-c.done:
 			if rep.err != nil {
 				s.countErr(sctx, c.names, conn, rep.err)
-				return reply{}, false
+				return reply{}, false, time.Time{}
 			}
-			return rep, true
+			return rep, true, time.Time{}
 		case err := <-sent:
 			if err != nil {
 				s.forget(id)
 				s.countErr(sctx, c.names, conn, err)
-				return reply{}, false
+				return reply{}, false, time.Time{}
 			}
 			sent = nil
 		case <-landed:
@@ -100,7 +101,7 @@ func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id i
 		case <-sctx.Done():
 			s.forget(id)
 			s.countErr(sctx, c.names, conn, sctx.Err())
-			return reply{}, false
+			return reply{}, false, time.Time{}
 		case <-delay.C:
 			due = true
 		}
@@ -116,8 +117,23 @@ func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id i
 		closeStream()
 	}
 	st.add(&st.cancel.sent, 1)
-	window := min(CancelQuietWindow, s.r.o.timeout)
-	wait := time.NewTimer(window)
+	// the session goes on: the watch runs on its own (a failed call is
+	// never recycled), and the run waits for it before its report
+	s.r.watchers.Add(1)
+	go func() {
+		defer s.r.watchers.Done()
+		s.watchCancelled(id, c, at)
+	}()
+	return reply{}, false, at
+}
+
+// watchCancelled watches call c, cancelled at at, for up to
+// CancelQuietWindow for frames the server still sends for it, and counts
+// what came: its answer, the time to the last frame, or none (quiet). It
+// stops early when the run is interrupted or aborted.
+func (s *session) watchCancelled(id int64, c *call, at time.Time) {
+	st := s.r.st
+	wait := time.NewTimer(min(CancelQuietWindow, s.r.o.timeout))
 	defer wait.Stop()
 	var last time.Time
 	answered := false
@@ -125,7 +141,8 @@ func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id i
 	case rep := <-c.done:
 		answered, last = rep.err == nil, rep.at
 	case <-wait.C:
-	case <-ctx.Done():
+	case <-s.r.work.Done():
+	case <-s.r.aborted:
 	}
 	s.forget(id)
 	s.mu.Lock()
@@ -144,5 +161,4 @@ func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id i
 	if answered {
 		st.add(&st.cancel.answered, 1)
 	}
-	return reply{}, false
 }

@@ -520,7 +520,9 @@ func TestStreamEndsUnanswered(t *testing.T) {
 
 func TestDur3(t *testing.T) {
 	for d, want := range map[time.Duration]string{999600 * time.Microsecond: "1s", 999 * time.Millisecond: "999ms",
-		999600 * time.Nanosecond: "1ms", 1500 * time.Nanosecond: "1.5µs", 999: "999ns"} {
+		999600 * time.Nanosecond: "1ms", 1500 * time.Nanosecond: "1.5µs", 999: "999ns",
+		// long latencies (a long --timeout) in plain seconds, not 1.23e+03s
+		123456 * time.Millisecond: "123s", 1234567 * time.Millisecond: "1235s", 999500 * time.Millisecond: "1000s"} {
 		if got := dur3(d); got != want {
 			t.Errorf("dur3(%v) = %q, want %q", d, got, want)
 		}

@@ -257,3 +257,40 @@ func TestGetStream(t *testing.T) {
 		}
 	}
 }
+
+// TestGetStreamMaxConns: each session's GET stream (or legacy SSE stream)
+// holds a connection for the whole run, so a --max-conns bound no larger
+// than the sessions must not leave the requests without a connection (they
+// timed out, all of them; over legacy SSE no session could be set up).
+func TestGetStreamMaxConns(t *testing.T) {
+	url := refHTTP(t, refserver.HTTPConfig{})
+	s, err := refserver.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sse := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(sse.Close)
+	cases := []struct {
+		name   string
+		target Target
+		opts   []Option
+	}{
+		{"GET stream", Target{URL: url}, []Option{WithGetStream()}},
+		{"legacy SSE", Target{SSE: sse.URL}, nil},
+	}
+	for _, c := range cases {
+		for _, conns := range []int{1, 2} {
+			opts := append([]Option{WithSessions(2), WithRequests(20), WithMaxConns(conns), WithTimeout(2 * time.Second)}, c.opts...)
+			rep, err := Run(context.Background(), c.target, mustCalls(t, `tools/call echo {"message":"hi"}`), opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Answered != 20 || rep.ErrorTotal != 0 || rep.Setups != 2 {
+				t.Errorf("%s, --max-conns %d: answered %d of 20, %d sessions set up, errors %v", c.name, conns, rep.Answered, rep.Setups, rep.Errors)
+			}
+			if g := rep.GetStream; c.target.URL != "" && (g == nil || g.Opened != 2) {
+				t.Errorf("%s, --max-conns %d: GET streams %+v, want 2 opened", c.name, conns, g)
+			}
+		}
+	}
+}

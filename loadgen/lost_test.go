@@ -24,7 +24,7 @@ func TestRequestOnSessionLostAfterSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.client, err = sharedClient(o); err != nil {
+	if o.client, err = sharedClient(o, false); err != nil {
 		t.Fatal(err)
 	}
 	why := fmt.Errorf("the server went away: %w", transport.ErrServerClosed)
@@ -65,7 +65,7 @@ func TestSetupAgainWhileRegistering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.client, err = sharedClient(o); err != nil {
+	if o.client, err = sharedClient(o, false); err != nil {
 		t.Fatal(err)
 	}
 	r := &runner{o: o, target: Target{URL: refHTTP(t, refserver.HTTPConfig{JSONResponse: true})}, st: newStats(), work: context.Background(),

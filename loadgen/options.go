@@ -306,7 +306,9 @@ func WithHTTPClient(c *http.Client) Option {
 // server (default 0: no bound, one per request in flight over HTTP/1.1).
 // Requests beyond it wait for a connection, and that wait counts in their
 // latency. It bounds the generator's memory with thousands of sessions.
-// It does not apply with WithHTTPClient. Requests over plain HTTP with
+// Each session's stream (WithGetStream, WithStreamPath, a legacy SSE
+// stream, a tape's GET stream) holds one connection more, on top of the
+// bound. It does not apply with WithHTTPClient. Requests over plain HTTP with
 // bodies over 64 KiB go through a second pool with the same bound (see
 // transport.WithMaxConnsPerHost).
 func WithMaxConns(n int) Option {

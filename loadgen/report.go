@@ -267,7 +267,9 @@ func ReadReport(r io.Reader) (*Report, error) {
 // Merge combines the reports of runs made at the same time (several
 // generators against one server) into one: histograms are merged exactly,
 // counts and errors summed, sessions and rates summed, and the measured
-// phase spans the earliest start to the latest end.
+// phase spans the earliest start to the latest end. Stages are merged stage
+// by stage when every report has the same ones, intervals interval by
+// interval when their widths agree.
 func Merge(reports ...*Report) (*Report, error) {
 	if len(reports) == 0 {
 		return nil, errors.New("loadgen: merge: no reports")
@@ -365,6 +367,13 @@ func Merge(reports ...*Report) (*Report, error) {
 	sortErrors(out.ServerExits)
 	out.Series = seriesOf(hists, counts)
 	out.fill()
+	var err error
+	if out.Stages, err = mergeStages(reports); err != nil {
+		return nil, fmt.Errorf("loadgen: merge: %w", err)
+	}
+	if out.Intervals, err = mergeIntervals(reports); err != nil {
+		return nil, fmt.Errorf("loadgen: merge: %w", err)
+	}
 	return out, nil
 }
 

@@ -43,7 +43,9 @@ func ResultsFormat(path string) (string, error) {
 // NAME" for a tool), the outcome ("ok" or "error") and the error kind
 // (ErrorCount.Class, "" when ok). An NDJSON line is {"intended_ns":...,
 // "sent_ns":...,"latency_ns":...,"series":"...","outcome":"ok","error":""}.
-// Requests sent in batches and tape-driven loads are not written. Lines
+// An open-model arrival dropped over WithMaxInFlight has its line too: never
+// sent, its send time and latency are 0, its series "" and its error
+// "dropped". Requests sent in batches and tape-driven loads are not written. Lines
 // are buffered; a write error ends up in Report.Warnings.
 func WithResults(w io.Writer, format string) Option {
 	return func(o *options) error {
@@ -69,7 +71,8 @@ type resultsWriter struct {
 }
 
 // write writes the line of one request; class is "" when it succeeded.
-func (rw *resultsWriter) write(intended, sent time.Time, latency time.Duration, series, class string) {
+// sent is the send time in Unix ns (0: never sent).
+func (rw *resultsWriter) write(intended time.Time, sent int64, latency time.Duration, series, class string) {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
 	if rw.err != nil {
@@ -87,7 +90,7 @@ func (rw *resultsWriter) write(intended, sent time.Time, latency time.Duration, 
 	if rw.csv {
 		b = strconv.AppendInt(b, intended.UnixNano(), 10)
 		b = append(b, ',')
-		b = strconv.AppendInt(b, sent.UnixNano(), 10)
+		b = strconv.AppendInt(b, sent, 10)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, int64(latency), 10)
 		b = append(b, ',')
@@ -100,7 +103,7 @@ func (rw *resultsWriter) write(intended, sent time.Time, latency time.Duration, 
 		b = append(b, `{"intended_ns":`...)
 		b = strconv.AppendInt(b, intended.UnixNano(), 10)
 		b = append(b, `,"sent_ns":`...)
-		b = strconv.AppendInt(b, sent.UnixNano(), 10)
+		b = strconv.AppendInt(b, sent, 10)
 		b = append(b, `,"latency_ns":`...)
 		b = strconv.AppendInt(b, int64(latency), 10)
 		b = append(b, `,"series":`...)
@@ -160,5 +163,13 @@ func (r *runner) result(ctx context.Context, intended, sent time.Time, at time.T
 			class = ClassCancelled
 		}
 	}
-	rw.write(intended, sent, at.Sub(intended), names[len(names)-1], class)
+	rw.write(intended, sent.UnixNano(), at.Sub(intended), names[len(names)-1], class)
+}
+
+// resultDropped writes the results line of an open-model arrival due at
+// intended and dropped over WithMaxInFlight, when WithResults asked for them.
+func (r *runner) resultDropped(intended time.Time) {
+	if rw := r.o.results; rw != nil {
+		rw.write(intended, 0, 0, "", ClassDropped)
+	}
 }

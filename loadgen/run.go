@@ -51,6 +51,8 @@ type runner struct {
 	version     string       // negotiated by the first session
 	cancelSeq   atomic.Int64 // calls considered for cancellation
 
+	watchers sync.WaitGroup // watches of cancelled calls (watchCancelled)
+
 	failMu  sync.Mutex
 	failure string        // why the run was aborted (abort)
 	aborted chan struct{} // closed by abort; nil: never
@@ -122,7 +124,7 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 		return nil, err
 	}
 	if o.client == nil && target.Command == nil {
-		c, err := sharedClient(o)
+		c, err := sharedClient(o, target.SSE != "")
 		if err != nil {
 			return nil, err
 		}
@@ -163,6 +165,7 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 		r.closed(sessions)
 	}
 	end := time.Now()
+	r.watchers.Wait() // after the end: the watches are no load
 	var marks []*mark
 	if mk != nil {
 		marks = mk.stop(r.st)
@@ -194,9 +197,19 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 	return rep, nil
 }
 
-// sharedClient makes the HTTP client every session of a run shares.
-func sharedClient(o *options) (*http.Client, error) {
-	copts := []transport.ClientOption{transport.WithMaxConnsPerHost(o.maxConns)}
+// sharedClient makes the HTTP client every session of a run shares. A
+// session's stream (WithGetStream, WithStreamPath, a legacy SSE stream, a
+// tape's recorded GET stream) holds a connection for as long as the
+// session runs, so the WithMaxConns bound is for the requests: each
+// session's stream comes on top of it. Without that, streams as many as
+// the bound took every connection and the requests waited for one until
+// they timed out.
+func sharedClient(o *options, streams bool) (*http.Client, error) {
+	conns := o.maxConns
+	if conns > 0 && (streams || o.getStream || o.streamPath != "") {
+		conns += o.sessions
+	}
+	copts := []transport.ClientOption{transport.WithMaxConnsPerHost(conns)}
 	if o.insecure {
 		copts = append(copts, transport.WithInsecureTLS())
 	}
@@ -456,9 +469,24 @@ func (r *runner) open(sessions []*session) {
 			continue
 		}
 		r.st.drop(when)
+		r.resultDropped(when)
 	}
 	close(work)
+	r.waitSchedule()
 	wg.Wait()
+}
+
+// waitSchedule waits, once the open model's last arrival went, until the
+// end of its schedule (its duration or stages), unless --requests ended it
+// or the run was stopped: the run lasts the time it was asked to, and its
+// rates are over that time (2/s for 1.5 s is 3 arrivals over 1.5 s, not
+// over the 1 s to the last one; a ramp down to 0 ends well before its
+// stage).
+func (r *runner) waitSchedule() {
+	if r.o.duration <= 0 || (r.o.requests > 0 && r.claims.Load() > r.o.requests) {
+		return
+	}
+	r.sleep(time.Until(r.start.Add(r.o.duration)))
 }
 
 // sleepUntil waits until t unless the run ends first, and reports whether

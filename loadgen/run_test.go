@@ -239,7 +239,7 @@ func TestLazySessionDrain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if o.client, err = sharedClient(o); err != nil {
+			if o.client, err = sharedClient(o, false); err != nil {
 				t.Fatal(err)
 			}
 			calls := mustCalls(t, `tools/call echo {"message":"hi"}`)

@@ -364,11 +364,12 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 	st.inflt++
 	st.mu.Unlock()
 	var rep reply
+	var cancelAt time.Time // when the call was cancelled
 	sent := time.Now()
 	cancelled := s.r.pickCancel()
 	if cancelled {
 		var ok bool
-		if rep, ok = s.cancelRoundTrip(ctx, conn, id, buf, c); !ok {
+		if rep, ok, cancelAt = s.cancelRoundTrip(ctx, conn, id, buf, c); !ok {
 			err = errCancelled
 		}
 	} else {
@@ -376,7 +377,11 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 	}
 	if err != nil {
 		st.add(&st.inflt, -1)
-		s.r.result(ctx, intended, sent, time.Now(), names, err, "")
+		end := time.Now()
+		if !cancelAt.IsZero() { // not when the watch for what came after it ended
+			end = cancelAt
+		}
+		s.r.result(ctx, intended, sent, end, names, err, "")
 		return buf, backsOff(err)
 	}
 	st.answered(names, rep.at.Sub(intended))
@@ -421,6 +426,9 @@ func (s *session) recycle(c *call) {
 // the next request goes at once, as vegeta and k6 do (an expired session
 // is set up again at once; a timeout has waited already).
 func backsOff(err error) bool {
+	if errors.Is(err, errCancelled) { // our own cancellation: the server is fine
+		return false
+	}
 	var se *transport.StatusError
 	if errors.As(err, &se) {
 		return busyStatus(se.Status)

@@ -345,3 +345,41 @@ func TestIntervalRecorder(t *testing.T) {
 		t.Errorf("an interval allocates %v times", a)
 	}
 }
+
+// TestOpenRunLastsItsSchedule: an open-model run lasts its duration or its
+// stages, not until its last arrival, so that its rates are those asked
+// for: 2/s over 1.5 s is 3 arrivals (at 0, 0.5 and 1 s), 2/s, not 3/s over
+// the 1 s to the last one; a ramp down to 0 over 0.6 s has its last
+// arrival well before the stage's end.
+func TestOpenRunLastsItsSchedule(t *testing.T) {
+	url := refHTTP(t, refserver.HTTPConfig{})
+	cases := []struct {
+		name  string
+		opts  []Option
+		total time.Duration
+		n     int64
+	}{
+		{"rate and duration", []Option{WithRate(2), WithDuration(1500 * time.Millisecond)}, 1500 * time.Millisecond, 3},
+		{"ramp down to 0", []Option{WithStages([]Stage{{600 * time.Millisecond, 10, true}, {600 * time.Millisecond, 0, true}})}, 1200 * time.Millisecond, 6},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, "ping"), c.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Requests != c.n || rep.Answered != c.n {
+				t.Fatalf("requests %d answered %d, want %d", rep.Requests, rep.Answered, c.n)
+			}
+			if rep.Duration < c.total {
+				t.Errorf("run lasted %v, less than its schedule's %v", rep.Duration, c.total)
+			}
+			if len(rep.Stages) > 0 {
+				last := rep.Stages[len(rep.Stages)-1].Figures
+				if last.Duration < 590*time.Millisecond {
+					t.Errorf("last stage lasted %v, less than its 600ms", last.Duration)
+				}
+			}
+		})
+	}
+}

@@ -59,7 +59,7 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 		planned += plannedRequests(sessions[i%len(sessions)])
 	}
 	if o.client == nil && target.Command == nil {
-		c, err := sharedClient(o)
+		c, err := sharedClient(o, true) // a session may replay its GET stream
 		if err != nil {
 			return nil, err
 		}

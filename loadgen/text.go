@@ -200,6 +200,8 @@ func FormatLatency(d time.Duration) string { return dur3(d) }
 func dur3(d time.Duration) string {
 	// the bounds are where 3 digits round up to the next unit
 	switch {
+	case d >= 999500*time.Millisecond: // whole seconds: %.3g would write 1.23e+03s
+		return fmt.Sprintf("%.0fs", d.Seconds())
 	case d >= 999500*time.Microsecond:
 		return fmt.Sprintf("%.3gs", d.Seconds())
 	case d >= 999500*time.Nanosecond:

@@ -90,7 +90,8 @@ func loadCmd() *command {
   is answered (--inflight loops per session, --think between). Open model
   (--rate): arrivals at fixed intended times spread over the sessions,
   latency measured from the intended time (coordinated omission corrected);
-  arrivals beyond --max-inflight are dropped and counted.
+  arrivals beyond --max-inflight are dropped and counted; the run lasts
+  --duration (or the stages) even when its last arrival came earlier.
   --stage DUR:TARGET (repeatable) shapes the load: each stage moves the
   target linearly from the previous one (0 before the first) over DUR; the
   run lasts the stages. Rate targets (100/s) are the open model, session
@@ -164,7 +165,7 @@ func loadCmd() *command {
 			f.wsProto.register(fs)
 			fs.BoolVar(&f.getStream, "get-stream", false, "with --url: open each session's GET stream")
 			streamPathFlag(fs, &f.streamPath)
-			fs.IntVar(&f.maxConns, "max-conns", 0, "most HTTP connections to the server (0: one per request in flight); bounds memory with many sessions")
+			fs.IntVar(&f.maxConns, "max-conns", 0, "most HTTP connections to the server for requests (0: one per request in flight; each session's GET or legacy SSE stream holds one more); bounds memory with many sessions")
 			// cancellation
 			fs.DurationVar(&f.cancelAfter, "cancel-after", 0, "cancel calls not answered `DUR` after they were sent (notifications/cancelled and/or closing the stream), never before the call's request is written (over HTTP: and its answer's headers came, or 20ms passed)")
 			fs.Float64Var(&f.cancelRatio, "cancel-ratio", 0, "share `F` of the calls to cancel (default 1 with --cancel-after)")
@@ -307,6 +308,9 @@ func (f *loadFlags) check(ctx context.Context, command []string) (loadgen.Target
 			return target, nil, nil, nil, usageError("--inflight and --think belong to the closed model, not to --rate")
 		}
 	} else if len(stages) == 0 || !stages[0].Rate {
+		if f.maxInflight != loadgen.DefaultMaxInFlight {
+			return target, nil, nil, nil, usageError("--max-inflight belongs to the open model (--rate, rate stages, --find-max), not to the closed model")
+		}
 		think := f.think
 		if scenario != nil && think == 0 {
 			think = scenario.Think

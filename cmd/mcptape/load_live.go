@@ -195,7 +195,7 @@ func (lb *liveBar) tail() string {
 	if l.Dropped > 0 {
 		s += fmt.Sprintf(", %d dropped", l.Dropped)
 	}
-	return s + ", p99 " + l.P99.Round(time.Microsecond).String()
+	return s + ", p99 " + loadgen.FormatLatency(l.P99)
 }
 
 // runFraction is how far the run is, by time or by requests (whichever is
@@ -226,6 +226,6 @@ func liveLine(l loadgen.Live) string {
 	if l.Dropped > 0 {
 		fmt.Fprintf(&b, ", %d dropped", l.Dropped)
 	}
-	fmt.Fprintf(&b, ", p99 %s", l.P99.Round(time.Microsecond))
+	fmt.Fprintf(&b, ", p99 %s", loadgen.FormatLatency(l.P99))
 	return b.String()
 }

@@ -53,6 +53,9 @@ func TestLoadUsage(t *testing.T) {
 		{[]string{"load", "--url", url, "--call", "tools/call", "--requests", "1"}, "tool name"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--rate", "fast"}, "--rate"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--rate", "10/s", "--inflight", "2"}, "closed model"},
+		// --max-inflight drops open-model arrivals: ignored in silence by the closed model before
+		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--sessions", "2", "--max-inflight", "5"}, "--max-inflight belongs to the open model"},
+		{[]string{"load", "--url", url, "--call", "ping", "--stage", "1s:5", "--max-inflight", "5"}, "--max-inflight belongs to the open model"},
 		{[]string{"load", "--url", url, "--call", "ping", "--requests", "1", "--threshold", "p99<1"}, `--threshold "p99<1": want SERIES:STAT`},
 		{[]string{"load", "--url", url, "--call", "x {", "--requests", "1"}, `--call "x {": arguments "{" are not valid JSON`},
 		{[]string{"load", "--url", url, "--call", "ping", "--stage", "bogus"}, `--stage "bogus": want DUR:TARGET`},
@@ -234,6 +237,8 @@ func TestLiveLineAndBar(t *testing.T) {
 		{l, []string{"5s of 10s", "3 sessions", "100/s", "2 errors", "1 dropped", "p99 12ms"}},
 		// one of each agrees with its noun, as in the bar ("1 sessions")
 		{loadgen.Live{Sessions: 1, Errors: 1, Requests: 1, Planned: 1}, []string{", 1 of 1 request,", ", 1 session,", ", 1 error,"}},
+		// the p99 as the reports write latencies (3 significant digits), not 1.969226s
+		{loadgen.Live{P99: 1969226 * time.Microsecond}, []string{", p99 1.97s"}},
 	}
 	for _, c := range lines {
 		line := liveLine(c.l)
@@ -274,6 +279,8 @@ func TestLiveBar(t *testing.T) {
 			false, []string{"load 5s of 10s", "1234/s, 7 errors, 9 in flight, p99 12ms"}, 40},
 		{"requests interrupted", loadgen.Live{Elapsed: time.Second, Requests: 250, Planned: 1000, Dropped: 3, P99: time.Millisecond},
 			true, []string{"load 250 of 1000 requests", "3 dropped", "p99 1ms"}, 10},
+		{"p99 as in the reports", loadgen.Live{Elapsed: time.Second, Total: 2 * time.Second, P99: 1969226 * time.Microsecond},
+			false, []string{"p99 1.97s"}, 40},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
