@@ -353,6 +353,7 @@ func Merge(reports ...*Report) (*Report, error) {
 	}
 	out.Duration = out.Ended.Sub(out.Started)
 	out.Progress = prog
+	out.Warnings = mergeWarnings(reports)
 	for k, n := range errs {
 		out.Errors = append(out.Errors, ErrorCount{Class: k.class, Detail: k.detail, Count: n})
 		out.ErrorTotal += n
@@ -375,6 +376,34 @@ func Merge(reports ...*Report) (*Report, error) {
 		return nil, fmt.Errorf("loadgen: merge: %w", err)
 	}
 	return out, nil
+}
+
+// mergeWarnings returns the warnings of a merge: each generator's own,
+// named by its report's place, and one when the runs did not all run at
+// one time (a run started after another had ended), since the merged
+// duration then spans the gap and the merged rates are lower than any
+// load the server saw.
+func mergeWarnings(reports []*Report) []string {
+	var out []string
+	for i, r := range reports {
+		for _, w := range r.Warnings {
+			out = append(out, fmt.Sprintf("report %d: %s", i+1, w))
+		}
+	}
+	first, last := 0, 0 // the report that ended first, the one that started last
+	for i, r := range reports {
+		if r.Ended.Before(reports[first].Ended) {
+			first = i
+		}
+		if r.Started.After(reports[last].Started) {
+			last = i
+		}
+	}
+	if gap := reports[last].Started.Sub(reports[first].Ended); gap >= 0 && len(reports) > 1 {
+		out = append(out, fmt.Sprintf("the runs did not all run at one time: report %d started %s after report %d ended, so the merged duration spans the gap and its rates are lower than the load was",
+			last+1, FormatLatency(gap), first+1))
+	}
+	return out
 }
 
 // seriesOf returns the series of a report, unsorted: every histogram, and

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -431,5 +432,42 @@ func TestTextReportAgrees(t *testing.T) {
 				t.Errorf("n=%d: text report lacks %q:\n%s", n, want, b.String())
 			}
 		}
+	}
+}
+
+// TestMergeWarnings: a merge of runs that did not all run at one time says
+// so (its rates count the gap), one of overlapping runs does not, and each
+// generator's own warnings are kept, named by its report.
+func TestMergeWarnings(t *testing.T) {
+	start := time.Unix(1700000000, 0)
+	at := func(offset, d time.Duration) *Report {
+		return fakeReport(t, start.Add(offset), d, map[string][]time.Duration{"x": {time.Millisecond}})
+	}
+	tests := []struct {
+		name    string
+		reports []*Report
+		want    []string
+	}{
+		{"overlapping", []*Report{at(0, 5*time.Second), at(2*time.Second, 5*time.Second)}, nil},
+		{"one after the other", []*Report{at(10*time.Second, 5*time.Second), at(0, 5*time.Second)},
+			[]string{"the runs did not all run at one time: report 1 started 5s after report 2 ended, so the merged duration spans the gap and its rates are lower than the load was"}},
+		{"one apart from two", []*Report{at(0, 5*time.Second), at(time.Second, 5*time.Second), at(6*time.Second, time.Second)},
+			[]string{"the runs did not all run at one time: report 3 started 1s after report 1 ended, so the merged duration spans the gap and its rates are lower than the load was"}},
+		{"warnings kept", func() []*Report {
+			a, b := at(0, 5*time.Second), at(0, 5*time.Second)
+			b.Warnings = []string{"interval log: disk full"}
+			return []*Report{a, b}
+		}(), []string{"report 2: interval log: disk full"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			merged, err := Merge(tc.reports...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(merged.Warnings, tc.want) {
+				t.Errorf("warnings %q, want %q", merged.Warnings, tc.want)
+			}
+		})
 	}
 }
