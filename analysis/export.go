@@ -73,7 +73,19 @@ func ExportTape(ctx context.Context, r *tape.Reader, w io.Writer, f ExportFormat
 	if f == ExportHAR && r.Header().Transport == "stdio" {
 		return ExportStats{}, fmt.Errorf("%w (transport stdio): export it as ndjson", ErrNoHTTP)
 	}
-	sc, err := NewScanner(ctx, r)
+	var opts []ScanOption
+	if f == ExportOTLP {
+		// The OTLP export keeps no record or frame past its item (what
+		// it keeps, it copies), and runs an Inspector: it reads the tape
+		// as inspect does, decompressing ahead on another core, frames
+		// not copied, and the fields of params and result the Inspector
+		// reads found while the frame is in the reading core's cache.
+		if err := r.DecodeAhead(decodeWorkers()); err != nil {
+			return ExportStats{}, err
+		}
+		opts = append(opts, sharedFrames())
+	}
+	sc, err := NewScanner(ctx, r, opts...)
 	if err != nil {
 		return ExportStats{}, err
 	}

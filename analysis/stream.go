@@ -146,7 +146,7 @@ type scanOptions struct {
 // tape.Reader.NextClassifiedMembers: no copy of each frame (a frame kept keeps
 // its decompressed tape frame, about 1 MiB, in memory), and Records reused
 // once the next item is asked for. For consumers that keep neither
-// (Inspect).
+// (Inspect, the OTLP export).
 func sharedFrames() ScanOption {
 	return func(o *scanOptions) error {
 		o.shared = true
