@@ -97,6 +97,8 @@ type otlpExporter struct {
 	tasks   map[string]*otlpReq
 	version map[string]string // session -> protocol version
 	err     error
+	pf      [paramCount]span  // params fields of the current request
+	rf      [resultCount]span // result fields of the current response
 }
 
 // exportOTLP writes the tape read by sc as one OTLP/JSON document. An
@@ -173,19 +175,20 @@ func (x *otlpExporter) ids(n int, parts ...string) string {
 
 func (x *otlpExporter) request(it *Item) {
 	rec, info, frame := it.Rec, &it.Info, it.Frame
-	params := lookup(frame, "params")
+	f := payloadFields(it, "params", paramKeys, x.pf[:]) // as the Inspector reads them
+	meta := f[pMeta].of(frame)
 	req := &otlpReq{start: rec.Time, method: info.Method}
 	switch info.Method {
 	case mToolsCall, mPromptsGet:
-		req.name, _ = lookupString(params, "name")
+		req.name, _ = stringValue(f[pName].of(frame))
 	case mResRead:
-		req.name, _ = lookupString(params, "uri")
+		req.name, _ = stringValue(f[pURI].of(frame))
 	case mInitialize:
-		if v, ok := lookupString(params, "protocolVersion"); ok {
+		if v, ok := stringValue(f[pProtocolVersion].of(frame)); ok {
 			x.version[rec.Session] = v
 		}
 	}
-	if v, ok := lookupString(params, "_meta", metaVersion); ok {
+	if v, ok := lookupString(meta, metaVersion); ok {
 		x.version[rec.Session] = v
 	}
 	sp := &req.span
@@ -196,9 +199,9 @@ func (x *otlpExporter) request(it *Item) {
 	sp.Kind = otlpKindClient
 	sp.TraceID = x.ids(16, "trace", rec.Session)
 	sp.SpanID = x.ids(8, "span", strconv.FormatInt(it.Seq, 10), strconv.Itoa(it.Member))
-	if tid, pid, ok := traceParent(lookupStringOr(params, "_meta", "traceparent")); ok {
+	if tid, pid, ok := traceParent(lookupStringOr(meta, "traceparent")); ok {
 		sp.TraceID, sp.ParentSpanID = tid, pid
-		sp.TraceState = lookupStringOr(params, "_meta", "tracestate")
+		sp.TraceState = lookupStringOr(meta, "tracestate")
 	}
 	sp.Attributes = []otlpAttr{strAttr("mcp.method.name", info.Method), strAttr("jsonrpc.request.id", clip(string(info.ID.Raw), 60)),
 		strAttr("mcp.session.id", rec.Session), strAttr("mcptape.direction", string(rec.Dir))}
@@ -215,10 +218,10 @@ func (x *otlpExporter) request(it *Item) {
 	}
 	// A later round of an MRTR operation, or a poll of a task, is a child
 	// of the operation's span.
-	if mrtrMethod(info.Method) && (lookup(params, "inputResponses") != nil || lookup(params, "requestState") != nil) {
+	if mrtrMethod(info.Method) && (f[pInputResponses].end != 0 || f[pRequestState].end != 0) {
 		req.op = x.mrtr[opKey{rec.Session, rec.Dir, info.Method, req.name}]
 	}
-	if id, ok := lookupString(params, "taskId"); ok && strings.HasPrefix(info.Method, "tasks/") {
+	if id, ok := stringValue(f[pTaskID].of(frame)); ok && strings.HasPrefix(info.Method, "tasks/") {
 		req.op = x.tasks[taskKey(rec.Session, id)]
 	}
 	if op := req.op; op != nil {
@@ -265,27 +268,31 @@ func (x *otlpExporter) settle(req *otlpReq, outcome string, code, end int64) {
 
 func (x *otlpExporter) response(it *Item, req *otlpReq) {
 	rec, frame := it.Rec, it.Frame
-	result := lookup(frame, "result")
+	f := x.rf[:] // an error response has no result: none found
+	clear(f)
+	if it.Info.Kind == jsonrpc.KindResponse {
+		f = payloadFields(it, "result", resultKeys, f) // as the Inspector reads them
+	}
 	sp := &req.span
 	if it.Info.Kind == jsonrpc.KindError {
 		msg, _ := lookupString(frame, "error", "message")
 		sp.Status = otlpStatus{Code: otlpStatusError, Message: clip(msg, 200)}
 		sp.Attributes = append(sp.Attributes, intAttr("rpc.jsonrpc.error_code", it.Info.ErrorCode),
 			strAttr("error.type", strconv.FormatInt(it.Info.ErrorCode, 10)))
-	} else if string(lookup(result, "isError")) == "true" {
+	} else if string(f[rIsError].of(frame)) == "true" {
 		sp.Status = otlpStatus{Code: otlpStatusError, Message: "tool returned isError"}
 		sp.Attributes = append(sp.Attributes, strAttr("error.type", "tool_error"))
 	}
 	if req.method == mInitialize {
-		if v, ok := lookupString(result, "protocolVersion"); ok {
+		if v, ok := stringValue(f[rProtocolVersion].of(frame)); ok {
 			x.version[rec.Session] = v
 		}
 	}
-	resultType, _ := lookupString(result, "resultType")
+	resultType, _ := stringValue(f[rResultType].of(frame))
 	key := opKey{rec.Session, Opposite(rec.Dir), req.method, req.name}
-	taskID, isTask := lookupString(result, "task", "taskId")
+	taskID, isTask := lookupString(f[rTask].of(frame), "taskId")
 	if !isTask {
-		taskID, isTask = lookupString(result, "taskId")
+		taskID, isTask = stringValue(f[rTaskID].of(frame))
 	}
 	switch {
 	case resultType == resultInputRequired && mrtrMethod(req.method):
@@ -307,7 +314,7 @@ func (x *otlpExporter) response(it *Item, req *otlpReq) {
 	default:
 		x.end(req, rec.Time)
 		if op := req.op; op != nil && op.task != "" && x.tasks[op.task] == op {
-			status, _ := lookupString(result, "status")
+			status, _ := stringValue(f[rStatus].of(frame))
 			switch {
 			case req.method == mTasksResult:
 				if req.span.Status.Code == otlpStatusError {
