@@ -30,6 +30,7 @@ run ./capture 'SamplingThroughput' -benchtime 3000x
 run ./analysis '^BenchmarkInspect$' -benchtime 9x
 run ./analysis '^BenchmarkInspectStreamed$' -benchtime 5x   # streamed/plain: msgs/s on streamed parts vs plain responses (>= 0.9)
 run ./analysis '^BenchmarkExportRequests$' -benchtime 5x
+run ./analysis '^BenchmarkExportOTLP$' -benchtime 5x   # export --format otlp: CPU per message, and as a ratio of inspect's
 run ./analysis 'InspectMemory10M' -benchtime 1x -timeout 30m
 run ./replay 'ReplayMaxSpeed' -benchtime 1x
 run ./mock 'MockVsServe' -benchtime 3000x
