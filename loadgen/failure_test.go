@@ -221,27 +221,31 @@ func fakeHTTP(t *testing.T) string {
 
 // TestErrorReasons: errors are listed by kind and message, a series'
 // error share is over its own requests (all failed: 100 %, not diluted
-// by the setups), and session setup is a series of its own.
+// by the setups), and session setup is a series of its own. The session
+// backs off after each 503 (TestBacksOff), 50 ms doubling to 1 s: 5
+// requests of "down" wait about 0.6 s where 20 waited 12 s.
 func TestErrorReasons(t *testing.T) {
 	cases := []struct {
 		call, series, class, detail string
+		n                           int64
 	}{
-		{"boom", "boom", ClassJSONRPC, "-32602 bad params"},
-		{"tools/call broken", "tools/call broken", ClassTool, "broken"},
-		{"down", "down", ClassStatus, "503 Service Unavailable: maintenance"},
+		{"boom", "boom", ClassJSONRPC, "-32602 bad params", 20},
+		{"tools/call broken", "tools/call broken", ClassTool, "broken", 20},
+		{"down", "down", ClassStatus, "503 Service Unavailable: maintenance", 5},
 	}
 	for _, c := range cases {
 		t.Run(c.call, func(t *testing.T) {
-			rep, err := Run(context.Background(), Target{URL: fakeHTTP(t)}, mustCalls(t, c.call), WithRequests(20))
+			n := c.n
+			rep, err := Run(context.Background(), Target{URL: fakeHTTP(t)}, mustCalls(t, c.call), WithRequests(n))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := errorDetail(rep, c.class, c.detail); got != 20 || rep.ErrorTotal != 20 || rep.RequestErrors != 20 {
-				t.Fatalf("errors %v, want 20 %s: %s", rep.Errors, c.class, c.detail)
+			if got := errorDetail(rep, c.class, c.detail); got != n || rep.ErrorTotal != n || rep.RequestErrors != n {
+				t.Fatalf("errors %v, want %d %s: %s", rep.Errors, n, c.class, c.detail)
 			}
 			s := rep.Find(c.series)
-			if s == nil || s.Requests != 20 || s.Errors != 20 || s.ErrorRatio() != 1 || rep.ErrorRatio() != 1 {
-				t.Errorf("series %+v, run ratio %v: want 20 of 20 failed, 100%%", s, rep.ErrorRatio())
+			if s == nil || s.Requests != n || s.Errors != n || s.ErrorRatio() != 1 || rep.ErrorRatio() != 1 {
+				t.Errorf("series %+v, run ratio %v: want %d of %d failed, 100%%", s, rep.ErrorRatio(), n, n)
 			}
 			if setup := rep.Find(SetupSeries); setup == nil || setup.Requests != 1 || setup.Errors != 0 || setup.Count != 1 {
 				t.Errorf("setup series %+v", setup)
@@ -250,20 +254,20 @@ func TestErrorReasons(t *testing.T) {
 			if err := rep.WriteText(&b); err != nil {
 				t.Fatal(err)
 			}
-			for _, want := range []string{"20 failed (100.00%)", "20 (100.0%)", c.class + ": " + c.detail} {
+			for _, want := range []string{fmt.Sprintf("%d failed (100.00%%)", n), fmt.Sprintf("%d (100.0%%)", n), c.class + ": " + c.detail} {
 				if !strings.Contains(b.String(), want) {
 					t.Errorf("text report lacks %q:\n%s", want, b.String())
 				}
 			}
 			back := jsonRoundTrip(t, rep)
-			if bs := back.Find(c.series); bs == nil || bs.Errors != 20 || bs.Requests != 20 || back.RequestErrors != 20 {
+			if bs := back.Find(c.series); bs == nil || bs.Errors != n || bs.Requests != n || back.RequestErrors != n {
 				t.Errorf("JSON report series %+v", bs)
 			}
 			merged, err := Merge(rep, back)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ms := merged.Find(c.series); ms == nil || ms.Errors != 40 || ms.Requests != 40 || merged.ErrorRatio() != 1 {
+			if ms := merged.Find(c.series); ms == nil || ms.Errors != 2*n || ms.Requests != 2*n || merged.ErrorRatio() != 1 {
 				t.Errorf("merged series %+v ratio %v", ms, merged.ErrorRatio())
 			}
 		})
