@@ -339,6 +339,7 @@ func flappingServer(t *testing.T, down, downFor time.Duration) string {
 // tried again with a capped exponential back-off, not in a tight loop,
 // and the report says how long it was down and how many attempts failed.
 func TestServerDownBacksOff(t *testing.T) {
+	t.Parallel() // waits on the server, sleeps and back-offs; no other test's state
 	const downFor = time.Second
 	url := flappingServer(t, 300*time.Millisecond, downFor)
 	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, "ping"), WithSessions(2), WithDuration(2500*time.Millisecond))
@@ -367,6 +368,7 @@ func TestServerDownBacksOff(t *testing.T) {
 
 // TestServerDownAtEnd: a server that dies and stays down fails the run.
 func TestServerDownAtEnd(t *testing.T) {
+	t.Parallel() // waits on the server, sleeps and back-offs; no other test's state
 	url := flappingServer(t, 300*time.Millisecond, -1)
 	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, "ping"), WithSessions(2), WithDuration(2500*time.Millisecond))
 	if err != nil {
@@ -509,6 +511,7 @@ func TestBatchVerdict(t *testing.T) {
 // TestStreamEndsUnanswered: an HTTP answer stream that ends without the
 // answer fails its request at once, not at the timeout.
 func TestStreamEndsUnanswered(t *testing.T) {
+	t.Parallel() // waits on the server, sleeps and back-offs; no other test's state
 	start := time.Now()
 	rep, err := Run(context.Background(), Target{URL: fakeHTTP(t)}, mustCalls(t, "cut"), WithRequests(3), WithTimeout(time.Minute))
 	if err != nil {

@@ -283,6 +283,7 @@ func TestSessionIdleTimeout(t *testing.T) {
 // phase, setup excluded, is checked against that, with seconds to spare on
 // a loaded machine and far below the 10 s of waiting for the calls.
 func TestCancelHTTP(t *testing.T) {
+	t.Parallel() // waits on the server, sleeps and back-offs; no other test's state
 	const after = 50 * time.Millisecond
 	cases := []struct {
 		name    string

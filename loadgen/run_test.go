@@ -85,6 +85,7 @@ func TestExactCounts(t *testing.T) {
 // TestErrorClasses checks that tool errors, JSON-RPC errors and timeouts
 // are each counted in their class.
 func TestErrorClasses(t *testing.T) {
+	t.Parallel() // waits on the server, sleeps and back-offs; no other test's state
 	url := refHTTP(t, refserver.HTTPConfig{JSONResponse: true})
 	calls := mustCalls(t, `tools/call fail {"mode":"tool"}`, `tools/call fail {"mode":"rpc"}`, `nosuch/method`, `tools/call sleep {"ms":2000}`)
 	rep, err := Run(context.Background(), Target{URL: url}, calls, WithSessions(4), WithRequests(40), WithTimeout(300*time.Millisecond))
