@@ -13,7 +13,9 @@
 // is run alone (`conformance server --scenario NAME`), and the whole suite
 // once (`--suite all`), each time directly and through a fresh proxy with
 // its own tape. Direct runs use their own server process, so the two sides
-// see servers with the same history.
+// see servers with the same history. The scenarios are run in three
+// groups in parallel (scenarioGroups), each in order against a pair of
+// servers of its own.
 //
 // # What must hold
 //

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -92,5 +93,18 @@ func TestReadChecks(t *testing.T) {
 	write("stray", `[]`)
 	if _, err := readChecks(dir); err == nil || !strings.Contains(err.Error(), "unexpected stray") {
 		t.Errorf("stray directory: %v", err)
+	}
+}
+
+// TestGroups: the scenarios are split in order, every one in exactly one
+// group, the groups of nearly equal size and none empty.
+func TestGroups(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}
+	got := groups(names, 3)
+	if want := [][]string{{"a", "b", "c"}, {"d", "e", "f"}, {"g", "h", "i", "j"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("groups of 10 in 3: %v, want %v", got, want)
+	}
+	if got := groups(names[:2], 3); !reflect.DeepEqual(got, [][]string{{"a"}, {"b"}}) {
+		t.Errorf("groups of 2 in 3: %v", got)
 	}
 }
