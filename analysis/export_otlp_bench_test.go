@@ -3,7 +3,6 @@ package analysis
 import (
 	"context"
 	"io"
-	"runtime/debug"
 	"testing"
 	"time"
 )
@@ -21,14 +20,7 @@ func BenchmarkExportOTLP(b *testing.B) {
 	path := benchTape(b, n)
 	ctx := context.Background()
 	paths := []*inspectPath{
-		{name: "inspect", pass: func(b *testing.B) time.Duration {
-			cpu := cpuTime()
-			defer debug.SetGCPercent(debug.SetGCPercent(RecommendedGCPercent)) // as mcptape inspect runs
-			if _, err := Inspect(ctx, path); err != nil {
-				b.Fatal(err)
-			}
-			return cpuTime() - cpu
-		}},
+		inspectFloor(ctx, path),
 		{name: "otlp", pass: func(b *testing.B) time.Duration {
 			cpu := cpuTime() // mcptape export --format otlp runs with the default GOGC
 			st, err := Export(ctx, path, io.Discard, ExportOTLP)
