@@ -307,8 +307,3 @@ func objectFields(data []byte, i int, keys []string, out []span) int {
 	}
 	return i + 1
 }
-
-// lookupTrue reports whether the value at path is the literal true.
-func lookupTrue(data []byte, path ...string) bool {
-	return string(lookup(data, path...)) == "true"
-}
