@@ -147,7 +147,11 @@ func TestRecordByteExactE2E(t *testing.T) {
 	dir := t.TempDir()
 	tp := filepath.Join(dir, "t.jsonl.zst")
 	c2sOut := filepath.Join(dir, "c2s")
-	cmd := recordCmd(t, tp, nil, "script",
+	// The peer still writes its 64 MiB when the client's stdin ends: under
+	// -race on a loaded machine that took more than the default 5 s
+	// grace, and the peer was stopped with SIGTERM mid-way (exit 143).
+	// The grace itself is TestRecordLifecycleE2E's.
+	cmd := recordCmd(t, tp, []string{"--grace", "2m"}, "script",
 		"PEER_S2C="+writeTemp(t, "s2c", []byte(s2c)),
 		"PEER_STDERR="+writeTemp(t, "stderr", []byte(stderr)),
 		"PEER_C2S_OUT="+c2sOut)
