@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"io"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -40,6 +42,47 @@ func (r *requestRow) client() (name, version string) {
 		return c.Name, c.Version
 	}
 	return "", ""
+}
+
+// rowText holds the string columns of a row as the CSV and Parquet rows
+// write them: valid UTF-8 (see validText).
+type rowText struct {
+	tape, session, transport, protocol, clientName, clientVersion, dir, method, tool, target, id string
+}
+
+// text returns the string columns of r, each byte of invalid UTF-8 (a
+// name in a frame the tape keeps as base64, a file name) replaced with
+// U+FFFD as the NDJSON rows write it: a Parquet reader refuses a whole
+// file with one string that is not UTF-8 (DuckDB: "Invalid string
+// encoding found in Parquet file"), and DuckDB's CSV reader refuses the
+// file too.
+func (r *requestRow) text() rowText {
+	o := r.op
+	cname, cver := r.client()
+	return rowText{tape: validText(r.tape), session: validText(o.Session), transport: validText(r.transport),
+		protocol: validText(o.ProtocolVersion), clientName: validText(cname), clientVersion: validText(cver),
+		dir: string(o.Dir), method: validText(o.Method), tool: validText(r.tool()), target: validText(r.target()), id: validText(o.ID)}
+}
+
+// validText returns s with each byte of invalid UTF-8 replaced with
+// U+FFFD, as jsonstr.AppendString writes it.
+func validText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size <= 1 {
+			b.WriteString("\uFFFD")
+			i++
+			continue
+		}
+		b.WriteString(s[i : i+size])
+		i += size
+	}
+	return b.String()
 }
 
 // ndjsonRows writes one JSON object per row; absent values are null.
@@ -134,15 +177,15 @@ func (c *csvRows) write(r *requestRow) error {
 		}
 	}
 	o := r.op
-	cname, cver := r.client()
+	x := r.text()
 	num := func(v int64, valid bool) string {
 		if !valid {
 			return ""
 		}
 		return strconv.FormatInt(v, 10)
 	}
-	rec := append(c.rec[:0], strconv.Itoa(RequestsSchemaVersion), r.tape, o.Session, r.transport, o.ProtocolVersion,
-		cname, cver, string(o.Dir), o.Method, r.tool(), r.target(), o.ID,
+	rec := append(c.rec[:0], strconv.Itoa(RequestsSchemaVersion), x.tape, x.session, x.transport, x.protocol,
+		x.clientName, x.clientVersion, x.dir, x.method, x.tool, x.target, x.id,
 		num(o.Seq, true), num(o.StartNS, true), num(o.LatencyNS, o.Answered), num(o.FirstProgressNS, o.FirstProgressNS >= 0),
 		num(o.FirstChunkNS, o.FirstChunkNS >= 0), o.Outcome, num(o.ErrorCode, o.Outcome == OutcomeError), strconv.FormatBool(o.Cancelled),
 		num(o.RequestBytes, true), num(o.ResponseBytes, true), num(o.Rounds, true), strconv.FormatBool(o.Task), num(o.Polls, true))
@@ -220,10 +263,10 @@ func (p *parquetRows) write(r *requestRow) error {
 		n[k] = v
 		return &n[k]
 	}
-	cname, cver := r.client()
-	p.rows = append(p.rows, parquetRow{SchemaVersion: RequestsSchemaVersion, Tape: r.tape, Session: o.Session,
-		Transport: r.transport, ProtocolVersion: o.ProtocolVersion, ClientName: cname, ClientVersion: cver,
-		Direction: string(o.Dir), Method: o.Method, Tool: r.tool(), Target: r.target(), ID: o.ID, Seq: o.Seq,
+	x := r.text()
+	p.rows = append(p.rows, parquetRow{SchemaVersion: RequestsSchemaVersion, Tape: x.tape, Session: x.session,
+		Transport: x.transport, ProtocolVersion: x.protocol, ClientName: x.clientName, ClientVersion: x.clientVersion,
+		Direction: x.dir, Method: x.method, Tool: x.tool, Target: x.target, ID: x.id, Seq: o.Seq,
 		StartNS: o.StartNS, LatencyNS: opt(0, o.LatencyNS, o.Answered), FirstProgressNS: opt(1, o.FirstProgressNS, o.FirstProgressNS >= 0),
 		FirstChunkNS: opt(3, o.FirstChunkNS, o.FirstChunkNS >= 0), Outcome: o.Outcome, ErrorCode: opt(2, o.ErrorCode, o.Outcome == OutcomeError), Cancelled: o.Cancelled,
 		RequestBytes: o.RequestBytes, ResponseBytes: o.ResponseBytes, MRTRRounds: o.Rounds, Task: o.Task, TaskPolls: o.Polls})
