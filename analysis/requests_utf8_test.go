@@ -64,7 +64,7 @@ func TestExportRequestsInvalidUTF8(t *testing.T) {
 	if len(rows) != 4 {
 		t.Fatalf("%d rows, want 4", len(rows))
 	}
-	if r := rows[1]; r.Tool != "bin\uFFFD\uFFFD" || r.ID != "\"a\uFFFD\"" || r.ClientName != "cli\uFFFD" || r.ClientVersion != "1\uFFFD" {
+	if r := rows[1]; sv(r.Tool) != "bin\uFFFD\uFFFD" || sv(r.ID) != "\"a\uFFFD\"" || sv(r.ClientName) != "cli\uFFFD" || sv(r.ClientVersion) != "1\uFFFD" {
 		t.Errorf("ndjson row %+v", r)
 	}
 
@@ -95,7 +95,7 @@ func TestExportRequestsInvalidUTF8(t *testing.T) {
 		}
 		for i, r := range rows {
 			rec := recs[i+1]
-			for c, want := range map[string]string{"tool": r.Tool, "id": r.ID, "target": r.Target, "method": r.Method, "client_name": r.ClientName, "client_version": r.ClientVersion} {
+			for c, want := range map[string]string{"tool": sv(r.Tool), "id": sv(r.ID), "target": sv(r.Target), "method": r.Method, "client_name": sv(r.ClientName), "client_version": sv(r.ClientVersion)} {
 				if got := rec[col[c]]; got != want {
 					t.Errorf("csv row %d %s: %q, ndjson %q", i, c, got, want)
 				}
@@ -141,4 +141,12 @@ func TestDuckDBReadsInvalidUTF8Export(t *testing.T) {
 			t.Errorf("%s: %v, want one tool bin\uFFFD\uFFFD", q, rows)
 		}
 	}
+}
+
+// sv returns the string p points at, "" for nil (null).
+func sv(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
