@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/refserver"
+	"github.com/mcptape/mcptape/internal/tapetest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -471,5 +472,77 @@ func checkPercentiles(t *testing.T, rows []map[string]any, want map[mtKey]*opFig
 	}
 	if compared < 2 {
 		t.Errorf("no percentile compared: %v", rows)
+	}
+}
+
+// TestDuckDBQueriesTextFrames runs the raw-tape queries of docs/sql.md on
+// a tape of a stdio server that ends its lines with CRLF, as one on
+// Windows may: the tape keeps those messages in "text", not "frame"
+// (their bytes are not a bare JSON value), and the queries read them from
+// there. They counted none of the server's messages: no error, no tool
+// listed.
+func TestDuckDBQueriesTextFrames(t *testing.T) {
+	if testing.Short() {
+		t.Skip("DuckDB: not in -short mode")
+	}
+	duck := peertest.DuckDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "tapes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	recs := tapetest.Messages("1", time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC),
+		`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"crlf-client","version":"3"}}}`,
+		`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object"}}]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":{}}}`,
+		`< {"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"boom"}}`,
+	)
+	for _, r := range recs {
+		if r.Dir == tape.ServerToClient {
+			r.Frame = append(r.Frame, '\r')
+		}
+	}
+	path := tapetest.Write(t, filepath.Join(dir, "tapes", "crlf.jsonl.zst"), tape.Header{Format: 1, Transport: "stdio", Target: "srv"}, recs)
+	rep, err := Inspect(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs int64
+	for _, e := range rep.Errors {
+		errs += e.Count
+	}
+	if errs != 1 {
+		t.Fatalf("inspect: %d errors, want 1", errs)
+	}
+	var qs []docQuery
+	for _, q := range docQueries(t) {
+		if q.Name == "errors-by-hour" || q.Name == "clients" || q.Name == "tools-never-called" {
+			qs = append(qs, q)
+		}
+	}
+	if len(qs) != 3 {
+		t.Fatalf("docs/sql.md: %d of the raw-tape queries found, want 3", len(qs))
+	}
+	qs = append(qs, docQuery{Name: "text", SQL: `SELECT count(*) AS n FROM read_json('tapes/*.jsonl.zst', format = 'newline_delimited',
+		compression = 'zstd', columns = {text: 'VARCHAR'}) WHERE text IS NOT NULL`})
+	res := runQueries(t, ctx, duck, dir, qs)
+	if r := res["text"]; len(r) != 1 || num(t, r[0]["n"]) != 3 {
+		t.Fatalf("records with text: %v, want the server's 3", r)
+	}
+	var got int64
+	for _, r := range res["errors-by-hour"] {
+		got += num(t, r["errors"])
+	}
+	if got != errs {
+		t.Errorf("errors-by-hour: %d errors, inspect %d (%v)", got, errs, res["errors-by-hour"])
+	}
+	if r := res["clients"]; len(r) != 1 || str(r[0]["name"]) != "crlf-client" || num(t, r[0]["sessions"]) != 1 {
+		t.Errorf("clients: %v, want crlf-client in 1 session", r)
+	}
+	if r := res["tools-never-called"]; len(r) != 1 || str(r[0]["tool"]) != "b" {
+		t.Errorf("tools-never-called: %v, want b", r)
 	}
 }
