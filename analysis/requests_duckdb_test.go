@@ -1,9 +1,11 @@
 package analysis
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"math"
@@ -544,5 +546,76 @@ func TestDuckDBQueriesTextFrames(t *testing.T) {
 	}
 	if r := res["tools-never-called"]; len(r) != 1 || str(r[0]["tool"]) != "b" {
 		t.Errorf("tools-never-called: %v, want b", r)
+	}
+}
+
+// TestDuckDBReadsRequestsCSV reads a CSV export with the query of
+// docs/requests-format.md and finds the rows DuckDB reads from the
+// Parquet export of the same tape. Left to guess, DuckDB read the
+// client_version 1.10 as the number 1.1, the session "1" and the ids as
+// numbers and the protocol version as a date.
+func TestDuckDBReadsRequestsCSV(t *testing.T) {
+	if testing.Short() {
+		t.Skip("DuckDB: not in -short mode")
+	}
+	duck := peertest.DuckDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	doc, err := os.ReadFile(filepath.Join(peertest.RepoRoot(t), "docs", "requests-format.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var csvQuery string
+	for _, m := range sqlQueryRE.FindAllStringSubmatch(string(doc), -1) {
+		if m[1] == "requests-csv" {
+			csvQuery = m[2]
+		}
+	}
+	if csvQuery == "" {
+		t.Fatal("docs/requests-format.md: no requests-csv query")
+	}
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "requests"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := tapetest.Write(t, filepath.Join(dir, "t.jsonl.zst"), tape.Header{Format: 1, Transport: "stdio"},
+		tapetest.Messages("1", time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC),
+			`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"7","version":"1.10"}}}`,
+			`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`,
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"2","arguments":{}}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+			`> {"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"2","arguments":{}}}`,
+			`< {"jsonrpc":"2.0","id":20,"error":{"code":-32000,"message":"boom"}}`,
+		))
+	for _, name := range []string{"r.csv", "r.parquet"} {
+		f, err := RequestsFormatFor(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if _, err := ExportRequests(ctx, []string{path}, &buf, f); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "requests", name), buf.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := runQueries(t, ctx, duck, dir, []docQuery{{Name: "csv", SQL: csvQuery},
+		{Name: "parquet", SQL: "SELECT * FROM 'requests/*.parquet'"}})
+	csvRows, pqRows := res["csv"], res["parquet"]
+	if len(csvRows) != 3 || len(pqRows) != 3 {
+		t.Fatalf("csv %d rows, parquet %d, want 3", len(csvRows), len(pqRows))
+	}
+	for i, p := range pqRows {
+		// DuckDB prints a BIGINT as a string, an INTEGER as a number: the
+		// values are compared as text.
+		for k, v := range p {
+			if c, ok := csvRows[i][k]; !ok || fmt.Sprint(c) != fmt.Sprint(v) {
+				t.Errorf("row %d, %s: csv %#v, parquet %#v", i, k, c, v)
+			}
+		}
+	}
+	if v := pqRows[0]["client_version"]; v != "1.10" {
+		t.Errorf("parquet client_version %v, want 1.10", v)
 	}
 }
