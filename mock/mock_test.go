@@ -370,3 +370,19 @@ func TestReportTextAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestMockRefusesStreamedSessions: sessions that replay.Open streams from
+// the file (a tape bigger than its memory) hold no messages; a mock of
+// them answered nothing, as if nothing had been recorded. New says so.
+func TestMockRefusesStreamedSessions(t *testing.T) {
+	tp, err := replay.Open(writeTape(t, baseTape...), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tp.Sessions) == 0 || !tp.Sessions[0].Streamed() {
+		t.Fatalf("sessions %+v: want one streamed", tp.Sessions)
+	}
+	if _, err := New(tp.Sessions); err == nil || !strings.Contains(err.Error(), "streamed") {
+		t.Errorf("New: %v, want an error saying the session is streamed", err)
+	}
+}
