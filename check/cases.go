@@ -56,7 +56,7 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 		if s.MaxLatencyNS > int64(o.slow) {
 			slow = 1
 		}
-		signal(s.ID, SignalSlow, slow, fmt.Sprintf("%s took %v (more than %v)", s.Slowest, time.Duration(s.MaxLatencyNS), o.slow), nil)
+		signal(s.ID, SignalSlow, slow, fmt.Sprintf("%s took %s (more than %v)", s.Slowest, loadgen.FormatLatency(time.Duration(s.MaxLatencyNS)), o.slow), nil)
 		dep := deprecatedIn(s)
 		signal(s.ID, SignalDeprecated, int64(len(dep)), strings.Join(dep, "; "), nil)
 		for _, name := range o.forbid {
@@ -72,7 +72,8 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 			if m.series == "" {
 				c := Case{Tape: path, Session: s.ID, Name: "max-duration " + m.spec, Signal: "assertion", Selected: true}
 				if d := time.Duration(s.DurationNS); d > m.d {
-					c.Fired, c.Message = true, fmt.Sprintf("the session lasted %v", d)
+					c.Fired, c.Message = true, "the session lasted "+loadgen.FormatLatency(d)
+					c.Measured = measured(float64(d))
 				}
 				out = append(out, c)
 			}
