@@ -484,13 +484,7 @@ func checkPercentiles(t *testing.T, rows []map[string]any, want map[mtKey]*opFig
 // there. They counted none of the server's messages: no error, no tool
 // listed.
 func TestDuckDBQueriesTextFrames(t *testing.T) {
-	if testing.Short() {
-		t.Skip("DuckDB: not in -short mode")
-	}
-	duck := peertest.DuckDB(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	dir := t.TempDir()
+	duck, ctx, dir := duckDir(t)
 	if err := os.Mkdir(filepath.Join(dir, "tapes"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -555,12 +549,7 @@ func TestDuckDBQueriesTextFrames(t *testing.T) {
 // client_version 1.10 as the number 1.1, the session "1" and the ids as
 // numbers and the protocol version as a date.
 func TestDuckDBReadsRequestsCSV(t *testing.T) {
-	if testing.Short() {
-		t.Skip("DuckDB: not in -short mode")
-	}
-	duck := peertest.DuckDB(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	duck, ctx, dir := duckDir(t)
 	doc, err := os.ReadFile(filepath.Join(peertest.RepoRoot(t), "docs", "requests-format.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -574,7 +563,6 @@ func TestDuckDBReadsRequestsCSV(t *testing.T) {
 	if csvQuery == "" {
 		t.Fatal("docs/requests-format.md: no requests-csv query")
 	}
-	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "requests"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -588,17 +576,7 @@ func TestDuckDBReadsRequestsCSV(t *testing.T) {
 			`< {"jsonrpc":"2.0","id":20,"error":{"code":-32000,"message":"boom"}}`,
 		))
 	for _, name := range []string{"r.csv", "r.parquet"} {
-		f, err := RequestsFormatFor(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if _, err := ExportRequests(ctx, []string{path}, &buf, f); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "requests", name), buf.Bytes(), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		exportFile(t, ctx, path, filepath.Join(dir, "requests", name))
 	}
 	res := runQueries(t, ctx, duck, dir, []docQuery{{Name: "csv", SQL: csvQuery},
 		{Name: "parquet", SQL: "SELECT * FROM 'requests/*.parquet'"}})
@@ -617,5 +595,35 @@ func TestDuckDBReadsRequestsCSV(t *testing.T) {
 	}
 	if v := pqRows[0]["client_version"]; v != "1.10" {
 		t.Errorf("parquet client_version %v, want 1.10", v)
+	}
+}
+
+// duckDir skips the test in -short mode; else it returns the pinned
+// DuckDB, the test's context and a new directory to query in.
+func duckDir(t *testing.T) (*peertest.DuckDBPeers, context.Context, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("DuckDB: not in -short mode")
+	}
+	duck := peertest.DuckDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return duck, ctx, t.TempDir()
+}
+
+// exportFile writes the requests of the tape at path to file, in the
+// format its extension names.
+func exportFile(t *testing.T, ctx context.Context, path, file string) {
+	t.Helper()
+	f, err := RequestsFormatFor(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := ExportRequests(ctx, []string{path}, &buf, f); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -6,14 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/tapetest"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -100,21 +98,8 @@ func TestExportRequestsParquetNulls(t *testing.T) {
 // NULL, never as an empty string, so that IS NULL, count(tool) and coalesce work as
 // docs/sql.md's queries expect.
 func TestDuckDBReadsParquetNulls(t *testing.T) {
-	if testing.Short() {
-		t.Skip("DuckDB: not in -short mode")
-	}
-	duck := peertest.DuckDB(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	dir := t.TempDir()
-	path := nullsTape(t, dir)
-	var pq bytes.Buffer
-	if _, err := ExportRequests(ctx, []string{path}, &pq, RequestsParquet); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "r.parquet"), pq.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	duck, ctx, dir := duckDir(t)
+	exportFile(t, ctx, nullsTape(t, dir), filepath.Join(dir, "r.parquet"))
 	res := runQueries(t, ctx, duck, dir, []docQuery{{Name: "nulls", SQL: `SELECT count(tool) AS tools, count(target) AS targets,
 		count(*) FILTER (WHERE tool = '' OR target = '') AS empty FROM 'r.parquet'`}})
 	if r := res["nulls"]; len(r) != 1 || num(t, r[0]["tools"]) != 1 || num(t, r[0]["targets"]) != 1 || num(t, r[0]["empty"]) != 0 {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/tapetest"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -110,26 +108,10 @@ func TestExportRequestsInvalidUTF8(t *testing.T) {
 // a tape with strings that are not UTF-8 with the pinned DuckDB, which
 // refused both files when they held those bytes as they were.
 func TestDuckDBReadsInvalidUTF8Export(t *testing.T) {
-	if testing.Short() {
-		t.Skip("DuckDB: not in -short mode")
-	}
-	duck := peertest.DuckDB(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	dir := t.TempDir()
+	duck, ctx, dir := duckDir(t)
 	path := invalidUTF8Tape(t, dir)
 	for _, name := range []string{"r.parquet", "r.csv"} {
-		f, err := RequestsFormatFor(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if _, err := ExportRequests(ctx, []string{path}, &buf, f); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		exportFile(t, ctx, path, filepath.Join(dir, name))
 	}
 	res := runQueries(t, ctx, duck, dir, []docQuery{
 		{Name: "parquet", SQL: "SELECT tool FROM 'r.parquet' WHERE method = 'tools/call'"},
