@@ -90,6 +90,9 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 	if rep.Tape.Warning != "" {
 		incomplete = append(incomplete, rep.Tape.Warning)
 	}
+	if rep.Tape.Gaps > 0 {
+		incomplete = append(incomplete, "records missing at "+english.Count(rep.Tape.Gaps, "place")+" (a damaged or missing tape of the recording, a write error)")
+	}
 	if rep.CutMessages > 0 {
 		incomplete = append(incomplete, english.Count(rep.CutMessages, "message")+" recorded cut")
 	}
