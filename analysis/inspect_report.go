@@ -75,6 +75,11 @@ type TapeInfo struct {
 	Late      int64 `json:"late,omitempty"`
 	LateMaxNS int64 `json:"late_max_ns,omitempty"`
 	Reordered int64 `json:"reordered,omitempty"`
+	// Gaps counts the places where records are missing though the tape
+	// reads on: the gap markers ("error" events with a "gap") of a writer
+	// that lost records to a write error, and of a joined read past a
+	// damaged or missing tape of a rotated recording.
+	Gaps int64 `json:"gaps,omitempty"`
 }
 
 // Problem is one line of the report's problem list, worst first.

@@ -217,8 +217,9 @@ type (
 		Kind string `json:"kind"`
 	}
 	errorEvent struct {
-		Error     string `json:"error"`
-		Truncated bool   `json:"truncated"` // HTTP: the next message of the exchange, in the event's direction, is cut
+		Error     string          `json:"error"`
+		Truncated bool            `json:"truncated"` // HTTP: the next message of the exchange, in the event's direction, is cut
+		Gap       json.RawMessage `json:"gap"`       // records are missing here (tape.GapData)
 	}
 )
 
@@ -274,6 +275,9 @@ func (in *Inspector) event(it *Item) {
 		_ = json.Unmarshal(rec.Data, &d)
 		if d.Truncated && rec.Exchange != 0 && rec.Dir != "" {
 			in.expectCut(rec.Exchange, rec.Dir)
+		}
+		if len(d.Gap) > 0 && string(d.Gap) != "null" {
+			in.rep.Tape.Gaps++
 		}
 		if d.Error == "" {
 			d.Error = clip(string(rec.Data), 200)

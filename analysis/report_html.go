@@ -226,7 +226,7 @@ func latencySection(page *htmlPage, o *htmlOptions, rep *Report, c *chartData) {
 	slices.SortStableFunc(byCount, func(a, b LatencyStats) int { return cmp.Compare(b.Count, a.Count) })
 	for _, l := range byCount[:min(len(byCount), o.maxCharts)] {
 		if hist := c.methods[l.Dir+" "+l.Method]; hist != nil {
-			page.MethodCards = append(page.MethodCards, latencyCard(l.Dir+" "+l.Method, l.Latency, l.Errors, hist, lo, hi))
+			page.MethodCards = append(page.MethodCards, latencyCard(l.Dir+" "+l.Method, l.Latency, english.Count(l.Errors, "error"), hist, lo, hi))
 		}
 	}
 	page.Tools.Head = []string{"tool", "calls", "errors", "tool errors", "mean", "p50", "p90", "p99", "max"}
@@ -240,14 +240,19 @@ func latencySection(page *htmlPage, o *htmlOptions, rep *Report, c *chartData) {
 	slices.SortStableFunc(byTool, func(a, b ToolStats) int { return cmp.Compare(b.Calls, a.Calls) })
 	for _, t := range byTool[:min(len(byTool), o.maxCharts)] {
 		if hist := c.tools[t.Name]; hist != nil {
-			page.ToolCards = append(page.ToolCards, latencyCard(t.Name, t.Latency, t.Errors+t.ToolErrors, hist, lo, hi))
+			errs := english.Count(t.Errors, "error")
+			if t.ToolErrors > 0 { // apart, as in the table (and the method's card counts only the first)
+				errs += ", " + english.Count(t.ToolErrors, "tool error")
+			}
+			page.ToolCards = append(page.ToolCards, latencyCard(t.Name, t.Latency, errs, hist, lo, hi))
 		}
 	}
 }
 
-// latencyCard is one latency chart with its heading.
-func latencyCard(label string, lat Latency, errs int64, hist *latHist, lo, hi int) htmlCard {
-	return htmlCard{Label: label, Count: english.Count(lat.Count, "request"), Errors: english.Count(errs, "error"), P50: fmtDur(lat.P50NS),
+// latencyCard is one latency chart with its heading; errs says how many
+// of its requests failed.
+func latencyCard(label string, lat Latency, errs string, hist *latHist, lo, hi int) htmlCard {
+	return htmlCard{Label: label, Count: english.Count(lat.Count, "request"), Errors: errs, P50: fmtDur(lat.P50NS),
 		P99: fmtDur(lat.P99NS), Max: fmtDur(lat.MaxNS),
 		Chart: template.HTML(histogramSVG(hist, lat, lo, hi, label))} // #nosec: the SVG renderer escapes its text
 }

@@ -70,3 +70,29 @@ func TestReportHTMLInert(t *testing.T) {
 	hand, _ := writeReport(t, tempTape(t, reportTape()...), "hand-made")
 	checkInert(t, string(hand))
 }
+
+// TestReportToolCardErrors: a tool's chart counts its JSON-RPC errors and
+// its isError results apart, as the tools table does; its card said
+// "1 error" for a tool whose row said 0 errors and 1 tool error, beside
+// the tools/call card's "0 errors".
+func TestReportToolCardErrors(t *testing.T) {
+	path := tempTape(t,
+		c2s(1*ms, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`),
+		s2c(2*ms, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`),
+		c2s(3*ms, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flaky","arguments":{}}}`),
+		s2c(4*ms, `{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}`),
+		c2s(5*ms, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"broken","arguments":{}}}`),
+		s2c(6*ms, `{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"x"}}`),
+	)
+	out, _ := writeReport(t, path, "cards")
+	page := string(out)
+	for _, want := range []string{
+		`<h3>flaky</h3><p class="meta">1 request, 0 errors, 1 tool error ·`,
+		`<h3>broken</h3><p class="meta">1 request, 1 error ·`,
+		`<h3>c2s tools/call</h3><p class="meta">2 requests, 1 error ·`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}

@@ -1,9 +1,11 @@
 package analysis
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"math"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/refserver"
+	"github.com/mcptape/mcptape/internal/tapetest"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -471,5 +474,156 @@ func checkPercentiles(t *testing.T, rows []map[string]any, want map[mtKey]*opFig
 	}
 	if compared < 2 {
 		t.Errorf("no percentile compared: %v", rows)
+	}
+}
+
+// TestDuckDBQueriesTextFrames runs the raw-tape queries of docs/sql.md on
+// a tape of a stdio server that ends its lines with CRLF, as one on
+// Windows may: the tape keeps those messages in "text", not "frame"
+// (their bytes are not a bare JSON value), and the queries read them from
+// there. They counted none of the server's messages: no error, no tool
+// listed.
+func TestDuckDBQueriesTextFrames(t *testing.T) {
+	duck, ctx, dir := duckDir(t)
+	if err := os.Mkdir(filepath.Join(dir, "tapes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	recs := tapetest.Messages("1", time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC),
+		`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"crlf-client","version":"3"}}}`,
+		`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object"}}]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":{}}}`,
+		`< {"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"boom"}}`,
+	)
+	for _, r := range recs {
+		if r.Dir == tape.ServerToClient {
+			r.Frame = append(r.Frame, '\r')
+		}
+	}
+	path := tapetest.Write(t, filepath.Join(dir, "tapes", "crlf.jsonl.zst"), tape.Header{Format: 1, Transport: "stdio", Target: "srv"}, recs)
+	rep, err := Inspect(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs int64
+	for _, e := range rep.Errors {
+		errs += e.Count
+	}
+	if errs != 1 {
+		t.Fatalf("inspect: %d errors, want 1", errs)
+	}
+	var qs []docQuery
+	for _, q := range docQueries(t) {
+		if q.Name == "errors-by-hour" || q.Name == "clients" || q.Name == "tools-never-called" {
+			qs = append(qs, q)
+		}
+	}
+	if len(qs) != 3 {
+		t.Fatalf("docs/sql.md: %d of the raw-tape queries found, want 3", len(qs))
+	}
+	qs = append(qs, docQuery{Name: "text", SQL: `SELECT count(*) AS n FROM read_json('tapes/*.jsonl.zst', format = 'newline_delimited',
+		compression = 'zstd', columns = {text: 'VARCHAR'}) WHERE text IS NOT NULL`})
+	res := runQueries(t, ctx, duck, dir, qs)
+	if r := res["text"]; len(r) != 1 || num(t, r[0]["n"]) != 3 {
+		t.Fatalf("records with text: %v, want the server's 3", r)
+	}
+	var got int64
+	for _, r := range res["errors-by-hour"] {
+		got += num(t, r["errors"])
+	}
+	if got != errs {
+		t.Errorf("errors-by-hour: %d errors, inspect %d (%v)", got, errs, res["errors-by-hour"])
+	}
+	if r := res["clients"]; len(r) != 1 || str(r[0]["name"]) != "crlf-client" || num(t, r[0]["sessions"]) != 1 {
+		t.Errorf("clients: %v, want crlf-client in 1 session", r)
+	}
+	if r := res["tools-never-called"]; len(r) != 1 || str(r[0]["tool"]) != "b" {
+		t.Errorf("tools-never-called: %v, want b", r)
+	}
+}
+
+// TestDuckDBReadsRequestsCSV reads a CSV export with the query of
+// docs/requests-format.md and finds the rows DuckDB reads from the
+// Parquet export of the same tape. Left to guess, DuckDB read the
+// client_version 1.10 as the number 1.1, the session "1" and the ids as
+// numbers and the protocol version as a date.
+func TestDuckDBReadsRequestsCSV(t *testing.T) {
+	duck, ctx, dir := duckDir(t)
+	doc, err := os.ReadFile(filepath.Join(peertest.RepoRoot(t), "docs", "requests-format.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var csvQuery string
+	for _, m := range sqlQueryRE.FindAllStringSubmatch(string(doc), -1) {
+		if m[1] == "requests-csv" {
+			csvQuery = m[2]
+		}
+	}
+	if csvQuery == "" {
+		t.Fatal("docs/requests-format.md: no requests-csv query")
+	}
+	if err := os.Mkdir(filepath.Join(dir, "requests"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := tapetest.Write(t, filepath.Join(dir, "t.jsonl.zst"), tape.Header{Format: 1, Transport: "stdio"},
+		tapetest.Messages("1", time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC),
+			`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"7","version":"1.10"}}}`,
+			`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`,
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"2","arguments":{}}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+			`> {"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"2","arguments":{}}}`,
+			`< {"jsonrpc":"2.0","id":20,"error":{"code":-32000,"message":"boom"}}`,
+		))
+	for _, name := range []string{"r.csv", "r.parquet"} {
+		exportFile(t, ctx, path, filepath.Join(dir, "requests", name))
+	}
+	res := runQueries(t, ctx, duck, dir, []docQuery{{Name: "csv", SQL: csvQuery},
+		{Name: "parquet", SQL: "SELECT * FROM 'requests/*.parquet'"}})
+	csvRows, pqRows := res["csv"], res["parquet"]
+	if len(csvRows) != 3 || len(pqRows) != 3 {
+		t.Fatalf("csv %d rows, parquet %d, want 3", len(csvRows), len(pqRows))
+	}
+	for i, p := range pqRows {
+		// DuckDB prints a BIGINT as a string, an INTEGER as a number: the
+		// values are compared as text.
+		for k, v := range p {
+			if c, ok := csvRows[i][k]; !ok || fmt.Sprint(c) != fmt.Sprint(v) {
+				t.Errorf("row %d, %s: csv %#v, parquet %#v", i, k, c, v)
+			}
+		}
+	}
+	if v := pqRows[0]["client_version"]; v != "1.10" {
+		t.Errorf("parquet client_version %v, want 1.10", v)
+	}
+}
+
+// duckDir skips the test in -short mode; else it returns the pinned
+// DuckDB, the test's context and a new directory to query in.
+func duckDir(t *testing.T) (*peertest.DuckDBPeers, context.Context, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("DuckDB: not in -short mode")
+	}
+	duck := peertest.DuckDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return duck, ctx, t.TempDir()
+}
+
+// exportFile writes the requests of the tape at path to file, in the
+// format its extension names.
+func exportFile(t *testing.T, ctx context.Context, path, file string) {
+	t.Helper()
+	f, err := RequestsFormatFor(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := ExportRequests(ctx, []string{path}, &buf, f); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -30,8 +30,8 @@ func checkRowsMatchReport(t *testing.T, rows []parquetRow, rep *Report) {
 		outcomes[r.Outcome]++
 		if r.LatencyNS != nil {
 			answered[[2]string{r.Direction, r.Method}]++
-			if r.Method == mToolsCall && r.Tool != "" {
-				tools[r.Tool]++
+			if r.Method == mToolsCall && r.Tool != nil {
+				tools[*r.Tool]++
 			}
 			if r.MRTRRounds > 0 {
 				mrtrOps++

@@ -56,7 +56,7 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 		if s.MaxLatencyNS > int64(o.slow) {
 			slow = 1
 		}
-		signal(s.ID, SignalSlow, slow, fmt.Sprintf("%s took %v (more than %v)", s.Slowest, time.Duration(s.MaxLatencyNS), o.slow), nil)
+		signal(s.ID, SignalSlow, slow, fmt.Sprintf("%s took %s (more than %v)", s.Slowest, loadgen.FormatLatency(time.Duration(s.MaxLatencyNS)), o.slow), nil)
 		dep := deprecatedIn(s)
 		signal(s.ID, SignalDeprecated, int64(len(dep)), strings.Join(dep, "; "), nil)
 		for _, name := range o.forbid {
@@ -72,7 +72,8 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 			if m.series == "" {
 				c := Case{Tape: path, Session: s.ID, Name: "max-duration " + m.spec, Signal: "assertion", Selected: true}
 				if d := time.Duration(s.DurationNS); d > m.d {
-					c.Fired, c.Message = true, fmt.Sprintf("the session lasted %v", d)
+					c.Fired, c.Message = true, "the session lasted "+loadgen.FormatLatency(d)
+					c.Measured = measured(float64(d))
 				}
 				out = append(out, c)
 			}
@@ -88,6 +89,9 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 	var incomplete []string
 	if rep.Tape.Warning != "" {
 		incomplete = append(incomplete, rep.Tape.Warning)
+	}
+	if rep.Tape.Gaps > 0 {
+		incomplete = append(incomplete, "records missing at "+english.Count(rep.Tape.Gaps, "place")+" (a damaged or missing tape of the recording, a write error)")
 	}
 	if rep.CutMessages > 0 {
 		incomplete = append(incomplete, english.Count(rep.CutMessages, "message")+" recorded cut")
@@ -235,14 +239,14 @@ func deprecatedIn(s *analysis.SessionReport) []string {
 // loadView presents rep as a load report, whose series mcptape load's
 // thresholds measure: one series per client method and one per tool
 // ("tools/call NAME"), the requests sent (answered or not, however they
-// ended), the errors (JSON-RPC errors, tool errors, HTTP refusals but 401).
+// ended), the errors of the client's requests (JSON-RPC errors, tool
+// errors, HTTP refusals but 401). The errors the client answered the
+// server's own requests with are not failed requests of the client's, as
+// they are none of load's: counted, "errors<F%" could pass 100%.
 func loadView(rep *analysis.Report) *loadgen.Report {
 	u := rep.Unanswered
 	v := &loadgen.Report{Duration: time.Duration(rep.Tape.DurationNS), Requests: u.Count + u.Cancelled + u.CutByShutdown + u.BrokenOff + rep.Refused.Count}
 	v.ErrorTotal = rep.Refused.Count - rep.Refused.Unauthorized
-	for _, e := range rep.Errors {
-		v.ErrorTotal += e.Count
-	}
 	add := func(name string, l analysis.Latency) {
 		sr := loadgen.Series{Name: name, Count: l.Count, Mean: time.Duration(l.MeanNS), P50: time.Duration(l.P50NS),
 			P90: time.Duration(l.P90NS), P99: time.Duration(l.P99NS), Max: time.Duration(l.MaxNS)}
@@ -255,6 +259,7 @@ func loadView(rep *analysis.Report) *loadgen.Report {
 		if l.Dir == "c2s" {
 			add(l.Method, l.Latency)
 			v.Requests += l.Count
+			v.ErrorTotal += l.Errors
 		}
 	}
 	for _, t := range rep.Tools {

@@ -134,6 +134,46 @@ func TestRunErrorShare(t *testing.T) {
 	}
 }
 
+// TestRunErrorShareClientRequests: "errors<F%" measures the client's
+// requests, as load does: the errors the client answered the server's own
+// requests with (roots/list refused by a client that has no roots) are
+// not failed requests of the tape. Three of them beside one failed call
+// of two measured 100% (3 errors of 2 requests, capped), not 50%.
+func TestRunErrorShareClientRequests(t *testing.T) {
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	path := writeRecords(t, "stdio", tapetest.Messages("1", start,
+		`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`,
+		`< {"jsonrpc":"2.0","id":100,"method":"roots/list"}`,
+		`> {"jsonrpc":"2.0","id":100,"error":{"code":-32601,"message":"Method not found"}}`,
+		`< {"jsonrpc":"2.0","id":101,"method":"roots/list"}`,
+		`> {"jsonrpc":"2.0","id":101,"error":{"code":-32601,"message":"Method not found"}}`,
+		`< {"jsonrpc":"2.0","id":102,"method":"roots/list"}`,
+		`> {"jsonrpc":"2.0","id":102,"error":{"code":-32601,"message":"Method not found"}}`,
+		`< {"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"boom"}}`,
+	)...)
+	res, err := Run(context.Background(), []string{path}, WithFailOn(), WithThreshold("errors<=50%"), WithThreshold("errors<50%"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"threshold errors<=50%": "", "threshold errors<50%": "measured 50%"}
+	for _, c := range res.Cases {
+		if w, ok := want[c.Name]; ok {
+			delete(want, c.Name)
+			if c.Message != w || c.Fired != (w != "") {
+				t.Errorf("%s: fired %v, message %q, want %q", c.Name, c.Fired, c.Message, w)
+			}
+			if w != "" && (c.Measured == nil || *c.Measured != 0.5) {
+				t.Errorf("%s: measured %v, want 0.5", c.Name, c.Measured)
+			}
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no cases %v in %+v", want, res.Cases)
+	}
+}
+
 // TestRunCasesPerSession: every signal gets a case in every session, and
 // the tape-wide ones one per tape.
 func TestRunCasesPerSession(t *testing.T) {

@@ -70,6 +70,9 @@ func NewIndex(sessions []*replay.Session, m Match) (*Index, error) {
 	}
 	x := &Index{byKey: map[string][]*entry{}, match: m}
 	for i, s := range sessions {
+		if s.Streamed() { // its messages are in the file, not in s
+			return nil, fmt.Errorf("mock: session %q is streamed from its tape: load it in memory (replay.Load, or replay.Open with a negative memory)", s.ID)
+		}
 		if i > 0 {
 			x.id += ", "
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/mcptape/mcptape/jsonrpc"
 )
 
 // Match says which part of a client request picks its recorded answer.
@@ -14,7 +16,7 @@ type Match int
 const (
 	// MatchExact keys a request by its method and params, with ids, _meta
 	// (progress tokens, protocol version, client info) and cursors left
-	// out. It is the default.
+	// out, numbers by value (1.0 is 1). It is the default.
 	MatchExact Match = iota
 	// MatchMethod keys a request by its method only.
 	MatchMethod
@@ -81,6 +83,7 @@ func parseRequest(frame []byte) (request, error) {
 	if err := d.Decode(&r.params); err != nil {
 		return r, err
 	}
+	r.params = canonicalNumbers(r.params)
 	if p, ok := r.params.(map[string]any); ok {
 		for _, k := range ignoredParams {
 			delete(p, k)
@@ -95,6 +98,27 @@ func parseRequest(frame []byte) (request, error) {
 		}
 	}
 	return r, nil
+}
+
+// canonicalNumbers replaces each number of v (decoded with UseNumber)
+// with its canonical text, that of jsonrpc.ID.Key (6, 6.0 and 60e-1 are
+// 6), and returns v: a client that spells a number otherwise than the
+// recorded one (a Python client's 1.0 where a JavaScript client sent 1)
+// asks the same question.
+func canonicalNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		return json.Number(jsonrpc.ID{Type: jsonrpc.IDNumber, Raw: []byte(x)}.Key())
+	case map[string]any:
+		for k, e := range x {
+			x[k] = canonicalNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = canonicalNumbers(e)
+		}
+	}
+	return v
 }
 
 // key returns the matching key of the request under mode m.

@@ -113,6 +113,22 @@ func TestMockMatching(t *testing.T) {
 			want: []string{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"mcptape mock: no recorded answer for tools/call \"roll\": closest recorded request is #2 tools/call \"roll\": params.arguments.sides: recorded 6, got 20"}}`},
 		},
 		{
+			name: "number spelling is ignored: 6.0 and 60e-1 are the recorded 6",
+			in: []string{
+				`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"roll","arguments":{"sides":6.0}}}`,
+				`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"roll","arguments":{"sides":60e-1}}}`,
+			},
+			want: []string{
+				`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"3"}]}}`,
+				`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"5"}]}}`,
+			},
+		},
+		{
+			name: "a number of another value is another request",
+			in:   []string{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"roll","arguments":{"sides":6.5}}}`},
+			want: []string{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"mcptape mock: no recorded answer for tools/call \"roll\": closest recorded request is #2 tools/call \"roll\": params.arguments.sides: recorded 6, got 6.5"}}`},
+		},
+		{
 			name: "match tool: other arguments are fine",
 			opts: []Option{WithMatch(MatchTool)},
 			in:   []string{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"roll","arguments":{"sides":20}}}`},
@@ -352,5 +368,21 @@ func TestReportTextAgrees(t *testing.T) {
 		if got, _, _ := strings.Cut(b.String(), "\n"); got != tt.want {
 			t.Errorf("got  %q\nwant %q", got, tt.want)
 		}
+	}
+}
+
+// TestMockRefusesStreamedSessions: sessions that replay.Open streams from
+// the file (a tape bigger than its memory) hold no messages; a mock of
+// them answered nothing, as if nothing had been recorded. New says so.
+func TestMockRefusesStreamedSessions(t *testing.T) {
+	tp, err := replay.Open(writeTape(t, baseTape...), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tp.Sessions) == 0 || !tp.Sessions[0].Streamed() {
+		t.Fatalf("sessions %+v: want one streamed", tp.Sessions)
+	}
+	if _, err := New(tp.Sessions); err == nil || !strings.Contains(err.Error(), "streamed") {
+		t.Errorf("New: %v, want an error saying the session is streamed", err)
 	}
 }

@@ -246,11 +246,18 @@ func (g *recording) next() (*Record, error) {
 // note's time agrees with its place.
 func (g *recording) noteTime(p *part) int64 { return max(g.last, p.r.Header().Time) }
 
-// note is an "error" event joined into the stream.
+// note is an "error" event joined into the stream, a gap marker: records
+// of the recording are missing at t (a damaged tape's tail, missing
+// tapes), how many is not known.
 func (g *recording) note(t int64, msg string) *Record {
+	type gap struct {
+		From int64 `json:"from"`
+		To   int64 `json:"to"`
+	}
 	data, _ := json.Marshal(struct {
 		Error string `json:"error"`
-	}{msg})
+		Gap   gap    `json:"gap"`
+	}{msg, gap{t, t}})
 	return &Record{Type: TypeEvent, Time: t, Event: EventError, Data: data}
 }
 

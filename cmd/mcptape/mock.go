@@ -133,7 +133,9 @@ func (f *mockFlags) check(args []string) ([]mock.Option, error) {
 
 // runMock loads the session, serves it and reports.
 func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []mock.Option) error {
-	sessions, err := loadReplayTape(st, "mock", path)
+	// Held in memory, however big: the mock's index keeps every recorded
+	// answer (a streamed session holds none until replayed).
+	sessions, err := loadReplayTape(st, "mock", path, -1)
 	if err != nil {
 		return withCode(2, err)
 	}

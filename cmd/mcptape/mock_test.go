@@ -6,8 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcptape/mcptape/internal/tapetest"
 	"github.com/mcptape/mcptape/mock"
+	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -196,5 +199,40 @@ func TestMockTapeWarnings(t *testing.T) {
 	}
 	if code != 0 {
 		t.Errorf("exit code %d, want 0", code)
+	}
+}
+
+// TestMockCommandBigTape: a tape whose frames take more than
+// replay.DefaultMemory (what replay streams from the file instead of
+// holding) is served whole. The mock indexed the streamed sessions,
+// which hold no messages, and answered every request "no recorded
+// request has method" with "0 of 0 recorded requests".
+func TestMockCommandBigTape(t *testing.T) {
+	big := strings.Repeat("x", replay.DefaultMemory+1)
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	path := tapetest.Write(t, filepath.Join(t.TempDir(), "big.jsonl.zst"), tape.Header{Format: 1, Transport: "stdio"},
+		tapetest.Messages("1", start,
+			`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+			`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`,
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big","arguments":{}}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"`+big+`"}]}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"small","arguments":{}}}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"small"}]}}`,
+		))
+	in := `{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"small","arguments":{}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"big","arguments":{}}}` + "\n"
+	code, stdout, stderr := runCLI(t, in, "mock", path, "--speed", "max")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{`"id":"i","result":{"protocolVersion":"2025-06-18"`, `"id":"s","result":{"content":[{"type":"text","text":"small"}]}`,
+		`"id":"b","result":{"content":[{"type":"text","text":"` + big + `"}]}`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %.80q", want)
+		}
+	}
+	if !strings.Contains(stderr, "3 requests matched, 0 unmatched; 0 of 3 recorded requests never asked") {
+		t.Errorf("report:\n%s", stderr)
 	}
 }

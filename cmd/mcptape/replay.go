@@ -307,7 +307,7 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 // directory, are joined (tapes.go) and held in memory.
 func loadReplayTapes(st *stdio, args []string) ([]*replay.Session, error) {
 	if fi, err := os.Stat(args[0]); len(args) == 1 && (err != nil || !fi.IsDir()) {
-		return loadReplayTape(st, "replay", args[0])
+		return loadReplayTape(st, "replay", args[0], replay.DefaultMemory)
 	}
 	r, name, err := openTapes(st, args)
 	if err != nil {
@@ -339,11 +339,12 @@ func skippedWarning(cmd string, n int) string {
 
 // loadReplayTape reads the sessions of the tape at path, warning on stderr
 // under the command cmd (replay, mock) about a damaged tail or skipped
-// frames. A big tape's sessions are streamed from the file as they are
-// replayed (replay.Open).
-func loadReplayTape(st *stdio, cmd, path string) ([]*replay.Session, error) {
+// frames. The sessions of a tape whose frames take more than memory bytes
+// are streamed from the file as they are replayed (replay.Open); a
+// negative memory holds every tape.
+func loadReplayTape(st *stdio, cmd, path string, memory int64) ([]*replay.Session, error) {
 	logf := commandLogf(st.err, cmd)
-	t, err := replay.Open(path, replay.DefaultMemory)
+	t, err := replay.Open(path, memory)
 	if t != nil && t.Warning != nil {
 		logf("warning: %v", t.Warning)
 	}
