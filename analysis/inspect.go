@@ -425,17 +425,7 @@ func (in *Inspector) nameBytes(raw []byte) string {
 // not a tape is an error wrapping tape.ErrNotTape; a cut or damaged tape
 // gives a report of what was readable, with Tape.Warning set.
 func Inspect(ctx context.Context, path string, opts ...Option) (*Report, error) {
-	r, err := tape.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	rep, err := InspectTape(ctx, r, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("inspect %s: %w", path, err)
-	}
-	rep.File = path
-	return rep, nil
+	return InspectJoined(ctx, path, []string{path}, opts...)
 }
 
 // InspectTape reads an opened tape to its end and returns its report
