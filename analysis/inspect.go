@@ -62,8 +62,9 @@ func positive(what string, n int, set *int) error {
 
 // WithMaxSessions sets how many sessions get an entry of their own in the
 // report (default 1000); later sessions are counted everywhere else but
-// folded into Report.SessionsFolded, and keep only the little state the
-// protocol checks need.
+// folded into Report.SessionsFolded (their counts summed in
+// Report.FoldedSessions), and keep only the little state the protocol
+// checks need.
 func WithMaxSessions(n int) Option {
 	return func(o *options) error { return positive("max sessions", n, &o.maxSessions) }
 }
@@ -128,6 +129,9 @@ type Inspector struct {
 	sessSlots [sessionSlots][2]*sessionState // sessions found lately, by sessionSlot, the latest first
 	order     []*sessionState
 	folded    int
+	// foldedTools counts the tools called in the folded sessions, which
+	// share it as their sessionState.tools (see Report.FoldedSessions)
+	foldedTools map[string]*int64
 
 	inflight    *Pairer[*request]
 	tokens      map[string]*request // progress tokens in flight, by tokenKey

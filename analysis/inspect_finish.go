@@ -37,6 +37,7 @@ func (in *Inspector) Finish(warning error) *Report {
 		rep.Sessions = append(rep.Sessions, s.report())
 	}
 	rep.SessionsFolded = in.folded
+	rep.FoldedSessions = in.foldedReport()
 
 	rep.Latency = make([]LatencyStats, 0, len(in.methods))
 	for k, m := range in.methods {
@@ -115,6 +116,54 @@ func (in *Inspector) finishPending() {
 		rep.Operations.Tasks.Unfinished++
 		in.emitOp(op.req, op, OutcomeUnfinished, 0, 0, 0)
 	}
+}
+
+// foldedReport sums the folded sessions (Report.FoldedSessions); nil when
+// none is.
+func (in *Inspector) foldedReport() *SessionReport {
+	if in.folded == 0 {
+		return nil
+	}
+	sum := &sessionState{tools: in.foldedTools, first: in.last, last: in.first}
+	var longest int64
+	for _, s := range in.sessions {
+		if !s.folded {
+			continue
+		}
+		sum.first, sum.last = min(sum.first, s.first), max(sum.last, s.last)
+		longest = max(longest, s.last-s.first)
+		if v := s.version; v != "" && (sum.version == "" || v < sum.version) {
+			sum.version = v
+		}
+		sum.messages += s.messages
+		for i, n := range s.byKind {
+			sum.byKind[i] += n
+		}
+		for i, n := range s.byDir {
+			sum.byDir[i] += n
+		}
+		sum.stderrLines += s.stderrLines
+		sum.violations += s.violations
+		sum.unanswered += s.unanswered
+		sum.errors += s.errors
+		sum.toolErrors += s.toolErrors
+		sum.cancelled += s.cancelled
+		sum.refused += s.refused
+		sum.brokenOff += s.brokenOff
+		sum.refusedNotes += s.refusedNotes
+		for rule, n := range s.violationRules {
+			if sum.violationRules == nil {
+				sum.violationRules = map[string]int64{}
+			}
+			sum.violationRules[rule] += n
+		}
+		if s.maxLatency > sum.maxLatency || s.maxLatency == sum.maxLatency && s.slowest < sum.slowest {
+			sum.maxLatency, sum.slowest = s.maxLatency, s.slowest
+		}
+	}
+	r := sum.report()
+	r.DurationNS = longest
+	return &r
 }
 
 // report renders a session's state.

@@ -12,7 +12,15 @@ type Report struct {
 	Sessions []SessionReport `json:"sessions"`
 	// SessionsFolded counts sessions beyond the listing limit: their
 	// messages are counted everywhere but they have no entry of their own.
-	SessionsFolded int            `json:"sessions_folded,omitempty"`
+	SessionsFolded int `json:"sessions_folded,omitempty"`
+	// FoldedSessions sums those sessions as one entry (nil when there are
+	// none), for a verdict on the whole tape: ID empty; its counts, by
+	// kind, direction and tool, its violations by rule, summed; FirstNS and
+	// LastNS span them all, DurationNS is the longest one's, MaxLatencyNS
+	// and Slowest the slowest request's, ProtocolVersion the oldest
+	// negotiated; no peers, exit, details, stderr lines or counts by
+	// method.
+	FoldedSessions *SessionReport `json:"folded_sessions,omitempty"`
 	Latency        []LatencyStats `json:"latency"`
 	Tools          []ToolStats    `json:"tools"`
 	Errors         []ErrorCount   `json:"errors"`
