@@ -80,7 +80,10 @@ func (in *Inspector) finishPending() {
 			in.emitOp(req, req.op, OutcomeCancelled, 0, 0, 0)
 			continue
 		}
-		if s := req.sess; s.closeOutcome != "" && req.time <= s.closedAt { // its session's close ended it
+		// Its session's close ended it; but a streamed answer the server
+		// had started and not ended stays the server's unfinished stream
+		// (streamUnfinished), though the client left afterwards.
+		if s := req.sess; s.closeOutcome != "" && req.time <= s.closedAt && (s.closeOutcome != OutcomeClientGone || req.chunks == 0) {
 			in.cut(req, s.closeOutcome, 0)
 			in.emitOp(req, req.op, s.closeOutcome, 0, 0, 0)
 			continue
@@ -234,6 +237,10 @@ func (in *Inspector) problems(rep *Report) []Problem {
 	if u := rep.Unanswered; u.CutByShutdown > 0 {
 		add(SeverityWarning, "cut-by-shutdown", u.CutByShutdown, refDetails(u.CutByShutdownRequests), "%s cut by the recorder's shutdown before the server answered (not the server's doing)",
 			english.Count(u.CutByShutdown, "request"))
+	}
+	if u := rep.Unanswered; u.ClientGone > 0 {
+		add(SeverityWarning, "client-gone", u.ClientGone, refDetails(u.ClientGoneRequests), "%s in flight when the client ended the session, then not answered (the client left; not the server's doing)",
+			english.Count(u.ClientGone, "request"))
 	}
 	var exits []string
 	for _, s := range rep.Sessions {

@@ -275,7 +275,7 @@ func deprecatedIn(s *analysis.SessionReport) []string {
 // ended), the errors (JSON-RPC errors, tool errors, HTTP refusals but 401).
 func loadView(rep *analysis.Report) *loadgen.Report {
 	u := rep.Unanswered
-	v := &loadgen.Report{Duration: time.Duration(rep.Tape.DurationNS), Requests: u.Count + u.Cancelled + u.CutByShutdown + u.BrokenOff + rep.Refused.Count}
+	v := &loadgen.Report{Duration: time.Duration(rep.Tape.DurationNS), Requests: u.Count + u.Cancelled + u.CutByShutdown + u.BrokenOff + u.ClientGone + rep.Refused.Count}
 	v.ErrorTotal = rep.Refused.Count - rep.Refused.Unauthorized
 	for _, e := range rep.Errors {
 		v.ErrorTotal += e.Count

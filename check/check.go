@@ -30,7 +30,7 @@ const (
 	SignalError      = "error"      // a JSON-RPC error response, or a request or notification refused with an HTTP error (not 401)
 	SignalToolError  = "tool-error" // a tools/call result with isError
 	SignalViolation  = "violation"  // a protocol violation
-	SignalUnanswered = "unanswered" // a request never answered, or whose response the server broke off
+	SignalUnanswered = "unanswered" // a request never answered, or whose response the server broke off (not one the client left: OutcomeClientGone)
 	SignalCancelled  = "cancelled"  // a request cancelled
 	SignalSlow       = "slow"       // a client request slower than WithSlow
 	SignalDeprecated = "deprecated" // a deprecated feature: protocol 2024-11-05, JSON-RPC batches

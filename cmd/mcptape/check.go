@@ -30,7 +30,7 @@ func checkCmd() *command {
   Signals: error (JSON-RPC error responses, HTTP refusals other than 401),
   tool-error (isError results), violation (protocol rules), unanswered (also
   a response the server broke off; not a request the recorder's shutdown
-  cut), cancelled, slow (a client request slower than --slow), deprecated (protocol
+  cut or the client left unanswered by ending the session), cancelled, slow (a client request slower than --slow), deprecated (protocol
   2024-11-05, batches), incomplete (a cut tape, messages recorded cut or not
   recorded), drift (a breaking change from --baseline). Default --fail-on:
   violation,unanswered,incomplete,drift; the others are listed as notes.
