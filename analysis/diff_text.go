@@ -19,7 +19,8 @@ const diffWidth = 100
 // mismatching message with its field differences, the messages found in one
 // tape only, and a last line with the counts.
 func WriteDiffText(w io.Writer, rep *DiffReport) error {
-	bw := bufio.NewWriter(termsafe.NewWriter(w)) // values from the tapes stay text
+	safe := termsafe.NewWriter(w) // values from the tapes stay text
+	bw := bufio.NewWriter(safe)
 	side := func(mark string, s DiffSide) {
 		fmt.Fprintf(bw, "%s %s (%s, %s)\n", mark, cmpName(s.File, mark), english.Count(s.Sessions, "session"), english.Count(s.Messages, "message"))
 		if s.Warning != "" {
@@ -60,7 +61,10 @@ func WriteDiffText(w io.Writer, rep *DiffReport) error {
 	}
 	fmt.Fprintf(bw, "\n%s: %s compared, %d differ, %d only in a, %d only in b\n",
 		verdict, english.Count(rep.Compared, "message"), rep.Mismatched, rep.OnlyA, rep.OnlyB)
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return safe.Flush()
 }
 
 // WriteDiffJSON writes the report as indented JSON followed by a newline.

@@ -62,8 +62,9 @@ func positive(what string, n int, set *int) error {
 
 // WithMaxSessions sets how many sessions get an entry of their own in the
 // report (default 1000); later sessions are counted everywhere else but
-// folded into Report.SessionsFolded, and keep only the little state the
-// protocol checks need.
+// folded into Report.SessionsFolded (their counts summed in
+// Report.FoldedSessions), and keep only the little state the protocol
+// checks need.
 func WithMaxSessions(n int) Option {
 	return func(o *options) error { return positive("max sessions", n, &o.maxSessions) }
 }
@@ -128,6 +129,9 @@ type Inspector struct {
 	sessSlots [sessionSlots][2]*sessionState // sessions found lately, by sessionSlot, the latest first
 	order     []*sessionState
 	folded    int
+	// foldedTools counts the tools called in the folded sessions, which
+	// share it as their sessionState.tools (see Report.FoldedSessions)
+	foldedTools map[string]*int64
 
 	inflight    *Pairer[*request]
 	tokens      map[string]*request // progress tokens in flight, by tokenKey
@@ -425,17 +429,7 @@ func (in *Inspector) nameBytes(raw []byte) string {
 // not a tape is an error wrapping tape.ErrNotTape; a cut or damaged tape
 // gives a report of what was readable, with Tape.Warning set.
 func Inspect(ctx context.Context, path string, opts ...Option) (*Report, error) {
-	r, err := tape.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	rep, err := InspectTape(ctx, r, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("inspect %s: %w", path, err)
-	}
-	rep.File = path
-	return rep, nil
+	return InspectJoined(ctx, path, []string{path}, opts...)
 }
 
 // InspectTape reads an opened tape to its end and returns its report

@@ -37,6 +37,7 @@ func (in *Inspector) Finish(warning error) *Report {
 		rep.Sessions = append(rep.Sessions, s.report())
 	}
 	rep.SessionsFolded = in.folded
+	rep.FoldedSessions = in.foldedReport()
 
 	rep.Latency = make([]LatencyStats, 0, len(in.methods))
 	for k, m := range in.methods {
@@ -79,7 +80,10 @@ func (in *Inspector) finishPending() {
 			in.emitOp(req, req.op, OutcomeCancelled, 0, 0, 0)
 			continue
 		}
-		if s := req.sess; s.closeOutcome != "" && req.time <= s.closedAt { // its session's close ended it
+		// Its session's close ended it; but a streamed answer the server
+		// had started and not ended stays the server's unfinished stream
+		// (streamUnfinished), though the client left afterwards.
+		if s := req.sess; s.closeOutcome != "" && req.time <= s.closedAt && (s.closeOutcome != OutcomeClientGone || req.chunks == 0) {
 			in.cut(req, s.closeOutcome, 0)
 			in.emitOp(req, req.op, s.closeOutcome, 0, 0, 0)
 			continue
@@ -115,6 +119,54 @@ func (in *Inspector) finishPending() {
 		rep.Operations.Tasks.Unfinished++
 		in.emitOp(op.req, op, OutcomeUnfinished, 0, 0, 0)
 	}
+}
+
+// foldedReport sums the folded sessions (Report.FoldedSessions); nil when
+// none is.
+func (in *Inspector) foldedReport() *SessionReport {
+	if in.folded == 0 {
+		return nil
+	}
+	sum := &sessionState{tools: in.foldedTools, first: in.last, last: in.first}
+	var longest int64
+	for _, s := range in.sessions {
+		if !s.folded {
+			continue
+		}
+		sum.first, sum.last = min(sum.first, s.first), max(sum.last, s.last)
+		longest = max(longest, s.last-s.first)
+		if v := s.version; v != "" && (sum.version == "" || v < sum.version) {
+			sum.version = v
+		}
+		sum.messages += s.messages
+		for i, n := range s.byKind {
+			sum.byKind[i] += n
+		}
+		for i, n := range s.byDir {
+			sum.byDir[i] += n
+		}
+		sum.stderrLines += s.stderrLines
+		sum.violations += s.violations
+		sum.unanswered += s.unanswered
+		sum.errors += s.errors
+		sum.toolErrors += s.toolErrors
+		sum.cancelled += s.cancelled
+		sum.refused += s.refused
+		sum.brokenOff += s.brokenOff
+		sum.refusedNotes += s.refusedNotes
+		for rule, n := range s.violationRules {
+			if sum.violationRules == nil {
+				sum.violationRules = map[string]int64{}
+			}
+			sum.violationRules[rule] += n
+		}
+		if s.maxLatency > sum.maxLatency || s.maxLatency == sum.maxLatency && s.slowest < sum.slowest {
+			sum.maxLatency, sum.slowest = s.maxLatency, s.slowest
+		}
+	}
+	r := sum.report()
+	r.DurationNS = longest
+	return &r
 }
 
 // report renders a session's state.
@@ -185,6 +237,10 @@ func (in *Inspector) problems(rep *Report) []Problem {
 	if u := rep.Unanswered; u.CutByShutdown > 0 {
 		add(SeverityWarning, "cut-by-shutdown", u.CutByShutdown, refDetails(u.CutByShutdownRequests), "%s cut by the recorder's shutdown before the server answered (not the server's doing)",
 			english.Count(u.CutByShutdown, "request"))
+	}
+	if u := rep.Unanswered; u.ClientGone > 0 {
+		add(SeverityWarning, "client-gone", u.ClientGone, refDetails(u.ClientGoneRequests), "%s in flight when the client ended the session, then not answered (the client left; not the server's doing)",
+			english.Count(u.ClientGone, "request"))
 	}
 	var exits []string
 	for _, s := range rep.Sessions {

@@ -261,16 +261,20 @@ func (in *Inspector) refusedNotes(notes []sentNote, status int) {
 }
 
 // cut counts req, which got no answer by the recorder's shutdown
-// (OutcomeCutByShutdown) or because the server broke off
-// (OutcomeBrokenOff), with the HTTP status of the response that had
-// started on its exchange (0: none).
+// (OutcomeCutByShutdown), because the server broke off
+// (OutcomeBrokenOff) or because the client left (OutcomeClientGone), with
+// the HTTP status of the response that had started on its exchange (0:
+// none).
 func (in *Inspector) cut(req *request, outcome string, status int) {
 	u := &in.rep.Unanswered
 	n, list := &u.CutByShutdown, &u.CutByShutdownRequests
-	if outcome == OutcomeBrokenOff {
+	switch outcome {
+	case OutcomeBrokenOff:
 		n, list = &u.BrokenOff, &u.BrokenOffRequests
 		req.sess.brokenOff++
 		keepDetail(in, req.sess, brokenOffDetails, func() RequestRef { return in.statusRef(req, status) })
+	case OutcomeClientGone:
+		n, list = &u.ClientGone, &u.ClientGoneRequests
 	}
 	*n++
 	if len(*list) < in.o.maxListed {

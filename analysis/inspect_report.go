@@ -12,7 +12,15 @@ type Report struct {
 	Sessions []SessionReport `json:"sessions"`
 	// SessionsFolded counts sessions beyond the listing limit: their
 	// messages are counted everywhere but they have no entry of their own.
-	SessionsFolded int            `json:"sessions_folded,omitempty"`
+	SessionsFolded int `json:"sessions_folded,omitempty"`
+	// FoldedSessions sums those sessions as one entry (nil when there are
+	// none), for a verdict on the whole tape: ID empty; its counts, by
+	// kind, direction and tool, its violations by rule, summed; FirstNS and
+	// LastNS span them all, DurationNS is the longest one's, MaxLatencyNS
+	// and Slowest the slowest request's, ProtocolVersion the oldest
+	// negotiated; no peers, exit, details, stderr lines or counts by
+	// method.
+	FoldedSessions *SessionReport `json:"folded_sessions,omitempty"`
 	Latency        []LatencyStats `json:"latency"`
 	Tools          []ToolStats    `json:"tools"`
 	Errors         []ErrorCount   `json:"errors"`
@@ -88,7 +96,8 @@ type Problem struct {
 	// What is a stable name: a rule name, or one of "tape-damaged",
 	// "unanswered", "error-response", "tool-error", "answered-after-cancel",
 	// "server-exit", "proxy-error", "mrtr-abandoned", "task-unfinished",
-	// "stream-unfinished", "ws-refused", "cut-by-shutdown", "broken-off".
+	// "stream-unfinished", "ws-refused", "cut-by-shutdown", "broken-off",
+	// "client-gone".
 	What    string   `json:"what"`
 	Count   int64    `json:"count"`
 	Summary string   `json:"summary"`
@@ -304,6 +313,15 @@ type UnansweredStats struct {
 	// from Count (never answered at all) but as an error too.
 	BrokenOff         int64        `json:"broken_off,omitempty"`
 	BrokenOffRequests []RequestRef `json:"broken_off_requests,omitempty"` // the first ones
+	// ClientGone counts the requests in flight when the client ended the
+	// session, left unanswered: a stdio client closed its input (the
+	// server then exited, by itself or ended by the recorder after its
+	// grace period), an HTTP client deleted the session or closed its
+	// legacy SSE stream, a WebSocket client closed or lost its connection.
+	// The client left before the answer, not the server's doing. They are
+	// not in Count.
+	ClientGone         int64        `json:"client_gone,omitempty"`
+	ClientGoneRequests []RequestRef `json:"client_gone_requests,omitempty"` // the first ones
 }
 
 // CancelStats counts cancellations and what followed.

@@ -16,7 +16,8 @@ const stderrKept = 3
 
 // sessionState is what the Inspector keeps per session. Sessions beyond
 // the listing bound are "folded": they keep the protocol state (version,
-// handshake) but no counts of their own.
+// handshake) and the counters that Report.FoldedSessions sums, but no
+// counts by method or tool of their own.
 type sessionState struct {
 	id          string
 	folded      bool
@@ -120,6 +121,10 @@ func (in *Inspector) newSession(id string, t int64) *sessionState {
 	} else {
 		s.folded = true
 		in.folded++
+		if in.foldedTools == nil {
+			in.foldedTools = map[string]*int64{}
+		}
+		s.tools = in.foldedTools // summed for Report.FoldedSessions
 	}
 	in.sessions[id] = s
 	return s

@@ -37,7 +37,8 @@ func WriteJSON(w io.Writer, rep *Report) error {
 // within about 100 columns; long lists are cut with a count of the rest
 // (the JSON form has everything).
 func WriteText(w io.Writer, rep *Report) error {
-	b := bufio.NewWriter(termsafe.NewWriter(w)) // names from the tape stay text
+	safe := termsafe.NewWriter(w) // names from the tape stay text
+	b := bufio.NewWriter(safe)
 	p := func(format string, a ...any) { fmt.Fprintf(b, format+"\n", a...) }
 	t := rep.Tape
 
@@ -133,7 +134,11 @@ func WriteText(w io.Writer, rep *Report) error {
 	u := rep.Unanswered
 	writeRefs(p, u.BrokenOff, u.BrokenOffRequests, "BROKEN OFF  %d (the server's response or connection broke off, or the stdio server exited, before the answer; the status of a response that had started is shown)")
 	writeRefs(p, u.CutByShutdown, u.CutByShutdownRequests, "CUT BY THE RECORDER'S SHUTDOWN  %d (the recorder stopped before the server answered; the status of a response that had started is shown)")
+	writeRefs(p, u.ClientGone, u.ClientGoneRequests, "CLIENT GONE  %d (in flight when the client ended the session: closed stdin, deleted it, closed its connection)")
 	if err := b.Flush(); err != nil {
+		return fmt.Errorf("analysis: writing text: %w", err)
+	}
+	if err := safe.Flush(); err != nil {
 		return fmt.Errorf("analysis: writing text: %w", err)
 	}
 	return nil

@@ -17,8 +17,8 @@ type outcomeInfo struct {
 	// status message.
 	text string
 	// failed tells a request that failed: an OTLP span with an error
-	// status. A request the client cancelled or the recorder's own
-	// shutdown cut did not fail.
+	// status. A request the client cancelled or left before its answer,
+	// or the recorder's own shutdown cut, did not fail.
 	failed bool
 }
 
@@ -34,6 +34,7 @@ var outcomes = map[string]outcomeInfo{
 	OutcomeRefused:       {"refused with an HTTP error", true},
 	OutcomeCutByShutdown: {"cut by the recorder's shutdown", false},
 	OutcomeBrokenOff:     {"response broken off", true},
+	OutcomeClientGone:    {"client left", false},
 }
 
 // describeOutcome returns the description of outcome; an unknown one is
@@ -74,21 +75,38 @@ func exchangeOutcome(d *httpEvent) string {
 
 // sessionCloseOutcome reads the close of a session (its "close" event's
 // by and reason) for the requests sent before it and still in flight at
-// the end of the tape: ended by the recorder's own shutdown (stdio: the
-// recorder got a signal, or its Go caller cancelled it, and stopped the
-// server; HTTP and WebSocket: the proxy stopped with the session open),
-// OutcomeCutByShutdown; a WebSocket connection to the server lost (no
-// close frame), or a stdio server that exited by itself (its requests in
-// flight can no longer be answered), OutcomeBrokenOff: the server ended
-// the conversation, as a server breaking off an HTTP response does;
-// otherwise "" (never answered: a stdio client that closed stdin ended it
-// itself, and a server may exit on that without answering).
+// the end of the tape:
+//
+//   - ended by the recorder's own shutdown (stdio: the recorder got a
+//     signal, or its Go caller cancelled it, and stopped the server; HTTP
+//     and WebSocket: the proxy stopped with the session open):
+//     OutcomeCutByShutdown;
+//   - a WebSocket connection to the server lost (no close frame), or a
+//     stdio server that exited by itself (its requests in flight can no
+//     longer be answered): OutcomeBrokenOff, the server ended the
+//     conversation, as a server breaking off an HTTP response does;
+//   - the client ended the session: a stdio client closed its input
+//     ("client-eof"; the recorder closed the server's input in turn, and
+//     the server exited without answering, by itself, the MCP way to end
+//     a stdio session, or ended by the recorder after its grace period:
+//     the "exit" event's "sent" says which), an HTTP client deleted the
+//     session or closed its legacy SSE stream, a WebSocket client closed
+//     or lost its connection (by "client"). Either way the client had
+//     left before the answer, and no answer could reach it in that
+//     session: OutcomeClientGone, not the server's doing (a stdio client
+//     that closed its input and went on reading gets the answers sent
+//     before the server exits; they are recorded and paired; a streamed
+//     answer the server had started and not ended stays its unfinished
+//     stream: see Inspector.finishPending);
+//   - otherwise "": never answered.
 func sessionCloseOutcome(by, reason string) string {
 	switch {
 	case by == "signal" || by == "context" || (by == "proxy" && reason == "shutdown"):
 		return OutcomeCutByShutdown
 	case (by == "server" && reason == "connection-lost") || by == "server-exit":
 		return OutcomeBrokenOff
+	case by == "client-eof" || by == "client":
+		return OutcomeClientGone
 	}
 	return ""
 }

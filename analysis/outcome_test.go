@@ -311,23 +311,28 @@ func TestOTLPNullIDAnswer(t *testing.T) {
 // tape, sent before its session's close, ends as that close says: the
 // recorder's shutdown (stdio: it got a signal, or its Go caller
 // cancelled it; HTTP or WebSocket: the proxy stopped with the session
-// open) cut it; a WebSocket connection the server lost broke it off; any
-// other close leaves it never answered, and so does a close before it
-// was sent.
+// open) cut it; a WebSocket connection the server lost, or a stdio server
+// that exited, broke it off; a client that ended the session (stdio: it
+// closed its input; HTTP: it deleted the session; WebSocket: it closed or
+// lost its connection) left before the answer; any other close leaves it
+// never answered, and so does a close before it was sent.
 func TestSessionCloseOutcome(t *testing.T) {
 	const call = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}`
 	tests := []struct {
 		name, close string
 		closeAt     time.Duration
-		want        string // cut, broken or unanswered
+		want        string // cut, broken, gone or unanswered
 	}{
 		{"stdio signal", `{"by":"signal"}`, 9 * ms, "cut"},
 		{"stdio context", `{"by":"context"}`, 9 * ms, "cut"},
 		{"stdio server exit", `{"by":"server-exit"}`, 9 * ms, "broken"},
-		{"stdio client eof", `{"by":"client-eof"}`, 9 * ms, "unanswered"},
+		{"stdio client eof", `{"by":"client-eof"}`, 9 * ms, "gone"},
+		{"http delete", `{"by":"client","reason":"delete"}`, 9 * ms, "gone"},
+		{"ws client close frame", `{"by":"client","reason":"close-frame"}`, 9 * ms, "gone"},
+		{"http session not found", `{"by":"server","reason":"not-found"}`, 9 * ms, "unanswered"},
 		{"proxy shutdown", `{"by":"proxy","reason":"shutdown"}`, 9 * ms, "cut"},
 		{"ws connection lost by the server", `{"by":"server","reason":"connection-lost"}`, 9 * ms, "broken"},
-		{"ws connection lost by the client", `{"by":"client","reason":"connection-lost"}`, 9 * ms, "unanswered"},
+		{"ws connection lost by the client", `{"by":"client","reason":"connection-lost"}`, 9 * ms, "gone"},
 		{"ws too big", `{"by":"proxy","reason":"too-big"}`, 9 * ms, "unanswered"},
 		{"closed before the request", `{"by":"signal"}`, 4 * ms, "unanswered"},
 	}
@@ -335,7 +340,7 @@ func TestSessionCloseOutcome(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rep := inspectSteps(t, append(after(c2s(5*ms, call)), evt(tt.closeAt, tape.EventClose, tt.close))...)
 			u := rep.Unanswered
-			got := map[string]int64{"cut": u.CutByShutdown, "broken": u.BrokenOff, "unanswered": u.Count}
+			got := map[string]int64{"cut": u.CutByShutdown, "broken": u.BrokenOff, "gone": u.ClientGone, "unanswered": u.Count}
 			for k, n := range got {
 				if want := int64(0); k == tt.want {
 					want = 1

@@ -13,8 +13,8 @@ import (
 // versions can sit side by side in one query. It changes when a column
 // changes meaning or goes away, or when the outcome column gets a new
 // value; adding a column does not change it. Version 2 added the outcomes
-// OutcomeCutByShutdown and OutcomeBrokenOff.
-const RequestsSchemaVersion = 2
+// OutcomeCutByShutdown and OutcomeBrokenOff, version 3 OutcomeClientGone.
+const RequestsSchemaVersion = 3
 
 // Outcomes of an Operation.
 const (
@@ -35,6 +35,13 @@ const (
 	// mid-way, its WebSocket connection was lost, or the stdio server
 	// exited by itself; the server's doing
 	OutcomeBrokenOff = "broken_off"
+	// the client left before the answer: it ended the session with the
+	// request in flight (a stdio client closed its input, and the server
+	// then exited, by itself or ended by the recorder after its grace
+	// period, without answering; an HTTP client deleted the session or
+	// closed its legacy SSE stream; a WebSocket client closed or lost its
+	// connection); not the server's doing
+	OutcomeClientGone = "client_gone"
 )
 
 // Operation is one logical operation of a tape as Inspect pairs it: a

@@ -19,6 +19,7 @@ import (
 // showWriter writes timeline lines in one format.
 type showWriter struct {
 	w         *bufio.Writer
+	safe      *termsafe.Writer // under w in the text format, else nil
 	format    Format
 	shown     int64
 	compacted int64
@@ -26,14 +27,20 @@ type showWriter struct {
 }
 
 func newShowWriter(w io.Writer, f Format) *showWriter {
+	var safe *termsafe.Writer
 	if f == FormatText {
-		w = termsafe.NewWriter(w) // values from the tape stay text
+		safe = termsafe.NewWriter(w) // values from the tape stay text
+		w = safe
 	}
-	return &showWriter{w: bufio.NewWriterSize(w, 64<<10), format: f}
+	return &showWriter{w: bufio.NewWriterSize(w, 64<<10), safe: safe, format: f}
 }
 
 func (s *showWriter) flush() error {
-	if err := s.w.Flush(); err != nil {
+	err := s.w.Flush()
+	if err == nil && s.safe != nil {
+		err = s.safe.Flush()
+	}
+	if err != nil {
 		return fmt.Errorf("analysis: show: %w", err)
 	}
 	return nil

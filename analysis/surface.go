@@ -76,16 +76,7 @@ func (s *Surface) items(kind string) *[]SurfaceItem {
 // ReadSurface reads the surface of the tape at path: the list results the
 // server sent. A tape with no list result gives an empty surface.
 func ReadSurface(ctx context.Context, path string) (*Surface, error) {
-	r, err := tape.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	s, err := ReadSurfaceTape(ctx, r)
-	if err != nil {
-		return nil, fmt.Errorf("surface of %s: %w", path, err)
-	}
-	return s, nil
+	return ReadSurfaceJoined(ctx, path, []string{path})
 }
 
 // ReadSurfaceTape reads the surface of an opened tape (such as the joined

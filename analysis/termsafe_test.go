@@ -58,3 +58,21 @@ func TestTextReportsKeepControlCharactersOut(t *testing.T) {
 		})
 	}
 }
+
+// TestShowMarksLoneC1Bytes checks that a byte 0x80 to 0x9F outside any
+// UTF-8 sequence, written raw by a peer into a frame, reaches the terminal
+// as a mark through show (which prints a result as the frame has it): a
+// terminal reading 8-bit controls takes a lone 0x9B as CSI.
+func TestShowMarksLoneC1Bytes(t *testing.T) {
+	path := tempTape(t, after(
+		c2s(10*ms, `{"jsonrpc":"2.0","id":4,"method":"vendor/list"}`),
+		s2c(31*ms, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"items\":[{\"name\":\"r\x9b1m\"}]}}"),
+	)...)
+	var b bytes.Buffer
+	if _, err := Show(context.Background(), path, &b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "\x9b") || !strings.Contains(b.String(), `"name":"r·1m"`) {
+		t.Errorf("show passed a lone C1 byte or lost the name:\n%q", b.String())
+	}
+}

@@ -14,77 +14,26 @@ import (
 // maxDetails bounds the detail lines of a case.
 const maxDetails = 5
 
-// tapeCases returns the cases of one tape: every signal for every session,
-// the tape-wide signals, then the assertions.
+// tapeCases returns the cases of one tape: every signal for every session
+// listed, for the sessions folded beyond the listing bound together, the
+// tape-wide signals, then the assertions.
 func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Report) ([]Case, error) {
 	var out []Case
-	signal := func(session, name string, n int64, msg string, details []string) {
-		c := Case{Tape: path, Session: session, Name: name, Signal: name, Selected: o.failOn[name], Fired: n > 0, Count: n}
-		if c.Fired {
-			c.Message, c.Details = msg, details[:min(len(details), maxDetails)]
-		}
-		out = append(out, c)
-	}
 	for i := range rep.Sessions {
-		s := &rep.Sessions[i]
-		d := s.Details
-		if d == nil {
-			d = &analysis.SessionDetails{}
-		}
-		msg := english.Count(s.Errors, "error response")
-		if s.Refused > 0 {
-			msg += ", " + english.Count(s.Refused, "request") + " refused with an HTTP error"
-		}
-		if s.RefusedNotifications > 0 {
-			msg += ", " + english.Count(s.RefusedNotifications, "notification") + " refused with an HTTP error"
-		}
-		signal(s.ID, SignalError, s.Errors+s.Refused+s.RefusedNotifications, msg, append(errorsIn(d), refs(d.Refused, "refused with")...))
-		signal(s.ID, SignalToolError, s.ToolErrors, english.Count(s.ToolErrors, "tool call")+" returned isError", nil)
-		v, vd := violationsIn(rep, s)
-		signal(s.ID, SignalViolation, s.Violations, english.Count(s.Violations, "protocol violation")+": "+strings.Join(v, ", "), vd)
-		var unanswered []string
-		if s.Unanswered > 0 || s.BrokenOff == 0 {
-			unanswered = append(unanswered, english.Count(s.Unanswered, "request")+" never answered")
-		}
-		if s.BrokenOff > 0 {
-			unanswered = append(unanswered, english.Count(s.BrokenOff, "request")+" whose response the server broke off")
-		}
-		msg = strings.Join(unanswered, ", ")
-		signal(s.ID, SignalUnanswered, s.Unanswered+s.BrokenOff, msg, append(refs(d.Unanswered, ""), refs(d.BrokenOff, "broken off after")...))
-		signal(s.ID, SignalCancelled, s.Cancelled, english.Count(s.Cancelled, "request")+" cancelled", nil)
-		var slow int64
-		if s.MaxLatencyNS > int64(o.slow) {
-			slow = 1
-		}
-		signal(s.ID, SignalSlow, slow, fmt.Sprintf("%s took %s (more than %v)", s.Slowest, loadgen.FormatLatency(time.Duration(s.MaxLatencyNS)), o.slow), nil)
-		dep := deprecatedIn(s)
-		signal(s.ID, SignalDeprecated, int64(len(dep)), strings.Join(dep, "; "), nil)
-		for _, name := range o.forbid {
-			c := Case{Tape: path, Session: s.ID, Name: "forbid-tool " + name, Signal: "assertion", Selected: true}
-			for _, t := range s.ToolsCalled {
-				if t.Name == name {
-					c.Fired, c.Count, c.Message = true, t.Count, name+" called "+english.Count(t.Count, "time")
-				}
-			}
-			out = append(out, c)
-		}
-		for _, m := range o.maxDuration {
-			if m.series == "" {
-				c := Case{Tape: path, Session: s.ID, Name: "max-duration " + m.spec, Signal: "assertion", Selected: true}
-				if d := time.Duration(s.DurationNS); d > m.d {
-					c.Fired, c.Message = true, "the session lasted "+loadgen.FormatLatency(d)
-					c.Measured = measured(float64(d))
-				}
-				out = append(out, c)
-			}
-		}
+		out = o.sessionCases(out, path, rep, &rep.Sessions[i], 0)
+	}
+	if f := rep.FoldedSessions; f != nil {
+		out = o.sessionCases(out, path, rep, f, rep.SessionsFolded)
+	}
+	signal := func(name string, n int64, msg string, details []string) {
+		out = append(out, o.signalCase(Case{Tape: path}, name, n, msg, details))
 	}
 	if n := rep.RefusedUpgradesN; n > 0 { // no session came of them: a case of the tape
 		var d []string
 		for _, ex := range rep.RefusedUpgrades {
 			d = append(d, fmt.Sprintf("record %d: WebSocket upgrade %s", ex.Seq, ex.Detail))
 		}
-		signal("", SignalError, n, english.Count(n, "WebSocket upgrade")+" refused with an HTTP error", d)
+		signal(SignalError, n, english.Count(n, "WebSocket upgrade")+" refused with an HTTP error", d)
 	}
 	var incomplete []string
 	if rep.Tape.Warning != "" {
@@ -99,7 +48,7 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 	if rep.UnrecordedMessages > 0 {
 		incomplete = append(incomplete, english.Count(rep.UnrecordedMessages, "message")+" not recorded (over the recorder's limit)")
 	}
-	signal("", SignalIncomplete, int64(len(incomplete)), strings.Join(incomplete, "; "), nil)
+	signal(SignalIncomplete, int64(len(incomplete)), strings.Join(incomplete, "; "), nil)
 	var driftErr error
 	if o.baseline != nil {
 		c, err := o.driftCase(ctx, path)
@@ -137,6 +86,86 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 	return out, driftErr
 }
 
+// signalCase returns the case of signal name in where (its tape and
+// session): fired when n > 0, with the message and the first details.
+func (o *options) signalCase(where Case, name string, n int64, msg string, details []string) Case {
+	c := where
+	c.Name, c.Signal, c.Selected, c.Fired, c.Count = name, name, o.failOn[name], n > 0, n
+	if c.Fired {
+		c.Message, c.Details = msg, details[:min(len(details), maxDetails)]
+	}
+	return c
+}
+
+// sessionCases appends to out the cases of session s of the tape at path:
+// every signal and the assertions on a session. With folded > 0, s sums
+// that many sessions folded beyond the listing bound
+// (analysis.Report.FoldedSessions), whose cases cover them together.
+func (o *options) sessionCases(out []Case, path string, rep *analysis.Report, s *analysis.SessionReport, folded int) []Case {
+	where := Case{Tape: path, Session: s.ID, Folded: folded}
+	signal := func(name string, n int64, msg string, details []string) {
+		out = append(out, o.signalCase(where, name, n, msg, details))
+	}
+	d := s.Details
+	if d == nil {
+		d = &analysis.SessionDetails{}
+	}
+	msg := english.Count(s.Errors, "error response")
+	if s.Refused > 0 {
+		msg += ", " + english.Count(s.Refused, "request") + " refused with an HTTP error"
+	}
+	if s.RefusedNotifications > 0 {
+		msg += ", " + english.Count(s.RefusedNotifications, "notification") + " refused with an HTTP error"
+	}
+	signal(SignalError, s.Errors+s.Refused+s.RefusedNotifications, msg, append(errorsIn(d), refs(d.Refused, "refused with")...))
+	signal(SignalToolError, s.ToolErrors, english.Count(s.ToolErrors, "tool call")+" returned isError", nil)
+	v, vd := violationsIn(rep, s, folded > 0)
+	signal(SignalViolation, s.Violations, english.Count(s.Violations, "protocol violation")+": "+strings.Join(v, ", "), vd)
+	var unanswered []string
+	if s.Unanswered > 0 || s.BrokenOff == 0 {
+		unanswered = append(unanswered, english.Count(s.Unanswered, "request")+" never answered")
+	}
+	if s.BrokenOff > 0 {
+		unanswered = append(unanswered, english.Count(s.BrokenOff, "request")+" whose response the server broke off")
+	}
+	msg = strings.Join(unanswered, ", ")
+	signal(SignalUnanswered, s.Unanswered+s.BrokenOff, msg, append(refs(d.Unanswered, ""), refs(d.BrokenOff, "broken off after")...))
+	signal(SignalCancelled, s.Cancelled, english.Count(s.Cancelled, "request")+" cancelled", nil)
+	var slow int64
+	if s.MaxLatencyNS > int64(o.slow) {
+		slow = 1
+	}
+	signal(SignalSlow, slow, fmt.Sprintf("%s took %s (more than %v)", s.Slowest, loadgen.FormatLatency(time.Duration(s.MaxLatencyNS)), o.slow), nil)
+	dep := deprecatedIn(s)
+	signal(SignalDeprecated, int64(len(dep)), strings.Join(dep, "; "), nil)
+	for _, name := range o.forbid {
+		c := where
+		c.Name, c.Signal, c.Selected = "forbid-tool "+name, "assertion", true
+		for _, t := range s.ToolsCalled {
+			if t.Name == name {
+				c.Fired, c.Count, c.Message = true, t.Count, name+" called "+english.Count(t.Count, "time")
+			}
+		}
+		out = append(out, c)
+	}
+	lasted := "the session lasted "
+	if folded > 0 {
+		lasted = "the longest of them lasted "
+	}
+	for _, m := range o.maxDuration {
+		if m.series == "" {
+			c := where
+			c.Name, c.Signal, c.Selected = "max-duration "+m.spec, "assertion", true
+			if d := time.Duration(s.DurationNS); d > m.d {
+				c.Fired, c.Message = true, lasted+loadgen.FormatLatency(d)
+				c.Measured = measured(float64(d))
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // driftCase compares the surface of the tape at path with the baseline.
 func (o *options) driftCase(ctx context.Context, path string) (Case, error) {
 	s, err := o.readSurface(ctx, path) // tapes.go
@@ -172,14 +201,22 @@ func (o *options) driftCase(ctx context.Context, path string) (Case, error) {
 
 // violationsIn lists the rules broken in session (all of them: the tape
 // keeps only a few examples per rule, which may all be of other sessions)
-// and the examples it has of them.
-func violationsIn(rep *analysis.Report, s *analysis.SessionReport) (rules, details []string) {
+// and the examples it has of them; folded, s sums the sessions not listed,
+// whose examples are those of no session listed.
+func violationsIn(rep *analysis.Report, s *analysis.SessionReport, folded bool) (rules, details []string) {
 	for _, r := range s.ViolationRules {
 		rules = append(rules, r.Name)
 	}
+	var listed map[string]bool
+	if folded {
+		listed = make(map[string]bool, len(rep.Sessions))
+		for _, l := range rep.Sessions {
+			listed[l.ID] = true
+		}
+	}
 	for _, v := range rep.Violations {
 		for _, ex := range v.Examples {
-			if ex.Session == s.ID {
+			if folded && !listed[ex.Session] || !folded && ex.Session == s.ID {
 				details = append(details, fmt.Sprintf("%s: record %d: %s", v.Rule, ex.Seq, ex.Detail))
 			}
 		}
@@ -245,7 +282,7 @@ func deprecatedIn(s *analysis.SessionReport) []string {
 // they are none of load's: counted, "errors<F%" could pass 100%.
 func loadView(rep *analysis.Report) *loadgen.Report {
 	u := rep.Unanswered
-	v := &loadgen.Report{Duration: time.Duration(rep.Tape.DurationNS), Requests: u.Count + u.Cancelled + u.CutByShutdown + u.BrokenOff + rep.Refused.Count}
+	v := &loadgen.Report{Duration: time.Duration(rep.Tape.DurationNS), Requests: u.Count + u.Cancelled + u.CutByShutdown + u.BrokenOff + u.ClientGone + rep.Refused.Count}
 	v.ErrorTotal = rep.Refused.Count - rep.Refused.Unauthorized
 	add := func(name string, l analysis.Latency) {
 		sr := loadgen.Series{Name: name, Count: l.Count, Mean: time.Duration(l.MeanNS), P50: time.Duration(l.P50NS),

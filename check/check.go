@@ -30,7 +30,7 @@ const (
 	SignalError      = "error"      // a JSON-RPC error response, or a request or notification refused with an HTTP error (not 401)
 	SignalToolError  = "tool-error" // a tools/call result with isError
 	SignalViolation  = "violation"  // a protocol violation
-	SignalUnanswered = "unanswered" // a request never answered, or whose response the server broke off
+	SignalUnanswered = "unanswered" // a request never answered, or whose response the server broke off (not one the client left: OutcomeClientGone)
 	SignalCancelled  = "cancelled"  // a request cancelled
 	SignalSlow       = "slow"       // a client request slower than WithSlow
 	SignalDeprecated = "deprecated" // a deprecated feature: protocol 2024-11-05, JSON-RPC batches
@@ -184,8 +184,13 @@ func WithInspectOptions(opts ...analysis.Option) Option {
 type Case struct {
 	// Tape is the file; "" for an assertion on the whole run.
 	Tape string `json:"tape,omitempty"`
-	// Session is the session checked; "" for the tape as a whole.
+	// Session is the session checked; "" for the tape as a whole, or
+	// for the sessions Folded counts.
 	Session string `json:"session,omitempty"`
+	// Folded, when not 0, says that the case covers together that many
+	// sessions of the tape beyond the inspection's listing bound
+	// (analysis.DefaultMaxSessions), which have no cases of their own.
+	Folded int `json:"folded_sessions,omitempty"`
 	// Name names the signal or the assertion ("expect-tool echo").
 	Name string `json:"name"`
 	// Signal is the signal's name, or "assertion".
@@ -256,11 +261,12 @@ func Run(ctx context.Context, paths []string, opts ...Option) (*Result, error) {
 			res.Errors = append(res.Errors, tapeError(path, err))
 			continue
 		}
-		res.Sessions += len(rep.Sessions)
-		for _, s := range rep.Sessions {
-			for _, t := range s.ToolsCalled {
-				called[t.Name] = true
-			}
+		res.Sessions += len(rep.Sessions) + rep.SessionsFolded
+		for i := range rep.Sessions {
+			toolsCalled(called, &rep.Sessions[i])
+		}
+		if f := rep.FoldedSessions; f != nil {
+			toolsCalled(called, f)
 		}
 		cases, err := o.tapeCases(ctx, path, rep)
 		if err != nil {
@@ -284,4 +290,11 @@ func Run(ctx context.Context, paths []string, opts ...Option) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// toolsCalled marks the tools that session s called in called.
+func toolsCalled(called map[string]bool, s *analysis.SessionReport) {
+	for _, t := range s.ToolsCalled {
+		called[t.Name] = true
+	}
 }

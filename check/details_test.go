@@ -162,3 +162,32 @@ func TestCutRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestClientGoneRequest: a request in flight when a stdio client closed
+// its input, which the server left unanswered as it exited, does not fire
+// the unanswered signal (the client left before the answer), and is a
+// request sent for the thresholds.
+func TestClientGoneRequest(t *testing.T) {
+	at := time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC).UnixNano()
+	path := writeRecords(t, "stdio",
+		&tape.Record{Type: tape.TypeMessage, Time: at, Session: "1", Dir: tape.ClientToServer,
+			Frame: []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`)},
+		&tape.Record{Type: tape.TypeEvent, Time: at + 1e6, Session: "1", Event: tape.EventExit, Data: []byte(`{"code":0}`)},
+		&tape.Record{Type: tape.TypeEvent, Time: at + 1e6, Session: "1", Event: tape.EventClose, Data: []byte(`{"by":"client-eof"}`)})
+	res, err := Run(context.Background(), []string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := analysis.Inspect(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := loadView(rep).Requests; n != 1 {
+		t.Errorf("thresholds count %d requests, want the one sent", n)
+	}
+	for _, c := range res.Cases {
+		if c.Signal == SignalUnanswered && c.Fired {
+			t.Errorf("unanswered fired: %s", c.Message)
+		}
+	}
+}

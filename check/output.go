@@ -56,10 +56,19 @@ func where(c *Case) string {
 	switch {
 	case c.Tape == "":
 		return "(all tapes)"
-	case c.Session == "":
+	case c.Session == "" && c.Folded == 0:
 		return c.Tape
 	}
-	return fmt.Sprintf("%s [%s]", c.Tape, c.Session)
+	return fmt.Sprintf("%s [%s]", c.Tape, sessionName(c))
+}
+
+// sessionName names the session of a case, or the sessions it covers
+// together ("1,234 more sessions": beyond the listing bound).
+func sessionName(c *Case) string {
+	if c.Folded > 0 {
+		return english.Count(int64(c.Folded), "more session")
+	}
+	return c.Session
 }
 
 // WriteJSON writes the result as one indented JSON object.
@@ -136,8 +145,8 @@ func WriteJUnit(w io.Writer, r *Result) error {
 	for _, c := range r.Cases {
 		s := suite(cmp.Or(c.Tape, "(all tapes)"))
 		name := c.Name
-		if c.Session != "" {
-			name += " [" + c.Session + "]"
+		if c.Session != "" || c.Folded > 0 {
+			name += " [" + sessionName(&c) + "]"
 		}
 		jc := junitCase{Name: name, Classname: "mcptape.check." + c.Signal, File: c.Tape, Time: "0"}
 		text := strings.Join(c.Details, "\n")

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/mcptape/mcptape/analysis"
-	"github.com/mcptape/mcptape/tape"
 )
 
 // Tape is one tape of a run: a file, or the files of one recording (a
@@ -43,38 +42,19 @@ func RunTapes(ctx context.Context, tapes []Tape, opts ...Option) (*Result, error
 // files RunTapes joins under that name.
 func (o *options) inspectTape(ctx context.Context, path string) (*analysis.Report, error) {
 	opts := append([]analysis.Option{analysis.WithSessionDetails(maxDetails)}, o.inspect...) // each session's first details
-	paths, ok := o.joined[path]
-	if !ok {
-		return analysis.Inspect(ctx, path, opts...)
-	}
-	r, err := tape.OpenJoined(paths)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	rep, err := analysis.InspectTape(ctx, r, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("inspect %s: %w", path, err)
-	}
-	rep.File = path
-	return rep, nil
+	return analysis.InspectJoined(ctx, path, o.paths(path), opts...)
 }
 
 // readSurface reads the surface of the tape of the run named path, as
 // inspectTape reads it.
 func (o *options) readSurface(ctx context.Context, path string) (*analysis.Surface, error) {
-	paths, ok := o.joined[path]
-	if !ok {
-		return analysis.ReadSurface(ctx, path)
+	return analysis.ReadSurfaceJoined(ctx, path, o.paths(path))
+}
+
+// paths returns the files of the tape of the run named path.
+func (o *options) paths(path string) []string {
+	if paths, ok := o.joined[path]; ok {
+		return paths
 	}
-	r, err := tape.OpenJoined(paths)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	s, err := analysis.ReadSurfaceTape(ctx, r)
-	if err != nil {
-		return nil, fmt.Errorf("surface of %s: %w", path, err)
-	}
-	return s, nil
+	return []string{path}
 }

@@ -147,7 +147,12 @@
 // headers came, and so does the replay, ending that POST (its answer is
 // not expected, as it is not in the recording). A live server request is
 // answered where the recorded client answered its twin, and only then:
-// one without a recorded twin gets the fallback, and counts as extra. The [Report]
+// one without a recorded twin gets the fallback, and counts as extra. An
+// answer, recorded or fallback, that the live server refuses with an HTTP
+// error status the recording did not have is a problem of kind "refused"
+// (SessionReport.Refused): the server behaves otherwise, and the replay
+// goes on; the session waits, up to the timeout, for the fallback answers
+// still being sent before it closes the connection. The [Report]
 // says per session how many answers matched, differed, are missing or
 // extra, with a readable diff for each difference (in a session the tape's
 // damage cut, [Session.Cut], live messages that belong after the cut are

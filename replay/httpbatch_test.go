@@ -3,8 +3,6 @@ package replay
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,14 +40,7 @@ func TestReplayHTTPBatchAsBatch(t *testing.T) {
 			}
 			w.Write(&tape.Record{Type: tape.TypeMessage, Time: int64(i/2+1) * 1000, Session: "s", Dir: tape.Direction(r.dir), Exchange: r.exchange, Stream: stream, Frame: []byte(r.frame)})
 		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(t.TempDir(), "t.jsonl.zst")
-		if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
+		return writeTapeFile(t, w, &buf)
 	}
 	batch := []rec{{"c2s", 2, call}, {"c2s", 2, ping}, {"c2s", 2, notif}, {"s2c", 2, answer}, {"s2c", 2, pong}}
 	tests := []struct {

@@ -302,10 +302,18 @@ func (r *runner) takeRequest(ctx context.Context, frame []byte, info *jsonrpc.In
 			What: fmt.Sprintf("server request %s (live id %s) has no recorded answer; answered %s", info.Method, liveID, what)})
 	}
 	r.bg.Add(1)
+	r.fallbacks++
 	go func() {
 		defer r.bg.Done()
+		defer func() {
+			r.mu.Lock()
+			r.fallbacks--
+			r.notify()
+			r.mu.Unlock()
+		}()
 		r.record(tape.ClientToServer, answer, time.Now(), nil)
-		if _, err := r.conn.Send(ctx, answer, transport.SendOptions{}); err != nil && ctx.Err() == nil {
+		_, err := r.conn.Send(ctx, answer, transport.SendOptions{KeepRefusal: true}) // the refusal is reported as such
+		if err != nil && ctx.Err() == nil && !r.refusedAnswer(fmt.Sprintf("the fallback answer to server request %s (live id %s)", info.Method, liveID), err) {
 			r.mu.Lock()
 			if !r.closing {
 				r.fail(fmt.Errorf("answering server request %s: %w", info.Method, err))

@@ -3,12 +3,9 @@ package replay
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -32,21 +29,9 @@ func TestReplayRefusedAsRecorded(t *testing.T) {
 		ping2   = `{"jsonrpc":"2.0","id":4,"method":"ping"}`
 		pong2   = `{"jsonrpc":"2.0","id":4,"result":{}}`
 	)
-	var buf bytes.Buffer
-	w := newTapeBuffer(t, &buf)
-	at := int64(0)
-	put := func(r tape.Record) {
-		at += 1000
-		r.Time, r.Session, r.Stream = at, "s", "post"
-		w.Write(&r)
-	}
-	msg := func(dir tape.Direction, x uint64, frame string) {
-		put(tape.Record{Type: tape.TypeMessage, Dir: dir, Exchange: x, Frame: []byte(frame)})
-	}
-	status := func(x uint64, code int) {
-		put(tape.Record{Type: tape.TypeEvent, Event: tape.EventHTTP, Exchange: x,
-			Data: fmt.Appendf(nil, `{"phase":"response","method":"POST","path":"/mcp","status":%d,"content_type":"application/json"}`, code)})
-	}
+	h := newHandTape(t)
+	msg := h.msg
+	status := func(x uint64, code int) { h.status(x, code, "application/json") }
 	msg(tape.ClientToServer, 1, init1)
 	status(1, 200)
 	msg(tape.ServerToClient, 1, initRes)
@@ -62,13 +47,7 @@ func TestReplayRefusedAsRecorded(t *testing.T) {
 	msg(tape.ClientToServer, 4, `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
 	status(4, 400)
 	msg(tape.ServerToClient, 4, refusal)
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "t.jsonl.zst")
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := h.file()
 	tests := []struct {
 		name   string
 		status int // the live refusal of a batch

@@ -38,6 +38,10 @@ type SessionReport struct {
 	// ServerRequests counts the live server requests answered from the
 	// recording.
 	ServerRequests int `json:"server_requests"`
+	// Refused counts the client's answers to server requests (recorded
+	// or fallback) that the live server refused with an HTTP error status
+	// the recording did not have: each is a problem of kind "refused".
+	Refused int `json:"refused,omitempty"`
 	// Differences holds one entry per differing response.
 	Differences []Difference `json:"differences,omitempty"`
 	// Notifications compares the notifications the server sent, per method.
@@ -82,18 +86,20 @@ type NotificationCount struct {
 
 // Problem is a missing or extra message, or a fallback answer.
 type Problem struct {
-	// Kind is "missing", "extra", "fallback", or "input" for MRTR
-	// inputRequests keys that have no counterpart between the recorded
-	// and the live answer (reported, not counted as a difference).
+	// Kind is "missing", "extra", "fallback", "refused" (an answer to a
+	// server request the live server refused: SessionReport.Refused), or
+	// "input" for MRTR inputRequests keys that have no counterpart
+	// between the recorded and the live answer (reported, not counted as
+	// a difference).
 	Kind string `json:"kind"`
 	What string `json:"what"`
 }
 
 // Differs reports whether the session's live answers differ from the
 // recording in a way that counts: a differing, missing or extra message,
-// or a notification count that is not ignored.
+// a refused answer, or a notification count that is not ignored.
 func (s *SessionReport) Differs() bool {
-	if s.Differed > 0 || s.Missing > 0 || s.Extra > 0 {
+	if s.Differed > 0 || s.Missing > 0 || s.Extra > 0 || s.Refused > 0 {
 		return true
 	}
 	for _, n := range s.Notifications {
@@ -244,8 +250,13 @@ func (r *Report) WriteText(w io.Writer) error {
 		case s.Differs():
 			verdict = "DIFFERS"
 		}
-		fmt.Fprintf(&b, "session %q: %s: %d/%d %s sent, %d matched, %d differed, %d missing, %d extra, %s answered (%v)\n",
-			s.Session, verdict, s.Sent, s.Steps, english.Noun(s.Steps, "message"), s.Matched, s.Differed, s.Missing, s.Extra, english.Count(s.ServerRequests, "server request"), s.Duration.Round(time.Millisecond))
+		refused := ""
+		if s.Refused > 0 {
+			refused = fmt.Sprintf(", %d refused", s.Refused)
+		}
+		fmt.Fprintf(&b, "session %q: %s: %d/%d %s sent, %d matched, %d differed, %d missing, %d extra%s, %s answered (%v)\n",
+			s.Session, verdict, s.Sent, s.Steps, english.Noun(s.Steps, "message"), s.Matched, s.Differed, s.Missing, s.Extra, refused,
+			english.Count(s.ServerRequests, "server request"), s.Duration.Round(time.Millisecond))
 		if s.Error != "" {
 			fmt.Fprintf(&b, "  error: %s\n", s.Error)
 		}

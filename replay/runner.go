@@ -86,6 +86,7 @@ type runner struct {
 	lastSentAt   time.Time           // when it was sent
 	lastStepTime int64               // recorded time of the last step admitted
 	lastSrvTime  int64               // recorded time of the last server message admitted
+	fallbacks    int                 // fallback answers being sent, which the session's end awaits (awaitFallbacks)
 }
 
 // stepDesc names an admitted request step.
@@ -165,6 +166,9 @@ func (r *runner) run(ctx context.Context) {
 	if err == nil {
 		err = r.awaitAnswers(ctx)
 	}
+	if err == nil {
+		r.awaitFallbacks(ctx)
+	}
 	r.mu.Lock()
 	r.closing = true
 	if err == nil {
@@ -184,6 +188,29 @@ func (r *runner) run(ctx context.Context) {
 	}
 	r.rep.Duration = time.Since(start)
 	r.finishReport()
+}
+
+// awaitFallbacks waits, up to the timeout, until the fallback answers
+// being sent are sent: whether the server took or refused each belongs in
+// the report, and closing the connection would cut their POSTs.
+func (r *runner) awaitFallbacks(ctx context.Context) {
+	t := time.NewTimer(r.o.timeout)
+	defer t.Stop()
+	for {
+		r.mu.Lock()
+		n, changed := r.fallbacks, r.changed
+		r.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // afterSend notes what a sent step means for later steps (the caller

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
@@ -155,7 +156,11 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 	// Over HTTP this returns once the POST is answered: a notification or
 	// response is acknowledged, initialize answered (its session id
 	// known), before anything recorded after it goes.
-	ex, err := r.sendBounded(ctx, frame, sent[len(sent)-1].st.NoEOL)
+	// Answers the recorded server took: a refusal's body is the
+	// refusal's, which refusedAnswer reports, not a message to compare.
+	answers := answersOnly(sent)
+	opt := transport.SendOptions{NoEOL: sent[len(sent)-1].st.NoEOL, KeepRefusal: answers && sent[0].st.Refused == 0}
+	ex, err := r.sendBounded(ctx, frame, opt)
 	if errors.Is(err, errSendTimeout) {
 		what := "the server did not read it"
 		if r.async {
@@ -163,7 +168,7 @@ func (r *runner) dispatch(ctx context.Context, sent []queued, frame []byte, now 
 		}
 		return fmt.Errorf("sending step %d (%s): %s within %v", sent[0].i+1, describeStep(&sent[0].st), what, r.o.timeout)
 	}
-	if err != nil && !r.refusedAsRecorded(sent, ex, err) {
+	if err != nil && !r.refusedAsRecorded(sent, ex, err) && !(answers && r.refusedAnswer(describeSent(sent), err)) {
 		return fmt.Errorf("sending step %d (%s): %w", sent[0].i+1, describeStep(&sent[0].st), err)
 	}
 	r.mu.Lock()
@@ -190,6 +195,50 @@ func (r *runner) refusedAsRecorded(sent []queued, ex *transport.Exchange, err er
 	return true
 }
 
+// refusedAnswer reports whether err, the error of sending the client's
+// answers to server requests (what names them), is an HTTP error status:
+// the live server refused them where the recorded one took them. That is
+// a difference in the server's behaviour, not a failure of the replay: a
+// problem of kind "refused" (SessionReport.Refused) says so and the
+// replay goes on, the server's later answers compared as usual. mu is not
+// held.
+func (r *runner) refusedAnswer(what string, err error) bool {
+	var se *transport.StatusError
+	if !errors.As(err, &se) {
+		return false
+	}
+	why := fmt.Sprintf("%s: the live server refused it with HTTP %d %s", what, se.Status, http.StatusText(se.Status))
+	if body := bytes.TrimSpace(se.Body); len(body) > 0 {
+		why += ": " + preview(body)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rep.Refused++
+	r.rep.Problems = append(r.rep.Problems, Problem{Kind: "refused", What: why})
+	return true
+}
+
+// answersOnly reports whether sent holds nothing but answers to server
+// requests.
+func answersOnly(sent []queued) bool {
+	for k := range sent {
+		if kind := sent[k].st.Kind; kind != jsonrpc.KindResponse && kind != jsonrpc.KindError {
+			return false
+		}
+	}
+	return len(sent) > 0
+}
+
+// describeSent names the steps sent: the first step, and the size of a
+// batch.
+func describeSent(sent []queued) string {
+	what := fmt.Sprintf("step %d (%s)", sent[0].i+1, describeStep(&sent[0].st))
+	if len(sent) > 1 {
+		what += fmt.Sprintf(" in a batch of %d", len(sent))
+	}
+	return what
+}
+
 // errSendTimeout is sendBounded's error for a frame not written, or a
 // POST not answered, in time.
 var errSendTimeout = errors.New("send timed out")
@@ -198,11 +247,12 @@ var errSendTimeout = errors.New("send timed out")
 // errSendTimeout: over stdio and WebSocket, where Send returns once the
 // frame is written, when the server does not read it; over HTTP, where
 // Send waits for the answer's headers, when the server holds them back.
-// An HTTP exchange, once answered, lives on until it ends. noEOL: see
-// Step.NoEOL.
-func (r *runner) sendBounded(ctx context.Context, frame []byte, noEOL bool) (*transport.Exchange, error) {
+// An HTTP exchange, once answered, lives on until it ends. opt are the
+// options of the Send (NoEOL: see Step.NoEOL), its Deadline set here.
+func (r *runner) sendBounded(ctx context.Context, frame []byte, opt transport.SendOptions) (*transport.Exchange, error) {
 	if !r.async {
-		ex, err := r.conn.Send(ctx, frame, transport.SendOptions{Deadline: time.Now().Add(r.o.timeout), NoEOL: noEOL})
+		opt.Deadline = time.Now().Add(r.o.timeout)
+		ex, err := r.conn.Send(ctx, frame, opt)
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			return nil, errSendTimeout
 		}
@@ -210,7 +260,7 @@ func (r *runner) sendBounded(ctx context.Context, frame []byte, noEOL bool) (*tr
 	}
 	sctx, cancel := context.WithCancelCause(ctx)
 	timer := time.AfterFunc(r.o.timeout, func() { cancel(errSendTimeout) })
-	ex, err := r.conn.Send(sctx, frame, transport.SendOptions{})
+	ex, err := r.conn.Send(sctx, frame, opt)
 	timer.Stop()
 	if err != nil {
 		cancel(nil)

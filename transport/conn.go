@@ -155,6 +155,10 @@ type SendOptions struct {
 	// client's server did (the bytes, then the end of its input). Every
 	// later Send fails.
 	NoEOL bool
+	// KeepRefusal (HTTP only) leaves a JSON-RPC message in the body of
+	// a non-2xx answer in the *StatusError (Body) alone, instead of also
+	// queuing it for Recv: for a caller that reports the refusal itself.
+	KeepRefusal bool
 }
 
 // bound returns ctx bounded by o.Deadline, and its cancel function (a

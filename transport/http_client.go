@@ -256,6 +256,8 @@ type reqInfo struct {
 	onEvent   func(*SSEEvent) error // events of types other than "message"
 	onEnd     func(error)           // called when an event stream ended
 	keep      func([]byte) bool     // when set, sees every message first; false drops it
+	// keepRefusal: the body of a non-2xx answer is not queued (SendOptions.KeepRefusal)
+	keepRefusal bool
 }
 
 // Send POSTs frame; see Conn.Send and HTTPConn. The error is a
@@ -266,7 +268,7 @@ func (c *HTTPConn) Send(ctx context.Context, frame []byte, opt SendOptions) (*Ex
 		return nil, ErrClosed
 	}
 	info := jsonrpc.Classify(frame)
-	ri := reqInfo{method: http.MethodPost, url: c.postURL, stream: StreamPOST}
+	ri := reqInfo{method: http.MethodPost, url: c.postURL, stream: StreamPOST, keepRefusal: opt.KeepRefusal}
 	ri.needsBody = info.Kind == jsonrpc.KindRequest || info.Kind == jsonrpc.KindBatch
 	isInit := info.Kind == jsonrpc.KindRequest && info.Method == "initialize"
 	if isInit {
@@ -506,7 +508,7 @@ func (c *HTTPConn) handle(ex *Exchange, resp *http.Response, ri *reqInfo) (*Exch
 		}
 		return ex, nil
 	}
-	if isJSONType(ex.ContentType) && isMessage(body) {
+	if isJSONType(ex.ContentType) && isMessage(body) && !ri.keepRefusal {
 		c.in.put(Incoming{Frame: body, Exchange: ex.ID, Stream: ri.stream, Time: ex.Responded})
 		ex.frames = 1
 	}

@@ -30,12 +30,14 @@ func checkCmd() *command {
   Signals: error (JSON-RPC error responses, HTTP refusals other than 401),
   tool-error (isError results), violation (protocol rules), unanswered (also
   a response the server broke off; not a request the recorder's shutdown
-  cut), cancelled, slow (a client request slower than --slow), deprecated (protocol
+  cut or the client left unanswered by ending the session), cancelled, slow (a client request slower than --slow), deprecated (protocol
   2024-11-05, batches), incomplete (a cut tape, messages recorded cut or not
   recorded), drift (a breaking change from --baseline). Default --fail-on:
   violation,unanswered,incomplete,drift; the others are listed as notes.
   Several tapes are one run: --expect-tool holds when any session called the
-  tool; the other checks are per tape or per session. A directory stands
+  tool; the other checks are per tape or per session (a tape's sessions
+  beyond the first 1000 are checked together, in one case per check named
+  "[N more sessions]": the verdict covers every session). A directory stands
   for its tapes (*.jsonl.zst), as for inspect; the tapes of one rotated
   recording (NAME-000001-TIME.jsonl.zst, -000002-, ...; in a directory or
   given one by one) are one tape, read joined in number order: a request

@@ -110,25 +110,11 @@ func runInspect(ctx context.Context, st *stdio, paths [][]string, format string,
 	return nil
 }
 
-// inspectOne inspects the tapes of one report: a tape, stdin for "-",
-// or tapes joined.
+// inspectOne inspects the tapes of one report: stdin for "-", a tape,
+// or tapes joined (a group of groupTapes, which keeps "-" alone).
 func inspectOne(ctx context.Context, st *stdio, paths []string, opts []analysis.Option) (*analysis.Report, error) {
-	if len(paths) > 1 {
-		r, name, err := openTapes(st, paths)
-		if err != nil {
-			return nil, err
-		}
-		defer r.Close()
-		rep, err := analysis.InspectTape(ctx, r, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("inspect %s: %w", name, err)
-		}
-		rep.File = name
-		return rep, nil
-	}
-	path := paths[0]
-	if path != "-" {
-		return analysis.Inspect(ctx, path, opts...)
+	if len(paths) != 1 || paths[0] != "-" {
+		return analysis.InspectJoined(ctx, joinedName(paths), paths, opts...)
 	}
 	r, err := openStdinTape(st.in)
 	if err != nil {

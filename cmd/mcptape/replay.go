@@ -73,7 +73,9 @@ func replayCmd() *command {
   MRTR input keys and subscription ids learnt from the live answers. The
   server's own requests (sampling, elicitation, roots, ping) are answered
   as the recording answered them, and only then (one with no recorded twin
-  gets the protocol's fallback, reported as extra). Responses are compared
+  gets the protocol's fallback, reported as extra; an answer the live
+  server refuses with an HTTP error status is reported as refused, and the
+  replay goes on). Responses are compared
   with the recorded ones (ids, _meta, session and task ids and timestamps
   ignored): answers with a null or no id in order, the n-th answer to an
   id used again with its n-th use (a second answer to one request with the
