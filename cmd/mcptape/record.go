@@ -64,8 +64,8 @@ func recordCmd() *command {
   stdout carries only the server's bytes; mcptape's own messages go to stderr.
   An existing -o file is never overwritten unless --force is given.
   Exit code: the server's (128+N when it died of signal N), 127 when it cannot start,
-  2 for a usage error (an -o in a directory that does not exist among them)
-  or an -o file that already exists.
+  2 for a usage error (an -o in a directory that does not exist or cannot be
+  written among them) or an -o file that already exists.
   The server dies with mcptape: SIGTERM from the kernel on Linux, a job object on
   Windows; on macOS and FreeBSD it sees its stdin end.
   SIGINT, SIGTERM and SIGHUP (the terminal closed) end a recording cleanly:
