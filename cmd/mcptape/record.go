@@ -178,7 +178,7 @@ func runRecord(ctx context.Context, st *stdio, f *recordFlags, fs *pflag.FlagSet
 		logf("recording to %s", path)
 	}
 	hdr := recordHeader(f, fs, args, start)
-	w, err := createTape(path, f.force, hdr, tape.WithFlushInterval(f.flush), tape.WithLevel(f.level))
+	w, err := createTape(path, f.force, hdr, tape.WithFlushInterval(f.flush), tape.WithLevel(f.level), recoverWrites(logf))
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +12,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -88,4 +91,94 @@ func TestRecordHTTPFullDisk(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "tape gap:") {
 		t.Errorf("inspect does not report the gap: %d %s\n%s", code, errs, out)
 	}
+}
+
+// TestRecordStdioFullDisk: a stdio recording whose tape's disk fills up
+// (a real 1 MiB tmpfs, root only) goes on forwarding, says so on stderr,
+// and once room is made goes on recording after a gap marker, as the HTTP
+// proxy does: the tape reads back whole. (It used to stop recording at the
+// first write error for good, a partial frame left at the tape's end.)
+func TestRecordStdioFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("cannot mount a tmpfs here (%v)", err)
+	}
+	defer syscall.Unmount(dir, syscall.MNT_DETACH)
+	t.Setenv(recordHelperEnv, "1") // an echo server
+	tp := filepath.Join(dir, "full.jsonl.zst")
+	in, client := io.Pipe()
+	stderr := &lockedBuffer{}
+	var echoed countingWriter
+	done := make(chan int, 1)
+	args := slices.Concat([]string{"record", "-o", tp, "--flush", "10ms", "--level", "1", "--"}, helperArgv())
+	go func() { done <- run(context.Background(), &stdio{in: in, out: &echoed, err: stderr}, args) }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) { // the header first
+		if fi, err := os.Stat(tp); err == nil && fi.Size() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no tape header written:\n%s", stderr)
+		}
+	}
+	filler := filepath.Join(dir, "filler")
+	if err := os.WriteFile(filler, bytes.Repeat([]byte{'f'}, 1<<20), 0o600); err != nil && !errors.Is(err, syscall.ENOSPC) {
+		t.Fatal(err)
+	}
+	send := func(n int, tag string) {
+		for i := range n {
+			// Distinct, poorly compressible lines, so that the tape needs room.
+			line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"tag":"%s","r":"%x%x"}}`+"\n",
+				i, tag, time.Now().UnixNano()*int64(i+7919), time.Now().UnixNano()*int64(i+104729))
+			wrote := make(chan error, 1)
+			go func() { _, err := io.WriteString(client, line); wrote <- err }()
+			select {
+			case code := <-done:
+				t.Fatalf("%s %d: record ended (exit %d) before its stdin did:\n%s", tag, i, code, stderr)
+			case err := <-wrote:
+				if err != nil {
+					t.Fatalf("%s %d: %v", tag, i, err)
+				}
+			}
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stderr.String(), "recording failed") && time.Now().Before(deadline) {
+		send(50, "full")
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(stderr.String(), "recording failed") {
+		t.Fatalf("nothing said about the full disk:\n%s", stderr)
+	}
+	os.Remove(filler)
+	send(20, "after")
+	time.Sleep(100 * time.Millisecond) // a few flushes: the gap marker and the records after it
+	client.Close()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr.String(), "works again") {
+		t.Errorf("no recovery said:\n%s", stderr)
+	}
+	_, recs := readTapeFile(t, tp) // reads back whole: no damaged tail
+	after := 0
+	for _, r := range recs {
+		if r.Type == tape.TypeMessage && bytes.Contains(r.Frame, []byte(`"tag":"after"`)) {
+			after++
+		}
+	}
+	if after != 40 { // each line and its echo
+		t.Errorf("%d messages recorded after the outage, want 40", after)
+	}
+	code, out, errs := runCLI(t, "", "inspect", tp)
+	if code != 0 || !strings.Contains(out, "tape gap:") {
+		t.Errorf("inspect does not report the gap: %d %s\n%s", code, errs, out)
+	}
+}
+
+// countingWriter counts the bytes written to it, from any goroutine.
+type countingWriter struct{ n atomic.Int64 }
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.n.Add(int64(len(p)))
+	return len(p), nil
 }
