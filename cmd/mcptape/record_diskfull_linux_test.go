@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/mcptape/mcptape/tape"
 )
 
@@ -181,4 +183,64 @@ type countingWriter struct{ n atomic.Int64 }
 func (c *countingWriter) Write(p []byte) (int, error) {
 	c.n.Add(int64(len(p)))
 	return len(p), nil
+}
+
+// TestRecordWebSocketFullDisk: the WebSocket proxy's tape recovers from a
+// full disk (a real 1 MiB tmpfs, root only) as the HTTP proxy's does: the
+// messages sent once room is made are in a tape that reads back whole,
+// after a gap marker. (It used to stop recording at the first write error,
+// a partial frame left at the tape's end.)
+func TestRecordWebSocketFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("cannot mount a tmpfs here (%v)", err)
+	}
+	defer syscall.Unmount(dir, syscall.MNT_DETACH)
+	tp := filepath.Join(dir, "ws.jsonl.zst")
+	rec, url := startWSRecord(t, serveWS(t), tp)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{"mcp"}})
+	if err != nil {
+		t.Fatalf("dial %s: %v", url, err)
+	}
+	defer c.CloseNow()
+	send := func(n int, tag string) {
+		for i := range n {
+			frame := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"_meta":{"tag":"%s","r":"%x%x"}}}`,
+				i, tag, time.Now().UnixNano()*int64(i+7919), time.Now().UnixNano()*int64(i+104729))
+			if err := c.Write(ctx, websocket.MessageText, []byte(frame)); err != nil {
+				t.Fatalf("%s %d: %v", tag, i, err)
+			}
+			if _, _, err := c.Read(ctx); err != nil { // its answer: forwarding goes on
+				t.Fatalf("%s %d: no answer: %v", tag, i, err)
+			}
+		}
+	}
+	send(1, "before")
+	time.Sleep(300 * time.Millisecond) // flushed: the tape has whole frames first
+	filler := filepath.Join(dir, "filler")
+	if err := os.WriteFile(filler, bytes.Repeat([]byte{'f'}, 1<<20), 0o600); err != nil && !errors.Is(err, syscall.ENOSPC) {
+		t.Fatal(err)
+	}
+	send(200, "full")
+	time.Sleep(300 * time.Millisecond) // a few flushes fail
+	os.Remove(filler)
+	send(20, "after")
+	c.Close(websocket.StatusNormalClosure, "")
+	stopWSRecord(t, rec)
+	_, recs := readTapeFile(t, tp) // reads back whole: no damaged tail
+	after := 0
+	for _, r := range recs {
+		if r.Type == tape.TypeMessage && bytes.Contains(r.Frame, []byte(`"tag":"after"`)) {
+			after++
+		}
+	}
+	if after != 20 {
+		t.Errorf("%d requests recorded after the outage, want 20", after)
+	}
+	code, out, errs := runCLI(t, "", "inspect", tp)
+	if code != 0 || !strings.Contains(out, "tape gap:") {
+		t.Errorf("inspect does not report the gap: %d %s\n%s", code, errs, out)
+	}
 }
