@@ -534,3 +534,40 @@ func TestRunStdioRedactsCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestRunStdioSecondSignalKills: a second signal (Ctrl-C again) while the
+// first one's shutdown waits out its grace is forwarded, then the server
+// is killed at once, instead of waiting a grace period or two more (a
+// server that ignores SIGINT and SIGTERM used to take 2 × Grace).
+func TestRunStdioSecondSignalKills(t *testing.T) {
+	const grace = 5 * time.Second
+	argv, env := peerCmd(t, "deaf", "PEER_READY=1", "PEER_IGNORE=TERM,INT")
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	sigs := make(chan os.Signal, 2)
+	var stdout, stderr syncBuffer
+	done := make(chan struct{})
+	var res Result
+	var err error
+	go func() {
+		defer close(done)
+		res, err = RunStdio(context.Background(), StdioOptions{Command: argv, Env: env, Stdin: inR, Stdout: &stdout, Stderr: &stderr,
+			CloseStdout: true, Tape: &memTape{}, Grace: grace, Signals: sigs})
+	}()
+	waitFor(t, func() bool { return bytes.HasPrefix(stderr.Bytes(), []byte("ready\n")) })
+	start := time.Now()
+	sigs <- syscall.SIGINT
+	time.Sleep(100 * time.Millisecond)
+	sigs <- syscall.SIGINT
+	select {
+	case <-done:
+	case <-time.After(grace - time.Second):
+		t.Fatalf("RunStdio still waiting %v after the second signal", time.Since(start))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"SIGINT", "SIGINT", "SIGKILL"}; res.ExitCode != 137 || res.Signal != "SIGKILL" || !slices.Equal(res.Sent, want) || res.Reason != ReasonSignal {
+		t.Fatalf("result code %d signal %q sent %v reason %q; want 137 SIGKILL %v %q", res.ExitCode, res.Signal, res.Sent, res.Reason, want, ReasonSignal)
+	}
+}

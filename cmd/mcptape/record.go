@@ -69,7 +69,8 @@ func recordCmd() *command {
   The server dies with mcptape: SIGTERM from the kernel on Linux, a job object on
   Windows; on macOS and FreeBSD it sees its stdin end.
   SIGINT, SIGTERM and SIGHUP (the terminal closed) end a recording cleanly:
-  stdio mode forwards the signal to the server and stops it (--grace),
+  stdio mode forwards the signal to the server and stops it (--grace; a
+  second signal, Ctrl-C again, kills it at once),
   HTTP mode lets open exchanges finish (--grace, 2s by default; a second
   signal, Ctrl-C again, cuts them at once); the tape then gets what was
   recorded and its final records, and is closed.
