@@ -79,20 +79,7 @@ func TestRecordHTTPFullDisk(t *testing.T) {
 	if !strings.Contains(run.stderr.String(), "works again") {
 		t.Errorf("no recovery said:\n%s", run.stderr)
 	}
-	_, recs := readTapeFile(t, tp) // reads back whole: no damaged tail
-	after := 0
-	for _, r := range recs {
-		if r.Type == tape.TypeMessage && bytes.Contains(r.Frame, []byte(`"tag":"after"`)) {
-			after++
-		}
-	}
-	if after != 20 {
-		t.Errorf("%d requests recorded after the outage, want 20", after)
-	}
-	code, out, errs := runCLI(t, "", "inspect", tp)
-	if code != 0 || !strings.Contains(out, "tape gap:") {
-		t.Errorf("inspect does not report the gap: %d %s\n%s", code, errs, out)
-	}
+	checkRecoveredTape(t, tp, 20)
 }
 
 // TestRecordStdioFullDisk: a stdio recording whose tape's disk fills up
@@ -161,20 +148,7 @@ func TestRecordStdioFullDisk(t *testing.T) {
 	if !strings.Contains(stderr.String(), "works again") {
 		t.Errorf("no recovery said:\n%s", stderr)
 	}
-	_, recs := readTapeFile(t, tp) // reads back whole: no damaged tail
-	after := 0
-	for _, r := range recs {
-		if r.Type == tape.TypeMessage && bytes.Contains(r.Frame, []byte(`"tag":"after"`)) {
-			after++
-		}
-	}
-	if after != 40 { // each line and its echo
-		t.Errorf("%d messages recorded after the outage, want 40", after)
-	}
-	code, out, errs := runCLI(t, "", "inspect", tp)
-	if code != 0 || !strings.Contains(out, "tape gap:") {
-		t.Errorf("inspect does not report the gap: %d %s\n%s", code, errs, out)
-	}
+	checkRecoveredTape(t, tp, 40) // each line and its echo
 }
 
 // countingWriter counts the bytes written to it, from any goroutine.
@@ -229,15 +203,24 @@ func TestRecordWebSocketFullDisk(t *testing.T) {
 	send(20, "after")
 	c.Close(websocket.StatusNormalClosure, "")
 	stopWSRecord(t, rec)
-	_, recs := readTapeFile(t, tp) // reads back whole: no damaged tail
+	checkRecoveredTape(t, tp, 20)
+}
+
+// checkRecoveredTape checks the tape at tp of a recording that lost
+// records to a full disk: it reads back whole (no damaged tail), holds
+// want messages tagged "after" (sent once room was made), and inspect
+// reports the gap.
+func checkRecoveredTape(t *testing.T, tp string, want int) {
+	t.Helper()
+	_, recs := readTapeFile(t, tp)
 	after := 0
 	for _, r := range recs {
 		if r.Type == tape.TypeMessage && bytes.Contains(r.Frame, []byte(`"tag":"after"`)) {
 			after++
 		}
 	}
-	if after != 20 {
-		t.Errorf("%d requests recorded after the outage, want 20", after)
+	if after != want {
+		t.Errorf("%d messages recorded after the outage, want %d", after, want)
 	}
 	code, out, errs := runCLI(t, "", "inspect", tp)
 	if code != 0 || !strings.Contains(out, "tape gap:") {
