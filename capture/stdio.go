@@ -155,8 +155,9 @@ func (o *StdioOptions) check() error {
 //     child's process group gets SIGTERM, after another Grace SIGKILL.
 //   - A signal arrives on o.Signals: it is forwarded to the child's group at
 //     once; after Grace SIGTERM follows (unless the signal was SIGTERM),
-//     after another Grace SIGKILL. Signals arriving while a shutdown is under
-//     way are forwarded without changing its schedule.
+//     after another Grace SIGKILL. A second signal on o.Signals (Ctrl-C
+//     again) is forwarded too and then cuts the shutdown short: SIGKILL at
+//     once, as "load" and "replay" kill their servers on a second signal.
 //   - ctx is cancelled: as if SIGTERM had arrived on o.Signals, unless a
 //     shutdown is already under way (a caller may cancel ctx on the very
 //     signals it forwards).
@@ -304,6 +305,7 @@ type run struct {
 	inDone, outDone, errDone chan struct{}
 	reason                   string
 	sent                     []string
+	received                 int // signals received on o.Signals
 }
 
 // startPumps starts the three forwarding goroutines.
@@ -409,6 +411,12 @@ func (r *run) forward(esc *escalation, s os.Signal) {
 	}
 	r.o.Debugf("received %s; forwarding it", proc.SignalName(sig))
 	r.send(sig)
+	if r.received++; r.received > 1 { // Ctrl-C again: no more waiting
+		r.o.Debugf("a second signal: killing the server")
+		r.send(syscall.SIGKILL)
+		esc.plan = nil
+		return
+	}
 	if sig == syscall.SIGTERM {
 		r.begin(esc, ReasonSignal, syscall.SIGKILL)
 	} else {

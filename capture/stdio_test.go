@@ -257,6 +257,7 @@ func TestRunStdioLifecycle(t *testing.T) {
 		env        []string
 		keepStdin  bool           // do not close the client's stdin
 		signal     syscall.Signal // sent on Signals after start (0: none)
+		second     bool           // send signal again (Ctrl-C twice)
 		cancel     bool           // cancel the context after start
 		wantCode   int
 		wantSignal string
@@ -276,6 +277,10 @@ func TestRunStdioLifecycle(t *testing.T) {
 			wantCode: 143, wantSignal: "SIGTERM", wantSent: []string{"SIGINT", "SIGTERM"}, wantReason: ReasonSignal},
 		{name: "SIGTERM ignored then SIGKILL", mode: "deaf", keepStdin: true, signal: syscall.SIGTERM, env: []string{"PEER_IGNORE=TERM"},
 			wantCode: 137, wantSignal: "SIGKILL", wantSent: []string{"SIGTERM", "SIGKILL"}, wantReason: ReasonSignal},
+		// A second signal kills at once; it used to wait out the grace
+		// periods (SIGTERM, then SIGKILL) as if it had not come.
+		{name: "second signal kills", mode: "deaf", keepStdin: true, signal: syscall.SIGINT, second: true, env: []string{"PEER_IGNORE=TERM,INT"},
+			wantCode: 137, wantSignal: "SIGKILL", wantSent: []string{"SIGINT", "SIGINT", "SIGKILL"}, wantReason: ReasonSignal},
 		{name: "context cancelled", mode: "deaf", keepStdin: true, cancel: true,
 			wantCode: 143, wantSignal: "SIGTERM", wantSent: []string{"SIGTERM"}, wantReason: ReasonContext},
 		{name: "server exits by itself", mode: "early", keepStdin: true, env: []string{"PEER_EXIT=5"},
@@ -310,6 +315,10 @@ func TestRunStdioLifecycle(t *testing.T) {
 				cancel()
 			case tt.signal != 0:
 				sigs <- tt.signal
+				if tt.second {
+					time.Sleep(100 * time.Millisecond)
+					sigs <- tt.signal
+				}
 			case !tt.keepStdin:
 				inW.Close()
 			}
@@ -325,9 +334,14 @@ func TestRunStdioLifecycle(t *testing.T) {
 				t.Fatalf("result code %d signal %q sent %v reason %q; want %d %q %v %q (stderr %q)",
 					res.ExitCode, res.Signal, res.Sent, res.Reason, tt.wantCode, tt.wantSignal, tt.wantSent, tt.wantReason, stderr.Bytes())
 			}
-			// Each step of the shutdown waits one grace period.
-			if min, took := time.Duration(len(tt.wantSent)-btoi(tt.signal != 0 || tt.cancel))*grace, time.Since(start); took < min-10*time.Millisecond {
+			// Each step of the shutdown waits one grace period; a second
+			// signal, none.
+			took := time.Since(start)
+			if min := time.Duration(len(tt.wantSent)-btoi(tt.signal != 0 || tt.cancel)) * grace; !tt.second && took < min-10*time.Millisecond {
 				t.Fatalf("took %v, less than the %v the grace periods require", took, min)
+			}
+			if tt.second && took >= grace {
+				t.Fatalf("took %v after a second signal, want less than a grace period", took)
 			}
 			if tt.mode == "early" {
 				checkSame(t, "output drained", stdout.Bytes(), []byte(s2c))

@@ -551,8 +551,12 @@ func (w *Writer) close() error {
 		err = w.wrap(fmt.Errorf("%s not recorded since %s: %w", english.Count(w.gap.lost, "record"), w.gap.from.UTC().Format(time.RFC3339), w.gap.cause))
 	}
 	if w.file != nil {
-		if serr := w.file.Sync(); serr != nil && err == nil {
-			err = w.wrap(fmt.Errorf("sync: %w", serr))
+		// Only a regular file is synced: a device (-o /dev/null) or a
+		// pipe cannot be (EINVAL), and holds nothing to make durable.
+		if fi, serr := w.file.Stat(); serr == nil && fi.Mode().IsRegular() {
+			if serr := w.file.Sync(); serr != nil && err == nil {
+				err = w.wrap(fmt.Errorf("sync: %w", serr))
+			}
 		}
 		if cerr := w.file.Close(); cerr != nil && err == nil {
 			err = w.wrap(fmt.Errorf("close: %w", cerr))

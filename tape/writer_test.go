@@ -60,6 +60,26 @@ func TestCreateMode(t *testing.T) {
 	}
 }
 
+// TestCreateDevice: a tape written to a device (record --force -o
+// /dev/null, to forward without keeping a tape) closes without an error;
+// its Close used to fail with "sync: invalid argument", so that record
+// exited 1.
+func TestCreateDevice(t *testing.T) {
+	if _, err := os.Stat("/dev/null"); err != nil {
+		t.Skip("no /dev/null here")
+	}
+	w, err := Create("/dev/null", testHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(msg(1, ClientToServer, `{"id":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
 func TestHeaderDefaults(t *testing.T) {
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, Header{Transport: "http", Extra: json.RawMessage(`{ "k" : [1, 2] }`)}, WithClock(fixedClock()))

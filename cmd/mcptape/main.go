@@ -120,8 +120,9 @@ func main() {
 
 // run dispatches args to a subcommand and returns the process exit code.
 func run(ctx context.Context, st *stdio, args []string) int {
-	if len(args) == 0 {
-		printHelp(st.err)
+	if len(args) == 0 { // as go and git do: what there is, where help is, exit 2
+		printUsage(st.err)
+		fmt.Fprint(st.err, "\nRun 'mcptape help' for examples, 'mcptape help COMMAND' for a command's flags.\n")
 		return 2
 	}
 	name := args[0]
@@ -194,10 +195,10 @@ func errorLine(c *command, err error) string {
 	return "mcptape " + c.name + ": " + termsafe.String(msg)
 }
 
-func printHelp(w io.Writer) {
-	fmt.Fprint(w, `mcptape records, replays, load-tests and inspects MCP (Model Context Protocol) traffic.
-
-Usage:
+// printUsage writes the usage line and the commands, each with its
+// summary: what "mcptape" with no arguments prints.
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, `Usage:
   mcptape COMMAND [FLAGS] [ARGS]
 
 Commands:
@@ -205,6 +206,13 @@ Commands:
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
+}
+
+// printHelp writes the whole help: what mcptape is, its usage and
+// commands (printUsage), examples, and where to find more.
+func printHelp(w io.Writer) {
+	fmt.Fprint(w, "mcptape records, replays, load-tests and inspects MCP (Model Context Protocol) traffic.\n\n")
+	printUsage(w)
 	fmt.Fprint(w, `
 Examples:
   mcptape record -o t.jsonl.zst -- npx -y some-mcp-server      # record a stdio server

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,7 +80,9 @@ func outputFlag(fs *pflag.FlagSet, name string, dir bool, keywords ...string) {
 // checkOutputs checks the output flags of fs that were given (outputFlag)
 // and returns the usage error of the first that is empty (given as "":
 // no default is taken for it, nor stdout) or cannot be written
-// (checkOutputPath). Nothing is created or truncated: it only looks.
+// (checkOutputPath). Nothing is truncated or left behind: it looks, opens
+// an existing file for writing, and creates and removes a probe file
+// where a new one is to go.
 func checkOutputs(fs *pflag.FlagSet) error {
 	var err error
 	fs.Visit(func(f *pflag.Flag) {
@@ -110,7 +114,8 @@ func checkOutputs(fs *pflag.FlagSet) error {
 // (flag names it), cannot be written: a directory where a file is wanted
 // (or a file where a directory is), or a file in a directory that does not
 // exist or is no directory (a directory wanted is made with its parents:
-// the nearest that exists must be a directory); so that no run is spent,
+// the nearest that exists must be a directory), or a place where nothing
+// can be written (permission, a read-only file system); so that no run is spent,
 // nor another output truncated, to lose it to a typo. "" and "-" (stdout)
 // pass.
 func checkOutputPath(flag, path string, dir bool) error {
@@ -123,8 +128,12 @@ func checkOutputPath(flag, path string, dir bool) error {
 			return usageError("%s %s: not a directory", flag, path)
 		case !dir && fi.IsDir():
 			return usageError("%s %s: is a directory", flag, path)
+		case dir:
+			return checkWritableDir(flag, path, path)
+		case fi.Mode().IsRegular():
+			return checkWritableFile(flag, path)
 		}
-		return nil
+		return nil // a device or a pipe: opening it may block, or mean something
 	}
 	parent := filepath.Dir(path)
 	if dir { // the nearest that exists
@@ -139,5 +148,42 @@ func checkOutputPath(flag, path string, dir bool) error {
 	case !fi.IsDir():
 		return usageError("%s %s: %s is not a directory", flag, path, parent)
 	}
+	return checkWritableDir(flag, path, parent)
+}
+
+// checkWritableDir returns a usage error when no file can be created in
+// dir, the directory that will hold path (flag's value): a file is
+// created there and removed at once (a probe named .mcptape-probe-*), as
+// permission bits alone do not tell (root, access lists, read-only file
+// systems).
+func checkWritableDir(flag, path, dir string) error {
+	f, err := os.CreateTemp(dir, ".mcptape-probe-*")
+	if err != nil {
+		return usageError("%s %s: cannot write in %s: %v", flag, path, dir, pathErrorCause(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
 	return nil
+}
+
+// checkWritableFile returns a usage error when the existing regular file
+// path (flag's value) cannot be opened for writing; it is opened without
+// being truncated, and closed.
+func checkWritableFile(flag, path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return usageError("%s %s: cannot write it: %v", flag, path, pathErrorCause(err))
+	}
+	f.Close()
+	return nil
+}
+
+// pathErrorCause returns the cause of err without the operation and path
+// that an *fs.PathError repeats ("permission denied").
+func pathErrorCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

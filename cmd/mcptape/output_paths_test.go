@@ -51,7 +51,9 @@ func outputCases(tp, url string, server []string) []struct {
 // checked as the flags are read, through one helper (checkOutputs), before
 // anything runs: a file in a directory that does not exist or is a file,
 // a directory where a file is wanted, a directory (--hgrm) under a
-// file, or an empty path (-o "": not stdout, not the default), is a usage
+// file, a file or directory where nothing can be written ("load --json"
+// into a read-only directory ran the whole load, then failed with exit 1),
+// or an empty path (-o "": not stdout, not the default), is a usage
 // error (exit 2, one line naming the flag and the path),
 // and no other output of the run is created or truncated: "load --json
 // ok.json --hlog nodir/x" emptied ok.json, then failed.
@@ -62,6 +64,7 @@ func TestOutputPathsCheckedFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	server := []string{"--", filepath.Join(dir, "no-such-server")}
+	ro, roFile := unwritableDir(t), unwritableFile(t)
 	for _, c := range outputCases(basicTape, "http://127.0.0.1:1/mcp", server) {
 		var cmd *command
 		for _, cc := range allCommands() {
@@ -81,8 +84,17 @@ func TestOutputPathsCheckedFirst(t *testing.T) {
 			{"file as directory", filepath.Join(file, "x.csv"), file + " is not a directory"},
 			{"a directory", dir, "is a directory"},
 		}
+		if ro != "" {
+			bad = append(bad, badPath{"directory not writable", filepath.Join(ro, "x.csv"), "cannot write in " + ro + ": "})
+		}
+		if roFile != "" {
+			bad = append(bad, badPath{"file not writable", roFile, "cannot write it: "})
+		}
 		if fl.Annotations[outputAnnotation][0] == "dir" { // made with its parents
 			bad = []badPath{{"under a file", filepath.Join(file, "a", "b"), file + " is not a directory"}, {"a file", file, "not a directory"}}
+			if ro != "" {
+				bad = append(bad, badPath{"under a directory not writable", filepath.Join(ro, "a", "b"), "cannot write in " + ro + ": "})
+			}
 		}
 		bad = append(bad, badPath{"empty", "", ""}) // an unset shell variable: no default, no stdout
 		for _, b := range bad {
@@ -145,5 +157,73 @@ func TestOutputFlagsCovered(t *testing.T) {
 				t.Errorf("%s %s: a path flag neither marked as an output (outputFlag) nor listed as an input here", key, value)
 			}
 		})
+	}
+}
+
+// unwritableDir returns a directory in which this process cannot create a
+// file: a temporary one made read-only, or, where permissions do not stop
+// this process (root), /sys of Linux; "" when there is none.
+func unwritableDir(t *testing.T) string {
+	ro := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(ro, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(ro, 0o755) })
+	for _, d := range []string{ro, "/sys"} {
+		if f, err := os.CreateTemp(d, "probe"); err == nil {
+			f.Close()
+			os.Remove(f.Name())
+		} else if fi, serr := os.Stat(d); serr == nil && fi.IsDir() {
+			return d
+		}
+	}
+	return ""
+}
+
+// unwritableFile returns an existing regular file that this process cannot
+// open for writing: a temporary one made read-only, or, where permissions
+// do not stop this process (root), a read-only attribute in /sys of Linux;
+// "" when there is none.
+func unwritableFile(t *testing.T) string {
+	ro := filepath.Join(t.TempDir(), "ro.json")
+	if err := os.WriteFile(ro, nil, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{ro, "/sys/kernel/uevent_seqnum"} {
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		} else {
+			return p
+		}
+	}
+	return ""
+}
+
+// TestCheckOutputPathLeavesNothing: the probe that tells whether a new
+// output can be written in its directory is removed at once, and an
+// existing output is neither truncated nor changed by being checked.
+func TestCheckOutputPathLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "old.json")
+	if err := os.WriteFile(existing, []byte("kept"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		dir  bool
+	}{{filepath.Join(dir, "new.json"), false}, {existing, false}, {filepath.Join(dir, "a", "b"), true}, {dir, true}} {
+		if err := checkOutputPath("-o", c.path, c.dir); err != nil {
+			t.Errorf("checkOutputPath(%s): %v", c.path, err)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 || entries[0].Name() != "old.json" {
+		t.Errorf("after the checks the directory holds %v (%v); want old.json alone", entries, err)
+	}
+	if data, err := os.ReadFile(existing); err != nil || string(data) != "kept" {
+		t.Errorf("the existing output now holds %q, %v", data, err)
 	}
 }

@@ -64,12 +64,13 @@ func recordCmd() *command {
   stdout carries only the server's bytes; mcptape's own messages go to stderr.
   An existing -o file is never overwritten unless --force is given.
   Exit code: the server's (128+N when it died of signal N), 127 when it cannot start,
-  2 for a usage error (an -o in a directory that does not exist among them)
-  or an -o file that already exists.
+  2 for a usage error (an -o in a directory that does not exist or cannot be
+  written among them) or an -o file that already exists.
   The server dies with mcptape: SIGTERM from the kernel on Linux, a job object on
   Windows; on macOS and FreeBSD it sees its stdin end.
   SIGINT, SIGTERM and SIGHUP (the terminal closed) end a recording cleanly:
-  stdio mode forwards the signal to the server and stops it (--grace),
+  stdio mode forwards the signal to the server and stops it (--grace; a
+  second signal, Ctrl-C again, kills it at once),
   HTTP mode lets open exchanges finish (--grace, 2s by default; a second
   signal, Ctrl-C again, cuts them at once); the tape then gets what was
   recorded and its final records, and is closed.
@@ -178,7 +179,7 @@ func runRecord(ctx context.Context, st *stdio, f *recordFlags, fs *pflag.FlagSet
 		logf("recording to %s", path)
 	}
 	hdr := recordHeader(f, fs, args, start)
-	w, err := createTape(path, f.force, hdr, tape.WithFlushInterval(f.flush), tape.WithLevel(f.level))
+	w, err := createTape(path, f.force, hdr, tape.WithFlushInterval(f.flush), tape.WithLevel(f.level), recoverWrites(logf))
 	if err != nil {
 		return err
 	}

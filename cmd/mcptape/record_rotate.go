@@ -59,17 +59,24 @@ type recordTape interface {
 // warnf.
 func (r *rotateFlags) open(path string, force bool, h tape.Header, warnf func(string, ...any), opts ...tape.Option) (recordTape, error) {
 	if r.every == 0 && r.size == 0 {
-		opts = append(opts, tape.WithRecovery(func(g tape.Gap) {
-			if g.Resumed {
-				warnf("recording works again: %s lost since %s (a gap marker is in the tape)", english.Count(g.Lost, "record"), g.From.UTC().Format(time.RFC3339))
-				return
-			}
-			warnf("recording failed, forwarding goes on and lost records are counted until writing works again: %v", g.Cause)
-		}))
-		return createTape(path, force, h, opts...)
+		return createTape(path, force, h, append(opts, recoverWrites(warnf))...)
 	}
 	return tape.NewRotator(tape.RotateConfig{Base: path, Every: r.every, Size: int64(r.size),
 		Keep: r.keep, KeepSize: int64(r.keepSize), Header: h, Options: opts, Warnf: warnf})
+}
+
+// recoverWrites is the tape option of every recording to one file, stdio
+// or HTTP: a write error (a full disk) loses records, counted, without
+// stopping the forwarding or damaging the tape, and is said on warnf when
+// it starts and when writing works again (a gap marker in the tape).
+func recoverWrites(warnf func(string, ...any)) tape.Option {
+	return tape.WithRecovery(func(g tape.Gap) {
+		if g.Resumed {
+			warnf("recording works again: %s lost since %s (a gap marker is in the tape)", english.Count(g.Lost, "record"), g.From.UTC().Format(time.RFC3339))
+			return
+		}
+		warnf("recording failed, forwarding goes on and lost records are counted until writing works again: %v", g.Cause)
+	})
 }
 
 // sizeValue is a byte count flag: 123, 64k, 100M, 2G (powers of 1024;

@@ -72,7 +72,7 @@ func runRecordWS(ctx context.Context, st *stdio, h *httpFlags, c httpRecordConfi
 	}
 	hdr := httpHeader(c.Header, h, ln.Addr().String(), start)
 	hdr.Transport = "ws"
-	w, err := createTape(path, c.Force, hdr, tape.WithFlushInterval(c.Flush), tape.WithLevel(cmp.Or(c.Level, tape.DefaultLevel)))
+	w, err := createTape(path, c.Force, hdr, tape.WithFlushInterval(c.Flush), tape.WithLevel(cmp.Or(c.Level, tape.DefaultLevel)), recoverWrites(logf))
 	if err != nil {
 		ln.Close()
 		return err

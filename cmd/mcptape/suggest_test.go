@@ -50,6 +50,27 @@ func TestHelpHelp(t *testing.T) {
 	}
 }
 
+// TestNoArguments: "mcptape" alone is a usage error, as with go and git:
+// a short usage on stderr (the usage line, every command with its summary,
+// where the help is), not the whole help with its examples; exit 2,
+// nothing on stdout.
+func TestNoArguments(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "")
+	_, help, _ := runCLI(t, "", "help")
+	if code != 2 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q; want exit 2 and no stdout", code, stdout)
+	}
+	if !strings.HasPrefix(stderr, "Usage:\n  mcptape COMMAND") || strings.Contains(stderr, "Examples:") ||
+		!strings.Contains(stderr, "'mcptape help'") || strings.Count(stderr, "\n") >= strings.Count(help, "\n")-5 {
+		t.Errorf("stderr %q: want a short usage (no examples) that points to 'mcptape help'", stderr)
+	}
+	for _, c := range commands() {
+		if !strings.Contains(stderr, "  "+c.name+" ") || !strings.Contains(stderr, c.summary) {
+			t.Errorf("stderr lacks the command %s and its summary", c.name)
+		}
+	}
+}
+
 func TestNearest(t *testing.T) {
 	names := []string{"inspect", "record", "replay", "report", "load", "show", "help", "serve"}
 	for _, tc := range []struct{ name, want string }{
