@@ -218,6 +218,17 @@ func (s *stats) fail(names []string, class, detail string) {
 	s.mu.Unlock()
 }
 
+// failAnswer counts the error an answer carries, of class and detail, for
+// a request of the named series: the request was answered, with an error.
+func (s *stats) failAnswer(names []string, class, detail string) {
+	s.mu.Lock()
+	s.failLocked(names, class, detail)
+	if isRequestSeries(names) {
+		s.errAnswers++
+	}
+	s.mu.Unlock()
+}
+
 // failLocked is fail with s.mu held.
 func (s *stats) failLocked(names []string, class, detail string) {
 	k := errKey{class, detail}

@@ -225,10 +225,11 @@ func fakeHTTP(t *testing.T) string {
 func TestErrorReasons(t *testing.T) {
 	cases := []struct {
 		call, series, class, detail string
+		answered                    bool // with an error; else no answer
 	}{
-		{"boom", "boom", ClassJSONRPC, "-32602 bad params"},
-		{"tools/call broken", "tools/call broken", ClassTool, "broken"},
-		{"down", "down", ClassStatus, "503 Service Unavailable: maintenance"},
+		{"boom", "boom", ClassJSONRPC, "-32602 bad params", true},
+		{"tools/call broken", "tools/call broken", ClassTool, "broken", true},
+		{"down", "down", ClassStatus, "503 Service Unavailable: maintenance", false},
 	}
 	for _, c := range cases {
 		t.Run(c.call, func(t *testing.T) {
@@ -250,7 +251,15 @@ func TestErrorReasons(t *testing.T) {
 			if err := rep.WriteText(&b); err != nil {
 				t.Fatal(err)
 			}
-			for _, want := range []string{"20 failed (100.00%)", "20 (100.0%)", c.class + ": " + c.detail} {
+			// each request counted once, as what became of it
+			count, other := "20 error answers (100.00%), 0 no answer (0.00%)", rep.ErrorAnswers
+			if !c.answered {
+				count, other = "0 error answers (0.00%), 20 no answer (100.00%)", rep.NoAnswer
+			}
+			if other != 20 || rep.OK != 0 || rep.ErrorAnswers+rep.NoAnswer != 20 || rep.Answered != rep.ErrorAnswers {
+				t.Errorf("ok %d, error answers %d, no answer %d, answered %d", rep.OK, rep.ErrorAnswers, rep.NoAnswer, rep.Answered)
+			}
+			for _, want := range []string{"20 sent (", ": 0 ok (0.00%, 0.0/s), " + count, "20 not ok (100.00%)", "20 (100.0%)", c.class + ": " + c.detail} {
 				if !strings.Contains(b.String(), want) {
 					t.Errorf("text report lacks %q:\n%s", want, b.String())
 				}
@@ -265,6 +274,15 @@ func TestErrorReasons(t *testing.T) {
 			}
 			if ms := merged.Find(c.series); ms == nil || ms.Errors != 40 || ms.Requests != 40 || merged.ErrorRatio() != 1 {
 				t.Errorf("merged series %+v ratio %v", ms, merged.ErrorRatio())
+			}
+			if back.ErrorAnswers != rep.ErrorAnswers || back.NoAnswer != rep.NoAnswer || merged.ErrorAnswers != 2*rep.ErrorAnswers ||
+				merged.NoAnswer != 2*rep.NoAnswer || merged.OK != 0 {
+				t.Errorf("JSON: %d error answers, %d no answer; merged %d, %d, %d ok", back.ErrorAnswers, back.NoAnswer, merged.ErrorAnswers, merged.NoAnswer, merged.OK)
+			}
+			old := readOldReport(t, rep) // written before the three counts were
+			if old.ErrorAnswers != rep.ErrorAnswers || old.NoAnswer != rep.NoAnswer || old.OK != rep.OK {
+				t.Errorf("an older report: %d ok, %d error answers, %d no answer; want %d, %d, %d",
+					old.OK, old.ErrorAnswers, old.NoAnswer, rep.OK, rep.ErrorAnswers, rep.NoAnswer)
 			}
 		})
 	}

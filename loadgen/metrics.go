@@ -32,6 +32,7 @@ type stats struct {
 	errors        map[errKey]int64
 	counts        map[string]*seriesCounts // requests and errors per series
 	reqErrs       int64                    // errors of requests (setups excluded)
+	errAnswers    int64                    // requests answered with an error (counted in reqErrs too)
 	sent          int64                    // requests sent (setup excluded)
 	done          int64                    // requests answered
 	dropped       int64                    // open model: arrivals not sent (max in flight reached)

@@ -368,10 +368,7 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 	sent := time.Now()
 	cancelled := s.r.pickCancel()
 	if cancelled {
-		var ok bool
-		if rep, ok, cancelAt = s.cancelRoundTrip(ctx, conn, id, buf, c); !ok {
-			err = errCancelled
-		}
+		rep, cancelAt, err = s.cancelRoundTrip(ctx, conn, id, buf, c)
 	} else {
 		rep, err = s.roundTrip(ctx, conn, id, buf, c, sent.Add(s.r.o.timeout))
 	}
@@ -469,13 +466,13 @@ func (s *session) judge(names []string, t *template, rep *reply) string {
 func judgeAnswer(st *stats, names []string, info verdict, frame []byte, tool string) string {
 	switch {
 	case info.violations != 0:
-		st.fail(names, ClassProtocol, info.violations.String())
+		st.failAnswer(names, ClassProtocol, info.violations.String())
 		return ClassProtocol
 	case info.kind == jsonrpc.KindError:
-		st.fail(names, ClassJSONRPC, jsonrpcDetail(info.errorCode, frame))
+		st.failAnswer(names, ClassJSONRPC, jsonrpcDetail(info.errorCode, frame))
 		return ClassJSONRPC
 	case tool != "" && isToolError(frame):
-		st.fail(names, ClassTool, tool)
+		st.failAnswer(names, ClassTool, tool)
 		return ClassTool
 	}
 	return ""

@@ -11,7 +11,10 @@ import (
 // ParseThreshold from "SERIES:STAT<VALUE" (STAT one of mean, p50, p90,
 // p99, p99.9, max, with a duration value; or rate with a number per
 // second, count with a number, or tokens_per_s with the usage tokens per
-// second of streamed answers), "errors<N" or "errors<F%". The operators
+// second of streamed answers), "errors<N" or "errors<F%": the requests not
+// ok (Report.RequestErrors: error answers, no answer, dropped arrivals),
+// counted or as a share of the requests sent and dropped (ErrorRatio); the
+// errors of session setups are not requests'. The operators
 // are <, <=, > and >=. The series of streamed calls carry the suffixes
 // FirstChunkSuffix and CompleteSuffix:
 // "tools/call chat#first_chunk:p99<300ms",
@@ -140,7 +143,7 @@ func (t Threshold) measure(rep *Report) (got float64, show string, found bool) {
 			got = rep.ErrorRatio()
 			return got, fmt.Sprintf("%.3g%%", 100*got), true
 		}
-		return float64(rep.ErrorTotal), strconv.FormatInt(rep.ErrorTotal, 10), true
+		return float64(rep.RequestErrors), strconv.FormatInt(rep.RequestErrors, 10), true
 	}
 	s := rep.Find(t.Series)
 	if s == nil {

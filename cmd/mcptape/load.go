@@ -110,7 +110,14 @@ func loadCmd() *command {
   run's verdict stands (the step's verdict says "run again"); exit 0 when
   a rate held, 3 when even the first step broke.
   Series: each method, each tool ("tools/call NAME") and "session setup".
-  The text report goes to stdout (to stderr with --json -). Errors are listed
+  The text report goes to stdout (to stderr with --json -). Each request
+  sent is counted once: ok, error answers (a JSON-RPC error, a tool isError,
+  a protocol-breaking answer), no answer (timeout, transport, HTTP error
+  status, expired session, interrupted), or cancelled on purpose; shares
+  over the requests sent. Dropped arrivals (open model) were never sent,
+  their share over the arrivals. "not ok" sums error answers, no answer
+  and dropped over the arrivals: what 'errors<N' and 'errors<F%' judge.
+  Errors are listed
   by kind (transport, http status, jsonrpc error, tool isError, timeout,
   cancelled, dropped, protocol, session expired) and message, with counts;
   each series shows its errors over its own requests. A stdio server that
@@ -175,7 +182,7 @@ func loadCmd() *command {
 			fs.DurationVar(&f.grace, "grace", transport.DefaultGrace, "closing a session: wait between closing a stdio server's stdin, SIGTERM and SIGKILL; over HTTP for the answer to DELETE (a second Ctrl-C cuts it)")
 			// outputs
 			fs.StringVar(&f.jsonOut, "json", "", "write the full report (histograms included) as JSON to `FILE` (- for stdout)")
-			fs.StringVar(&f.results, "results", "", "write one line per request to `FILE`: intended and send times, latency, series, outcome, error kind; CSV for .csv, NDJSON for .ndjson, .jsonl or .json")
+			fs.StringVar(&f.results, "results", "", "write one line per request to `FILE`: intended and send times, latency, series, outcome, error kind, counted as (ok, error_answer, no_answer, cancelled, dropped); CSV for .csv, NDJSON for .ndjson, .jsonl or .json")
 			fs.StringVar(&f.hgrm, "hgrm", "", "write one percentile distribution file per series (SERIES.hgrm, for the HdrHistogram plotter) into `DIR`; with --find-max: of the step at the highest rate that held")
 			fs.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (one histogram per series per interval) to `FILE`")
 			fs.DurationVar(&f.hlogEvery, "hlog-interval", loadgen.DefaultInterval, "interval of --hlog and of the intervals the JSON report records (charts over time in 'mcptape report RUN.json')")

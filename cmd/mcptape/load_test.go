@@ -95,7 +95,7 @@ func TestLoadCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "tools/call echo") || !strings.Contains(stdout, "60 sent, 60 answered") || !strings.Contains(stderr, "load: ") {
+	if !strings.Contains(stdout, "tools/call echo") || !strings.Contains(stdout, "60 sent (") || !strings.Contains(stdout, ": 60 ok (100.00%") || !strings.Contains(stderr, "load: ") {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
 	fi, err := os.Stat(out)
@@ -108,7 +108,7 @@ func TestLoadCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr = runCLI(t, "", "load", "--url", url, "--sessions", "2", "--requests", "10", "-q", "--scenario", sc)
-	if code != 0 || !strings.Contains(stdout, "setup tools/list") || !strings.Contains(stdout, "10 sent, 10 answered") {
+	if code != 0 || !strings.Contains(stdout, "setup tools/list") || !strings.Contains(stdout, ": 10 ok (100.00%") {
 		t.Errorf("scenario: code %d\n%s\n%s", code, stdout, stderr)
 	}
 	// A broken threshold is exit code 3, the report still written.
@@ -437,7 +437,7 @@ func TestLoadInsecure(t *testing.T) {
 		t.Errorf("without --insecure: code %d stderr %q", code, stderr)
 	}
 	code, stdout, stderr := runCLI(t, "", append(args, "--insecure")...)
-	if code != 0 || !strings.Contains(stdout, "5 sent, 5 answered") {
+	if code != 0 || !strings.Contains(stdout, ": 5 ok (100.00%") {
 		t.Errorf("with --insecure: code %d stdout %s stderr %q", code, stdout, stderr)
 	}
 }
@@ -503,7 +503,7 @@ func TestLoadResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 26 || lines[0] != loadgen.ResultsCSVHeader || !strings.HasSuffix(lines[1], ",ping,ok,") {
+	if len(lines) != 26 || lines[0] != loadgen.ResultsCSVHeader || !strings.HasSuffix(lines[1], ",ping,ok,,ok") {
 		t.Errorf("%d lines: %q", len(lines), lines[:min(3, len(lines))])
 	}
 	if fi, _ := os.Stat(out); !privateMode(fi) {
@@ -524,7 +524,7 @@ func TestScenarioExample(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
 	}
-	for _, want := range []string{"setup tools/list", "setup prompts/list", "tools/call echo", "resources/read", " 0 failed"} {
+	for _, want := range []string{"setup tools/list", "setup prompts/list", "tools/call echo", "resources/read", " 0 not ok"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout)
 		}
