@@ -361,7 +361,7 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 	c := s.newCall(names, t)
 	st.mu.Lock()
 	st.sentLocked(intended, names)
-	st.inflt++
+	st.inflt.add(intended, 1)
 	st.mu.Unlock()
 	var rep reply
 	var cancelAt time.Time // when the call was cancelled
@@ -373,7 +373,7 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 		rep, err = s.roundTrip(ctx, conn, id, buf, c, sent.Add(s.r.o.timeout))
 	}
 	if err != nil {
-		st.add(&st.inflt, -1)
+		st.flying(intended, -1)
 		end := time.Now()
 		if !cancelAt.IsZero() { // not when the watch for what came after it ended
 			end = cancelAt
@@ -381,7 +381,7 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 		s.r.result(ctx, intended, sent, end, names, err, "")
 		return buf, backsOff(err)
 	}
-	st.answered(names, rep.at.Sub(intended))
+	st.answered(names, intended, rep.at)
 	if c.stream.seen() { // written before c.done was sent
 		st.streamed(names, &c.stream, intended, rep.at)
 	}

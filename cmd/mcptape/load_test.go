@@ -239,6 +239,10 @@ func TestLiveLineAndBar(t *testing.T) {
 		{loadgen.Live{Sessions: 1, Errors: 1, Requests: 1, Planned: 1}, []string{", 1 of 1 request,", ", 1 session,", ", 1 error,"}},
 		// the p99 as the reports write latencies (3 significant digits), not 1.969226s
 		{loadgen.Live{P99: 1969226 * time.Microsecond}, []string{", p99 1.97s"}},
+		// a stall shows while it lasts: the oldest request in flight,
+		// though no answer reached the p99 yet
+		{loadgen.Live{InFlight: 2, Oldest: 12300 * time.Millisecond, P99: time.Millisecond}, []string{", 2 in flight (oldest 12.3s), p99 1ms"}},
+		{loadgen.Live{}, []string{", 0 in flight, p99"}},
 	}
 	for _, c := range lines {
 		line := liveLine(c.l)
@@ -275,8 +279,8 @@ func TestLiveBar(t *testing.T) {
 		want        []string
 		fill        int // "=" cells in the last frame, of 40
 	}{
-		{"duration", loadgen.Live{Elapsed: 5 * time.Second, Total: 10 * time.Second, Rate: 1234, Errors: 7, InFlight: 9, P99: 12 * time.Millisecond},
-			false, []string{"load 5s of 10s", "1234/s, 7 errors, 9 in flight, p99 12ms"}, 40},
+		{"duration", loadgen.Live{Elapsed: 5 * time.Second, Total: 10 * time.Second, Rate: 1234, Errors: 7, InFlight: 9, Oldest: 2500 * time.Millisecond, P99: 12 * time.Millisecond},
+			false, []string{"load 5s of 10s", "1234/s, 7 errors, 9 in flight (oldest 2.5s), p99 12ms"}, 40},
 		{"requests interrupted", loadgen.Live{Elapsed: time.Second, Requests: 250, Planned: 1000, Dropped: 3, P99: time.Millisecond},
 			true, []string{"load 250 of 1000 requests", "3 dropped", "p99 1ms"}, 10},
 		{"p99 as in the reports", loadgen.Live{Elapsed: time.Second, Total: 2 * time.Second, P99: 1969226 * time.Microsecond},
