@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -50,5 +51,38 @@ func TestCountsEachOnce(t *testing.T) {
 		if o := th.Eval(rep); o.Measured != measured {
 			t.Errorf("%s measured %v, want %v", spec, o.Measured, measured)
 		}
+	}
+}
+
+// TestSetupHasNoRate: session setup and a scenario's setup steps are
+// counted with their latencies, but have no rate over the run's duration
+// (1 setup in an 8 s run is not 0.1 setups/s): none in the JSON, "-" in
+// the text, and no threshold on it.
+func TestSetupHasNoRate(t *testing.T) {
+	rep, err := Run(context.Background(), Target{URL: fakeHTTP(t)}, mustCalls(t, "ping"), WithRequests(10),
+		WithSetupCalls(mustCalls(t, "tools/list")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep = jsonRoundTrip(t, rep)
+	if p := rep.Find("ping"); p == nil || p.Rate <= 0 {
+		t.Fatalf("ping series %+v: want a rate", p)
+	}
+	for _, name := range []string{SetupSeries, "setup tools/list"} {
+		if s := rep.Find(name); s == nil || s.Count != 1 || s.Rate != 0 {
+			t.Errorf("series %q %+v: want 1 counted, no rate", name, s)
+		}
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{SetupSeries, "setup tools/list"} {
+		if !regexp.MustCompile(`(?m)^\s*` + name + `\s+1\s+-\s+0 \(0\.0%\)`).MatchString(b.String()) {
+			t.Errorf("text report: %q has a rate:\n%s", name, b.String())
+		}
+	}
+	if _, err := ParseThreshold("session setup:rate>1"); err == nil || !strings.Contains(err.Error(), "no rate") {
+		t.Errorf("a threshold on the setups' rate: %v", err)
 	}
 }

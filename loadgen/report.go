@@ -122,11 +122,15 @@ type ErrorCount struct {
 // for session setup; 0 for series that are not requests, such as
 // progress intervals) and Errors those that failed, by any error kind.
 type Series struct {
-	Name     string  `json:"name"`
-	Count    int64   `json:"count"`
-	Requests int64   `json:"requests,omitempty"`
-	Errors   int64   `json:"errors,omitempty"`
-	Rate     float64 `json:"rate"` // per second over the report's duration
+	Name     string `json:"name"`
+	Count    int64  `json:"count"`
+	Requests int64  `json:"requests,omitempty"`
+	Errors   int64  `json:"errors,omitempty"`
+	// Rate is the answers per second over the report's duration; 0 for
+	// setups (IsSetupSeries): a session is set up once, or again when it
+	// expired, so that setups over a run's duration are no rate of
+	// anything (1 setup in an 8 s run is not 0.1 setups/s).
+	Rate float64 `json:"rate"`
 	// Tokens sums the usage total_tokens of streamed answers (see
 	// FirstChunkSuffix), TokensPerSec over the report's duration.
 	Tokens       int64         `json:"tokens,omitempty"`
@@ -220,7 +224,7 @@ func (rep *Report) fill() {
 		s := &rep.Series[i]
 		h := s.hist
 		s.Count = h.TotalCount()
-		if secs := rep.Duration.Seconds(); secs > 0 {
+		if secs := rep.Duration.Seconds(); secs > 0 && !IsSetupSeries(s.Name) {
 			s.Rate = float64(s.Count) / secs
 			s.TokensPerSec = float64(s.Tokens) / secs
 		}

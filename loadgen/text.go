@@ -208,11 +208,15 @@ func writeSeries(b *strings.Builder, rep *Report) {
 		if s.Requests > 0 {
 			errs = fmt.Sprintf("%d (%.1f%%)", s.Errors, 100*s.ErrorRatio())
 		}
+		rate := fmt.Sprintf("%.1f", s.Rate)
+		if IsSetupSeries(s.Name) { // no rate: see Series.Rate
+			rate = "-"
+		}
 		if s.Count == 0 { // nothing measured: every request failed
-			fmt.Fprintf(tw, "%-*s\t0\t0.0\t%s\t-\t-\t-\t-\t-\t-\t\n", width, s.Name, errs)
+			fmt.Fprintf(tw, "%-*s\t0\t%s\t%s\t-\t-\t-\t-\t-\t-\t\n", width, s.Name, rate, errs)
 			continue
 		}
-		fmt.Fprintf(tw, "%-*s\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, s.Name, s.Count, s.Rate, errs,
+		fmt.Fprintf(tw, "%-*s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, s.Name, s.Count, rate, errs,
 			dur3(s.Mean), dur3(s.P50), dur3(s.P90), dur3(s.P99), dur3(s.P999), dur3(s.Max))
 	}
 	_ = tw.Flush()

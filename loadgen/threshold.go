@@ -70,6 +70,9 @@ func ParseThreshold(spec string) (Threshold, error) {
 	if !thresholdStats[t.Stat] {
 		return t, fmt.Errorf("threshold %q: unknown statistic %q (mean, p50, p90, p99, p99.9, max, rate, count, tokens_per_s)", spec, t.Stat)
 	}
+	if (t.Stat == "rate" || t.Stat == "tokens_per_s") && IsSetupSeries(t.Series) {
+		return t, fmt.Errorf("threshold %q: series %q has no %s: setups are counted, not paced (use count)", spec, t.Series, t.Stat)
+	}
 	if t.Stat == "rate" || t.Stat == "count" || t.Stat == "tokens_per_s" {
 		v, err := strconv.ParseFloat(strings.TrimSuffix(rhs, "/s"), 64)
 		if err != nil || v < 0 {
@@ -164,6 +167,9 @@ func (t Threshold) measure(rep *Report) (got float64, show string, found bool) {
 	case "max":
 		d = s.Max
 	case "rate":
+		if IsSetupSeries(s.Name) {
+			return 0, fmt.Sprintf("series %q has no rate: setups are counted (use count)", s.Name), false
+		}
 		return s.Rate, fmt.Sprintf("%.1f/s", s.Rate), true
 	case "count":
 		return float64(s.Count), strconv.FormatInt(s.Count, 10), true

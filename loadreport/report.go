@@ -139,7 +139,7 @@ func runView(r Run, color string) runInfo {
 		ri.Config = append(ri.Config, [2]string{"warning", w})
 	}
 	for _, s := range rep.Series {
-		row := seriesRow{Name: s.Name, Count: fmt.Sprint(s.Count), Rate: fmt.Sprintf("%.1f", s.Rate),
+		row := seriesRow{Name: s.Name, Count: fmt.Sprint(s.Count), Rate: seriesRate(s),
 			Errors: fmt.Sprintf("%d (%.1f%%)", s.Errors, 100*s.ErrorRatio()), P50: "-", P90: "-", P99: "-", P999: "-", Max: "-"}
 		if s.Count > 0 {
 			row.P50, row.P90, row.P99, row.P999, row.Max = ms(s.P50), ms(s.P90), ms(s.P99), ms(s.P999), ms(s.Max)
@@ -163,6 +163,15 @@ func runView(r Run, color string) runInfo {
 	return ri
 }
 
+// seriesRate is a series' rate per second, "-" for setups (they have
+// none: loadgen.IsSetupSeries).
+func seriesRate(s loadgen.Series) string {
+	if loadgen.IsSetupSeries(s.Name) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", s.Rate)
+}
+
 // loadStr describes a stage's load: "0→100/s", "50 sessions".
 func loadStr(s loadgen.StageReport) string {
 	unit := " sessions"
@@ -183,7 +192,7 @@ func ms(d time.Duration) string { return loadgen.FormatLatency(d) }
 func requestSeries(rep *loadgen.Report, n int) []string {
 	var ss []loadgen.Series
 	for _, s := range rep.Series {
-		if s.Name != loadgen.SetupSeries && !strings.HasPrefix(s.Name, "setup ") && s.Count > 0 {
+		if !loadgen.IsSetupSeries(s.Name) && s.Count > 0 {
 			ss = append(ss, s)
 		}
 	}

@@ -117,11 +117,12 @@ func loadCmd() *command {
   over the requests sent. Dropped arrivals (open model) were never sent,
   their share over the arrivals. "not ok" sums error answers, no answer
   and dropped over the arrivals: what 'errors<N' and 'errors<F%' judge.
-  Errors are listed
-  by kind (transport, http status, jsonrpc error, tool isError, timeout,
-  cancelled, dropped, protocol, session expired) and message, with counts;
-  each series shows its errors over its own requests. A stdio server that
-  exits fails its requests in flight at once ("server exited (status N)");
+  Session setup (and scenario setup steps) have no rate: counted, not
+  paced. Errors are listed by kind (transport, http status, jsonrpc
+  error, tool isError, timeout, cancelled, dropped, protocol, session
+  expired) and message, with counts; each series shows its errors over
+  its own requests. A stdio server that exits fails its requests in
+  flight at once ("server exited (status N)");
   --on-exit stop (default) then ends the run, --on-exit restart starts it
   again. Sessions whose server cannot be reached, or answers 429, 502, 503
   or 504, back off (50 ms doubling to 1 s, with jitter; other HTTP error
