@@ -93,7 +93,7 @@ func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Tim
 		names[i] = t.series
 	}
 	st.sentLocked(intended, names...)
-	st.inflt += k
+	st.inflt.add(intended, k)
 	st.mu.Unlock()
 	buf = append(buf, ']')
 	for i, t := range ts {
@@ -116,7 +116,7 @@ func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Tim
 		for i := range ts {
 			s.forget(first + int64(i))
 		}
-		st.add(&st.inflt, -k)
+		st.flying(intended, -k)
 		var se *transport.StatusError
 		outcome := BatchFailed
 		if asStatus(err, &se) {
@@ -135,7 +135,7 @@ func (s *session) doBatch(ctx context.Context, ts []*template, intended time.Tim
 		probe = s.probe(sctx, conn, answers)
 	}
 	got, answered, lost, dropped := s.collect(sctx, conn, ts, names, first, probe, answers, intended)
-	st.add(&st.inflt, int64(answered)-k) // the answered ones are counted off already
+	st.flying(intended, int64(answered)-k) // the answered ones are counted off already
 	for i := range ts {
 		if got[i] {
 			continue
@@ -214,7 +214,7 @@ func (s *session) collect(ctx context.Context, conn transport.Conn, ts []*templa
 				continue
 			}
 			answered++
-			st.answered(names[i], rep.at.Sub(intended))
+			st.answered(names[i], intended, rep.at)
 			s.judge(names[i], ts[i], &rep)
 		case <-grace:
 			return got, answered, lost, true

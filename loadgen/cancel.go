@@ -54,10 +54,11 @@ func (r *runner) pickCancel() bool {
 // call's request has been written on its connection (landed), and over
 // HTTP not before its answer's headers came or transport.LandGrace
 // passed since that write. It then watches the request for up to
-// CancelQuietWindow. It reports the answer when one came before the
-// cancellation, and otherwise when the call was cancelled (zero when it
-// failed before), which is when it ended for its results line.
-func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id int64, frame []byte, c *call) (reply, bool, time.Time) {
+// CancelQuietWindow. It returns the answer when one came before the
+// cancellation; otherwise errCancelled and when the call was cancelled,
+// which is when it ended for its results line; or, when the call failed
+// before, why (counted already).
+func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id int64, frame []byte, c *call) (reply, time.Time, error) {
 	st := s.r.st
 	st.add(&st.cancel.chosen, 1)
 	s.register(conn, c, id)
@@ -85,23 +86,20 @@ func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id i
 		select {
 		case rep := <-c.done:
 			if rep.err != nil {
-				s.countErr(sctx, c.names, conn, rep.err)
-				return reply{}, false, time.Time{}
+				return reply{}, time.Time{}, s.countErr(sctx, c.names, conn, rep.err)
 			}
-			return rep, true, time.Time{}
+			return rep, time.Time{}, nil
 		case err := <-sent:
 			if err != nil {
 				s.forget(id)
-				s.countErr(sctx, c.names, conn, err)
-				return reply{}, false, time.Time{}
+				return reply{}, time.Time{}, s.countErr(sctx, c.names, conn, err)
 			}
 			sent = nil
 		case <-landed:
 			landed = nil
 		case <-sctx.Done():
 			s.forget(id)
-			s.countErr(sctx, c.names, conn, sctx.Err())
-			return reply{}, false, time.Time{}
+			return reply{}, time.Time{}, s.countErr(sctx, c.names, conn, sctx.Err())
 		case <-delay.C:
 			due = true
 		}
@@ -124,7 +122,7 @@ func (s *session) cancelRoundTrip(ctx context.Context, conn transport.Conn, id i
 		defer s.r.watchers.Done()
 		s.watchCancelled(id, c, at)
 	}()
-	return reply{}, false, at
+	return reply{}, at, errCancelled
 }
 
 // watchCancelled watches call c, cancelled at at, for up to

@@ -87,9 +87,13 @@
 //     so that equal failures count as one line.
 //   - Every series counts its requests and errors (Series.Requests,
 //     Series.Errors): a series' error share is over its own requests.
-//     Session setup is a series of its own, not a request. The run's
-//     error ratio (for "errors<1%") is the requests' errors over the
-//     requests sent plus the open model's arrivals dropped.
+//     Session setup is a series of its own, not a request. Each request
+//     sent ends counted once: OK, ErrorAnswers (answered with an error),
+//     NoAnswer, or cancelled on purpose (WithCancel); the open model's
+//     arrivals Dropped were never sent. The run's error ratio (for
+//     "errors<1%"; "errors<N" counts the same) is the requests not ok
+//     (RequestErrors: error answers, no answer, dropped) over the
+//     requests sent plus the arrivals dropped.
 //   - A run where no session could be set up, or aborted because a stdio
 //     server exited (OnExitStop, the default), reports why in
 //     Report.Failure (the CLI exits 1). The requests in flight on a stdio

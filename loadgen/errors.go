@@ -203,7 +203,15 @@ func jsonrpcDetail(code int64, frame []byte) string {
 // isRequestSeries reports whether names are those of a request of the
 // workload (neither a session setup nor a scenario setup step).
 func isRequestSeries(names []string) bool {
-	return len(names) > 0 && names[0] != SetupSeries && !strings.HasPrefix(names[0], "setup ")
+	return len(names) > 0 && !IsSetupSeries(names[0])
+}
+
+// IsSetupSeries reports whether the series named name is of setups:
+// SetupSeries, or a scenario's per-session setup step ("setup " + its
+// series). Setups are counted, not requests of the workload, and have no
+// rate (Series.Rate 0).
+func IsSetupSeries(name string) bool {
+	return name == SetupSeries || strings.HasPrefix(name, "setup ")
 }
 
 // seriesCounts are the requests and errors of one series.
@@ -215,6 +223,17 @@ type seriesCounts struct{ requests, errors, tokens int64 }
 func (s *stats) fail(names []string, class, detail string) {
 	s.mu.Lock()
 	s.failLocked(names, class, detail)
+	s.mu.Unlock()
+}
+
+// failAnswer counts the error an answer carries, of class and detail, for
+// a request of the named series: the request was answered, with an error.
+func (s *stats) failAnswer(names []string, class, detail string) {
+	s.mu.Lock()
+	s.failLocked(names, class, detail)
+	if isRequestSeries(names) {
+		s.errAnswers++
+	}
 	s.mu.Unlock()
 }
 

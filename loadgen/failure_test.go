@@ -228,10 +228,11 @@ func TestErrorReasons(t *testing.T) {
 	cases := []struct {
 		call, series, class, detail string
 		n                           int64
+		answered                    bool // with an error; else no answer
 	}{
-		{"boom", "boom", ClassJSONRPC, "-32602 bad params", 20},
-		{"tools/call broken", "tools/call broken", ClassTool, "broken", 20},
-		{"down", "down", ClassStatus, "503 Service Unavailable: maintenance", 5},
+		{"boom", "boom", ClassJSONRPC, "-32602 bad params", 20, true},
+		{"tools/call broken", "tools/call broken", ClassTool, "broken", 20, true},
+		{"down", "down", ClassStatus, "503 Service Unavailable: maintenance", 5, false},
 	}
 	for _, c := range cases {
 		t.Run(c.call, func(t *testing.T) {
@@ -254,7 +255,15 @@ func TestErrorReasons(t *testing.T) {
 			if err := rep.WriteText(&b); err != nil {
 				t.Fatal(err)
 			}
-			for _, want := range []string{fmt.Sprintf("%d failed (100.00%%)", n), fmt.Sprintf("%d (100.0%%)", n), c.class + ": " + c.detail} {
+			// each request counted once, as what became of it
+			count, other := fmt.Sprintf("%d error answers (100.00%%), 0 no answer (0.00%%)", n), rep.ErrorAnswers
+			if !c.answered {
+				count, other = fmt.Sprintf("0 error answers (0.00%%), %d no answer (100.00%%)", n), rep.NoAnswer
+			}
+			if other != n || rep.OK != 0 || rep.ErrorAnswers+rep.NoAnswer != n || rep.Answered != rep.ErrorAnswers {
+				t.Errorf("ok %d, error answers %d, no answer %d, answered %d", rep.OK, rep.ErrorAnswers, rep.NoAnswer, rep.Answered)
+			}
+			for _, want := range []string{fmt.Sprintf("%d sent (", n), ": 0 ok (0.00%, 0.0/s), " + count, fmt.Sprintf("%d not ok (100.00%%)", n), fmt.Sprintf("%d (100.0%%)", n), c.class + ": " + c.detail} {
 				if !strings.Contains(b.String(), want) {
 					t.Errorf("text report lacks %q:\n%s", want, b.String())
 				}
@@ -269,6 +278,15 @@ func TestErrorReasons(t *testing.T) {
 			}
 			if ms := merged.Find(c.series); ms == nil || ms.Errors != 2*n || ms.Requests != 2*n || merged.ErrorRatio() != 1 {
 				t.Errorf("merged series %+v ratio %v", ms, merged.ErrorRatio())
+			}
+			if back.ErrorAnswers != rep.ErrorAnswers || back.NoAnswer != rep.NoAnswer || merged.ErrorAnswers != 2*rep.ErrorAnswers ||
+				merged.NoAnswer != 2*rep.NoAnswer || merged.OK != 0 {
+				t.Errorf("JSON: %d error answers, %d no answer; merged %d, %d, %d ok", back.ErrorAnswers, back.NoAnswer, merged.ErrorAnswers, merged.NoAnswer, merged.OK)
+			}
+			old := readOldReport(t, rep) // written before the three counts were
+			if old.ErrorAnswers != rep.ErrorAnswers || old.NoAnswer != rep.NoAnswer || old.OK != rep.OK {
+				t.Errorf("an older report: %d ok, %d error answers, %d no answer; want %d, %d, %d",
+					old.OK, old.ErrorAnswers, old.NoAnswer, rep.OK, rep.ErrorAnswers, rep.NoAnswer)
 			}
 		})
 	}

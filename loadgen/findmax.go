@@ -327,7 +327,7 @@ func headlineSeries(f *Report, th []Threshold) string {
 	best := ""
 	var n int64 = -1
 	for _, s := range f.Series {
-		if s.Name != SetupSeries && !strings.HasPrefix(s.Name, "setup ") && s.Count > n {
+		if !IsSetupSeries(s.Name) && s.Count > n {
 			best, n = s.Name, s.Count
 		}
 	}

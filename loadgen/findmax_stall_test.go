@@ -40,7 +40,7 @@ func (f *fakeSteps) run(_ context.Context, rate float64) (*Report, error) {
 	}
 	start := time.Unix(1_700_000_000, 0).Add(time.Duration(n) * 3 * time.Second)
 	rep := &Report{Format: ReportFormat, Model: "open", Sessions: 2, Generators: 1, Started: start, Ended: start.Add(2 * time.Second), Duration: 2 * time.Second,
-		Requests: count, Answered: count, Rate: rate, GeneratorLate: stall, Series: []Series{{Name: "ping", Requests: count, hist: h}}}
+		Requests: count, Answered: count, OK: count, Rate: rate, GeneratorLate: stall, Series: []Series{{Name: "ping", Requests: count, hist: h}}}
 	rep.fill()
 	return rep, nil
 }
@@ -172,7 +172,8 @@ func TestFindMaxText(t *testing.T) {
 	text := b.String()
 	for _, want := range []string{
 		"model     capacity search, open model, 2 sessions per step, 6 steps from 10/s to 80/s\n",
-		"requests  520 sent, 520 answered, 0 failed (0.00%), 0 dropped, in all steps with their warm-ups\n",
+		"requests  520 sent: 520 ok (100.00%), 0 error answers (0.00%), 0 no answer (0.00%)\n" +
+			"          0 dropped, never sent (0.00% of 520 arrivals); 0 not ok (0.00%); in all steps with their warm-ups\n",
 		"capacity  50/s held every threshold; 60/s broke one (bracket 20.0%)\n",
 		"held\n",
 		"broke ping:p90<100ms (measured 500ms)\n",

@@ -22,8 +22,13 @@ type Interval struct {
 	Duration time.Duration `json:"duration_ns"`
 	Requests int64         `json:"requests"`
 	Answered int64         `json:"answered"`
-	Errors   int64         `json:"errors"` // request errors, dropped arrivals included
-	Dropped  int64         `json:"dropped,omitempty"`
+	// OK, ErrorAnswers and NoAnswer split the answered and failed
+	// requests as Report's do (added later: derived for older reports).
+	OK           int64 `json:"ok"`
+	ErrorAnswers int64 `json:"error_answers,omitempty"`
+	NoAnswer     int64 `json:"no_answer,omitempty"`
+	Errors       int64 `json:"errors"` // requests not OK: ErrorAnswers + NoAnswer + Dropped
+	Dropped      int64 `json:"dropped,omitempty"`
 	// Series holds the series with answers or errors in the interval,
 	// each with its histogram (HdrHistogram V2 compressed, base64), as in
 	// an HdrHistogram interval log.
@@ -163,7 +168,7 @@ func (iv *intervals) add(model string) {
 	}
 	w := window(iv.prev, m, model, hists)
 	in := Interval{Offset: iv.prev.at.Sub(iv.start), Duration: w.Duration, Requests: w.Requests, Answered: w.Answered,
-		Errors: w.RequestErrors, Dropped: w.Dropped}
+		OK: w.OK, ErrorAnswers: w.ErrorAnswers, NoAnswer: w.NoAnswer, Errors: w.RequestErrors, Dropped: w.Dropped}
 	for _, s := range w.Series {
 		if s.Count == 0 && s.Errors == 0 {
 			continue
@@ -199,4 +204,15 @@ func checkIntervals(rep *Report) error {
 		}
 	}
 	return nil
+}
+
+// deriveOutcomes sets OK, ErrorAnswers and NoAnswer of an interval of a
+// report written before they were, as Report.deriveOutcomes does (an
+// approximation: a request may be sent in one interval and answered in
+// another).
+func (in *Interval) deriveOutcomes() {
+	r := Report{Requests: in.Requests, Answered: in.Answered, RequestErrors: in.Errors, Dropped: in.Dropped,
+		OK: in.OK, ErrorAnswers: in.ErrorAnswers, NoAnswer: in.NoAnswer}
+	r.deriveOutcomes()
+	in.OK, in.ErrorAnswers, in.NoAnswer = r.OK, r.ErrorAnswers, r.NoAnswer
 }

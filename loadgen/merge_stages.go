@@ -81,6 +81,9 @@ func mergeIntervals(reports []*Report) ([]Interval, error) {
 			out[i].Duration = max(out[i].Duration, in.Duration)
 			out[i].Requests += in.Requests
 			out[i].Answered += in.Answered
+			out[i].OK += in.OK
+			out[i].ErrorAnswers += in.ErrorAnswers
+			out[i].NoAnswer += in.NoAnswer
 			out[i].Errors += in.Errors
 			out[i].Dropped += in.Dropped
 			for _, s := range in.Series {

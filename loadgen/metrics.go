@@ -32,10 +32,11 @@ type stats struct {
 	errors        map[errKey]int64
 	counts        map[string]*seriesCounts // requests and errors per series
 	reqErrs       int64                    // errors of requests (setups excluded)
+	errAnswers    int64                    // requests answered with an error (counted in reqErrs too)
 	sent          int64                    // requests sent (setup excluded)
 	done          int64                    // requests answered
 	dropped       int64                    // open model: arrivals not sent (max in flight reached)
-	inflt         int64
+	inflt         inflight                 // requests in flight
 	setups        int64
 	prog          progressStats
 	cancel        cancelStats
@@ -78,12 +79,13 @@ func (s *stats) record(names []string, d time.Duration) {
 	}
 }
 
-// answered counts one answered request, no longer in flight, and records
-// its latency in each of the named series, under one lock.
-func (s *stats) answered(names []string, d time.Duration) {
-	v := clampLatency(d)
+// answered counts one answered request, no longer in flight, whose
+// latency started at start and ended at at, and records that latency in
+// each of the named series, under one lock.
+func (s *stats) answered(names []string, start, at time.Time) {
+	v := clampLatency(at.Sub(start))
 	s.mu.Lock()
-	s.inflt--
+	s.inflt.add(start, -1)
 	s.done++
 	s.recordLocked(names, v)
 	s.outage.upLocked()
@@ -165,6 +167,14 @@ func raiseMax(a *atomic.Int64, v int64) {
 	}
 }
 
+// flying counts k requests whose latency started at start as in flight
+// (k < 0: no longer, unanswered).
+func (s *stats) flying(start time.Time, k int64) {
+	s.mu.Lock()
+	s.inflt.add(start, k)
+	s.mu.Unlock()
+}
+
 // add changes a counter under the lock.
 func (s *stats) add(p *int64, n int64) {
 	s.mu.Lock()
@@ -176,13 +186,16 @@ func (s *stats) add(p *int64, n int64) {
 type snapshot struct {
 	Sent, Done, Errors, Dropped, InFlight, Setups int64
 	P99                                           time.Duration
+	// Oldest is the age of the oldest request in flight.
+	Oldest time.Duration
 }
 
 // snap returns the live figures; p99 is over every request series.
 func (s *stats) snap() snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := snapshot{Sent: s.sent, Done: s.done, Dropped: s.dropped, InFlight: s.inflt, Setups: s.setups}
+	out := snapshot{Sent: s.sent, Done: s.done, Dropped: s.dropped, InFlight: s.inflt.n, Setups: s.setups,
+		Oldest: s.inflt.oldest(time.Now())}
 	for _, n := range s.errors {
 		out.Errors += n
 	}

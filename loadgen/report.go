@@ -36,18 +36,30 @@ type Report struct {
 	Started  time.Time     `json:"started"`
 	Ended    time.Time     `json:"ended"`
 	Duration time.Duration `json:"duration_ns"`
-	// Requests were sent, Answered got an answer (any answer), Dropped are
-	// open-model arrivals not sent because of the in-flight bound, Setups
-	// the sessions set up (re-initializations included).
-	Requests int64 `json:"requests"`
-	Answered int64 `json:"answered"`
-	Dropped  int64 `json:"dropped"`
-	Setups   int64 `json:"setups"`
+	// Requests were sent (session setups excluded). Each request sent
+	// ends in one of: OK (answered with a success), ErrorAnswers
+	// (answered with an error: a JSON-RPC error, a tool result with
+	// isError, an answer breaking the protocol), NoAnswer (failed without
+	// an answer: a timeout, a transport error, an HTTP error status, an
+	// expired session, in flight at Ctrl-C, a batch member never
+	// answered), or, with WithCancel, cancelled on purpose (Cancel.Sent).
+	// Answered is OK + ErrorAnswers (any answer). Dropped are open-model
+	// arrivals never sent because of the in-flight bound: not in
+	// Requests. Setups counts the sessions set up (re-initializations
+	// included). OK, ErrorAnswers and NoAnswer were added to format 1
+	// later: ReadReport derives them for a report written before.
+	Requests     int64 `json:"requests"`
+	Answered     int64 `json:"answered"`
+	OK           int64 `json:"ok"`
+	ErrorAnswers int64 `json:"error_answers"`
+	NoAnswer     int64 `json:"no_answer"`
+	Dropped      int64 `json:"dropped"`
+	Setups       int64 `json:"setups"`
 	// ErrorTotal sums Errors, by kind (Class: ClassTransport,
-	// ClassStatus...) and message (Detail). RequestErrors counts those of
-	// requests (session setups and unasked server frames excluded, open
-	// model arrivals dropped included): ErrorRatio divides it by the
-	// requests.
+	// ClassStatus...) and message (Detail), setups' and unasked server
+	// frames' included. RequestErrors counts the requests not OK:
+	// ErrorAnswers + NoAnswer + Dropped. ErrorRatio divides it by the
+	// requests sent plus the arrivals dropped.
 	ErrorTotal    int64        `json:"error_total"`
 	RequestErrors int64        `json:"request_errors"`
 	Errors        []ErrorCount `json:"errors"`
@@ -110,11 +122,15 @@ type ErrorCount struct {
 // for session setup; 0 for series that are not requests, such as
 // progress intervals) and Errors those that failed, by any error kind.
 type Series struct {
-	Name     string  `json:"name"`
-	Count    int64   `json:"count"`
-	Requests int64   `json:"requests,omitempty"`
-	Errors   int64   `json:"errors,omitempty"`
-	Rate     float64 `json:"rate"` // per second over the report's duration
+	Name     string `json:"name"`
+	Count    int64  `json:"count"`
+	Requests int64  `json:"requests,omitempty"`
+	Errors   int64  `json:"errors,omitempty"`
+	// Rate is the answers per second over the report's duration; 0 for
+	// setups (IsSetupSeries): a session is set up once, or again when it
+	// expired, so that setups over a run's duration are no rate of
+	// anything (1 setup in an 8 s run is not 0.1 setups/s).
+	Rate float64 `json:"rate"`
 	// Tokens sums the usage total_tokens of streamed answers (see
 	// FirstChunkSuffix), TokensPerSec over the report's duration.
 	Tokens       int64         `json:"tokens,omitempty"`
@@ -167,7 +183,7 @@ func (r *runner) report(end time.Time) *Report {
 	rep := &Report{Format: ReportFormat, Target: r.target.String(), Model: "closed", Protocol: r.o.version,
 		Sessions: r.o.sessions, Generators: 1, Started: r.start, Ended: end, Duration: end.Sub(r.start),
 		Requests: st.sent, Answered: st.done, Dropped: st.dropped, Setups: st.setups,
-		Errors: st.errorList(), RequestErrors: st.reqErrs, Interrupted: r.work.Err() != nil,
+		ErrorAnswers: st.errAnswers, Errors: st.errorList(), RequestErrors: st.reqErrs, Interrupted: r.work.Err() != nil,
 		Failure: r.failureLocked(end), ServerExits: st.exitList(), Outage: st.outage.report(end),
 		GeneratorLate: time.Duration(st.lateRun.Load())}
 	rep.Model = r.o.model()
@@ -177,6 +193,7 @@ func (r *runner) report(end time.Time) *Report {
 	for _, e := range rep.Errors {
 		rep.ErrorTotal += e.Count
 	}
+	rep.countOutcomes()
 	rep.Series = seriesOf(st.series, st.counts)
 	if r.o.progress {
 		p := st.prog
@@ -207,7 +224,7 @@ func (rep *Report) fill() {
 		s := &rep.Series[i]
 		h := s.hist
 		s.Count = h.TotalCount()
-		if secs := rep.Duration.Seconds(); secs > 0 {
+		if secs := rep.Duration.Seconds(); secs > 0 && !IsSetupSeries(s.Name) {
 			s.Rate = float64(s.Count) / secs
 			s.TokensPerSec = float64(s.Tokens) / secs
 		}
@@ -261,7 +278,41 @@ func ReadReport(r io.Reader) (*Report, error) {
 	if err := checkIntervals(&rep); err != nil {
 		return nil, fmt.Errorf("loadgen: read report: %w", err)
 	}
+	rep.deriveOutcomes()
+	for _, st := range rep.Stages {
+		if st.Figures != nil {
+			st.Figures.deriveOutcomes()
+		}
+	}
+	for i := range rep.Intervals {
+		rep.Intervals[i].deriveOutcomes()
+	}
 	return &rep, nil
+}
+
+// countOutcomes sets OK and NoAnswer from Answered, ErrorAnswers,
+// RequestErrors and Dropped.
+func (rep *Report) countOutcomes() {
+	rep.OK = max(rep.Answered-rep.ErrorAnswers, 0)
+	rep.NoAnswer = max(rep.RequestErrors-rep.Dropped-rep.ErrorAnswers, 0)
+}
+
+// deriveOutcomes sets OK, ErrorAnswers and NoAnswer of a report written
+// before they were (its three are 0 though its answers or errors say
+// they cannot all be: a report that has them never looks so). A request
+// sent and not answered failed without an answer, unless cancelled on
+// purpose; the other request errors are error answers.
+func (rep *Report) deriveOutcomes() {
+	if rep.OK+rep.ErrorAnswers+rep.NoAnswer != 0 || (rep.Answered == 0 && rep.RequestErrors <= rep.Dropped) {
+		return
+	}
+	var cancelled int64
+	if rep.Cancel != nil {
+		cancelled = rep.Cancel.Sent
+	}
+	unanswered := max(rep.Requests-rep.Answered-cancelled, 0)
+	rep.ErrorAnswers = min(max(rep.RequestErrors-rep.Dropped-unanswered, 0), rep.Answered)
+	rep.countOutcomes()
 }
 
 // Merge combines the reports of runs made at the same time (several
@@ -295,6 +346,9 @@ func Merge(reports ...*Report) (*Report, error) {
 		out.Generators += max(r.Generators, 1)
 		out.Requests += r.Requests
 		out.Answered += r.Answered
+		out.OK += r.OK
+		out.ErrorAnswers += r.ErrorAnswers
+		out.NoAnswer += r.NoAnswer
 		out.Dropped += r.Dropped
 		out.Setups += r.Setups
 		out.RequestErrors += r.RequestErrors
@@ -426,10 +480,10 @@ func seriesOf(hists map[string]*hdrhistogram.Histogram, counts map[string]*serie
 	return out
 }
 
-// ErrorRatio returns the share of the requests that failed: RequestErrors
-// over the requests sent and the open model's arrivals dropped. When no
-// request was sent it is 1 if anything failed (no session could be set
-// up), else 0.
+// ErrorRatio returns the share of the requests not OK: RequestErrors
+// (error answers, no answer, dropped) over the requests sent and the open
+// model's arrivals dropped. When no request was sent it is 1 if anything
+// failed (no session could be set up), else 0.
 func (rep *Report) ErrorRatio() float64 {
 	n := rep.Requests + rep.Dropped
 	if n == 0 {

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"bytes"
+	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -42,6 +43,36 @@ func jsonRoundTrip(t *testing.T, rep *Report) *Report {
 		t.Fatal(err)
 	}
 	back, err := ReadReport(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
+// readOldReport writes rep as JSON without the members a report of
+// format 1 gained later (ok, error_answers, no_answer), as an older
+// mcptape wrote it, and reads it back.
+func readOldReport(t *testing.T, rep *Report) *Report {
+	t.Helper()
+	var b bytes.Buffer
+	if err := rep.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"ok", "error_answers", "no_answer"} {
+		if _, ok := m[k]; !ok {
+			t.Fatalf("the JSON report has no %q", k)
+		}
+		delete(m, k)
+	}
+	old, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadReport(bytes.NewReader(old))
 	if err != nil {
 		t.Fatal(err)
 	}

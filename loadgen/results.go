@@ -21,8 +21,18 @@ const (
 	ResultsCSV    = "csv"
 )
 
+// What a results line's request counts as ("counted"): the report's
+// OK, ErrorAnswers, NoAnswer, Cancel.Sent and Dropped.
+const (
+	ResultOK          = "ok"
+	ResultErrorAnswer = "error_answer"
+	ResultNoAnswer    = "no_answer"
+	ResultCancelled   = "cancelled"
+	ResultDropped     = "dropped"
+)
+
 // ResultsCSVHeader is the first line of a CSV results file.
-const ResultsCSVHeader = "intended_ns,sent_ns,latency_ns,series,outcome,error"
+const ResultsCSVHeader = "intended_ns,sent_ns,latency_ns,series,outcome,error,counted"
 
 // ResultsFormat returns the results format for a file name by its
 // extension: .csv is CSV, .ndjson, .jsonl and .json are NDJSON; any other
@@ -40,13 +50,16 @@ func ResultsFormat(path string) (string, error) {
 // or ResultsCSV): the intended time (Unix ns; the send time in the closed
 // model), the send time (Unix ns), the latency (ns, from the intended time
 // to the answer or the failure), the series (the most specific: "tools/call
-// NAME" for a tool), the outcome ("ok" or "error") and the error kind
-// (ErrorCount.Class, "" when ok). An NDJSON line is {"intended_ns":...,
-// "sent_ns":...,"latency_ns":...,"series":"...","outcome":"ok","error":""}.
-// An open-model arrival dropped over WithMaxInFlight has its line too: never
+// NAME" for a tool), the outcome ("ok" or "error": not ok) and the error
+// kind (ErrorCount.Class, "" when ok), and which of the report's counts
+// the request is in (counted: ResultOK, ResultErrorAnswer, ResultNoAnswer,
+// ResultCancelled, ResultDropped; added after the others, last). An
+// NDJSON line is {"intended_ns":...,"sent_ns":...,"latency_ns":...,
+// "series":"...","outcome":"ok","error":"","counted":"ok"}. An
+// open-model arrival dropped over WithMaxInFlight has its line too: never
 // sent, its send time and latency are 0, its series "" and its error
-// "dropped". Requests sent in batches and tape-driven loads are not written. Lines
-// are buffered; a write error ends up in Report.Warnings.
+// "dropped". Requests sent in batches and tape-driven loads are not
+// written. Lines are buffered; a write error ends up in Report.Warnings.
 func WithResults(w io.Writer, format string) Option {
 	return func(o *options) error {
 		if w == nil {
@@ -70,9 +83,10 @@ type resultsWriter struct {
 	names  map[string][]byte // series names, quoted for the format
 }
 
-// write writes the line of one request; class is "" when it succeeded.
-// sent is the send time in Unix ns (0: never sent).
-func (rw *resultsWriter) write(intended time.Time, sent int64, latency time.Duration, series, class string) {
+// write writes the line of one request; class is "" when it succeeded,
+// counted the report's count it is in (ResultOK...). sent is the send
+// time in Unix ns (0: never sent).
+func (rw *resultsWriter) write(intended time.Time, sent int64, latency time.Duration, series, class, counted string) {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
 	if rw.err != nil {
@@ -99,6 +113,8 @@ func (rw *resultsWriter) write(intended time.Time, sent int64, latency time.Dura
 		b = append(b, outcome...)
 		b = append(b, ',')
 		b = append(b, rw.quoted(class)...)
+		b = append(b, ',')
+		b = append(b, counted...)
 	} else {
 		b = append(b, `{"intended_ns":`...)
 		b = strconv.AppendInt(b, intended.UnixNano(), 10)
@@ -112,7 +128,9 @@ func (rw *resultsWriter) write(intended time.Time, sent int64, latency time.Dura
 		b = append(b, outcome...)
 		b = append(b, `","error":`...)
 		b = append(b, rw.quoted(class)...)
-		b = append(b, '}')
+		b = append(b, `,"counted":"`...)
+		b = append(b, counted...)
+		b = append(b, `"}`...)
 	}
 	b = append(b, '\n')
 	if _, err := rw.w.Write(b); err != nil {
@@ -157,19 +175,23 @@ func (r *runner) result(ctx context.Context, intended, sent time.Time, at time.T
 	if rw == nil {
 		return
 	}
-	if err != nil {
+	counted := ResultOK
+	switch {
+	case errors.Is(err, errCancelled):
+		class, counted = ClassCancelled, ResultCancelled
+	case err != nil:
 		class, _ = reason(ctx, err)
-		if errors.Is(err, errCancelled) {
-			class = ClassCancelled
-		}
+		counted = ResultNoAnswer
+	case class != "":
+		counted = ResultErrorAnswer
 	}
-	rw.write(intended, sent.UnixNano(), at.Sub(intended), names[len(names)-1], class)
+	rw.write(intended, sent.UnixNano(), at.Sub(intended), names[len(names)-1], class, counted)
 }
 
 // resultDropped writes the results line of an open-model arrival due at
 // intended and dropped over WithMaxInFlight, when WithResults asked for them.
 func (r *runner) resultDropped(intended time.Time) {
 	if rw := r.o.results; rw != nil {
-		rw.write(intended, 0, 0, "", ClassDropped)
+		rw.write(intended, 0, 0, "", ClassDropped, ResultDropped)
 	}
 }

@@ -26,8 +26,13 @@ type Live struct {
 	Answered, Errors, Dropped, InFlight, Sessions int64
 	// Rate is the answers per second over the whole run so far.
 	Rate float64
-	// P99 is the highest p99 among the request series so far.
-	P99 time.Duration
+	// P99 is the highest p99 among the request series so far: of the
+	// answers, so that it hides a stall until the stalled requests are
+	// answered. Oldest is the age of the oldest request in flight (from
+	// its intended time, as its latency; 0 when none is, to within
+	// 10 ms): it shows a stall while it lasts.
+	P99    time.Duration
+	Oldest time.Duration
 }
 
 // runner holds the state of one Run.
@@ -253,7 +258,7 @@ func (r *runner) liveNow() Live {
 		planned = r.planned
 	}
 	l := Live{Elapsed: el, Total: r.o.duration, Requests: s.Sent, Planned: planned,
-		Answered: s.Done, Errors: s.Errors, Dropped: s.Dropped, InFlight: s.InFlight, Sessions: s.Setups, P99: s.P99}
+		Answered: s.Done, Errors: s.Errors, Dropped: s.Dropped, InFlight: s.InFlight, Sessions: s.Setups, P99: s.P99, Oldest: s.Oldest}
 	if el > 0 {
 		l.Rate = float64(s.Done) / el.Seconds()
 	}

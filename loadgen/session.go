@@ -361,22 +361,19 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 	c := s.newCall(names, t)
 	st.mu.Lock()
 	st.sentLocked(intended, names)
-	st.inflt++
+	st.inflt.add(intended, 1)
 	st.mu.Unlock()
 	var rep reply
 	var cancelAt time.Time // when the call was cancelled
 	sent := time.Now()
 	cancelled := s.r.pickCancel()
 	if cancelled {
-		var ok bool
-		if rep, ok, cancelAt = s.cancelRoundTrip(ctx, conn, id, buf, c); !ok {
-			err = errCancelled
-		}
+		rep, cancelAt, err = s.cancelRoundTrip(ctx, conn, id, buf, c)
 	} else {
 		rep, err = s.roundTrip(ctx, conn, id, buf, c, sent.Add(s.r.o.timeout))
 	}
 	if err != nil {
-		st.add(&st.inflt, -1)
+		st.flying(intended, -1)
 		end := time.Now()
 		if !cancelAt.IsZero() { // not when the watch for what came after it ended
 			end = cancelAt
@@ -384,7 +381,7 @@ func (s *session) do(ctx context.Context, t *template, intended time.Time, buf [
 		s.r.result(ctx, intended, sent, end, names, err, "")
 		return buf, backsOff(err)
 	}
-	st.answered(names, rep.at.Sub(intended))
+	st.answered(names, intended, rep.at)
 	if c.stream.seen() { // written before c.done was sent
 		st.streamed(names, &c.stream, intended, rep.at)
 	}
@@ -469,13 +466,13 @@ func (s *session) judge(names []string, t *template, rep *reply) string {
 func judgeAnswer(st *stats, names []string, info verdict, frame []byte, tool string) string {
 	switch {
 	case info.violations != 0:
-		st.fail(names, ClassProtocol, info.violations.String())
+		st.failAnswer(names, ClassProtocol, info.violations.String())
 		return ClassProtocol
 	case info.kind == jsonrpc.KindError:
-		st.fail(names, ClassJSONRPC, jsonrpcDetail(info.errorCode, frame))
+		st.failAnswer(names, ClassJSONRPC, jsonrpcDetail(info.errorCode, frame))
 		return ClassJSONRPC
 	case tool != "" && isToolError(frame):
-		st.fail(names, ClassTool, tool)
+		st.failAnswer(names, ClassTool, tool)
 		return ClassTool
 	}
 	return ""

@@ -23,7 +23,7 @@ func writeStages(b *strings.Builder, rep *Report) {
 		load := stageLoad(st)
 		rows := 0
 		for _, s := range f.Series {
-			if s.Name == SetupSeries || strings.HasPrefix(s.Name, "setup ") {
+			if IsSetupSeries(s.Name) {
 				continue
 			}
 			rows++

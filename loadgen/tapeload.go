@@ -230,7 +230,7 @@ func (m *meteredConn) Send(ctx context.Context, frame []byte, opt transport.Send
 			st.seriesCountsLocked(SetupSeries).requests++
 		} else {
 			st.sentLocked(now, series)
-			st.inflt++
+			st.inflt.add(now, 1)
 		}
 		st.mu.Unlock()
 	}
@@ -315,7 +315,7 @@ func (m *meteredConn) measure(info jsonrpc.Info, frame []byte, at time.Time) {
 			st.setUp()
 		}
 	} else {
-		st.answered(req.series, at.Sub(req.at))
+		st.answered(req.series, req.at, at)
 		if req.stream.seen() {
 			st.streamed(req.series, &req.stream, req.at, at)
 		}
@@ -334,7 +334,7 @@ func (m *meteredConn) forget(key string) (*sentReq, bool) {
 	delete(m.pending, key)
 	m.mu.Unlock()
 	if ok && req.series[0] != SetupSeries {
-		m.r.st.add(&m.r.st.inflt, -1)
+		m.r.st.flying(req.at, -1)
 	}
 	return req, ok
 }
@@ -357,7 +357,7 @@ func (m *meteredConn) Close() error {
 	st := m.r.st
 	for _, req := range pending {
 		if req.series[0] != SetupSeries {
-			st.add(&st.inflt, -1)
+			st.flying(req.at, -1)
 		}
 		switch {
 		case m.r.work.Err() == nil && m.r.quit.Load():

@@ -11,7 +11,10 @@ import (
 // ParseThreshold from "SERIES:STAT<VALUE" (STAT one of mean, p50, p90,
 // p99, p99.9, max, with a duration value; or rate with a number per
 // second, count with a number, or tokens_per_s with the usage tokens per
-// second of streamed answers), "errors<N" or "errors<F%". The operators
+// second of streamed answers), "errors<N" or "errors<F%": the requests not
+// ok (Report.RequestErrors: error answers, no answer, dropped arrivals),
+// counted or as a share of the requests sent and dropped (ErrorRatio); the
+// errors of session setups are not requests'. The operators
 // are <, <=, > and >=. The series of streamed calls carry the suffixes
 // FirstChunkSuffix and CompleteSuffix:
 // "tools/call chat#first_chunk:p99<300ms",
@@ -66,6 +69,9 @@ func ParseThreshold(spec string) (Threshold, error) {
 	t.Series, t.Stat = strings.TrimSpace(lhs[:j]), strings.TrimSpace(lhs[j+1:])
 	if !thresholdStats[t.Stat] {
 		return t, fmt.Errorf("threshold %q: unknown statistic %q (mean, p50, p90, p99, p99.9, max, rate, count, tokens_per_s)", spec, t.Stat)
+	}
+	if (t.Stat == "rate" || t.Stat == "tokens_per_s") && IsSetupSeries(t.Series) {
+		return t, fmt.Errorf("threshold %q: series %q has no %s: setups are counted, not paced (use count)", spec, t.Series, t.Stat)
 	}
 	if t.Stat == "rate" || t.Stat == "count" || t.Stat == "tokens_per_s" {
 		v, err := strconv.ParseFloat(strings.TrimSuffix(rhs, "/s"), 64)
@@ -140,7 +146,7 @@ func (t Threshold) measure(rep *Report) (got float64, show string, found bool) {
 			got = rep.ErrorRatio()
 			return got, fmt.Sprintf("%.3g%%", 100*got), true
 		}
-		return float64(rep.ErrorTotal), strconv.FormatInt(rep.ErrorTotal, 10), true
+		return float64(rep.RequestErrors), strconv.FormatInt(rep.RequestErrors, 10), true
 	}
 	s := rep.Find(t.Series)
 	if s == nil {
@@ -161,6 +167,9 @@ func (t Threshold) measure(rep *Report) (got float64, show string, found bool) {
 	case "max":
 		d = s.Max
 	case "rate":
+		if IsSetupSeries(s.Name) {
+			return 0, fmt.Sprintf("series %q has no rate: setups are counted (use count)", s.Name), false
+		}
 		return s.Rate, fmt.Sprintf("%.1f/s", s.Rate), true
 	case "count":
 		return float64(s.Count), strconv.FormatInt(s.Count, 10), true

@@ -15,7 +15,7 @@ import (
 type mark struct {
 	at                           time.Time
 	sent, done, reqErrs, dropped int64
-	setups                       int64
+	errAnswers, setups           int64
 	hists                        map[string]*hdrhistogram.Snapshot
 	counts                       map[string]seriesCounts
 	errors                       map[errKey]int64
@@ -36,7 +36,7 @@ func (s *stats) mark() *mark {
 // hists (a copy of each: the cost of a mark); s.mu is held.
 func (s *stats) markLocked(hists bool) *mark {
 	m := &mark{at: time.Now(), sent: s.sent, done: s.done, reqErrs: s.reqErrs, dropped: s.dropped, setups: s.setups,
-		counts: make(map[string]seriesCounts, len(s.counts)), errors: maps.Clone(s.errors)}
+		errAnswers: s.errAnswers, counts: make(map[string]seriesCounts, len(s.counts)), errors: maps.Clone(s.errors)}
 	if hists {
 		m.hists = make(map[string]*hdrhistogram.Snapshot, len(s.series))
 		for n, h := range s.series {
@@ -57,7 +57,9 @@ func (s *stats) markLocked(hists bool) *mark {
 func window(a, b *mark, model string, hists map[string]*hdrhistogram.Histogram) *Report {
 	rep := &Report{Format: ReportFormat, Model: model, Generators: 1, Started: a.at, Ended: b.at, Duration: b.at.Sub(a.at),
 		Requests: b.sent - a.sent, Answered: b.done - a.done, RequestErrors: b.reqErrs - a.reqErrs,
-		Dropped: b.dropped - a.dropped, Setups: b.setups - a.setups, GeneratorLate: b.late}
+		Dropped: b.dropped - a.dropped, Setups: b.setups - a.setups, GeneratorLate: b.late,
+		ErrorAnswers: b.errAnswers - a.errAnswers}
+	rep.countOutcomes()
 	for k, n := range b.errors {
 		if d := n - a.errors[k]; d > 0 {
 			rep.Errors = append(rep.Errors, ErrorCount{Class: k.class, Detail: k.detail, Count: d})

@@ -23,12 +23,12 @@ func (p *page) comparison(runs []Run) error {
 		s := series{name: r.Name, color: palette[i%len(palette)]}
 		for _, in := range r.Report.Intervals {
 			if d := in.Duration.Seconds(); d > 0 {
-				s.pts = append(s.pts, point{(in.Offset + in.Duration/2).Seconds(), float64(in.Answered) / d})
+				s.pts = append(s.pts, point{(in.Offset + in.Duration/2).Seconds(), float64(in.OK) / d})
 			}
 		}
 		thr = append(thr, s)
 	}
-	p.Charts = append(p.Charts, newChart("throughput", "Throughput over time (answered/s)", "time", "per second", thr, xa, secLabel, rateLabel, xt))
+	p.Charts = append(p.Charts, newChart("throughput", "Throughput over time (ok/s)", "time", "per second", thr, xa, secLabel, rateLabel, xt))
 	for k, name := range names {
 		var lat []series
 		var dist []distLine

@@ -51,7 +51,7 @@ svg text{font:11px system-ui,sans-serif;fill:#374151}svg .ttl{font-size:13px;fon
 {{range .Series}}<tr><td class="l">{{.Name}}</td><td>{{.Count}}</td><td>{{.Rate}}</td><td>{{.Errors}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td></tr>
 {{end}}</table>
 {{if .Stages}}<h2>{{if $.Compare}}{{.Name}}: {{end}}Stages</h2>
-<table><tr><th>stage</th><th class="l">time</th><th>load</th><th>requests</th><th>answered/s</th><th>errors</th><th>p50</th><th>p99</th></tr>
+<table><tr><th>stage</th><th class="l">time</th><th>load</th><th>requests</th><th>ok/s</th><th>not ok</th><th>p50</th><th>p99</th></tr>
 {{range .Stages}}<tr><td>{{.Stage}}</td><td class="l">{{.Time}}</td><td>{{.Load}}</td><td>{{.Requests}}</td><td>{{.Rate}}</td><td>{{.Errors}}</td><td>{{.P50}}</td><td>{{.P99}}</td></tr>
 {{end}}</table>{{end}}
 <h2>{{if $.Compare}}{{.Name}}: {{end}}Errors</h2>

@@ -110,6 +110,7 @@ type change struct {
 func runView(r Run, color string) runInfo {
 	rep := r.Report
 	ri := runInfo{Name: r.Name, Color: color, Errors: rep.Errors, ErrorTotal: rep.ErrorTotal}
+	counts := rep.CountLines(rep.Capacity == nil) // a search's rates are its steps'
 	model := rep.Model
 	if rep.Model == "open" {
 		model += fmt.Sprintf(", %g arrivals/s", rep.Rate)
@@ -117,8 +118,7 @@ func runView(r Run, color string) runInfo {
 	ri.Config = [][2]string{{"target", rep.Target}, {"protocol", rep.Protocol}, {"model", model},
 		{"sessions", fmt.Sprint(rep.Sessions)}, {"started", rep.Started.UTC().Format(time.RFC3339)},
 		{"duration", rep.Duration.Round(time.Millisecond).String()},
-		{"requests", fmt.Sprintf("%d sent, %d answered, %d failed (%.2f%%), %d dropped", rep.Requests, rep.Answered,
-			rep.RequestErrors, 100*rep.ErrorRatio(), rep.Dropped)}}
+		{"requests", counts[0]}, {"in all", counts[1]}}
 	if len(rep.Stages) > 0 && rep.Capacity == nil {
 		var specs []string
 		for _, s := range rep.Stages {
@@ -139,7 +139,7 @@ func runView(r Run, color string) runInfo {
 		ri.Config = append(ri.Config, [2]string{"warning", w})
 	}
 	for _, s := range rep.Series {
-		row := seriesRow{Name: s.Name, Count: fmt.Sprint(s.Count), Rate: fmt.Sprintf("%.1f", s.Rate),
+		row := seriesRow{Name: s.Name, Count: fmt.Sprint(s.Count), Rate: seriesRate(s),
 			Errors: fmt.Sprintf("%d (%.1f%%)", s.Errors, 100*s.ErrorRatio()), P50: "-", P90: "-", P99: "-", P999: "-", Max: "-"}
 		if s.Count > 0 {
 			row.P50, row.P90, row.P99, row.P999, row.Max = ms(s.P50), ms(s.P90), ms(s.P99), ms(s.P999), ms(s.Max)
@@ -152,7 +152,7 @@ func runView(r Run, color string) runInfo {
 			row := stageRow{Stage: st.Stage, Time: fmt.Sprintf("%s + %s", st.Offset.Round(time.Millisecond), f.Duration.Round(time.Millisecond)),
 				Load: loadStr(st), Requests: fmt.Sprint(f.Requests), Errors: fmt.Sprintf("%.2f%%", 100*f.ErrorRatio()), P50: "-", P99: "-"}
 			if d := f.Duration.Seconds(); d > 0 {
-				row.Rate = fmt.Sprintf("%.1f", float64(f.Answered)/d)
+				row.Rate = fmt.Sprintf("%.1f", float64(f.OK)/d)
 			}
 			if s := f.Find(busiest(f)); s != nil && s.Count > 0 {
 				row.P50, row.P99 = ms(s.P50), ms(s.P99)
@@ -161,6 +161,15 @@ func runView(r Run, color string) runInfo {
 		}
 	}
 	return ri
+}
+
+// seriesRate is a series' rate per second, "-" for setups (they have
+// none: loadgen.IsSetupSeries).
+func seriesRate(s loadgen.Series) string {
+	if loadgen.IsSetupSeries(s.Name) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", s.Rate)
 }
 
 // loadStr describes a stage's load: "0→100/s", "50 sessions".
@@ -183,7 +192,7 @@ func ms(d time.Duration) string { return loadgen.FormatLatency(d) }
 func requestSeries(rep *loadgen.Report, n int) []string {
 	var ss []loadgen.Series
 	for _, s := range rep.Series {
-		if s.Name != loadgen.SetupSeries && !strings.HasPrefix(s.Name, "setup ") && s.Count > 0 {
+		if !loadgen.IsSetupSeries(s.Name) && s.Count > 0 {
 			ss = append(ss, s)
 		}
 	}
@@ -231,18 +240,18 @@ func (p *page) single(rep *loadgen.Report) error {
 		p.marks(c, xa, rep)
 		p.Charts = append(p.Charts, c)
 	}
-	thr := series{name: "answered/s"}
-	errs := series{name: "errors/s", color: "#dc2626"}
+	thr := series{name: "ok/s"}
+	errs := series{name: "not ok/s", color: "#dc2626"}
 	for _, in := range rep.Intervals {
 		d := in.Duration.Seconds()
 		if d <= 0 {
 			continue
 		}
 		x := (in.Offset + in.Duration/2).Seconds()
-		thr.pts = append(thr.pts, point{x, float64(in.Answered) / d})
+		thr.pts = append(thr.pts, point{x, float64(in.OK) / d})
 		errs.pts = append(errs.pts, point{x, float64(in.Errors) / d})
 	}
-	c := newChart("throughput", "Throughput and errors over time", "time", "per second", []series{thr, errs}, xa, secLabel, rateLabel, xt)
+	c := newChart("throughput", "Throughput (ok/s) and requests not ok over time", "time", "per second", []series{thr, errs}, xa, secLabel, rateLabel, xt)
 	p.marks(c, xa, rep)
 	p.Charts = append(p.Charts, c)
 	dist, err := distChart("distribution", "Latency by percentile (HdrHistogram scale)", distSeries(rep, "", ""))

@@ -90,7 +90,11 @@ func TestWriteHTML(t *testing.T) {
 		contain []string
 	}{
 		{"single", []Run{{"staged.json", staged}}, 3 + 2, []string{`id="latency-0"`, `id="throughput"`, `id="distribution"`,
-			"stage 1: 0→80/s", "stage 3: 80→0/s", "&lt;script&gt;x&lt;/script&gt;", "jsonrpc error", "Configuration", "target"}},
+			"stage 1: 0→80/s", "stage 3: 80→0/s", "&lt;script&gt;x&lt;/script&gt;", "jsonrpc error", "Configuration", "target",
+			// each request counted once, as the text report counts it
+			staged.CountLines(true)[0], " error answers (", "<title>ok/s</title>", "<title>not ok/s</title>", "<th>ok/s</th><th>not ok</th>",
+			// setups have no rate
+			`<td class="l">session setup</td><td>2</td><td>-</td>`}},
 		{"compare", []Run{{"staged.json", staged}, {"other.json", other}}, 1 + 2*2, []string{`id="changes"`, "Changes against staged.json",
 			"p99 over time: tools/call echo", "Latency by percentile: tools/call echo", "other.json"}},
 		{"capacity", []Run{{"cap.json", capacity}}, 3, []string{`id="steps"`, "Capacity", "40/s held every threshold", "step 2: 40/s", "held"}},

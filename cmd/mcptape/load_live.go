@@ -191,11 +191,22 @@ func (lb *liveBar) tail() string {
 	lb.mu.Lock()
 	l := lb.l
 	lb.mu.Unlock()
-	s := fmt.Sprintf("%.0f/s, %s, %d in flight", l.Rate, english.Count(l.Errors, "error"), l.InFlight)
+	s := fmt.Sprintf("%.0f/s, %s, %s", l.Rate, english.Count(l.Errors, "error"), inFlight(l))
 	if l.Dropped > 0 {
 		s += fmt.Sprintf(", %d dropped", l.Dropped)
 	}
 	return s + ", p99 " + loadgen.FormatLatency(l.P99)
+}
+
+// inFlight says how many requests are in flight and, when some are, the
+// age of the oldest: "3 in flight (oldest 12.3s)". The p99 is of the
+// answers only; the oldest age shows a stall while it lasts.
+func inFlight(l loadgen.Live) string {
+	s := fmt.Sprintf("%d in flight", l.InFlight)
+	if l.InFlight > 0 {
+		s += " (oldest " + loadgen.FormatLatency(l.Oldest) + ")"
+	}
+	return s
 }
 
 // runFraction is how far the run is, by time or by requests (whichever is
@@ -222,7 +233,7 @@ func liveLine(l loadgen.Live) string {
 	if l.Planned > 0 {
 		fmt.Fprintf(&b, ", %d of %s", l.Requests, english.Count(l.Planned, "request"))
 	}
-	fmt.Fprintf(&b, ", %s, %.0f/s, %d answered, %s, %d in flight", english.Count(l.Sessions, "session"), l.Rate, l.Answered, english.Count(l.Errors, "error"), l.InFlight)
+	fmt.Fprintf(&b, ", %s, %.0f/s, %d answered, %s, %s", english.Count(l.Sessions, "session"), l.Rate, l.Answered, english.Count(l.Errors, "error"), inFlight(l))
 	if l.Dropped > 0 {
 		fmt.Fprintf(&b, ", %d dropped", l.Dropped)
 	}

@@ -95,7 +95,7 @@ func TestLoadCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "tools/call echo") || !strings.Contains(stdout, "60 sent, 60 answered") || !strings.Contains(stderr, "load: ") {
+	if !strings.Contains(stdout, "tools/call echo") || !strings.Contains(stdout, "60 sent (") || !strings.Contains(stdout, ": 60 ok (100.00%") || !strings.Contains(stderr, "load: ") {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
 	fi, err := os.Stat(out)
@@ -108,7 +108,7 @@ func TestLoadCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr = runCLI(t, "", "load", "--url", url, "--sessions", "2", "--requests", "10", "-q", "--scenario", sc)
-	if code != 0 || !strings.Contains(stdout, "setup tools/list") || !strings.Contains(stdout, "10 sent, 10 answered") {
+	if code != 0 || !strings.Contains(stdout, "setup tools/list") || !strings.Contains(stdout, ": 10 ok (100.00%") {
 		t.Errorf("scenario: code %d\n%s\n%s", code, stdout, stderr)
 	}
 	// A broken threshold is exit code 3, the report still written.
@@ -239,6 +239,10 @@ func TestLiveLineAndBar(t *testing.T) {
 		{loadgen.Live{Sessions: 1, Errors: 1, Requests: 1, Planned: 1}, []string{", 1 of 1 request,", ", 1 session,", ", 1 error,"}},
 		// the p99 as the reports write latencies (3 significant digits), not 1.969226s
 		{loadgen.Live{P99: 1969226 * time.Microsecond}, []string{", p99 1.97s"}},
+		// a stall shows while it lasts: the oldest request in flight,
+		// though no answer reached the p99 yet
+		{loadgen.Live{InFlight: 2, Oldest: 12300 * time.Millisecond, P99: time.Millisecond}, []string{", 2 in flight (oldest 12.3s), p99 1ms"}},
+		{loadgen.Live{}, []string{", 0 in flight, p99"}},
 	}
 	for _, c := range lines {
 		line := liveLine(c.l)
@@ -275,8 +279,8 @@ func TestLiveBar(t *testing.T) {
 		want        []string
 		fill        int // "=" cells in the last frame, of 40
 	}{
-		{"duration", loadgen.Live{Elapsed: 5 * time.Second, Total: 10 * time.Second, Rate: 1234, Errors: 7, InFlight: 9, P99: 12 * time.Millisecond},
-			false, []string{"load 5s of 10s", "1234/s, 7 errors, 9 in flight, p99 12ms"}, 40},
+		{"duration", loadgen.Live{Elapsed: 5 * time.Second, Total: 10 * time.Second, Rate: 1234, Errors: 7, InFlight: 9, Oldest: 2500 * time.Millisecond, P99: 12 * time.Millisecond},
+			false, []string{"load 5s of 10s", "1234/s, 7 errors, 9 in flight (oldest 2.5s), p99 12ms"}, 40},
 		{"requests interrupted", loadgen.Live{Elapsed: time.Second, Requests: 250, Planned: 1000, Dropped: 3, P99: time.Millisecond},
 			true, []string{"load 250 of 1000 requests", "3 dropped", "p99 1ms"}, 10},
 		{"p99 as in the reports", loadgen.Live{Elapsed: time.Second, Total: 2 * time.Second, P99: 1969226 * time.Microsecond},
@@ -437,7 +441,7 @@ func TestLoadInsecure(t *testing.T) {
 		t.Errorf("without --insecure: code %d stderr %q", code, stderr)
 	}
 	code, stdout, stderr := runCLI(t, "", append(args, "--insecure")...)
-	if code != 0 || !strings.Contains(stdout, "5 sent, 5 answered") {
+	if code != 0 || !strings.Contains(stdout, ": 5 ok (100.00%") {
 		t.Errorf("with --insecure: code %d stdout %s stderr %q", code, stdout, stderr)
 	}
 }
@@ -503,7 +507,7 @@ func TestLoadResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 26 || lines[0] != loadgen.ResultsCSVHeader || !strings.HasSuffix(lines[1], ",ping,ok,") {
+	if len(lines) != 26 || lines[0] != loadgen.ResultsCSVHeader || !strings.HasSuffix(lines[1], ",ping,ok,,ok") {
 		t.Errorf("%d lines: %q", len(lines), lines[:min(3, len(lines))])
 	}
 	if fi, _ := os.Stat(out); !privateMode(fi) {
@@ -524,7 +528,7 @@ func TestScenarioExample(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
 	}
-	for _, want := range []string{"setup tools/list", "setup prompts/list", "tools/call echo", "resources/read", " 0 failed"} {
+	for _, want := range []string{"setup tools/list", "setup prompts/list", "tools/call echo", "resources/read", " 0 not ok"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout)
 		}

@@ -27,7 +27,8 @@ func reportCmd() *command {
   A file is a load report when it is a JSON object with "model" and "series"
   members (what mcptape load --json writes); anything else is read as a tape.
   A load report's page shows the latency percentiles over time (p50, p90,
-  p99, max per interval), throughput and errors over time with the stages or
+  p99, max per interval), throughput (ok/s) and requests not ok over time
+  (each request counted once, as in load's text report) with the stages or
   capacity-search steps marked, the latency by percentile per series on the
   HdrHistogram plotter's log scale, the capacity search, the error reasons and
   the configuration. Two or more runs are overlaid, with the change of p50,

@@ -237,7 +237,7 @@ func TestWebSocketInsecure(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"load", []string{"load", "--url", url, "--requests", "5", "--call", "ping", "-q"}, "5 sent, 5 answered"},
+		{"load", []string{"load", "--url", url, "--requests", "5", "--call", "ping", "-q"}, ": 5 ok (100.00%"},
 		{"replay", []string{"replay", multi, "--speed", "max", "--ignore", "result.serverInfo.version", "--url", url}, "3 matched"},
 	}
 	for _, tt := range tests {
