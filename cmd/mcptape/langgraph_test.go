@@ -51,7 +51,7 @@ var langGraphClients = []struct {
 	{"load", 8, func(t *testing.T, url string, _ ...string) {
 		code, out, stderr := runCLI(t, "", "load", "--url", url, "--stream-path", "/mcp/stream", "--sessions", "1", "--inflight", "4",
 			"--requests", "8", "-q", "--call", `tools/call chat {"query":"hi there"}`)
-		if code != 0 || !strings.Contains(out, "8 answered") {
+		if code != 0 || !strings.Contains(out, "8 ok (") {
 			t.Fatalf("load through the proxy: exit %d\n%s%s", code, out, stderr)
 		}
 	}},
