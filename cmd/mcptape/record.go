@@ -65,7 +65,8 @@ func recordCmd() *command {
   An existing -o file is never overwritten unless --force is given.
   Exit code: the server's (128+N when it died of signal N), 127 when it cannot start,
   2 for a usage error (an -o in a directory that does not exist or cannot be
-  written among them) or an -o file that already exists.
+  written, a --cwd that is no directory, among them: found before the tape is
+  created) or an -o file that already exists.
   The server dies with mcptape: SIGTERM from the kernel on Linux, a job object on
   Windows; on macOS and FreeBSD it sees its stdin end.
   SIGINT, SIGTERM and SIGHUP (the terminal closed) end a recording cleanly:
@@ -86,7 +87,7 @@ func recordCmd() *command {
 			fs.IntVar(&f.level, "level", tape.DefaultLevel, "zstd level of the tape, 1 to 22: 1 takes the least CPU, higher levels make smaller tapes")
 			fs.IntVar(&f.maxFrame, "max-frame-mib", transport.DefaultMaxFrame>>20, "largest message recorded whole, in MiB; longer ones are forwarded whole but recorded cut")
 			fs.StringArrayVar(&f.env, "env", nil, "set an environment variable `K=V` for the server (repeatable); secret-looking values are redacted in the tape")
-			fs.StringVar(&f.cwd, "cwd", "", "working `DIR`ectory of the server")
+			fs.StringVar(&f.cwd, "cwd", "", "working `DIR`ectory of the server (must exist: checked before the tape is created)")
 			fs.DurationVar(&f.grace, "grace", capture.DefaultGrace, "wait between closing the server's stdin, SIGTERM and SIGKILL; HTTP mode: how long open exchanges may finish once a signal stops the proxy (default there 2s)")
 			fs.BoolVarP(&f.verbose, "verbose", "v", false, "log the session's lifecycle on stderr")
 			h := declareHTTPFlags(fs) // record_http.go
@@ -123,7 +124,7 @@ func recordCmd() *command {
 					}
 					return run(ctx, st, h, c)
 				}
-				if err := f.checkStdio(args); err != nil {
+				if err := f.checkStdio(args, fs.Changed("cwd")); err != nil {
 					return err
 				}
 				return runRecord(ctx, st, &f, fs, args)
@@ -149,8 +150,9 @@ func (f *recordFlags) checkCommon() error {
 	return nil
 }
 
-// checkStdio validates the stdio-mode flags and the server command.
-func (f *recordFlags) checkStdio(args []string) error {
+// checkStdio validates the stdio-mode flags and the server command;
+// cwdGiven says whether --cwd was given (an empty one is refused).
+func (f *recordFlags) checkStdio(args []string, cwdGiven bool) error {
 	if len(args) == 0 {
 		return usageError("no server command given (usage: mcptape record [FLAGS] -- CMD [ARGS...], or --upstream URL)")
 	}
@@ -158,6 +160,29 @@ func (f *recordFlags) checkStdio(args []string) error {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
 			return usageError("--env %q: want NAME=VALUE", capture.RedactAssignment(kv))
 		}
+	}
+	if cwdGiven {
+		return checkCwd(f.cwd)
+	}
+	return nil
+}
+
+// checkCwd returns a usage error when dir, the server's working directory
+// (--cwd), is empty (a path lost to the shell), does not exist or is no
+// directory: found before the tape is created or the server started, so
+// that a typo leaves no tape holding only the server's failed start.
+func checkCwd(dir string) error {
+	if dir == "" {
+		return usageError("--cwd is empty: want a DIR (without --cwd the server runs in mcptape's own)")
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return usageError("--cwd %s: no such directory", dir)
+	case err != nil:
+		return usageError("--cwd %s: %v", dir, pathErrorCause(err))
+	case !fi.IsDir():
+		return usageError("--cwd %s: not a directory", dir)
 	}
 	return nil
 }

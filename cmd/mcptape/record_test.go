@@ -354,3 +354,39 @@ func TestRecordHeaderFlags(t *testing.T) {
 		t.Fatalf("extra %s", h.Extra)
 	}
 }
+
+// TestRecordCwdCheckedFirst: a --cwd that does not exist or is not a
+// directory is a usage error (exit 2, one line naming the flag and the
+// path) found before anything is created: no tape (with -o or in the state
+// directory), no server started. It once left a tape holding only the
+// error of the server's start.
+func TestRecordCwdCheckedFirst(t *testing.T) {
+	t.Setenv(recordHelperEnv, "1")
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	marker := filepath.Join(dir, "started")
+	t.Setenv("RECORD_HELPER_MARKER", marker)
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tp := filepath.Join(dir, "t.jsonl.zst")
+	for _, c := range []struct{ cwd, want string }{
+		{filepath.Join(dir, "nodir"), "--cwd " + filepath.Join(dir, "nodir") + ": no such directory"},
+		{file, "--cwd " + file + ": not a directory"},
+		{"", "--cwd is empty"},
+	} {
+		for _, out := range [][]string{{"-o", tp}, nil} {
+			args := slices.Concat([]string{"record"}, out, []string{"--cwd", c.cwd, "--"}, helperArgv())
+			code, stdout, stderr := runCLI(t, "", args...)
+			if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) {
+				t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and one line with %q", args, code, stdout, stderr, c.want)
+			}
+		}
+	}
+	for _, p := range []string{tp, filepath.Join(dir, "state"), marker} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s exists after a bad --cwd", p)
+		}
+	}
+}
