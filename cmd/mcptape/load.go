@@ -270,7 +270,9 @@ func runLoad(ctx context.Context, st *stdio, f *loadFlags, command []string) err
 		return err
 	}
 	defer closeErrw()
+	stopping := announceStop(ctx, loadLogf(st, bar), "cuts that short", closingSessions(f.grace))
 	rep, err := loadgen.Run(ctx, target, calls, opts...)
+	stopping()
 	stopProfile()
 	if bar != nil {
 		bar.finish(err != nil || rep.Interrupted)
@@ -328,7 +330,9 @@ func runTapeLoad(ctx context.Context, st *stdio, f *loadFlags, command []string)
 		return err
 	}
 	defer closeErrw()
+	stopping := announceStop(ctx, loadLogf(st, bar), "cuts that short", closingSessions(f.grace))
 	rep, err := loadgen.RunTape(ctx, target, sessions, f.sessions, ropts, opts...)
+	stopping()
 	if bar != nil {
 		bar.finish(err != nil || rep.Interrupted)
 	}
@@ -354,6 +358,15 @@ func (f *loadFlags) openServerStderr(opts []loadgen.Option, bar *liveBar) ([]loa
 		opts = append(opts, loadgen.WithServerStderr(w))
 	}
 	return opts, closeFn, nil
+}
+
+// loadLogf returns the logger of load's own lines on stderr: above the
+// live bar when there is one (not nil).
+func loadLogf(st *stdio, bar *liveBar) func(string, ...any) {
+	if bar != nil {
+		return commandLogf(bar.aboveBar(), "load")
+	}
+	return commandLogf(st.err, "load")
 }
 
 // emitReport writes the text report (to stdout, or stderr when the JSON

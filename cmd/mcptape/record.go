@@ -73,8 +73,9 @@ func recordCmd() *command {
   stdio mode forwards the signal to the server and stops it (--grace; a
   second signal, Ctrl-C again, kills it at once),
   HTTP mode lets open exchanges finish (--grace, 2s by default; a second
-  signal, Ctrl-C again, cuts them at once); the tape then gets what was
-  recorded and its final records, and is closed.
+  signal, Ctrl-C again, cuts them at once); either says on stderr what it
+  waits for ("stopping: ..."), as load and replay do; the tape then gets
+  what was recorded and its final records, and is closed.
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f recordFlags
@@ -239,8 +240,18 @@ func runRecord(ctx context.Context, st *stdio, f *recordFlags, fs *pflag.FlagSet
 		o.Debugf = logf
 	}
 	// main cancels ctx on the same signals; they are forwarded through
-	// sigs instead, so the shutdown does not depend on ctx.
+	// sigs instead, so the shutdown does not depend on ctx. The server
+	// gets the first signal, SIGTERM after --grace (unless the signal was
+	// SIGTERM), SIGKILL after another.
+	stopping := announceStop(ctx, logf, "kills it at once", func(sig os.Signal) string {
+		wait := 2 * f.grace
+		if sig == syscall.SIGTERM {
+			wait = f.grace
+		}
+		return fmt.Sprintf("waiting up to %v for the server to exit", wait)
+	})
 	res, runErr := capture.RunStdio(context.WithoutCancel(ctx), o)
+	stopping()
 	closeErr := w.Close()
 	if f.verbose {
 		logf("tape %s: %d client and %d server %s, %s", path, res.ClientMessages, res.ServerMessages, english.Noun(res.ServerMessages, "message"),

@@ -213,10 +213,11 @@ func runRecordHTTP(ctx context.Context, st *stdio, h *httpFlags, c httpRecordCon
 		logf("metrics on http://%s/metrics, health on /healthz", at)
 	}
 	logf("proxying %s to %s, recording to %s", proxyURL(ln.Addr().String(), p.Upstream(), h.tlsCert != ""), capture.RedactURL(h.upstream), path)
-	stopping := context.AfterFunc(ctx, func() {
+	stopping := announceStop(ctx, logf, "stops at once", func(os.Signal) string {
 		if n := p.Stats().OpenExchanges; n > 0 {
-			logf("stopping: %s may finish within %v; a second Ctrl-C (or signal) stops at once", english.Count(n, "open exchange"), cmp.Or(c.Grace, capture.DefaultShutdownGrace))
+			return fmt.Sprintf("%s may finish within %v", english.Count(n, "open exchange"), cmp.Or(c.Grace, capture.DefaultShutdownGrace))
 		}
+		return ""
 	})
 	defer stopping()
 	serveErr := p.Serve(ctx, ln)

@@ -266,7 +266,9 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 		return err
 	}
 	defer closeErrw()
+	stopping := announceStop(ctx, commandLogf(st.err, "replay"), "cuts that short", closingSessions(transport.DefaultGrace))
 	rep, err := replay.Run(ctx, sessions, dial, opts...)
+	stopping()
 	if err != nil {
 		if ctx.Err() != nil {
 			return interrupted(ctx, "")

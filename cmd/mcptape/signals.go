@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/mcptape/mcptape/internal/proc"
 )
@@ -86,6 +87,33 @@ func stopNow(ctx context.Context) context.Context {
 		return now
 	}
 	return context.Background()
+}
+
+// announceStop prints, when a shutdown signal ends ctx (main's
+// notifyShutdown; not when a caller cancels it), the one line by which the
+// commands that wait before they exit (record, load, replay) say so:
+// "stopping: WAITING; a second Ctrl-C (or signal) SECOND". waiting is
+// called then, with the signal, and returns what is waited for ("" when
+// nothing is: no line). The returned function stops the announcement: a
+// command calls it once it no longer waits.
+func announceStop(ctx context.Context, logf func(string, ...any), second string, waiting func(sig os.Signal) string) (stop func() bool) {
+	return context.AfterFunc(ctx, func() {
+		var sc *signalCause
+		if !errors.As(context.Cause(ctx), &sc) {
+			return
+		}
+		if w := waiting(sc.sig); w != "" {
+			logf("stopping: %s; a second Ctrl-C (or signal) %s", w, second)
+		}
+	})
+}
+
+// closingSessions is what load and replay wait for at the first signal:
+// their sessions closed, each within two steps of grace.
+func closingSessions(grace time.Duration) func(os.Signal) string {
+	return func(os.Signal) string {
+		return "closing the sessions, up to " + (2 * grace).String() + " (a stdio server's exit, an HTTP DELETE's answer)"
+	}
 }
 
 // exitInterrupted is the exit code of a command that an ended context

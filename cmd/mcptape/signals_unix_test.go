@@ -156,8 +156,9 @@ func watchedRefURL(t *testing.T) (string, <-chan struct{}) {
 // TestInterruptedExitCodes: load and replay stopped by signal N print
 // their partial report and exit 128+N, as a shell reports a process that
 // N killed: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP (they exited
-// 130 whatever the signal). mock, a server, stops on each as on the
-// end of its client: report, exit 0.
+// 130 whatever the signal); replay says, as it stops, what it waits for.
+// mock, a server, stops on each as on the end of its client: report,
+// exit 0.
 func TestInterruptedExitCodes(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -170,6 +171,7 @@ func TestInterruptedExitCodes(t *testing.T) {
 		{"load", loadArgs, "", syscall.SIGINT, 130, "interrupted by SIGINT: the report is partial"},
 		{"load", loadArgs, "", syscall.SIGTERM, 143, "interrupted by SIGTERM: the report is partial"},
 		{"load", loadArgs, "", syscall.SIGHUP, 129, "interrupted by SIGHUP: the report is partial"},
+		{"replay", replayArgs, "", syscall.SIGINT, 130, "mcptape replay: stopping: closing the sessions, up to 4s (a stdio server's exit, an HTTP DELETE's answer); a second Ctrl-C (or signal) cuts that short"},
 		{"replay", replayArgs, "", syscall.SIGTERM, 143, "interrupted by SIGTERM: the report is partial"},
 		{"replay", replayArgs, "", syscall.SIGHUP, 129, `session "stdio-1"`},
 		{"mock", mockArgs, "listening on", syscall.SIGTERM, 0, "requests matched"},
@@ -249,9 +251,7 @@ func TestRecordSecondSignal(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	if l := p.line(t); !strings.Contains(l, "stopping: 1 open exchange may finish within 1m0s; a second Ctrl-C") {
-		t.Fatalf("stderr line %q, want the drain announced", l)
-	}
+	p.lineWith(t, "mcptape record: stopping: 1 open exchange may finish within 1m0s; a second Ctrl-C (or signal) stops at once")
 	start := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -314,6 +314,9 @@ func TestLoadSecondSignal(t *testing.T) {
 	// The server saw its stdin end: the graceful stop is under way (a
 	// second signal sent before the first was taken would merge with it).
 	waitFile(stopping, "", "the server's stdin did not end")
+	// It says what it waits for, and how to cut it short (it said
+	// nothing: a run that seemed to hang).
+	p.lineWith(t, "mcptape load: stopping: closing the sessions, up to 2m0s (a stdio server's exit, an HTTP DELETE's answer); a second Ctrl-C (or signal) cuts that short")
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -322,5 +325,54 @@ func TestLoadSecondSignal(t *testing.T) {
 	}
 	if !strings.Contains(p.stdout.String(), "interrupted") {
 		t.Errorf("no partial report on stdout:\n%s", p.stdout.String())
+	}
+}
+
+// lineWith reads p's stderr lines until one holds want, failing when none
+// comes within 10 s.
+func (p *serveProc) lineWith(t *testing.T, want string) {
+	t.Helper()
+	var seen []string
+	for deadline := time.After(10 * time.Second); ; {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				t.Fatalf("mcptape closed its stderr without %q; it wrote %q", want, seen)
+			}
+			if strings.Contains(l, want) {
+				return
+			}
+			seen = append(seen, l)
+		case <-deadline:
+			t.Fatalf("no stderr line %q within 10 s; it wrote %q", want, seen)
+		}
+	}
+}
+
+// TestRecordStdioFirstSignalSaysWaiting: at the first SIGINT a stdio
+// record forwards it and waits for the server to exit (here one that
+// ignores SIGINT and SIGTERM, for up to twice --grace); it says so on
+// stderr, with how to cut it short (it said nothing: the user thought it
+// hung). The second SIGINT kills the server at once.
+func TestRecordStdioFirstSignalSaysWaiting(t *testing.T) {
+	tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
+	p := startMcptape(t, "record", "-o", tp, "--grace", "30s", "--", "sh", "-c", `trap "" INT TERM; exec cat`)
+	if _, err := io.WriteString(p.stdin, initializeBody+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.stdout.String(), "\n"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no echo within 10 s")
+		}
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	p.lineWith(t, "mcptape record: stopping: waiting up to 1m0s for the server to exit; a second Ctrl-C (or signal) kills it at once")
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t); code != 128+int(syscall.SIGKILL) {
+		t.Errorf("exit code %d, want %d (the server's: SIGKILL)", code, 128+int(syscall.SIGKILL))
 	}
 }
