@@ -42,5 +42,5 @@ func Example() {
 	}
 	// Output:
 	// {"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"héllo, wörld"}]}}
-	// {"jsonrpc":"2.0","id":"b","error":{"code":-32602,"message":"mcptape mock: no recorded answer for tools/call \"echo\": closest recorded request is #4 tools/call \"echo\": params.arguments.message: recorded \"héllo, wörld\", got \"hi\""}}
+	// {"jsonrpc":"2.0","id":"b","error":{"code":-32602,"message":"mcptape mock: no recorded answer for tools/call \"echo\": closest recorded request is record 12, tools/call \"echo\": params.arguments.message: recorded \"héllo, wörld\", got \"hi\""}}
 }

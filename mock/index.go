@@ -30,7 +30,9 @@ type entry struct {
 	key   string
 	frame []byte
 	at    int64
-	seq   int // position among the recorded requests, from 0
+	// record is the tape record that carried the request (replay.Step.Record:
+	// as inspect and show number records), 0 when unknown.
+	record int64
 	// script is what the server sent between the request and its answer.
 	script []item
 	// resp is the recorded answer, nil when the server never answered.
@@ -208,7 +210,7 @@ func (x *Index) add(st *replay.Step) (*entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mock: recorded request %s %s: %w", st.Method, st.IDKey, err)
 	}
-	e := &entry{req: r, key: r.key(x.match), frame: st.Frame, at: st.Time, seq: len(x.entries)}
+	e := &entry{req: r, key: r.key(x.match), frame: st.Frame, at: st.Time, record: st.Record}
 	e.req.params = nil // kept small: closest decodes the frame again when needed
 	x.entries = append(x.entries, e)
 	x.byKey[e.key] = append(x.byKey[e.key], e)

@@ -219,7 +219,16 @@ func (x *Index) closest(r *request) string {
 	if len(bestDiffs) > 3 {
 		why += "; " + english.Count(len(bestDiffs)-3, "more difference")
 	}
-	return fmt.Sprintf("closest recorded request is #%d %s: %s", best.seq+1, best.req.describe(), why)
+	return fmt.Sprintf("closest recorded request is %s: %s", best.describe(), why)
+}
+
+// describe names a recorded request with the number of its record in the
+// tape, as inspect and show number records: "record 4, tools/call "roll"".
+func (e *entry) describe() string {
+	if e.record == 0 {
+		return e.req.describe()
+	}
+	return fmt.Sprintf("record %d, %s", e.record, e.req.describe())
 }
 
 func firstN(s []string, n int) []string {
@@ -266,7 +275,7 @@ func (m *Mock) Report() Report {
 	r.NeverAsked = nil
 	for _, e := range m.x.entries {
 		if e.asked == 0 {
-			r.NeverAsked = append(r.NeverAsked, fmt.Sprintf("#%d %s", e.seq+1, e.req.describe()))
+			r.NeverAsked = append(r.NeverAsked, e.describe())
 		}
 	}
 	return r

@@ -110,7 +110,7 @@ func TestMockMatching(t *testing.T) {
 		{
 			name: "other arguments: error naming the closest recorded request",
 			in:   []string{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"roll","arguments":{"sides":20}}}`},
-			want: []string{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"mcptape mock: no recorded answer for tools/call \"roll\": closest recorded request is #2 tools/call \"roll\": params.arguments.sides: recorded 6, got 20"}}`},
+			want: []string{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"mcptape mock: no recorded answer for tools/call \"roll\": closest recorded request is record 4, tools/call \"roll\": params.arguments.sides: recorded 6, got 20"}}`},
 		},
 		{
 			name: "number spelling is ignored: 6.0 and 60e-1 are the recorded 6",
@@ -126,7 +126,7 @@ func TestMockMatching(t *testing.T) {
 		{
 			name: "a number of another value is another request",
 			in:   []string{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"roll","arguments":{"sides":6.5}}}`},
-			want: []string{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"mcptape mock: no recorded answer for tools/call \"roll\": closest recorded request is #2 tools/call \"roll\": params.arguments.sides: recorded 6, got 6.5"}}`},
+			want: []string{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"mcptape mock: no recorded answer for tools/call \"roll\": closest recorded request is record 4, tools/call \"roll\": params.arguments.sides: recorded 6, got 6.5"}}`},
 		},
 		{
 			name: "match tool: other arguments are fine",
@@ -242,7 +242,7 @@ func TestMockReport(t *testing.T) {
 	if r.Matched != 2 || len(r.Unmatched) != 1 || r.Recorded != 6 {
 		t.Errorf("report %+v: want 2 matched, 1 unmatched, 6 recorded", r)
 	}
-	want := []string{`#3 tools/call "roll"`, "#4 tools/list", "#5 tools/list", `#6 tools/call "slow"`}
+	want := []string{`record 6, tools/call "roll"`, "record 8, tools/list", "record 10, tools/list", `record 12, tools/call "slow"`} // as inspect and show number them
 	if !reflect.DeepEqual(want, r.NeverAsked) {
 		t.Errorf("never asked \nwant %q\ngot  %q", want, r.NeverAsked)
 	}

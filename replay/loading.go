@@ -59,7 +59,9 @@ type loading struct {
 	open      map[string]int        // requests built and not yet answered, by dirKey
 	held      map[string][]entry    // answers waiting for the request they answer (dirKey)
 
-	batches int // client batches built
+	seq     int64   // the number of the record add takes (Step.Record)
+	postSeq []int64 // the numbers of the records in post
+	batches int     // client batches built
 	// post holds the client messages read so far of one HTTP POST: the
 	// HTTP recorder writes a batch body as one record per member, all of
 	// one exchange, so they are the members of one batch.
@@ -117,11 +119,12 @@ type entry struct {
 	stream   string
 	frame    []byte
 	info     jsonrpc.Info
-	batch    int  // for a member of a client batch: its batch number (from 1)
-	batchLen int  // and the batch's size
-	refused  int  // the HTTP error status that refused the client message's POST
-	noEOL    bool // stdio: the recorded line had no "\n" (tape.Record.NoEOL)
-	closes   bool // the client closed the HTTP exchange's response stream
+	batch    int   // for a member of a client batch: its batch number (from 1)
+	batchLen int   // and the batch's size
+	refused  int   // the HTTP error status that refused the client message's POST
+	noEOL    bool  // stdio: the recorded line had no "\n" (tape.Record.NoEOL)
+	record   int64 // the record's number (Step.Record), 0 when unknown
+	closes   bool  // the client closed the HTTP exchange's response stream
 	// A streamed answer joined into one message (streamed.go): its
 	// parts as recorded.
 	parts *StreamParts
@@ -138,6 +141,7 @@ func (l *loading) add(rec *tape.Record) int {
 			l.flushPost(0)
 		}
 		l.post = append(l.post, *rec)
+		l.postSeq = append(l.postSeq, l.seq)
 		return 0
 	}
 	l.flushPost(0)
@@ -156,7 +160,7 @@ func (l *loading) add(rec *tape.Record) int {
 	noEOL := rec.NoEOL // the line's: its last member's (Step.NoEOL)
 	for i, m := range members {
 		rec.NoEOL = noEOL && i == len(members)-1
-		if !l.member(rec, m, batch, len(members), 0) {
+		if !l.member(rec, l.seq, m, batch, len(members), 0) {
 			skipped++
 		}
 	}
@@ -178,18 +182,18 @@ func (l *loading) flushPost(refused int) {
 		batch = l.batches
 	}
 	for i := range l.post {
-		l.member(&l.post[i], l.post[i].Frame, batch, len(l.post), refused)
+		l.member(&l.post[i], l.postSeq[i], l.post[i].Frame, batch, len(l.post), refused)
 	}
 	clear(l.post)
-	l.post = l.post[:0]
+	l.post, l.postSeq = l.post[:0], l.postSeq[:0]
 	l.release()
 }
 
-// member takes m, one message of rec (a member of client batch number
-// batch of size n when batch > 0; refused: see flushPost), and reports
-// whether it was kept: a server frame that is not a JSON-RPC message is
-// skipped and counted.
-func (l *loading) member(rec *tape.Record, m []byte, batch, n, refused int) bool {
+// member takes m, one message of rec, record number seq (a member of
+// client batch number batch of size n when batch > 0; refused: see
+// flushPost), and reports whether it was kept: a server frame that is not
+// a JSON-RPC message is skipped and counted.
+func (l *loading) member(rec *tape.Record, seq int64, m []byte, batch, n, refused int) bool {
 	info := jsonrpc.Classify(m)
 	if (info.Kind == jsonrpc.KindInvalid || info.Kind == jsonrpc.KindBatch) && rec.Dir != tape.ClientToServer {
 		l.s.Invalid++
@@ -198,7 +202,7 @@ func (l *loading) member(rec *tape.Record, m []byte, batch, n, refused int) bool
 	// A client frame that is not a message (invalid JSON, an empty
 	// batch, a bare value) is a step too, re-sent byte for byte: it
 	// is what reproduces the server's answer to it.
-	e := entry{time: rec.Time, dir: rec.Dir, exchange: rec.Exchange, stream: rec.Stream, frame: m, info: info, refused: refused, noEOL: rec.NoEOL}
+	e := entry{time: rec.Time, dir: rec.Dir, exchange: rec.Exchange, stream: rec.Stream, frame: m, info: info, refused: refused, noEOL: rec.NoEOL, record: seq}
 	if batch > 0 {
 		e.batch, e.batchLen = batch, n
 	}
@@ -390,7 +394,7 @@ func (l *loading) build(e entry) {
 
 func (l *loading) addClient(e *entry) {
 	info := &e.info
-	st := Step{Frame: e.frame, Kind: info.Kind, Method: info.Method, IDKey: info.ID.Key(), Time: e.time, Answers: -1, Batch: e.batch, BatchLen: e.batchLen, Refused: e.refused, NoEOL: e.noEOL}
+	st := Step{Frame: e.frame, Kind: info.Kind, Method: info.Method, IDKey: info.ID.Key(), Time: e.time, Answers: -1, Batch: e.batch, BatchLen: e.batchLen, Refused: e.refused, NoEOL: e.noEOL, Record: e.record}
 	if l.lastDep >= 0 {
 		st.Deps = append(st.Deps, l.lastDep)
 	}

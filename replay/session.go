@@ -176,6 +176,11 @@ type Step struct {
 	// Name is params.name or params.uri of a request, to name it in
 	// reports.
 	Name string
+	// Record is the number of the record that carried the message in the
+	// tape as it was read (from 1, the header not counted; the tapes read
+	// joined counted as one), as inspect and show number records; 0 when
+	// unknown (a session streamed from its file).
+	Record int64
 }
 
 // ServerMsg is one server-to-client message of a session.
@@ -234,12 +239,16 @@ var ErrNoClientMessages = errors.New("no client-to-server messages to replay")
 // not JSON-RPC messages are steps sent as recorded, server frames that
 // are not are skipped and counted in the returned number.
 func Load(r *tape.Reader) (sessions []*Session, skipped int, err error) {
-	t, err := index(r, "", -1)
+	t, err := LoadTape(r)
 	if err != nil {
 		return nil, 0, err
 	}
 	return t.Sessions, t.Skipped, nil
 }
+
+// LoadTape reads r as Load does and returns what it found, its gaps
+// included (Tape.Warning is left to the caller: r.Warning()).
+func LoadTape(r *tape.Reader) (*Tape, error) { return index(r, "", -1) }
 
 // DefaultMemory is the budget of Open: the frame bytes of a tape whose
 // sessions are held in memory, for replays to share.
@@ -255,6 +264,11 @@ type Tape struct {
 	Skipped int
 	// Warning is the reader's warning about a damaged tail (nil if none).
 	Warning error
+	// Gaps are the messages of the tape's gap markers, the places where
+	// records are missing though the tape reads on: a damaged or missing
+	// tape of a rotated recording read joined (tape.OpenJoined), writing
+	// that failed for a while (tape.GapData).
+	Gaps []string
 }
 
 // Open reads the tape at path once and returns its sessions. When its
@@ -292,6 +306,7 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 	var size int64
 	streamed := false
 	streams := getStreams{}
+	var seq int64 // the record's number, as inspect and show count them
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -299,6 +314,10 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("replay: reading tape: %w", err)
+		}
+		seq++
+		if msg, ok := gapNote(rec); ok {
+			t.Gaps = append(t.Gaps, msg)
 		}
 		if rec.Type == tape.TypeEvent && rec.Event == tape.EventClose {
 			closed[rec.Session] = true
@@ -335,6 +354,7 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 		if p := streams.sidePath(rec); p != "" && l.s.StreamPath == "" {
 			l.s.StreamPath = p
 		}
+		l.seq = seq
 		t.Skipped += l.add(rec)
 	}
 	cut := r.Warning() != nil
@@ -355,6 +375,22 @@ func index(r *tape.Reader, path string, memory int64) (*Tape, error) {
 		return nil, fmt.Errorf("replay: tape: %w", ErrNoClientMessages)
 	}
 	return t, nil
+}
+
+// gapNote returns the message of rec when it is a gap marker: an "error"
+// event with a "gap" (tape.GapData, or the note of a joined read).
+func gapNote(rec *tape.Record) (string, bool) {
+	if rec.Type != tape.TypeEvent || rec.Event != tape.EventError || !bytes.Contains(rec.Data, []byte(`"gap"`)) {
+		return "", false
+	}
+	var d struct {
+		Error string          `json:"error"`
+		Gap   json.RawMessage `json:"gap"`
+	}
+	if json.Unmarshal(rec.Data, &d) != nil || len(d.Gap) == 0 || string(d.Gap) == "null" {
+		return "", false
+	}
+	return d.Error, true
 }
 
 // isCutNote reports whether rec is the recorder's note that a client

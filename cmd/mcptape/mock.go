@@ -11,7 +11,6 @@ import (
 
 	"github.com/mcptape/mcptape/mock"
 	"github.com/mcptape/mcptape/replay"
-	"github.com/mcptape/mcptape/tape"
 )
 
 // mockFlags are the flags of "mcptape mock".
@@ -35,7 +34,7 @@ func mockCmd() *command {
 		name:    "mock",
 		libs:    []string{"replay"},
 		summary: "Serve a recorded session as an MCP server, to test clients with no real server",
-		usage:   "mock TAPE [--session ID] [--http ADDR [--stateless] | --sse ADDR | --ws ADDR] [--match exact|method|tool] [--cycle] [--strict] [--speed 1|N|max] [-o NEW_TAPE [--force]] [FAULTS]",
+		usage:   "mock TAPE... [--session ID] [--http ADDR [--stateless] | --sse ADDR | --ws ADDR] [--match exact|method|tool] [--cycle] [--strict] [--speed 1|N|max] [-o NEW_TAPE [--force]] [FAULTS]",
 		examples: `  mcptape mock run.jsonl.zst                                  # stdio: point a client's command at this
   mcptape mock run.jsonl.zst --http 127.0.0.1:8080            # Streamable HTTP at http://127.0.0.1:8080/mcp
   mcptape mock run.jsonl.zst --sse 127.0.0.1:3001             # legacy HTTP+SSE at http://127.0.0.1:3001/sse
@@ -46,20 +45,26 @@ func mockCmd() *command {
 
   Several recorded sessions make one pool (a client tool that starts a
   session per command, like the Inspector CLI, meets the answers in
-  recorded order); --session serves one. Each client request gets the recorded answer of the matching recorded
+  recorded order); --session serves one. Several tapes, or a directory,
+  are served joined, as inspect and check read them: the tapes of a
+  rotated recording in number order, a session going on from one to the
+  next (a missing tape of the rotation, or a damaged one, is warned
+  about: records are missing there). Each client request gets the recorded answer of the matching recorded
   request (method and params; ids, _meta, progress tokens and cursors
   ignored), with what the server sent before it played back in place:
   progress under the live token, log messages, list_changed, and the
   server's own requests under fresh ids, their answers awaited. A key
   recorded several times answers in recorded order, then repeats the last
   answer (--cycle: starts again). An unmatched request gets a JSON-RPC
-  error naming the closest recorded request and why it differs.
+  error naming the closest recorded request (by its record number, as
+  inspect and show number records: "record 12, tools/call "echo"") and why
+  it differs.
   Over --http a client batch is answered in the shape the recorded server
   answered batches in: one application/json array (the default; an event
   stream when progress or a server request must go out first), one event
   per response, or one event holding the array.
   At exit a report on stderr: requests matched and unmatched, recorded
-  requests never asked for.
+  requests never asked for (with their record numbers).
   Exit code: 0 served until the client left or SIGINT, SIGTERM or SIGHUP
   stopped it (the report is printed), 1 --strict met an unmatched request,
   2 bad invocation or tape.
@@ -89,7 +94,7 @@ func mockCmd() *command {
 				if err != nil {
 					return err
 				}
-				return runMock(ctx, st, &f, args[0], opts)
+				return runMock(ctx, st, &f, args, opts)
 			}
 		},
 	}
@@ -98,8 +103,8 @@ func mockCmd() *command {
 // check validates the flags and returns the mock options they give.
 func (f *mockFlags) check(args []string) ([]mock.Option, error) {
 	switch {
-	case len(args) != 1:
-		return nil, usageError("want one tape, got %d arguments (usage: mcptape mock TAPE [FLAGS])", len(args))
+	case len(args) == 0:
+		return nil, usageError("no tape given (usage: mcptape mock TAPE... [FLAGS])")
 	case f.http != "" && f.sse != "":
 		return nil, usageError("give either --http or --sse, not both")
 	case f.ws != "" && (f.http != "" || f.sse != ""):
@@ -131,11 +136,12 @@ func (f *mockFlags) check(args []string) ([]mock.Option, error) {
 	return opts, nil
 }
 
-// runMock loads the session, serves it and reports.
-func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []mock.Option) error {
+// runMock loads the sessions of the tapes in args (read joined when
+// several), serves them and reports.
+func runMock(ctx context.Context, st *stdio, f *mockFlags, args []string, opts []mock.Option) error {
 	// Held in memory, however big: the mock's index keeps every recorded
 	// answer (a streamed session holds none until replayed).
-	sessions, err := loadReplayTape(st, "mock", path, -1)
+	sessions, err := loadReplayTapes(st, "mock", args, -1)
 	if err != nil {
 		return withCode(2, err)
 	}
@@ -171,7 +177,7 @@ func runMock(ctx context.Context, st *stdio, f *mockFlags, path string, opts []m
 		opts = append(opts, mock.WithTape(w))
 	}
 	if f.http != "" {
-		shape, err := recordedBatchShape(path)
+		shape, err := recordedBatchShape(st, args)
 		if err != nil {
 			return withCode(2, err)
 		}
@@ -238,9 +244,10 @@ func serveMock(ctx context.Context, st *stdio, f *mockFlags, m *mock.Mock, ln ne
 }
 
 // recordedBatchShape returns how the recorded HTTP server answered client
-// batches (mock.BatchJSON when the tape shows none).
-func recordedBatchShape(path string) (mock.BatchShape, error) {
-	r, err := tape.Open(path)
+// batches in the tapes of args, read as runMock reads them
+// (mock.BatchJSON when they show none).
+func recordedBatchShape(st *stdio, args []string) (mock.BatchShape, error) {
+	r, _, err := openTapes(st, args)
 	if err != nil {
 		return mock.BatchJSON, err
 	}

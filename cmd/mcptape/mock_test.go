@@ -41,10 +41,9 @@ func TestMockUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no tape", []string{"mock"}, "want one tape"},
+		{"no tape", []string{"mock"}, "no tape given"},
 		{"bad port", []string{"mock", basicTape, "--http", "127.0.0.1:99999"}, `bad port "99999"`},
 		{"busy address", []string{"mock", basicTape, "--sse", busy.Addr().String(), "-o", out}, "address already in use"},
-		{"two tapes", []string{"mock", basicTape, basicTape}, "want one tape"},
 		{"http and sse", []string{"mock", basicTape, "--http", "1", "--sse", "2"}, "either --http or --sse"},
 		{"stateless alone", []string{"mock", basicTape, "--stateless"}, "--stateless needs --http"},
 		{"bad match", []string{"mock", basicTape, "--match", "fuzzy"}, `match "fuzzy": want exact, method or tool`},
@@ -155,7 +154,7 @@ func TestMockRecordedBatchShape(t *testing.T) {
 		{basicTape, mock.BatchJSON, false},
 		{filepath.Join(t.TempDir(), "none.jsonl.zst"), mock.BatchJSON, true},
 	} {
-		got, err := recordedBatchShape(tc.path)
+		got, err := recordedBatchShape(&stdio{}, []string{tc.path})
 		if got != tc.want || (err != nil) != tc.wantErr {
 			t.Errorf("%s: %v, %v; want %v, error %v", filepath.Base(tc.path), got, err, tc.want, tc.wantErr)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -233,7 +234,7 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 	if err != nil {
 		return err
 	}
-	sessions, err := loadReplayTapes(st, args)
+	sessions, err := loadReplayTapes(st, "replay", args, replay.DefaultMemory)
 	if err != nil {
 		return withCode(2, err)
 	}
@@ -306,29 +307,51 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 	return withCode(2, errors.New("replay failed"))
 }
 
-// loadReplayTapes loads the sessions of the tapes in args: one file is
-// indexed by replay.Open (big tapes streamed from the file); several, or a
-// directory, are joined (tapes.go) and held in memory.
-func loadReplayTapes(st *stdio, args []string) ([]*replay.Session, error) {
+// loadReplayTapes loads the sessions of the tapes in args for the command
+// cmd (replay, mock), warning on stderr as loadReplayTape does: one file is
+// indexed by replay.Open (with memory: see loadReplayTape); several, or a
+// directory, are joined (tapes.go: a rotated recording's tapes in number
+// order, as inspect and check read them) and held in memory.
+func loadReplayTapes(st *stdio, cmd string, args []string, memory int64) ([]*replay.Session, error) {
 	if fi, err := os.Stat(args[0]); len(args) == 1 && (err != nil || !fi.IsDir()) {
-		return loadReplayTape(st, "replay", args[0], replay.DefaultMemory)
+		return loadReplayTape(st, cmd, args[0], memory)
 	}
 	r, name, err := openTapes(st, args)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	sessions, skipped, err := replay.Load(r)
+	logf := commandLogf(st.err, cmd)
+	t, err := replay.LoadTape(r)
 	if w := r.Warning(); w != nil {
-		fmt.Fprintf(st.err, "mcptape replay: warning: %v\n", w)
+		logf("warning: %v", w)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if skipped > 0 {
-		fmt.Fprintf(st.err, "mcptape replay: warning: %s\n", skippedWarning("replay", skipped))
+	warnLoaded(logf, cmd, t)
+	return t.Sessions, nil
+}
+
+// warnLoaded warns under the command cmd (replay, mock) about the
+// recorded frames of t skipped and the places where records are missing
+// (gap markers: a damaged or missing tape of a rotated recording, a write
+// error), the first few named.
+func warnLoaded(logf func(string, ...any), cmd string, t *replay.Tape) {
+	if t.Skipped > 0 {
+		logf("warning: %s", skippedWarning(cmd, t.Skipped))
 	}
-	return sessions, nil
+	if n := len(t.Gaps); n > 0 {
+		logf("warning: records are missing at %s (sessions across them may lack messages): %s", english.Count(n, "place"), strings.Join(firstGaps(t.Gaps, 3), "; "))
+	}
+}
+
+// firstGaps returns the first n of gaps, and how many more there are.
+func firstGaps(gaps []string, n int) []string {
+	if len(gaps) <= n {
+		return gaps
+	}
+	return append(slices.Clip(gaps[:n]), english.Count(len(gaps)-n, "more"))
 }
 
 // skippedWarning says what the command cmd (replay, mock) does with the n
@@ -355,9 +378,7 @@ func loadReplayTape(st *stdio, cmd, path string, memory int64) ([]*replay.Sessio
 	if err != nil {
 		return nil, err
 	}
-	if t.Skipped > 0 {
-		logf("warning: %s", skippedWarning(cmd, t.Skipped))
-	}
+	warnLoaded(logf, cmd, t)
 	return t.Sessions, nil
 }
 
