@@ -77,6 +77,7 @@ func (in *Inspector) finishPending() {
 		if req.cancelled != 0 {
 			rep.Cancellations.NotAnswered++
 			rep.Unanswered.Cancelled++
+			in.unansweredDir(req)
 			in.emitOp(req, req.op, OutcomeCancelled, 0, 0, 0)
 			continue
 		}
@@ -93,6 +94,7 @@ func (in *Inspector) finishPending() {
 			continue
 		}
 		rep.Unanswered.Count++
+		in.unansweredDir(req)
 		req.sess.unanswered++
 		in.unanswered = append(in.unanswered, in.ref(req))
 	}

@@ -277,8 +277,17 @@ func (in *Inspector) cut(req *request, outcome string, status int) {
 		n, list = &u.ClientGone, &u.ClientGoneRequests
 	}
 	*n++
+	in.unansweredDir(req)
 	if len(*list) < in.o.maxListed {
 		*list = append(*list, in.statusRef(req, status))
+	}
+}
+
+// unansweredDir counts an unanswered request (UnansweredStats) of the
+// server's in UnansweredStats.ServerRequests.
+func (in *Inspector) unansweredDir(req *request) {
+	if req.dir == tape.ServerToClient {
+		in.rep.Unanswered.ServerRequests++
 	}
 }
 

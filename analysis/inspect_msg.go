@@ -264,6 +264,7 @@ func (in *Inspector) release(req *request) {
 // superseded lists a request that lost its pairing to an id reuse.
 func (in *Inspector) superseded(req *request) {
 	in.rep.Unanswered.Count++
+	in.unansweredDir(req)
 	req.sess.unanswered++
 	if len(in.unanswered) < in.o.maxListed {
 		in.unanswered = append(in.unanswered, in.ref(req))

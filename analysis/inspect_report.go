@@ -322,6 +322,10 @@ type UnansweredStats struct {
 	// not in Count.
 	ClientGone         int64        `json:"client_gone,omitempty"`
 	ClientGoneRequests []RequestRef `json:"client_gone_requests,omitempty"` // the first ones
+	// ServerRequests counts, of the requests above (Count, Cancelled,
+	// CutByShutdown, BrokenOff, ClientGone), those the server sent (the
+	// client left them unanswered): the rest are the client's.
+	ServerRequests int64 `json:"server_requests,omitempty"`
 }
 
 // CancelStats counts cancellations and what followed.

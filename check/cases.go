@@ -275,14 +275,17 @@ func deprecatedIn(s *analysis.SessionReport) []string {
 
 // loadView presents rep as a load report, whose series mcptape load's
 // thresholds measure: one series per client method and one per tool
-// ("tools/call NAME"), the requests sent (answered or not, however they
-// ended), the errors of the client's requests (JSON-RPC errors, tool
-// errors, HTTP refusals but 401). The errors the client answered the
-// server's own requests with are not failed requests of the client's, as
-// they are none of load's: counted, "errors<F%" could pass 100%.
+// ("tools/call NAME"), the client's requests sent (answered or not,
+// however they ended), the errors of the client's requests (JSON-RPC
+// errors, tool errors, HTTP refusals but 401). The server's own requests
+// are in neither: the errors the client answered them with are not failed
+// requests of the client's, as they are none of load's (counted,
+// "errors<F%" could pass 100%), and those it never answered are not
+// requests of the client's either (counted, they lowered the share).
 func loadView(rep *analysis.Report) *loadgen.Report {
 	u := rep.Unanswered
-	v := &loadgen.Report{Duration: time.Duration(rep.Tape.DurationNS), Requests: u.Count + u.Cancelled + u.CutByShutdown + u.BrokenOff + u.ClientGone + rep.Refused.Count}
+	v := &loadgen.Report{Duration: time.Duration(rep.Tape.DurationNS),
+		Requests: u.Count + u.Cancelled + u.CutByShutdown + u.BrokenOff + u.ClientGone - u.ServerRequests + rep.Refused.Count}
 	v.ErrorTotal = rep.Refused.Count - rep.Refused.Unauthorized
 	add := func(name string, l analysis.Latency) {
 		sr := loadgen.Series{Name: name, Count: l.Count, Mean: time.Duration(l.MeanNS), P50: time.Duration(l.P50NS),

@@ -134,6 +134,38 @@ func TestRunErrorShare(t *testing.T) {
 	}
 }
 
+// TestRunErrorShareUnansweredServerRequests: "errors<F%" divides the
+// client's failed requests by the client's requests: the server's requests
+// the client never answered are in neither. One failed call of three
+// requests (initialize, two calls) beside two unanswered sampling requests
+// measured 20% (1 of 5), not 33%.
+func TestRunErrorShareUnansweredServerRequests(t *testing.T) {
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	path := writeRecords(t, "stdio", tapetest.Messages("1", start,
+		`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"sampling":{}},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`,
+		`< {"jsonrpc":"2.0","id":100,"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}`,
+		`< {"jsonrpc":"2.0","id":101,"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}`,
+		`< {"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"boom"}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[]}}`,
+	)...)
+	res, err := Run(context.Background(), []string{path}, WithFailOn(), WithThreshold("errors<30%"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Cases {
+		if c.Name == "threshold errors<30%" {
+			if !c.Fired || c.Measured == nil || *c.Measured != 1.0/3 {
+				t.Errorf("%s: fired %v, message %q, measured %v; want fired, 1/3", c.Name, c.Fired, c.Message, c.Measured)
+			}
+			return
+		}
+	}
+	t.Errorf("no threshold case in %+v", res.Cases)
+}
+
 // TestRunErrorShareClientRequests: "errors<F%" measures the client's
 // requests, as load does: the errors the client answered the server's own
 // requests with (roots/list refused by a client that has no roots) are

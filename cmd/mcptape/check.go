@@ -45,7 +45,9 @@ func checkCmd() *command {
   recording's surface, and the cases are the recording's, named after its
   first tape. --threshold uses the
   syntax of mcptape load (series: a client method, or "tools/call NAME"; no
-  p99.9). --max-duration DUR bounds each session; SERIES:DUR each request of
+  p99.9); errors<F% is the client's failed requests (error, isError, HTTP
+  refusal but 401) of the client's requests, the server's own requests
+  (answered or not) in neither. --max-duration DUR bounds each session; SERIES:DUR each request of
   the series.
   Exit code: 0 passed, 1 a selected signal fired or an assertion failed, 2 a
   usage error or a tape that cannot be read.
