@@ -107,20 +107,43 @@ func (in *Inspector) finishPending() {
 		rep.Unanswered.Requests = []RequestRef{}
 	}
 	rep.Operations.MRTR.Abandoned = int64(len(in.mrtr))
+	rep.Operations.MRTR.AbandonedRequests = in.abandonedRefs()
 	in.emitAbandoned()
 	tasks := make([]*operation, 0, len(in.tasks))
 	for _, op := range in.tasks {
 		tasks = append(tasks, op)
 	}
 	slices.SortFunc(tasks, func(a, b *operation) int { return cmp.Compare(a.task, b.task) })
+	var unfinished []RequestRef
 	for _, op := range tasks {
 		if op.terminal != 0 { // ended by tasks/get; no tasks/result fetched
 			in.endTask(op, op.terminal, false, op.failed && op.method == mToolsCall, 0, 0)
 			continue
 		}
 		rep.Operations.Tasks.Unfinished++
+		if op.req != nil {
+			unfinished = append(unfinished, in.ref(op.req))
+		}
 		in.emitOp(op.req, op, OutcomeUnfinished, 0, 0, 0)
 	}
+	rep.Operations.Tasks.UnfinishedRequests = in.firstRefs(unfinished)
+}
+
+// firstRefs returns the first of refs by record, as many as are listed.
+func (in *Inspector) firstRefs(refs []RequestRef) []RequestRef {
+	slices.SortFunc(refs, func(a, b RequestRef) int { return cmp.Compare(a.Seq, b.Seq) })
+	return refs[:min(len(refs), in.o.maxListed)]
+}
+
+// abandonedRefs lists the first abandoned MRTR operations (in.mrtr) by
+// their first round's request, by record.
+func (in *Inspector) abandonedRefs() []RequestRef {
+	var refs []RequestRef
+	for _, op := range in.mrtr {
+		refs = append(refs, RequestRef{Session: op.sess.id, Dir: string(op.dir), ID: clip(op.id.String(), 60), Method: op.method,
+			Name: clip(op.name, 60), Seq: op.seq, OffsetNS: op.start - in.origin})
+	}
+	return in.firstRefs(refs)
 }
 
 // foldedReport sums the folded sessions (Report.FoldedSessions); nil when

@@ -381,8 +381,11 @@ type MRTRStats struct {
 	MaxRounds  int64 `json:"max_rounds"`
 	// Abandoned counts operations whose last answer asked for input and
 	// that were never retried.
-	Abandoned int64   `json:"abandoned"`
-	Latency   Latency `json:"latency"`
+	Abandoned int64 `json:"abandoned"`
+	// AbandonedRequests are the first of them (their first round's
+	// request), by record.
+	AbandonedRequests []RequestRef `json:"abandoned_requests,omitempty"`
+	Latency           Latency      `json:"latency"`
 }
 
 // TaskStats counts task-augmented requests and their polling.
@@ -391,6 +394,9 @@ type TaskStats struct {
 	Polls     int64 `json:"polls"` // tasks/get and tasks/result requests
 	Completed int64 `json:"completed"`
 	// Unfinished counts tasks with no terminal status or result seen.
-	Unfinished int64   `json:"unfinished"`
-	Latency    Latency `json:"latency"`
+	Unfinished int64 `json:"unfinished"`
+	// UnfinishedRequests are the first of them (the request that created
+	// each), by record.
+	UnfinishedRequests []RequestRef `json:"unfinished_requests,omitempty"`
+	Latency            Latency      `json:"latency"`
 }

@@ -35,6 +35,11 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 		}
 		signal(SignalError, n, english.Count(n, "WebSocket upgrade")+" refused with an HTTP error", d)
 	}
+	mrtr, tasks := &rep.Operations.MRTR, &rep.Operations.Tasks
+	signal(SignalAbandoned, mrtr.Abandoned, english.Count(mrtr.Abandoned, "multi round-trip operation")+" abandoned (its last answer asked for input; never retried)",
+		refs(mrtr.AbandonedRequests, ""))
+	signal(SignalUnfinished, tasks.Unfinished, english.Count(tasks.Unfinished, "task")+" never finished (no terminal status or result seen)",
+		refs(tasks.UnfinishedRequests, ""))
 	var incomplete []string
 	if rep.Tape.Warning != "" {
 		incomplete = append(incomplete, rep.Tape.Warning)

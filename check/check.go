@@ -32,6 +32,8 @@ const (
 	SignalViolation  = "violation"  // a protocol violation
 	SignalUnanswered = "unanswered" // a request never answered, or whose response the server broke off (not one the client left: OutcomeClientGone)
 	SignalCancelled  = "cancelled"  // a request cancelled
+	SignalAbandoned  = "abandoned"  // an MRTR operation whose last answer asked for input, never retried
+	SignalUnfinished = "unfinished" // a task with no terminal status or result seen
 	SignalSlow       = "slow"       // a client request slower than WithSlow
 	SignalDeprecated = "deprecated" // a deprecated feature: protocol 2024-11-05, JSON-RPC batches
 	SignalIncomplete = "incomplete" // the tape is cut or damaged, or messages were recorded cut or not recorded
@@ -40,11 +42,14 @@ const (
 
 // Signals lists every signal, in report order.
 var Signals = []string{SignalError, SignalToolError, SignalViolation, SignalUnanswered, SignalCancelled,
-	SignalSlow, SignalDeprecated, SignalIncomplete, SignalDrift}
+	SignalAbandoned, SignalUnfinished, SignalSlow, SignalDeprecated, SignalIncomplete, SignalDrift}
 
 // DefaultFailOn are the signals that fail a check unless WithFailOn says
 // otherwise: what is wrong whatever the server does. Error responses, tool
-// errors and cancels are often part of a correct conversation.
+// errors and cancels are often part of a correct conversation, and so are
+// an MRTR operation abandoned (the user declined to give the input) and a
+// task left unfinished (the client stopped polling, or the recording
+// ended first): notes, unless selected.
 var DefaultFailOn = []string{SignalViolation, SignalUnanswered, SignalIncomplete, SignalDrift}
 
 // DefaultSlow is the latency above which a request is slow.

@@ -207,7 +207,8 @@ func TestRunErrorShareClientRequests(t *testing.T) {
 }
 
 // TestRunCasesPerSession: every signal gets a case in every session, and
-// the tape-wide ones one per tape.
+// the tape-wide ones (abandoned, unfinished, incomplete; drift with a
+// baseline) one per tape.
 func TestRunCasesPerSession(t *testing.T) {
 	res, err := Run(context.Background(), []string{fixture("everything-http")})
 	if err != nil {
@@ -217,11 +218,11 @@ func TestRunCasesPerSession(t *testing.T) {
 	for _, c := range res.Cases {
 		perSession[c.Session]++
 	}
-	if res.Sessions != 2 || len(perSession) != 3 || perSession[""] != 1 {
+	if res.Sessions != 2 || len(perSession) != 3 || perSession[""] != 3 {
 		t.Errorf("%d sessions, cases per session %v", res.Sessions, perSession)
 	}
 	for s, n := range perSession {
-		if s != "" && n != len(Signals)-2 { // all but incomplete and drift
+		if s != "" && n != len(Signals)-4 { // all but the tape-wide ones
 			t.Errorf("session %s: %d cases", s, n)
 		}
 	}
@@ -247,7 +248,7 @@ func TestRunUnreadableTape(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"ERROR " + notTape + `: not a tape: not zstd data (starts with "hello\n")` + "\n",
-		"check ERROR: 2 tapes, 1 session, 8 checks, 0 failed, 0 notes, 1 tape unreadable\n"} {
+		"check ERROR: 2 tapes, 1 session, 10 checks, 0 failed, 0 notes, 1 tape unreadable\n"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, buf.String())
 		}
@@ -529,6 +530,61 @@ func TestRefusedUpgradeIsAnError(t *testing.T) {
 		if c.Signal == SignalError && (c.Message != "1 WebSocket upgrade refused with an HTTP error" ||
 			!slices.Equal(c.Details, []string{"record 1: WebSocket upgrade GET /mcp: HTTP 403"})) {
 			t.Errorf("case %+v", c)
+		}
+	}
+}
+
+// TestRunAbandonedAndUnfinished: an MRTR operation abandoned (its last
+// answer asked for input, never retried) and a task that never finished
+// are signals of their own, "abandoned" and "unfinished", with the
+// requests by record: notes by default, failures when selected. (check
+// ignored both: nothing to gate on.)
+func TestRunAbandonedAndUnfinished(t *testing.T) {
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}`
+	mrtr := writeRecords(t, "stdio", tapetest.Messages("1", start,
+		`> {"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta+`}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask",`+meta+`}}`,
+		`< {"jsonrpc":"2.0","id":5,"result":{"resultType":"input_required","inputRequests":{"x":{"method":"elicitation/create"}}}}`,
+	)...)
+	task := writeRecords(t, "stdio", tapetest.Messages("1", start,
+		`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`> {"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","task":{}}}`,
+		`< {"jsonrpc":"2.0","id":7,"result":{"task":{"taskId":"T3","status":"working"}}}`,
+		`> {"jsonrpc":"2.0","id":8,"method":"tasks/get","params":{"taskId":"T3"}}`,
+		`< {"jsonrpc":"2.0","id":8,"result":{"taskId":"T3","status":"working"}}`,
+	)...)
+	want := map[string]Case{
+		mrtr + " " + SignalAbandoned: {Count: 1, Message: "1 multi round-trip operation abandoned (its last answer asked for input; never retried)",
+			Details: []string{"record 3: tools/call id 5 ask"}},
+		task + " " + SignalUnfinished: {Count: 1, Message: "1 task never finished (no terminal status or result seen)",
+			Details: []string{"record 4: tools/call id 7 slow"}},
+	}
+	for _, selected := range []bool{false, true} {
+		var opts []Option
+		if selected {
+			opts = append(opts, WithFailOn(SignalAbandoned, SignalUnfinished))
+		}
+		res, err := Run(context.Background(), []string{mrtr, task}, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fired := 0
+		for _, c := range res.Cases {
+			if c.Signal != SignalAbandoned && c.Signal != SignalUnfinished || !c.Fired {
+				continue
+			}
+			fired++
+			w, ok := want[c.Tape+" "+c.Signal]
+			if !ok || c.Count != w.Count || c.Message != w.Message || !slices.Equal(c.Details, w.Details) || c.Selected != selected {
+				t.Errorf("selected %v: case %+v, want %+v", selected, c, w)
+			}
+		}
+		if fired != 2 || res.Failed() != selected {
+			t.Errorf("selected %v: %d fired, failed %v (%d failures)", selected, fired, res.Failed(), res.Failures)
 		}
 	}
 }

@@ -30,10 +30,15 @@ func checkCmd() *command {
   Signals: error (JSON-RPC error responses, HTTP refusals other than 401),
   tool-error (isError results), violation (protocol rules), unanswered (also
   a response the server broke off; not a request the recorder's shutdown
-  cut or the client left unanswered by ending the session), cancelled, slow (a client request slower than --slow), deprecated (protocol
+  cut or the client left unanswered by ending the session), cancelled,
+  abandoned (per tape: an MRTR operation whose last answer asked for input,
+  never retried), unfinished (per tape: a task with no terminal status or
+  result seen), slow (a client request slower than --slow), deprecated (protocol
   2024-11-05, batches), incomplete (a cut tape, messages recorded cut or not
   recorded), drift (a breaking change from --baseline). Default --fail-on:
-  violation,unanswered,incomplete,drift; the others are listed as notes.
+  violation,unanswered,incomplete,drift; the others are listed as notes
+  (abandoned and unfinished too: a user who declines to give input, a client
+  that stops polling, is no server fault; select them to gate on them).
   Several tapes are one run: --expect-tool holds when any session called the
   tool; the other checks are per tape or per session (a tape's sessions
   beyond the first 1000 are checked together, in one case per check named
