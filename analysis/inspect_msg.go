@@ -6,6 +6,7 @@ package analysis
 import (
 	"bytes"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/tape"
@@ -237,7 +238,28 @@ func peerAt(data []byte, path ...string) *Peer {
 		return nil
 	}
 	ver, _ := lookupString(raw, "version")
-	return &Peer{Name: clip(name, 80), Version: clip(ver, 40)}
+	return &Peer{Name: cutText(name, maxPeerText), Version: cutText(ver, maxPeerText)}
+}
+
+// maxPeerText bounds, in characters, the name and version of a client or
+// server (clientInfo, serverInfo) that a report and the requests export
+// keep: whole up to it, a longer one cut there and ending in "…" (see
+// docs/requests-format.md). The text reports clip them shorter (peerText).
+const maxPeerText = 1024
+
+// cutText returns s whole when it has at most n runes, else its first
+// n-1 runes and "…". Unlike clip it keeps control characters: the
+// exports escape them.
+func cutText(s string, n int) string {
+	if len(s) <= n || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i, k := 0, 0
+	for ; k < n-1; k++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i] + "…"
 }
 
 // tokenKey appends the key of a progress token of a request sent in dir.
