@@ -111,15 +111,7 @@ func TestRecordHTTPSignals(t *testing.T) {
 func TestRecordStdioSIGHUP(t *testing.T) {
 	tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
 	p := startMcptapeEnv(t, []string{recordHelperEnv + "=1"}, append([]string{"record", "-o", tp, "--"}, helperArgv()...)...)
-	if _, err := io.WriteString(p.stdin, initializeBody+"\n"); err != nil {
-		t.Fatal(err)
-	}
-	// The echo shows the server running and record past its setup.
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.stdout.String(), "\n"); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no echo within 10 s")
-		}
-	}
+	p.awaitEcho(t)
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -357,14 +349,7 @@ func (p *serveProc) lineWith(t *testing.T, want string) {
 func TestRecordStdioFirstSignalSaysWaiting(t *testing.T) {
 	tp := filepath.Join(t.TempDir(), "t.jsonl.zst")
 	p := startMcptape(t, "record", "-o", tp, "--grace", "30s", "--", "sh", "-c", `trap "" INT TERM; exec cat`)
-	if _, err := io.WriteString(p.stdin, initializeBody+"\n"); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.stdout.String(), "\n"); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no echo within 10 s")
-		}
-	}
+	p.awaitEcho(t)
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -374,5 +359,20 @@ func TestRecordStdioFirstSignalSaysWaiting(t *testing.T) {
 	}
 	if code := p.wait(t); code != 128+int(syscall.SIGKILL) {
 		t.Errorf("exit code %d, want %d (the server's: SIGKILL)", code, 128+int(syscall.SIGKILL))
+	}
+}
+
+// awaitEcho writes a request to a stdio record whose server echoes its
+// input and waits for the echo: the server is running and record past its
+// setup.
+func (p *serveProc) awaitEcho(t *testing.T) {
+	t.Helper()
+	if _, err := io.WriteString(p.stdin, initializeBody+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.stdout.String(), "\n"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no echo within 10 s")
+		}
 	}
 }
