@@ -36,6 +36,18 @@ type Report struct {
 	Started  time.Time     `json:"started"`
 	Ended    time.Time     `json:"ended"`
 	Duration time.Duration `json:"duration_ns"`
+	// Sending is the part of Duration during which requests were sent:
+	// up to the duration bound (WithDuration), the last request
+	// (WithRequests, a tape's end) or the interruption; Wait the rest,
+	// the wait for the answers then in flight (each bounded by the
+	// timeout). The requests sent per second are over Sending, the
+	// answers per second over Duration. Closing is the time after Ended
+	// spent closing the sessions (HTTP DELETE, a stdio server's exit, up
+	// to the grace), not measured. All three were added to format 1
+	// later: 0 in a report written before (SendingTime is then Duration).
+	Sending time.Duration `json:"sending_ns"`
+	Wait    time.Duration `json:"wait_ns"`
+	Closing time.Duration `json:"closing_ns,omitempty"`
 	// Requests were sent (session setups excluded). Each request sent
 	// ends in one of: OK (answered with a success), ErrorAnswers
 	// (answered with an error: a JSON-RPC error, a tool result with
@@ -176,7 +188,7 @@ type ProgressReport struct {
 }
 
 // report builds the report of a finished run.
-func (r *runner) report(end time.Time) *Report {
+func (r *runner) report(end, closed time.Time) *Report {
 	st := r.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -187,6 +199,7 @@ func (r *runner) report(end time.Time) *Report {
 		Failure: r.failureLocked(end), ServerExits: st.exitList(), Outage: st.outage.report(end),
 		GeneratorLate: time.Duration(st.lateRun.Load())}
 	rep.Model = r.o.model()
+	rep.setPhases(r, end, closed)
 	if r.o.rate > 0 {
 		rep.Rate = r.o.rate
 	}
@@ -406,6 +419,7 @@ func Merge(reports ...*Report) (*Report, error) {
 		}
 	}
 	out.Duration = out.Ended.Sub(out.Started)
+	out.mergePhases(reports)
 	out.Progress = prog
 	out.Warnings = mergeWarnings(reports)
 	for k, n := range errs {

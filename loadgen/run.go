@@ -58,6 +58,13 @@ type runner struct {
 
 	watchers sync.WaitGroup // watches of cancelled calls (watchCancelled)
 
+	// sendEnd is when the run stopped sending (stopSending), lastClaim
+	// the latest request claimed (noteClaim); Unix nanoseconds, 0: not yet.
+	sendEnd, lastClaim atomic.Int64
+	// lastDone is, in a tape-driven run, when a request last left flight
+	// (answered, failed, or given up at the bound): the measured end.
+	lastDone atomic.Int64
+
 	failMu  sync.Mutex
 	failure string        // why the run was aborted (abort)
 	aborted chan struct{} // closed by abort; nil: never
@@ -76,12 +83,16 @@ func (r *runner) claim(at time.Time) bool {
 		return false
 	}
 	if r.o.duration > 0 && at.Sub(r.start) >= r.o.duration {
+		r.stopSending(r.start.Add(r.o.duration))
 		r.quit.Store(true)
 		return false
 	}
-	if r.o.requests > 0 && r.claims.Add(int64(max(r.o.batch, 1))) > r.o.requests {
-		r.quit.Store(true)
-		return false
+	if r.o.requests > 0 {
+		if r.claims.Add(int64(max(r.o.batch, 1))) > r.o.requests {
+			r.quit.Store(true)
+			return false
+		}
+		r.noteClaim(at)
 	}
 	return true
 }
@@ -164,6 +175,8 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 	}
 	stopIntervals := r.recordIntervals()
 	stopLive := r.live()
+	stopWatch := context.AfterFunc(ctx, func() { r.stopSending(time.Now()) })
+	defer stopWatch()
 	if o.rate > 0 {
 		r.open(sessions)
 	} else {
@@ -183,7 +196,7 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 		go func() { defer wg.Done(); s.close() }()
 	}
 	wg.Wait()
-	rep := r.report(end)
+	rep := r.report(end, time.Now())
 	rep.Stages = o.stageReports(marks, rep.Model)
 	r.st.countStages(rep.Stages) // by intended time, not by the marks
 	rep.Intervals = ivs

@@ -114,6 +114,12 @@ func loadCmd() *command {
   over the requests sent. Dropped arrivals (open model) were never sent,
   their share over the arrivals. "not ok" sums error answers, no answer
   and dropped over the arrivals: what 'errors<N' and 'errors<F%' judge.
+  The duration says how long requests were sent (to --duration, the last
+  of --requests or the end of the tape, or Ctrl-C) and how long the wait
+  for the answers then in flight lasted (each up to --timeout), then the
+  time closing the sessions took (not measured; up to --grace): sent/s
+  is over the sending, ok/s and each series' rate over both (vegeta's
+  rate and throughput).
   Session setup (and scenario setup steps) have no rate: counted, not
   paced. Errors are listed by kind (transport, http status, jsonrpc
   error, tool isError, timeout, cancelled, dropped, protocol, session
@@ -161,7 +167,7 @@ func loadCmd() *command {
 			// capacity search
 			f.findMax.register(fs)
 			// duration
-			fs.DurationVar(&f.duration, "duration", 0, "stop starting requests after `DUR`")
+			fs.DurationVar(&f.duration, "duration", 0, "stop starting requests after `DUR` (the answers then in flight are waited for, each up to --timeout)")
 			fs.Int64Var(&f.requests, "requests", 0, "stop after `N` requests")
 			fs.DurationVar(&f.timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer, session setup included")
 			// HTTP and WebSocket options
