@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/refserver"
+	"github.com/mcptape/mcptape/jsonrpc"
+	"github.com/mcptape/mcptape/replay"
 )
 
 // TestPhases: a run says how long it sent requests and how long it then
@@ -54,6 +56,29 @@ func TestPhases(t *testing.T) {
 			t.Fatalf("%d sent; sending %v, wait %v, duration %v", rep.Requests, rep.Sending, rep.Wait, rep.Duration)
 		}
 	})
+}
+
+// TestTapeEndsAtItsLastAnswer: a tape-driven load ends a session once its
+// last answer came, without waiting for a server message recorded after
+// it (replay's settle margin, 2 s, when the live server does not send
+// it): a 3 s run took 5 s. The report says where the time went: the
+// closing after the measured end stays well below that margin.
+func TestTapeEndsAtItsLastAnswer(t *testing.T) {
+	t.Parallel()
+	s := pingSession(3, time.Millisecond)
+	last := s.Server[len(s.Server)-1].Time
+	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"bye"}}`
+	s.Server = append(s.Server, replay.ServerMsg{Frame: []byte(note), Kind: jsonrpc.KindNotification, Method: "notifications/message",
+		Time: last + int64(10*time.Millisecond), After: len(s.Steps), Answer: -1})
+	rep, err := RunTape(context.Background(), Target{URL: refHTTP(t, refserver.HTTPConfig{})}, []*replay.Session{s}, 1,
+		[]replay.Option{replay.WithMaxSpeed()}, WithTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Requests != 3 || rep.OK != 3 || rep.Sending <= 0 || rep.Sending+rep.Wait != rep.Duration || rep.Closing >= replay.DefaultSettle/2 {
+		t.Errorf("%d sent, %d ok; sending %v, wait %v, duration %v, closing %v (the settle margin is %v)",
+			rep.Requests, rep.OK, rep.Sending, rep.Wait, rep.Duration, rep.Closing, replay.DefaultSettle)
+	}
 }
 
 // TestPhasesMerge: the phases survive JSON, merge into the span of the

@@ -95,7 +95,9 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 	}
 	stopWatch := context.AfterFunc(ctx, func() { r.stopSending(time.Now()) })
 	defer stopWatch()
-	rr, err := replay.Run(bctx, virtual, dial, append(ropts, replay.WithConcurrency(n), replay.WithTimeout(o.timeout))...)
+	// a load measures the answers: no wait, once a session's last one
+	// came, for the server messages recorded after it
+	rr, err := replay.Run(bctx, virtual, dial, append(ropts, replay.WithConcurrency(n), replay.WithTimeout(o.timeout), replay.WithoutTrailingWait())...)
 	closed := time.Now()
 	ended := r.tapeEnd(closed)
 	stopLive()

@@ -119,7 +119,7 @@ func loadCmd() *command {
   for the answers then in flight lasted (each up to --timeout), then the
   time closing the sessions took (not measured; up to --grace): sent/s
   is over the sending, ok/s and each series' rate over both (vegeta's
-  rate and throughput).
+  rate and throughput). A tape's session ends at its last answer.
   Session setup (and scenario setup steps) have no rate: counted, not
   paced. Errors are listed by kind (transport, http status, jsonrpc
   error, tool isError, timeout, cancelled, dropped, protocol, session
