@@ -306,8 +306,14 @@ func ReadReport(r io.Reader) (*Report, error) {
 // countOutcomes sets OK and NoAnswer from Answered, ErrorAnswers,
 // RequestErrors and Dropped.
 func (rep *Report) countOutcomes() {
-	rep.OK = max(rep.Answered-rep.ErrorAnswers, 0)
-	rep.NoAnswer = max(rep.RequestErrors-rep.Dropped-rep.ErrorAnswers, 0)
+	rep.OK, rep.NoAnswer = splitOutcomes(rep.Answered, rep.ErrorAnswers, rep.RequestErrors, rep.Dropped)
+}
+
+// splitOutcomes returns the requests ok and those not answered, from the
+// requests answered, those answered with an error, the requests not ok
+// and the arrivals dropped (counted in the requests not ok).
+func splitOutcomes(answered, errorAnswers, requestErrors, dropped int64) (ok, noAnswer int64) {
+	return max(answered-errorAnswers, 0), max(requestErrors-dropped-errorAnswers, 0)
 }
 
 // deriveOutcomes sets OK, ErrorAnswers and NoAnswer of a report written

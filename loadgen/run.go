@@ -21,10 +21,14 @@ type Live struct {
 	// Requests is the requests sent so far, Planned the --requests bound (0
 	// if none) or, for RunTape, the requests the replayed recordings hold.
 	Requests, Planned int64
-	// Answered, Errors, Dropped and InFlight count requests; Sessions the
-	// sessions set up so far.
+	// OK, ErrorAnswers, NoAnswer and Cancelled (on purpose) count the
+	// requests sent as the report's headline does (Report.OK...), Dropped
+	// the open model's arrivals never sent; InFlight the requests still
+	// in flight; Sessions the sessions set up so far. Answered is OK +
+	// ErrorAnswers, Errors every error so far (setups' included).
+	OK, ErrorAnswers, NoAnswer, Cancelled         int64
 	Answered, Errors, Dropped, InFlight, Sessions int64
-	// Rate is the answers per second over the whole run so far.
+	// Rate is the ok requests per second over the whole run so far.
 	Rate float64
 	// P99 is the highest p99 among the request series so far: of the
 	// answers, so that it hides a stall until the stalled requests are
@@ -271,9 +275,11 @@ func (r *runner) liveNow() Live {
 		planned = r.planned
 	}
 	l := Live{Elapsed: el, Total: r.o.duration, Requests: s.Sent, Planned: planned,
+		ErrorAnswers: s.ErrorAnswers, Cancelled: s.Cancelled,
 		Answered: s.Done, Errors: s.Errors, Dropped: s.Dropped, InFlight: s.InFlight, Sessions: s.Setups, P99: s.P99, Oldest: s.Oldest}
+	l.OK, l.NoAnswer = splitOutcomes(s.Done, s.ErrorAnswers, s.RequestErrors, s.Dropped)
 	if el > 0 {
-		l.Rate = float64(s.Done) / el.Seconds()
+		l.Rate = float64(l.OK) / el.Seconds()
 	}
 	return l
 }

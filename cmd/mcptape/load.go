@@ -190,7 +190,7 @@ func loadCmd() *command {
 			fs.StringVar(&f.hgrm, "hgrm", "", "write one percentile distribution file per series (SERIES.hgrm, for the HdrHistogram plotter) into `DIR`; with --find-max: of the step at the highest rate that held")
 			fs.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (one histogram per series per interval) to `FILE`")
 			fs.DurationVar(&f.hlogEvery, "hlog-interval", loadgen.DefaultInterval, "interval of --hlog and of the intervals the JSON report records (charts over time in 'mcptape report RUN.json')")
-			fs.DurationVar(&f.every, "every", 2*time.Second, "live progress line interval on stderr (its p99 is of the answers so far; 'in flight (oldest D)' shows a stall as it happens)")
+			fs.DurationVar(&f.every, "every", 2*time.Second, "live progress interval on stderr: two lines, the time, ok/s, in flight and p99 (of the answers so far; 'in flight (oldest D)' shows a stall as it happens), then the requests counted as the report counts them (ok, error answers, no answer, cancelled on purpose, dropped; one at 0 left out)")
 			fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress")
 			// thresholds
 			fs.StringArrayVar(&f.thresholds, "threshold", nil, "fail with exit code 3 unless `T` holds: 'SERIES:p99<50ms', 'errors<1%', for streamed answers 'SERIES#first_chunk:p99<300ms', 'SERIES:tokens_per_s>50' (repeatable)")

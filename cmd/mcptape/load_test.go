@@ -12,10 +12,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vbauerster/mpb/v8"
 
@@ -229,14 +231,20 @@ func TestLoadTape(t *testing.T) {
 }
 
 func TestLiveLineAndBar(t *testing.T) {
-	l := loadgen.Live{Elapsed: 5 * time.Second, Total: 10 * time.Second, Sessions: 3, Rate: 100, Answered: 500, Errors: 2, InFlight: 3, Dropped: 1, P99: 12 * time.Millisecond}
+	l := loadgen.Live{Elapsed: 5 * time.Second, Total: 10 * time.Second, Sessions: 3, Rate: 100, Answered: 500, Errors: 9, InFlight: 3, Dropped: 1, P99: 12 * time.Millisecond,
+		OK: 498, ErrorAnswers: 2, NoAnswer: 5, Cancelled: 1}
 	lines := []struct {
 		l    loadgen.Live
 		want []string
 	}{
-		{l, []string{"5s of 10s", "3 sessions", "100/s", "2 errors", "1 dropped", "p99 12ms"}},
+		// the requests counted as the report's headline counts them, in
+		// its words: error answers are not ok, nor are they "errors"
+		// apart from those without an answer
+		{l, []string{"load: 5s of 10s, 3 sessions, 100 ok/s, 3 in flight (oldest 0ns), p99 12ms\n", "\nload:   498 ok, 2 error answers, 5 no answer, 1 cancelled on purpose, 1 dropped"}},
 		// one of each agrees with its noun, as in the bar ("1 sessions")
-		{loadgen.Live{Sessions: 1, Errors: 1, Requests: 1, Planned: 1}, []string{", 1 of 1 request,", ", 1 session,", ", 1 error,"}},
+		{loadgen.Live{Sessions: 1, OK: 1, ErrorAnswers: 1, Requests: 2, Planned: 2}, []string{", 2 of 2 requests,", ", 1 session,", "   1 ok, 1 error answer"}},
+		// a failure that did not happen is left out
+		{loadgen.Live{OK: 7, Rate: 7}, []string{", 7 ok/s, 0 in flight", "load:   7 ok"}},
 		// the p99 as the reports write latencies (3 significant digits), not 1.969226s
 		{loadgen.Live{P99: 1969226 * time.Microsecond}, []string{", p99 1.97s"}},
 		// a stall shows while it lasts: the oldest request in flight,
@@ -246,6 +254,14 @@ func TestLiveLineAndBar(t *testing.T) {
 	}
 	for _, c := range lines {
 		line := liveLine(c.l)
+		if strings.Contains(line, "answered") || strings.Contains(line, "error,") || strings.Contains(line, "errors") {
+			t.Errorf("live line %q: answered or errors in the old sense", line)
+		}
+		for _, row := range strings.Split(line, "\n") {
+			if len(row) > fallbackColumns {
+				t.Errorf("live line %q: longer than %d columns", row, fallbackColumns)
+			}
+		}
 		for _, want := range c.want {
 			if !strings.Contains(line, want) {
 				t.Errorf("live line %q lacks %q", line, want)
@@ -279,10 +295,10 @@ func TestLiveBar(t *testing.T) {
 		want        []string
 		fill        int // "=" cells in the last frame, of 40
 	}{
-		{"duration", loadgen.Live{Elapsed: 5 * time.Second, Total: 10 * time.Second, Rate: 1234, Errors: 7, InFlight: 9, Oldest: 2500 * time.Millisecond, P99: 12 * time.Millisecond},
-			false, []string{"load 5s of 10s", "1234/s, 7 errors, 9 in flight (oldest 2.5s), p99 12ms"}, 40},
-		{"requests interrupted", loadgen.Live{Elapsed: time.Second, Requests: 250, Planned: 1000, Dropped: 3, P99: time.Millisecond},
-			true, []string{"load 250 of 1000 requests", "3 dropped", "p99 1ms"}, 10},
+		{"duration", loadgen.Live{Elapsed: 5 * time.Second, Total: 10 * time.Second, Rate: 1234, OK: 6170, NoAnswer: 7, Errors: 7, InFlight: 9, Oldest: 2500 * time.Millisecond, P99: 12 * time.Millisecond},
+			false, []string{"load 5s of 10s", "1234 ok/s, 9 in flight (oldest 2.5s), p99 12ms\n", "\n  6170 ok, 7 no answer\n"}, 40},
+		{"requests interrupted", loadgen.Live{Elapsed: time.Second, Requests: 250, Planned: 1000, OK: 240, Dropped: 3, P99: time.Millisecond},
+			true, []string{"load 250 of 1000 requests", "240 ok, 3 dropped", "p99 1ms"}, 10},
 		{"p99 as in the reports", loadgen.Live{Elapsed: time.Second, Total: 2 * time.Second, P99: 1969226 * time.Microsecond},
 			false, []string{"p99 1.97s"}, 40},
 	}
@@ -306,7 +322,7 @@ func TestLiveBar(t *testing.T) {
 				}
 			}
 			lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-			last := lines[len(lines)-1]
+			last := lines[len(lines)-2] // the bar, over the row of counts
 			open, shut := strings.Index(last, "["), strings.LastIndex(last, "]")
 			if open < 0 || shut < open {
 				t.Fatalf("no bar in %q", last)
@@ -542,5 +558,42 @@ func TestScenarioExample(t *testing.T) {
 		if !strings.Contains(help, strings.TrimSpace(l)) {
 			t.Errorf("help scenario lacks the example's line %q", l)
 		}
+	}
+}
+
+// TestLiveBarFits80Columns draws the bar on a terminal of 80 columns (a
+// terminal that gives no size is taken as one) with every kind of count
+// at once: each row fits, the bar with at least 5 cells and the figures
+// of its right side, the row under it with the counts in the report's
+// words.
+func TestLiveBarFits80Columns(t *testing.T) {
+	term := &fakeTerminal{}
+	refresh := make(chan any)
+	lb := newLiveBar(term, mpb.WithManualRefresh(refresh))
+	lb.update(loadgen.Live{Elapsed: 12300 * time.Millisecond, Total: 30 * time.Second, Rate: 2637, OK: 21100, ErrorAnswers: 50, NoAnswer: 10,
+		Cancelled: 2, Dropped: 3, InFlight: 64, Oldest: 1230 * time.Millisecond, P99: 4560 * time.Microsecond})
+	refresh <- time.Now()
+	lb.finish(false)
+	ansi := regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
+	frames := 0
+	for _, line := range strings.Split(ansi.ReplaceAllString(term.String(), ""), "\n") {
+		line = strings.TrimPrefix(line, "\r")
+		if line == "" {
+			continue
+		}
+		frames++
+		if n := utf8.RuneCountInString(line); n > fallbackColumns {
+			t.Errorf("frame of %d columns: %q", n, line)
+		}
+		if open, shut := strings.Index(line, "["), strings.LastIndex(line, "]"); open >= 0 {
+			if shut-open-1 < 5 || !strings.HasSuffix(line, "] 2637 ok/s, 64 in flight (oldest 1.23s), p99 4.56ms") {
+				t.Errorf("bar %q: want 5 cells or more and its figures", line)
+			}
+		} else if line != "  21100 ok, 50 error answers, 10 no answer, 2 cancelled on purpose, 3 dropped" {
+			t.Errorf("row of counts %q", line)
+		}
+	}
+	if frames == 0 {
+		t.Fatalf("no frame: %q", term.String())
 	}
 }

@@ -1,0 +1,28 @@
+package loadgen
+
+import (
+	"context"
+	"sync"
+	"testing"
+)
+
+// TestLiveCountsAsReport: the live figures count the requests as the
+// report's headline does (ok, error answers, no answer), and the last
+// ones, taken when the run ended, equal the report's; the live rate is
+// of the ok requests.
+func TestLiveCountsAsReport(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var last Live
+	rep, err := Run(context.Background(), Target{URL: fakeHTTP(t)}, mustCalls(t, "ping", "boom", "refuse"), WithRequests(30),
+		WithLive(DefaultInterval, func(l Live) { mu.Lock(); last = l; mu.Unlock() }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if rep.OK == 0 || rep.ErrorAnswers == 0 || rep.NoAnswer == 0 || last.OK != rep.OK || last.ErrorAnswers != rep.ErrorAnswers || last.NoAnswer != rep.NoAnswer ||
+		last.Requests != rep.Requests || last.Rate <= 0 || last.Rate > float64(rep.OK)/last.Elapsed.Seconds()+1e-9 {
+		t.Errorf("last live figures %+v; report %d ok, %d error answers, %d no answer of %d", last, rep.OK, rep.ErrorAnswers, rep.NoAnswer, rep.Requests)
+	}
+}
