@@ -130,7 +130,10 @@ type ErrorCount struct {
 
 // Series is one latency series: a method, a tool, session setup, or a
 // progress series. Durations are in nanoseconds. Count is the answers
-// measured; Requests the requests sent in the series (setups attempted
+// measured, ok and error answers alike (the latencies are of them; the
+// text and HTML reports head it "answers"), so that the request series of
+// one level add up to Report.Answered, not Report.OK; Requests the
+// requests sent in the series (setups attempted
 // for session setup; 0 for series that are not requests, such as
 // progress intervals) and Errors those that failed, by any error kind.
 type Series struct {

@@ -202,7 +202,7 @@ func writeSeries(b *strings.Builder, rep *Report) {
 		width = max(width, len(s.Name))
 	}
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-*s\tcount\trate/s\terrors\tmean\tp50\tp90\tp99\tp99.9\tmax\t\n", width, "series")
+	fmt.Fprintf(tw, "%-*s\tanswers\trate/s\terrors\tmean\tp50\tp90\tp99\tp99.9\tmax\t\n", width, "series")
 	for _, s := range rep.Series {
 		errs := "-"
 		if s.Requests > 0 {
