@@ -2,12 +2,10 @@ package loadgen
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/peertest"
-	"github.com/mcptape/mcptape/jsonrpc"
 	"github.com/mcptape/mcptape/replay"
 )
 
@@ -24,30 +22,21 @@ func TestRealPeerPhases(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	url := peertest.EverythingHTTP(t, ctx).URL
-	var mu sync.Mutex
-	var last Live
-	live := WithLive(DefaultInterval, func(l Live) { mu.Lock(); last = l; mu.Unlock() })
+	var lr lastLive
 	// arrivals at 0, 0.25, 0.5 and 0.75 s, each answered 1 s or more later
 	rep, err := Run(ctx, Target{URL: url}, mustCalls(t, `tools/call trigger-long-running-operation {"duration":1,"steps":1}`),
-		WithRate(4), WithDuration(time.Second), WithTimeout(20*time.Second), live)
+		WithRate(4), WithDuration(time.Second), WithTimeout(20*time.Second), lr.option())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.OK != 4 || rep.Sending != time.Second || rep.Wait < 700*time.Millisecond || rep.Sending+rep.Wait != rep.Duration {
 		t.Errorf("%d ok of %d; sending %v, wait %v, duration %v", rep.OK, rep.Requests, rep.Sending, rep.Wait, rep.Duration)
 	}
-	mu.Lock()
-	if last.OK != rep.OK || last.ErrorAnswers != rep.ErrorAnswers || last.NoAnswer != rep.NoAnswer {
+	if last := lr.get(); last.OK != rep.OK || last.ErrorAnswers != rep.ErrorAnswers || last.NoAnswer != rep.NoAnswer {
 		t.Errorf("last live figures %+v; report %d ok, %d error answers, %d no answer", last, rep.OK, rep.ErrorAnswers, rep.NoAnswer)
 	}
-	mu.Unlock()
 
-	s := pingSession(5, time.Millisecond)
-	end := s.Server[len(s.Server)-1].Time
-	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"bye"}}`
-	s.Server = append(s.Server, replay.ServerMsg{Frame: []byte(note), Kind: jsonrpc.KindNotification, Method: "notifications/message",
-		Time: end + int64(10*time.Millisecond), After: len(s.Steps), Answer: -1})
-	tr, err := RunTape(ctx, Target{URL: url}, []*replay.Session{s}, 2, []replay.Option{replay.WithMaxSpeed()}, WithTimeout(20*time.Second))
+	tr, err := RunTape(ctx, Target{URL: url}, []*replay.Session{pingsThenNote(5)}, 2, []replay.Option{replay.WithMaxSpeed()}, WithTimeout(20*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

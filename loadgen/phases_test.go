@@ -65,11 +65,7 @@ func TestPhases(t *testing.T) {
 // closing after the measured end stays well below that margin.
 func TestTapeEndsAtItsLastAnswer(t *testing.T) {
 	t.Parallel()
-	s := pingSession(3, time.Millisecond)
-	last := s.Server[len(s.Server)-1].Time
-	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"bye"}}`
-	s.Server = append(s.Server, replay.ServerMsg{Frame: []byte(note), Kind: jsonrpc.KindNotification, Method: "notifications/message",
-		Time: last + int64(10*time.Millisecond), After: len(s.Steps), Answer: -1})
+	s := pingsThenNote(3)
 	rep, err := RunTape(context.Background(), Target{URL: refHTTP(t, refserver.HTTPConfig{})}, []*replay.Session{s}, 1,
 		[]replay.Option{replay.WithMaxSpeed()}, WithTimeout(10*time.Second))
 	if err != nil {
@@ -79,6 +75,17 @@ func TestTapeEndsAtItsLastAnswer(t *testing.T) {
 		t.Errorf("%d sent, %d ok; sending %v, wait %v, duration %v, closing %v (the settle margin is %v)",
 			rep.Requests, rep.OK, rep.Sending, rep.Wait, rep.Duration, rep.Closing, replay.DefaultSettle)
 	}
+}
+
+// pingsThenNote is pingSession(n, 1ms) with a notification recorded
+// 10 ms after the last answer.
+func pingsThenNote(n int) *replay.Session {
+	s := pingSession(n, time.Millisecond)
+	last := s.Server[len(s.Server)-1].Time
+	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"bye"}}`
+	s.Server = append(s.Server, replay.ServerMsg{Frame: []byte(note), Kind: jsonrpc.KindNotification, Method: "notifications/message",
+		Time: last + int64(10*time.Millisecond), After: len(s.Steps), Answer: -1})
+	return s
 }
 
 // TestPhasesMerge: the phases survive JSON, merge into the span of the
