@@ -387,8 +387,7 @@ func (m *meteredConn) Close() error {
 		if req.series[0] != SetupSeries {
 			st.flying(req.at, -1)
 		}
-		switch {
-		case m.r.work.Err() == nil && m.r.quit.Load():
+		if m.r.work.Err() == nil && m.r.quit.Load() {
 			st.unsend(req.series) // cut off at the run's bound: not measured
 			continue
 		}
