@@ -108,6 +108,7 @@ func (r *runner) abort(why string) {
 		r.failure = why
 	}
 	r.failMu.Unlock()
+	r.stopSending(time.Now())
 	r.quit.Store(true)
 	if first && r.aborted != nil {
 		close(r.aborted)

@@ -46,7 +46,8 @@ func TestRequestOnSessionLostAfterSetup(t *testing.T) {
 	for range 2 { // the first request meets the loss, the second a new setup
 		s.do(context.Background(), r.picker.pick(rng), time.Now(), nil, rng)
 	}
-	rep := r.report(time.Now())
+	now := time.Now()
+	rep := r.report(now, now)
 	if rep.Requests != 2 || rep.Answered != 1 || rep.Setups != 2 || rep.RequestErrors != 1 || errorCount(rep, ClassTransport) != 1 {
 		t.Errorf("sent %d answered %d setups %d errors %v: want the first request failed with the loss, the second answered after a new setup",
 			rep.Requests, rep.Answered, rep.Setups, rep.Errors)

@@ -185,7 +185,10 @@ func (s *stats) add(p *int64, n int64) {
 // snapshot is a point-in-time view for live progress.
 type snapshot struct {
 	Sent, Done, Errors, Dropped, InFlight, Setups int64
-	P99                                           time.Duration
+	// ErrorAnswers, RequestErrors and Cancelled are the stats' errAnswers,
+	// reqErrs and cancel.sent.
+	ErrorAnswers, RequestErrors, Cancelled int64
+	P99                                    time.Duration
 	// Oldest is the age of the oldest request in flight.
 	Oldest time.Duration
 }
@@ -195,7 +198,7 @@ func (s *stats) snap() snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := snapshot{Sent: s.sent, Done: s.done, Dropped: s.dropped, InFlight: s.inflt.n, Setups: s.setups,
-		Oldest: s.inflt.oldest(time.Now())}
+		ErrorAnswers: s.errAnswers, RequestErrors: s.reqErrs, Cancelled: s.cancel.sent, Oldest: s.inflt.oldest(time.Now())}
 	for _, n := range s.errors {
 		out.Errors += n
 	}

@@ -36,6 +36,18 @@ type Report struct {
 	Started  time.Time     `json:"started"`
 	Ended    time.Time     `json:"ended"`
 	Duration time.Duration `json:"duration_ns"`
+	// Sending is the part of Duration during which requests were sent:
+	// up to the duration bound (WithDuration), the last request
+	// (WithRequests, a tape's end) or the interruption; Wait the rest,
+	// the wait for the answers then in flight (each bounded by the
+	// timeout). The requests sent per second are over Sending, the
+	// answers per second over Duration. Closing is the time after Ended
+	// spent closing the sessions (HTTP DELETE, a stdio server's exit, up
+	// to the grace), not measured. All three were added to format 1
+	// later: 0 in a report written before (SendingTime is then Duration).
+	Sending time.Duration `json:"sending_ns"`
+	Wait    time.Duration `json:"wait_ns"`
+	Closing time.Duration `json:"closing_ns,omitempty"`
 	// Requests were sent (session setups excluded). Each request sent
 	// ends in one of: OK (answered with a success), ErrorAnswers
 	// (answered with an error: a JSON-RPC error, a tool result with
@@ -118,7 +130,10 @@ type ErrorCount struct {
 
 // Series is one latency series: a method, a tool, session setup, or a
 // progress series. Durations are in nanoseconds. Count is the answers
-// measured; Requests the requests sent in the series (setups attempted
+// measured, ok and error answers alike (the latencies are of them; the
+// text and HTML reports head it "answers"), so that the request series of
+// one level add up to Report.Answered, not Report.OK; Requests the
+// requests sent in the series (setups attempted
 // for session setup; 0 for series that are not requests, such as
 // progress intervals) and Errors those that failed, by any error kind.
 type Series struct {
@@ -176,7 +191,7 @@ type ProgressReport struct {
 }
 
 // report builds the report of a finished run.
-func (r *runner) report(end time.Time) *Report {
+func (r *runner) report(end, closed time.Time) *Report {
 	st := r.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -187,6 +202,7 @@ func (r *runner) report(end time.Time) *Report {
 		Failure: r.failureLocked(end), ServerExits: st.exitList(), Outage: st.outage.report(end),
 		GeneratorLate: time.Duration(st.lateRun.Load())}
 	rep.Model = r.o.model()
+	rep.setPhases(r, end, closed)
 	if r.o.rate > 0 {
 		rep.Rate = r.o.rate
 	}
@@ -293,8 +309,14 @@ func ReadReport(r io.Reader) (*Report, error) {
 // countOutcomes sets OK and NoAnswer from Answered, ErrorAnswers,
 // RequestErrors and Dropped.
 func (rep *Report) countOutcomes() {
-	rep.OK = max(rep.Answered-rep.ErrorAnswers, 0)
-	rep.NoAnswer = max(rep.RequestErrors-rep.Dropped-rep.ErrorAnswers, 0)
+	rep.OK, rep.NoAnswer = splitOutcomes(rep.Answered, rep.ErrorAnswers, rep.RequestErrors, rep.Dropped)
+}
+
+// splitOutcomes returns the requests ok and those not answered, from the
+// requests answered, those answered with an error, the requests not ok
+// and the arrivals dropped (counted in the requests not ok).
+func splitOutcomes(answered, errorAnswers, requestErrors, dropped int64) (ok, noAnswer int64) {
+	return max(answered-errorAnswers, 0), max(requestErrors-dropped-errorAnswers, 0)
 }
 
 // deriveOutcomes sets OK, ErrorAnswers and NoAnswer of a report written
@@ -406,6 +428,7 @@ func Merge(reports ...*Report) (*Report, error) {
 		}
 	}
 	out.Duration = out.Ended.Sub(out.Started)
+	out.mergePhases(reports)
 	out.Progress = prog
 	out.Warnings = mergeWarnings(reports)
 	for k, n := range errs {

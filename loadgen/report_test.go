@@ -32,7 +32,7 @@ func fakeReport(t *testing.T, start time.Time, dur time.Duration, vals map[strin
 		}
 	}
 	r := &runner{o: &options{version: "2025-06-18", sessions: 2}, target: Target{URL: "http://x/mcp"}, st: st, work: t.Context(), start: start}
-	return r.report(start.Add(dur))
+	return r.report(start.Add(dur), start.Add(dur))
 }
 
 // roundTrip writes rep as JSON and reads it back.

@@ -21,10 +21,14 @@ type Live struct {
 	// Requests is the requests sent so far, Planned the --requests bound (0
 	// if none) or, for RunTape, the requests the replayed recordings hold.
 	Requests, Planned int64
-	// Answered, Errors, Dropped and InFlight count requests; Sessions the
-	// sessions set up so far.
+	// OK, ErrorAnswers, NoAnswer and Cancelled (on purpose) count the
+	// requests sent as the report's headline does (Report.OK...), Dropped
+	// the open model's arrivals never sent; InFlight the requests still
+	// in flight; Sessions the sessions set up so far. Answered is OK +
+	// ErrorAnswers, Errors every error so far (setups' included).
+	OK, ErrorAnswers, NoAnswer, Cancelled         int64
 	Answered, Errors, Dropped, InFlight, Sessions int64
-	// Rate is the answers per second over the whole run so far.
+	// Rate is the ok requests per second over the whole run so far.
 	Rate float64
 	// P99 is the highest p99 among the request series so far: of the
 	// answers, so that it hides a stall until the stalled requests are
@@ -58,6 +62,13 @@ type runner struct {
 
 	watchers sync.WaitGroup // watches of cancelled calls (watchCancelled)
 
+	// sendEnd is when the run stopped sending (stopSending), lastClaim
+	// the latest request claimed (noteClaim); Unix nanoseconds, 0: not yet.
+	sendEnd, lastClaim atomic.Int64
+	// lastDone is, in a tape-driven run, when a request last left flight
+	// (answered, failed, or given up at the bound): the measured end.
+	lastDone atomic.Int64
+
 	failMu  sync.Mutex
 	failure string        // why the run was aborted (abort)
 	aborted chan struct{} // closed by abort; nil: never
@@ -76,12 +87,16 @@ func (r *runner) claim(at time.Time) bool {
 		return false
 	}
 	if r.o.duration > 0 && at.Sub(r.start) >= r.o.duration {
+		r.stopSending(r.start.Add(r.o.duration))
 		r.quit.Store(true)
 		return false
 	}
-	if r.o.requests > 0 && r.claims.Add(int64(max(r.o.batch, 1))) > r.o.requests {
-		r.quit.Store(true)
-		return false
+	if r.o.requests > 0 {
+		if r.claims.Add(int64(max(r.o.batch, 1))) > r.o.requests {
+			r.quit.Store(true)
+			return false
+		}
+		r.noteClaim(at)
 	}
 	return true
 }
@@ -164,6 +179,8 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 	}
 	stopIntervals := r.recordIntervals()
 	stopLive := r.live()
+	stopWatch := context.AfterFunc(ctx, func() { r.stopSending(time.Now()) })
+	defer stopWatch()
 	if o.rate > 0 {
 		r.open(sessions)
 	} else {
@@ -183,7 +200,7 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 		go func() { defer wg.Done(); s.close() }()
 	}
 	wg.Wait()
-	rep := r.report(end)
+	rep := r.report(end, time.Now())
 	rep.Stages = o.stageReports(marks, rep.Model)
 	r.st.countStages(rep.Stages) // by intended time, not by the marks
 	rep.Intervals = ivs
@@ -258,9 +275,11 @@ func (r *runner) liveNow() Live {
 		planned = r.planned
 	}
 	l := Live{Elapsed: el, Total: r.o.duration, Requests: s.Sent, Planned: planned,
+		ErrorAnswers: s.ErrorAnswers, Cancelled: s.Cancelled,
 		Answered: s.Done, Errors: s.Errors, Dropped: s.Dropped, InFlight: s.InFlight, Sessions: s.Setups, P99: s.P99, Oldest: s.Oldest}
+	l.OK, l.NoAnswer = splitOutcomes(s.Done, s.ErrorAnswers, s.RequestErrors, s.Dropped)
 	if el > 0 {
-		l.Rate = float64(s.Done) / el.Seconds()
+		l.Rate = float64(l.OK) / el.Seconds()
 	}
 	return l
 }

@@ -16,7 +16,7 @@ func writeStages(b *strings.Builder, rep *Report) {
 	}
 	b.WriteString("\nstages    figures of the requests counted in each stage's time\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "stage\ttime\tload\tseries\tcount\trate/s\terrors\tp50\tp90\tp99\tmax\t\n")
+	fmt.Fprintf(tw, "stage\ttime\tload\tseries\tanswers\trate/s\terrors\tp50\tp90\tp99\tmax\t\n")
 	for _, st := range rep.Stages {
 		f := st.Figures
 		span := fmt.Sprintf("%s+%s", st.Offset.Round(time.Millisecond), f.Duration.Round(time.Millisecond))

@@ -90,17 +90,22 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 	stopIntervals := r.recordIntervals()
 	stopLive := r.live()
 	if o.duration > 0 {
-		t := time.AfterFunc(o.duration, end)
+		t := time.AfterFunc(o.duration, func() { r.stopSending(r.start.Add(o.duration)); end() })
 		defer t.Stop()
 	}
-	rr, err := replay.Run(bctx, virtual, dial, append(ropts, replay.WithConcurrency(n), replay.WithTimeout(o.timeout))...)
-	ended := time.Now()
+	stopWatch := context.AfterFunc(ctx, func() { r.stopSending(time.Now()) })
+	defer stopWatch()
+	// a load measures the answers: no wait, once a session's last one
+	// came, for the server messages recorded after it
+	rr, err := replay.Run(bctx, virtual, dial, append(ropts, replay.WithConcurrency(n), replay.WithTimeout(o.timeout), replay.WithoutTrailingWait())...)
+	closed := time.Now()
+	ended := r.tapeEnd(closed)
 	stopLive()
 	ivs := stopIntervals()
 	if err != nil {
 		return nil, fmt.Errorf("loadgen: %w", err)
 	}
-	rep := r.report(ended)
+	rep := r.report(ended, closed)
 	rep.Intervals = ivs
 	rep.Model, rep.Protocol = "replay", sessions[0].Version
 	bounded := r.quit.Load() && ctx.Err() == nil
@@ -111,6 +116,24 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 	}
 	return rep, nil
 }
+
+// tapeEnd returns the measured end of a tape-driven run whose replay
+// returned at closed: when the last request left flight, or when the
+// sending ended if later; closed when no request did.
+func (r *runner) tapeEnd(closed time.Time) time.Time {
+	last := r.lastDone.Load()
+	if last == 0 {
+		return closed
+	}
+	end := time.Unix(0, last)
+	if send := r.sendingEnd(closed); send.After(end) {
+		end = send
+	}
+	return clampTime(end, r.start, closed)
+}
+
+// done notes that a request of a tape-driven run left flight at at.
+func (r *runner) done(at time.Time) { raiseMax(&r.lastDone, at.UnixNano()) }
 
 // errRunEnded is the error of a request a tape-driven run no longer sends:
 // its duration or request bound was reached.
@@ -138,6 +161,9 @@ func (r *runner) endTape(stop context.CancelFunc) {
 				break
 			}
 			<-t.C
+		}
+		if r.st.snap().InFlight > 0 { // given up: the wait ends now
+			r.done(time.Now())
 		}
 		stop()
 	}()
@@ -236,6 +262,7 @@ func (m *meteredConn) Send(ctx context.Context, frame []byte, opt transport.Send
 	}
 	ex, err := m.Conn.Send(ctx, frame, opt)
 	if err != nil && len(keys) > 0 {
+		m.r.done(time.Now())
 		err = serverGone(m.Conn, err)
 		m.lost(err)
 		for _, k := range keys {
@@ -305,6 +332,7 @@ func (m *meteredConn) measure(info jsonrpc.Info, frame []byte, at time.Time) {
 	if !ok {
 		return
 	}
+	m.r.done(at)
 	st := m.r.st
 	if req.series[0] == SetupSeries {
 		st.record(req.series, at.Sub(req.at))
@@ -359,9 +387,12 @@ func (m *meteredConn) Close() error {
 		if req.series[0] != SetupSeries {
 			st.flying(req.at, -1)
 		}
-		switch {
-		case m.r.work.Err() == nil && m.r.quit.Load():
+		if m.r.work.Err() == nil && m.r.quit.Load() {
 			st.unsend(req.series) // cut off at the run's bound: not measured
+			continue
+		}
+		m.r.done(time.Now())
+		switch {
 		case m.r.work.Err() != nil:
 			st.fail(req.series, ClassCancelled, detailInterrupted)
 		case lossErr != nil:
@@ -419,6 +450,7 @@ func (m *meteredConn) claim(ctx context.Context, members [][]byte, info jsonrpc.
 		return nil
 	}
 	if !m.r.stopping() && (m.r.o.requests == 0 || m.r.claims.Add(n) <= m.r.o.requests) {
+		m.r.noteClaim(time.Now())
 		return nil
 	}
 	m.end()

@@ -94,21 +94,21 @@ func writeRunHead(b *strings.Builder, rep *Report) {
 // the open model's arrivals dropped (over the arrivals: sent or dropped)
 // and the requests not ok in all (error answers, no answer, dropped: the
 // share ErrorRatio gives and "errors<N%" judges). With rates, the sent
-// and ok requests per second over the duration.
+// requests per second over the sending (SendingTime), the ok ones over the
+// duration (the wait for the answers in flight included).
 //
 //	21160 sent (2645.0/s): 21100 ok (99.72%, 2637.5/s), 50 error answers (0.24%), 10 no answer (0.05%)
 //	3 dropped, never sent (0.01% of 21163 arrivals); 63 not ok (0.30%)
 func (rep *Report) CountLines(rates bool) [2]string {
-	secs := rep.Duration.Seconds()
-	rate := func(n int64) string {
-		if !rates || secs <= 0 {
+	rate := func(n int64, over time.Duration) string {
+		if !rates || over <= 0 {
 			return ""
 		}
-		return fmt.Sprintf("%.1f/s", float64(n)/secs)
+		return fmt.Sprintf("%.1f/s", float64(n)/over.Seconds())
 	}
 	var l [2]string
-	l[0] = fmt.Sprintf("%d sent%s: %d ok%s, %s%s, %d no answer%s", rep.Requests, paren(rate(rep.Requests)),
-		rep.OK, paren(share(rep.OK, rep.Requests), rate(rep.OK)),
+	l[0] = fmt.Sprintf("%d sent%s: %d ok%s, %s%s, %d no answer%s", rep.Requests, paren(rate(rep.Requests, rep.SendingTime())),
+		rep.OK, paren(share(rep.OK, rep.Requests), rate(rep.OK, rep.Duration)),
 		english.Count(rep.ErrorAnswers, "error answer"), paren(share(rep.ErrorAnswers, rep.Requests)),
 		rep.NoAnswer, paren(share(rep.NoAnswer, rep.Requests)))
 	if c := rep.Cancel; c != nil {
@@ -176,9 +176,9 @@ func writeSearchHead(b *strings.Builder, rep *Report) {
 	fmt.Fprintf(b, "requests  %s\n          %s; in all steps with their warm-ups\n", lines[0], lines[1])
 }
 
-// writeDuration writes the length of the run.
+// writeDuration writes the length of the run and where its time went.
 func writeDuration(b *strings.Builder, rep *Report) {
-	dur := rep.Duration.Round(time.Millisecond).String()
+	dur := rep.PhaseText()
 	if rep.Interrupted {
 		dur += " (interrupted)"
 	}
@@ -202,7 +202,7 @@ func writeSeries(b *strings.Builder, rep *Report) {
 		width = max(width, len(s.Name))
 	}
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-*s\tcount\trate/s\terrors\tmean\tp50\tp90\tp99\tp99.9\tmax\t\n", width, "series")
+	fmt.Fprintf(tw, "%-*s\tanswers\trate/s\terrors\tmean\tp50\tp90\tp99\tp99.9\tmax\t\n", width, "series")
 	for _, s := range rep.Series {
 		errs := "-"
 		if s.Requests > 0 {

@@ -47,7 +47,7 @@ svg text{font:11px system-ui,sans-serif;fill:#374151}svg .ttl{font-size:13px;fon
 <p class="legend">{{range .Lines}}<span><i class="swatch" style="background:{{.Color}}"></i>{{.Name}}</span>{{end}}</p>
 {{end}}
 {{range .Runs}}<h2>{{if $.Compare}}{{.Name}}: {{end}}Series</h2>
-<table class="series"><tr><th class="l">series</th><th>count</th><th>rate/s</th><th>errors</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>
+<table class="series"><tr><th class="l">series</th><th>answers</th><th>rate/s</th><th>errors</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>
 {{range .Series}}<tr><td class="l">{{.Name}}</td><td>{{.Count}}</td><td>{{.Rate}}</td><td>{{.Errors}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td></tr>
 {{end}}</table>
 {{if .Stages}}<h2>{{if $.Compare}}{{.Name}}: {{end}}Stages</h2>

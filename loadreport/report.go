@@ -117,7 +117,7 @@ func runView(r Run, color string) runInfo {
 	}
 	ri.Config = [][2]string{{"target", rep.Target}, {"protocol", rep.Protocol}, {"model", model},
 		{"sessions", fmt.Sprint(rep.Sessions)}, {"started", rep.Started.UTC().Format(time.RFC3339)},
-		{"duration", rep.Duration.Round(time.Millisecond).String()},
+		{"duration", rep.PhaseText()},
 		{"requests", counts[0]}, {"in all", counts[1]}}
 	if len(rep.Stages) > 0 && rep.Capacity == nil {
 		var specs []string

@@ -41,6 +41,7 @@ type options struct {
 	out         *tape.Writer
 	unbatch     bool          // send batch members one by one
 	settle      time.Duration // margin of the wait for what the server sent last
+	noTrailing  bool          // no wait for what the server sent after the last answer
 	exactChunks bool          // compare the parts of streamed answers one by one
 }
 
@@ -152,6 +153,14 @@ func WithSettle(d time.Duration) Option {
 		o.settle = d
 		return nil
 	}
+}
+
+// WithoutTrailingWait ends a session once every client message was sent
+// and every recorded answer came (or timed out), without the wait for the
+// server messages recorded after the last client message (WithSettle):
+// for a load, which measures the answers only.
+func WithoutTrailingWait() Option {
+	return func(o *options) error { o.noTrailing = true; return nil }
 }
 
 // WithTape records the replay on w: every frame sent and received, under

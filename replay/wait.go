@@ -127,6 +127,9 @@ func (r *runner) awaitAnswers(ctx context.Context) error {
 // arrived, or for the recorded gap plus the settle margin, whichever comes
 // first.
 func (r *runner) awaitLast(ctx context.Context) error {
+	if r.o.noTrailing {
+		return nil
+	}
 	r.mu.Lock()
 	gap := time.Duration(r.lastSrvTime - r.lastStepTime)
 	from := r.lastSentAt

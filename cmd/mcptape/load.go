@@ -114,6 +114,12 @@ func loadCmd() *command {
   over the requests sent. Dropped arrivals (open model) were never sent,
   their share over the arrivals. "not ok" sums error answers, no answer
   and dropped over the arrivals: what 'errors<N' and 'errors<F%' judge.
+  The duration says how long requests were sent (to --duration, the last
+  of --requests or the end of the tape, or Ctrl-C) and how long the wait
+  for the answers then in flight lasted (each up to --timeout), then the
+  time closing the sessions took (not measured; up to --grace): sent/s
+  is over the sending, ok/s and each series' rate over both (vegeta's
+  rate and throughput). A tape's session ends at its last answer.
   Session setup (and scenario setup steps) have no rate: counted, not
   paced. Errors are listed by kind (transport, http status, jsonrpc
   error, tool isError, timeout, cancelled, dropped, protocol, session
@@ -161,7 +167,7 @@ func loadCmd() *command {
 			// capacity search
 			f.findMax.register(fs)
 			// duration
-			fs.DurationVar(&f.duration, "duration", 0, "stop starting requests after `DUR`")
+			fs.DurationVar(&f.duration, "duration", 0, "stop starting requests after `DUR` (the answers then in flight are waited for, each up to --timeout)")
 			fs.Int64Var(&f.requests, "requests", 0, "stop after `N` requests")
 			fs.DurationVar(&f.timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer, session setup included")
 			// HTTP and WebSocket options
@@ -184,7 +190,7 @@ func loadCmd() *command {
 			fs.StringVar(&f.hgrm, "hgrm", "", "write one percentile distribution file per series (SERIES.hgrm, for the HdrHistogram plotter) into `DIR`; with --find-max: of the step at the highest rate that held")
 			fs.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (one histogram per series per interval) to `FILE`")
 			fs.DurationVar(&f.hlogEvery, "hlog-interval", loadgen.DefaultInterval, "interval of --hlog and of the intervals the JSON report records (charts over time in 'mcptape report RUN.json')")
-			fs.DurationVar(&f.every, "every", 2*time.Second, "live progress line interval on stderr (its p99 is of the answers so far; 'in flight (oldest D)' shows a stall as it happens)")
+			fs.DurationVar(&f.every, "every", 2*time.Second, "live progress interval on stderr: two lines, the time, ok/s, in flight and p99 (of the answers so far; 'in flight (oldest D)' shows a stall as it happens), then the requests counted as the report counts them (ok, error answers, no answer, cancelled on purpose, dropped; one at 0 left out)")
 			fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress")
 			// thresholds
 			fs.StringArrayVar(&f.thresholds, "threshold", nil, "fail with exit code 3 unless `T` holds: 'SERIES:p99<50ms', 'errors<1%', for streamed answers 'SERIES#first_chunk:p99<300ms', 'SERIES:tokens_per_s>50' (repeatable)")

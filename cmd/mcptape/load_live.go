@@ -57,12 +57,15 @@ func isTerminal(w io.Writer) bool {
 // barScale is the bar's total: it counts the run in thousandths.
 const barScale = 1000
 
-// liveBar is the live display on a terminal: one mpb bar, elapsed of total
-// (or requests of total) on its left, requests per second, errors, in
-// flight and p99 so far on its right.
+// liveBar is the live display on a terminal, two rows: an mpb bar with
+// elapsed of total (or requests of total) on its left and the ok requests
+// per second, the requests in flight and the p99 so far on its right;
+// under it, what became of the requests so far, in the words of the
+// report's headline (liveCounts). Each fits 80 columns.
 type liveBar struct {
 	p      *mpb.Progress
 	bar    *mpb.Bar
+	counts *mpb.Bar    // the row of counts: a bar drawn without a filler
 	out    io.Writer   // the terminal
 	server *lineWriter // the servers' stderr (aboveBar); nil when it goes elsewhere
 	mu     sync.Mutex
@@ -79,6 +82,11 @@ func newLiveBar(w io.Writer, opts ...mpb.ContainerOption) *liveBar {
 	lb.bar = lb.p.New(barScale, mpb.BarStyle().Lbound("[").Filler("=").Tip(">").Padding(" ").Rbound("]"),
 		mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return lb.head() }, decor.WCSyncSpaceR)),
 		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return lb.tail() })))
+	lb.counts = lb.p.New(barScale, mpb.NopStyle(), mpb.BarFillerTrim(), mpb.PrependDecorators(decor.Any(func(decor.Statistics) string {
+		lb.mu.Lock()
+		defer lb.mu.Unlock()
+		return "  " + strings.Join(liveCounts(lb.l), ", ")
+	})))
 	return lb
 }
 
@@ -162,10 +170,12 @@ func (lb *liveBar) finish(interrupted bool) {
 	if lb.server != nil {
 		lb.server.Flush()
 	}
-	if interrupted {
-		lb.bar.Abort(false)
-	} else {
-		lb.bar.SetCurrent(barScale)
+	for _, b := range []*mpb.Bar{lb.bar, lb.counts} {
+		if interrupted {
+			b.Abort(false)
+		} else {
+			b.SetCurrent(barScale)
+		}
 	}
 	lb.p.Wait()
 }
@@ -186,16 +196,38 @@ func (lb *liveBar) head() string {
 	return s
 }
 
-// tail renders the bar's right side.
+// tail renders the bar's right side (liveRates).
 func (lb *liveBar) tail() string {
 	lb.mu.Lock()
 	l := lb.l
 	lb.mu.Unlock()
-	s := fmt.Sprintf("%.0f/s, %s, %s", l.Rate, english.Count(l.Errors, "error"), inFlight(l))
-	if l.Dropped > 0 {
-		s += fmt.Sprintf(", %d dropped", l.Dropped)
+	return liveRates(l)
+}
+
+// liveRates gives the ok requests per second, the requests in flight and
+// the p99 so far.
+func liveRates(l loadgen.Live) string {
+	return fmt.Sprintf("%.0f ok/s, %s, p99 %s", l.Rate, inFlight(l), loadgen.FormatLatency(l.P99))
+}
+
+// liveCounts says what became of the requests so far in the words of the
+// report's headline: "500 ok", then each failure that happened, "2 error
+// answers", "1 no answer", "3 cancelled on purpose", "4 dropped" (a
+// failure at 0 is left out: the report gives every one).
+func liveCounts(l loadgen.Live) []string {
+	parts := []string{fmt.Sprintf("%d ok", l.OK)}
+	if l.ErrorAnswers > 0 {
+		parts = append(parts, english.Count(l.ErrorAnswers, "error answer"))
 	}
-	return s + ", p99 " + loadgen.FormatLatency(l.P99)
+	for _, c := range []struct {
+		n    int64
+		noun string
+	}{{l.NoAnswer, "no answer"}, {l.Cancelled, "cancelled on purpose"}, {l.Dropped, "dropped"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.noun))
+		}
+	}
+	return parts
 }
 
 // inFlight says how many requests are in flight and, when some are, the
@@ -222,7 +254,8 @@ func runFraction(l loadgen.Live) float64 {
 	return min(max(frac, 0), 1)
 }
 
-// liveLine renders the live figures on one line.
+// liveLine renders the live figures on two lines, as the bar's two rows:
+// the time, sessions and rates, then the counts (liveCounts).
 func liveLine(l loadgen.Live) string {
 	var b strings.Builder
 	b.WriteString("load: ")
@@ -233,10 +266,6 @@ func liveLine(l loadgen.Live) string {
 	if l.Planned > 0 {
 		fmt.Fprintf(&b, ", %d of %s", l.Requests, english.Count(l.Planned, "request"))
 	}
-	fmt.Fprintf(&b, ", %s, %.0f/s, %d answered, %s, %s", english.Count(l.Sessions, "session"), l.Rate, l.Answered, english.Count(l.Errors, "error"), inFlight(l))
-	if l.Dropped > 0 {
-		fmt.Fprintf(&b, ", %d dropped", l.Dropped)
-	}
-	fmt.Fprintf(&b, ", p99 %s", loadgen.FormatLatency(l.P99))
+	fmt.Fprintf(&b, ", %s, %s\nload:   %s", english.Count(l.Sessions, "session"), liveRates(l), strings.Join(liveCounts(l), ", "))
 	return b.String()
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // barFrame matches a frame of the live bar bounded by requests.
-var barFrame = regexp.MustCompile(`load (\d+) of (\d+) requests +\[[=> -]*\] (\d+)/s, (\d+) errors`)
+var barFrame = regexp.MustCompile(`load (\d+) of (\d+) requests +\[[=> -]*\] (\d+) ok/s, (\d+) in flight`)
 
 // TestLoadLiveBarOnTerminal runs mcptape load with its stderr on a fresh
 // pseudo-terminal (never sized: 0 columns, as under script(1)) for each

@@ -229,14 +229,20 @@ func TestLoadTape(t *testing.T) {
 }
 
 func TestLiveLineAndBar(t *testing.T) {
-	l := loadgen.Live{Elapsed: 5 * time.Second, Total: 10 * time.Second, Sessions: 3, Rate: 100, Answered: 500, Errors: 2, InFlight: 3, Dropped: 1, P99: 12 * time.Millisecond}
+	l := loadgen.Live{Elapsed: 5 * time.Second, Total: 10 * time.Second, Sessions: 3, Rate: 100, Answered: 500, Errors: 9, InFlight: 3, Dropped: 1, P99: 12 * time.Millisecond,
+		OK: 498, ErrorAnswers: 2, NoAnswer: 5, Cancelled: 1}
 	lines := []struct {
 		l    loadgen.Live
 		want []string
 	}{
-		{l, []string{"5s of 10s", "3 sessions", "100/s", "2 errors", "1 dropped", "p99 12ms"}},
+		// the requests counted as the report's headline counts them, in
+		// its words: error answers are not ok, nor are they "errors"
+		// apart from those without an answer
+		{l, []string{"load: 5s of 10s, 3 sessions, 100 ok/s, 3 in flight (oldest 0ns), p99 12ms\n", "\nload:   498 ok, 2 error answers, 5 no answer, 1 cancelled on purpose, 1 dropped"}},
 		// one of each agrees with its noun, as in the bar ("1 sessions")
-		{loadgen.Live{Sessions: 1, Errors: 1, Requests: 1, Planned: 1}, []string{", 1 of 1 request,", ", 1 session,", ", 1 error,"}},
+		{loadgen.Live{Sessions: 1, OK: 1, ErrorAnswers: 1, Requests: 2, Planned: 2}, []string{", 2 of 2 requests,", ", 1 session,", "   1 ok, 1 error answer"}},
+		// a failure that did not happen is left out
+		{loadgen.Live{OK: 7, Rate: 7}, []string{", 7 ok/s, 0 in flight", "load:   7 ok"}},
 		// the p99 as the reports write latencies (3 significant digits), not 1.969226s
 		{loadgen.Live{P99: 1969226 * time.Microsecond}, []string{", p99 1.97s"}},
 		// a stall shows while it lasts: the oldest request in flight,
@@ -246,6 +252,14 @@ func TestLiveLineAndBar(t *testing.T) {
 	}
 	for _, c := range lines {
 		line := liveLine(c.l)
+		if strings.Contains(line, "answered") || strings.Contains(line, "error,") || strings.Contains(line, "errors") {
+			t.Errorf("live line %q: answered or errors in the old sense", line)
+		}
+		for _, row := range strings.Split(line, "\n") {
+			if len(row) > fallbackColumns {
+				t.Errorf("live line %q: longer than %d columns", row, fallbackColumns)
+			}
+		}
 		for _, want := range c.want {
 			if !strings.Contains(line, want) {
 				t.Errorf("live line %q lacks %q", line, want)
@@ -279,10 +293,10 @@ func TestLiveBar(t *testing.T) {
 		want        []string
 		fill        int // "=" cells in the last frame, of 40
 	}{
-		{"duration", loadgen.Live{Elapsed: 5 * time.Second, Total: 10 * time.Second, Rate: 1234, Errors: 7, InFlight: 9, Oldest: 2500 * time.Millisecond, P99: 12 * time.Millisecond},
-			false, []string{"load 5s of 10s", "1234/s, 7 errors, 9 in flight (oldest 2.5s), p99 12ms"}, 40},
-		{"requests interrupted", loadgen.Live{Elapsed: time.Second, Requests: 250, Planned: 1000, Dropped: 3, P99: time.Millisecond},
-			true, []string{"load 250 of 1000 requests", "3 dropped", "p99 1ms"}, 10},
+		{"duration", loadgen.Live{Elapsed: 5 * time.Second, Total: 10 * time.Second, Rate: 1234, OK: 6170, NoAnswer: 7, Errors: 7, InFlight: 9, Oldest: 2500 * time.Millisecond, P99: 12 * time.Millisecond},
+			false, []string{"load 5s of 10s", "1234 ok/s, 9 in flight (oldest 2.5s), p99 12ms\n", "\n  6170 ok, 7 no answer\n"}, 40},
+		{"requests interrupted", loadgen.Live{Elapsed: time.Second, Requests: 250, Planned: 1000, OK: 240, Dropped: 3, P99: time.Millisecond},
+			true, []string{"load 250 of 1000 requests", "240 ok, 3 dropped", "p99 1ms"}, 10},
 		{"p99 as in the reports", loadgen.Live{Elapsed: time.Second, Total: 2 * time.Second, P99: 1969226 * time.Microsecond},
 			false, []string{"p99 1.97s"}, 40},
 	}
@@ -306,7 +320,7 @@ func TestLiveBar(t *testing.T) {
 				}
 			}
 			lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-			last := lines[len(lines)-1]
+			last := lines[len(lines)-2] // the bar, over the row of counts
 			open, shut := strings.Index(last, "["), strings.LastIndex(last, "]")
 			if open < 0 || shut < open {
 				t.Fatalf("no bar in %q", last)

@@ -73,6 +73,7 @@ func TestServerStderrAboveBar(t *testing.T) {
 		case strings.HasPrefix(line, "load ") && strings.Contains(line, "[") && !strings.Contains(line, "server:"):
 			frames++
 		case strings.HasPrefix(line, "load: "): // a notice
+		case countsRow.MatchString(line): // the row under the bar
 		default:
 			server = append(server, line)
 		}
@@ -84,6 +85,9 @@ func TestServerStderrAboveBar(t *testing.T) {
 		t.Errorf("lines besides the bar's:\n%q\nwant the server's, each whole on its own line:\n%q\nscreen:\n%q", server, helperStderrLines, screen)
 	}
 }
+
+// countsRow matches the row of counts under the live bar.
+var countsRow = regexp.MustCompile(`^  \d+ ok(, |$)`)
 
 // TestLineWriter: whole lines are passed on at once, an unfinished one is
 // held until a later write ends it or Flush, and one longer than the bound
