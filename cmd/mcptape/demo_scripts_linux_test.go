@@ -1,0 +1,111 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestDemoScriptsStopTheirServers runs make demo's HTTP and WebSocket
+// steps (scripts/demo-http.sh, scripts/demo-ws.sh) with a step that fails
+// while their recording proxy and server run: the script ends (set -e),
+// and so must the `mcptape serve` and `mcptape record` it started in the
+// background. They outlived it, listening, when a step failed or when
+// Ctrl-C reached the script but not them (a background job of a script
+// starts with SIGINT ignored until Go installs its handler).
+func TestDemoScriptsStopTheirServers(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	bin := serveBinary(t)
+	scripts, err := filepath.Abs("../../scripts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ script, fails string }{
+		{"demo-http.sh", "curl"},       // the first POST through the proxy
+		{"demo-ws.sh", "mcptape load"}, // the load run through the proxy
+	} {
+		t.Run(c.script, func(t *testing.T) {
+			dir := t.TempDir()
+			fake := filepath.Join(dir, "fakebin")
+			if err := os.Mkdir(fake, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// mcptape runs the real binary but for `load`, which fails;
+			// curl exists and fails.
+			wrapper := "#!/bin/sh\n[ \"$1\" = load ] && { echo 'load: failing on purpose' >&2; exit 1; }\nexec " + strconv.Quote(bin) + " \"$@\"\n"
+			if err := os.WriteFile(filepath.Join(fake, "mcptape"), []byte(wrapper), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(fake, "curl"), []byte("#!/bin/sh\necho 'curl: failing on purpose' >&2\nexit 7\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("bash", filepath.Join(scripts, c.script), filepath.Join(fake, "mcptape"), filepath.Join(dir, "out"))
+			cmd.Env = append(os.Environ(), "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"))
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			pgid := cmd.Process.Pid
+			t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err = <-done:
+			case <-time.After(60 * time.Second):
+				t.Fatalf("%s did not end\n%s", c.script, stderr.String())
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || !strings.Contains(stderr.String(), "failing on purpose") {
+				t.Fatalf("%s: %v, want it to fail at %s\n%s", c.script, err, c.fails, stderr.String())
+			}
+			var left []string
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				if left = liveInGroup(t, pgid); len(left) == 0 || time.Now().After(deadline) {
+					break
+				}
+			}
+			if len(left) > 0 {
+				t.Errorf("%s failed at %s and left running:\n%s", c.script, c.fails, strings.Join(left, "\n"))
+			}
+		})
+	}
+}
+
+// liveInGroup lists the processes of process group pgid that are not
+// zombies, with their command lines, from /proc.
+func liveInGroup(t *testing.T, pgid int) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // gone
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces and parens
+		i := strings.LastIndexByte(string(stat), ')')
+		f := strings.Fields(string(stat)[i+1:])
+		if len(f) < 3 || f[0] == "Z" || f[2] != strconv.Itoa(pgid) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		live = append(live, e.Name()+": "+strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " "))
+	}
+	return live
+}
