@@ -109,3 +109,69 @@ func liveInGroup(t *testing.T, pgid int) []string {
 	}
 	return live
 }
+
+// TestDemoScriptsStopAtCtrlC: Ctrl-C stops make demo's scripts, also in a
+// step whose exit code they show rather than stop at (set +e). mcptape,
+// like most programs that clean up on SIGINT, exits 130 instead of dying
+// by the signal, and bash goes on after such a child unless it traps
+// SIGINT itself: a Ctrl-C at demo-load.sh's step 5 (batches refused,
+// exit 1 expected) ran steps 6 and 7 and the rest of the demo, exit 0.
+func TestDemoScriptsStopAtCtrlC(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	script, err := filepath.Abs("../../scripts/demo-load.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	log, ready := filepath.Join(dir, "commands.log"), filepath.Join(dir, "ready")
+	// A stand-in mcptape: it logs each command; serve "listens"; step 5's
+	// load runs until Ctrl-C and then exits 130, as mcptape load does;
+	// every other command succeeds at once.
+	fake := "#!/bin/bash\n" +
+		"echo \"$*\" >> " + strconv.Quote(log) + "\n" +
+		"case \"$1 $*\" in\n" +
+		"serve*) echo 'listening on http://127.0.0.1:9/mcp' >&2; exec sleep 60;;\n" +
+		"load*'--batch 4 --requests 8'*) trap 'exit 130' INT; touch " + strconv.Quote(ready) + "; sleep 60 >/dev/null 2>&1 & wait; exit 0;;\n" +
+		"esac\n"
+	bin := filepath.Join(dir, "mcptape")
+	if err := os.WriteFile(bin, []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", script, bin, filepath.Join(dir, "tape.jsonl.zst"))
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second // a stray child keeping stderr open does not hold Wait
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("step 5 never started\n%s", stderr.String())
+		}
+	}
+	syscall.Kill(-pgid, syscall.SIGINT) // Ctrl-C: the terminal signals the foreground process group
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("demo-load.sh did not end after Ctrl-C\n%s", stderr.String())
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("demo-load.sh after Ctrl-C: %v, want exit code 130\n%s", err, stderr.String())
+	}
+	commands, _ := os.ReadFile(log)
+	if strings.Contains(string(commands), "--cancel-after") || strings.Contains(string(commands), "--tape") {
+		t.Errorf("demo-load.sh went on after Ctrl-C at step 5; commands run:\n%s", commands)
+	}
+}
