@@ -49,16 +49,7 @@ func TestDemoScriptsStopTheirServers(t *testing.T) {
 			}
 			cmd := exec.Command("bash", filepath.Join(scripts, c.script), filepath.Join(fake, "mcptape"), filepath.Join(dir, "out"))
 			cmd.Env = append(os.Environ(), "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"))
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			pgid := cmd.Process.Pid
-			t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
+			pgid, stderr, done := startScript(t, cmd)
 			select {
 			case err = <-done:
 			case <-time.After(60 * time.Second):
@@ -79,6 +70,25 @@ func TestDemoScriptsStopTheirServers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startScript starts cmd in a process group of its own (killed at the
+// end of the test), its stderr kept, and returns the group, the stderr
+// and the result of its Wait.
+func startScript(t *testing.T, cmd *exec.Cmd) (pgid int, stderr *strings.Builder, done <-chan error) {
+	t.Helper()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second // a stray child keeping stderr open does not hold Wait
+	stderr = new(strings.Builder)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid = cmd.Process.Pid
+	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	ch := make(chan error, 1)
+	go func() { ch <- cmd.Wait() }()
+	return pgid, stderr, ch
 }
 
 // liveInGroup lists the processes of process group pgid that are not
@@ -141,17 +151,7 @@ func TestDemoScriptsStopAtCtrlC(t *testing.T) {
 	}
 	cmd := exec.Command("bash", script, bin, filepath.Join(dir, "tape.jsonl.zst"))
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.WaitDelay = 5 * time.Second // a stray child keeping stderr open does not hold Wait
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pgid := cmd.Process.Pid
-	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	pgid, stderr, done := startScript(t, cmd)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Stat(ready); err == nil {
 			break
