@@ -29,6 +29,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -192,12 +193,22 @@ func (lc *leanConn) serve() {
 	}
 }
 
-// isNetError reports whether err is (or wraps) a net.Error. Its target
-// stays in this function, so that asking costs an exchange nothing when
-// there is no error (errors.As makes its target escape).
+// isNetError reports whether err is (or wraps) a net.Error: the
+// connection failed or ran out of time. A *url.Error is a net.Error too,
+// but http.ReadRequest returns one for a request target it cannot parse
+// (an empty one: "GET  HTTP/1.1"), which net/http answers with 400: it
+// counts only for the error it wraps. Its target stays in this function,
+// so that asking costs an exchange nothing when there is no error
+// (errors.As makes its target escape).
 func isNetError(err error) bool {
 	var ne net.Error
-	return errors.As(err, &ne)
+	if !errors.As(err, &ne) {
+		return false
+	}
+	if ue, ok := ne.(*url.Error); ok {
+		return isNetError(ue.Err)
+	}
+	return true
 }
 
 // headEnd ends a request head (with the end of its last line): a head

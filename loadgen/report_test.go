@@ -192,7 +192,8 @@ func TestThresholds(t *testing.T) {
 			t.Errorf("%s: holds=%v, want %v (%s)", c.spec, why == "", c.holds, why)
 		}
 	}
-	for _, bad := range []string{"", "p99", "x:p98<1ms", "x:p99<fast", "errors<", "errors<200%", ":p99<1ms", "x:p99<-1ms"} {
+	for _, bad := range []string{"", "p99", "x:p98<1ms", "x:p99<fast", "errors<", "errors<200%", ":p99<1ms", "x:p99<-1ms",
+		"errors<NaN%", "errors<NaN", "x:rate>NaN/s", "x:count<nan"} { // NaN compares false with everything: no threshold
 		if _, err := ParseThreshold(bad); err == nil {
 			t.Errorf("ParseThreshold(%q) succeeded", bad)
 		}

@@ -230,7 +230,16 @@ func (p profile) nextAbove(v float64, t time.Duration) (time.Duration, bool) {
 	return 0, false
 }
 
-func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// secs converts s seconds to a Duration, saturated: an arrival due beyond
+// Duration's range (a rate below about 1e-10/s) is due at the end of time,
+// not at the wrapped-round value of an out-of-range conversion.
+func secs(s float64) time.Duration {
+	ns := s * float64(time.Second)
+	if ns >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return time.Duration(ns)
+}
 
 // waitActive waits until closed-model session no is active under the
 // stages (the target above no), reporting false when it never is again

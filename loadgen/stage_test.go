@@ -38,6 +38,14 @@ func TestProfileArrival(t *testing.T) {
 			t.Errorf("%v: arrival %v at %v %v, want %v %v", c.p, c.x, got, ok, c.want, c.wantOK)
 		}
 	}
+	// A rate so low that the next arrival is beyond time.Duration's range:
+	// it is due at the end of time, not at a wrapped-round negative time
+	// (which sent arrivals at once, without end).
+	for _, p := range []profile{{{0, 1e-12, 1e-12}}, {{time.Second, 0, 1e-300}}} {
+		if got, ok := p.arrival(1); !ok || got != math.MaxInt64 {
+			t.Errorf("%v: arrival 1 at %d %v, want %d (the end of time)", p, got, ok, int64(math.MaxInt64))
+		}
+	}
 }
 
 // TestProfileNextAbove checks when a closed-model session becomes active.
@@ -360,11 +368,14 @@ func TestOpenRunLastsItsSchedule(t *testing.T) {
 		n     int64
 	}{
 		{"rate and duration", []Option{WithRate(2), WithDuration(1500 * time.Millisecond)}, 1500 * time.Millisecond, 3},
+		{"a rate whose next arrival is beyond Duration's range", []Option{WithRate(1e-12), WithDuration(300 * time.Millisecond)}, 300 * time.Millisecond, 1},
 		{"ramp down to 0", []Option{WithStages([]Stage{{600 * time.Millisecond, 10, true}, {600 * time.Millisecond, 0, true}})}, 1200 * time.Millisecond, 6},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, "ping"), c.opts...)
+			ctx, cancel := context.WithTimeout(context.Background(), c.total+10*time.Second)
+			defer cancel()
+			rep, err := Run(ctx, Target{URL: url}, mustCalls(t, "ping"), c.opts...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -49,14 +49,14 @@ func ParseThreshold(spec string) (Threshold, error) {
 		t.Stat = "errors"
 		if p, ok := strings.CutSuffix(rhs, "%"); ok {
 			v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-			if err != nil || v < 0 || v > 100 {
+			if err != nil || !(v >= 0 && v <= 100) { // NaN too
 				return t, fmt.Errorf("threshold %q: %q is not a percentage from 0 to 100", spec, rhs)
 			}
 			t.Value, t.Pct = v/100, true
 			return t, nil
 		}
 		v, err := strconv.ParseFloat(rhs, 64)
-		if err != nil || v < 0 {
+		if err != nil || !(v >= 0) {
 			return t, fmt.Errorf("threshold %q: %q is not an error count or a percentage", spec, rhs)
 		}
 		t.Value = v
@@ -75,7 +75,7 @@ func ParseThreshold(spec string) (Threshold, error) {
 	}
 	if t.Stat == "rate" || t.Stat == "count" || t.Stat == "tokens_per_s" {
 		v, err := strconv.ParseFloat(strings.TrimSuffix(rhs, "/s"), 64)
-		if err != nil || v < 0 {
+		if err != nil || !(v >= 0) {
 			return t, fmt.Errorf("threshold %q: %q is not a non-negative number", spec, rhs)
 		}
 		t.Value = v

@@ -124,9 +124,9 @@ func WithTape(w *tape.Writer) Option {
 func WithFaults(f Faults) Option {
 	return func(o *options) error {
 		switch {
-		case f.ErrorRate < 0 || f.ErrorRate > 1:
+		case !(f.ErrorRate >= 0 && f.ErrorRate <= 1): // NaN too
 			return fmt.Errorf("error rate %v must be between 0 and 1", f.ErrorRate)
-		case f.DropRate < 0 || f.DropRate > 1:
+		case !(f.DropRate >= 0 && f.DropRate <= 1):
 			return fmt.Errorf("drop rate %v must be between 0 and 1", f.DropRate)
 		case f.ErrorRate+f.DropRate > 1:
 			return fmt.Errorf("error rate %v and drop rate %v add up to more than 1", f.ErrorRate, f.DropRate)

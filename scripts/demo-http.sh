@@ -3,6 +3,7 @@
 # --upstream -> mcptape serve --http, then show the tape.
 # Usage: scripts/demo-http.sh [MCPTAPE_BINARY] [OUTDIR]
 set -euo pipefail
+trap 'exit 130' INT # Ctrl-C stops the demo, also where a step's exit code is shown (set +e): mcptape exits 130 on SIGINT, and bash goes on after that unless it traps SIGINT
 MCPTAPE=${1:-bin/mcptape}
 OUT=${2:-demo-out}
 mkdir -p "$OUT"

@@ -6,6 +6,7 @@
 #  4. tape-driven load: a recorded session amplified (if a tape is given).
 # Usage: scripts/demo-load.sh [MCPTAPE_BINARY] [TAPE]
 set -euo pipefail
+trap 'exit 130' INT # Ctrl-C stops the demo, also where a step's exit code is shown (set +e): mcptape exits 130 on SIGINT, and bash goes on after that unless it traps SIGINT
 MCPTAPE=${1:-bin/mcptape}
 TAPE=${2:-}
 OUT=${OUT:-demo-out}

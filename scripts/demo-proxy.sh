@@ -19,6 +19,10 @@ start_recording() {
   # logs first, or wait_for could read an old address from them.
   rm -f "$OUT/serve-$1.log" "$OUT/record-$1.log"
   rm -f "$OUT/$1.jsonl.zst" # record -o does not overwrite the last run's tape
+  # Whatever ends the script before stop_recording (a failed step, Ctrl-C
+  # reaching the script but not a server still starting up) stops both.
+  SRV='' REC=''
+  trap 'kill $REC $SRV 2>/dev/null; wait 2>/dev/null' EXIT
   "$MCPTAPE" serve "--$1" 127.0.0.1:0 2> "$OUT/serve-$1.log" & SRV=$!
   "$MCPTAPE" record --upstream "$(wait_for "$1://[^ ]*/mcp" "$OUT/serve-$1.log")" \
     --listen 127.0.0.1:0 -o "$OUT/$1.jsonl.zst" 2> "$OUT/record-$1.log" & REC=$!
@@ -30,4 +34,5 @@ start_recording() {
 # the server.
 stop_recording() {
   kill -INT "$REC"; wait "$REC"; kill "$SRV"; wait "$SRV" 2>/dev/null || true
+  trap - EXIT
 }

@@ -4,6 +4,7 @@
 # --ws, then inspect the tape.
 # Usage: scripts/demo-ws.sh [MCPTAPE_BINARY] [OUTDIR] [STDIO_TAPE]
 set -euo pipefail
+trap 'exit 130' INT # Ctrl-C stops the demo, also where a step's exit code is shown (set +e): mcptape exits 130 on SIGINT, and bash goes on after that unless it traps SIGINT
 MCPTAPE=${1:-bin/mcptape}
 OUT=${2:-demo-out}
 TAPE=${3:-$OUT/demo.jsonl.zst}

@@ -4,6 +4,7 @@
 #  2. inspect/show/check: the tape is read back offline, and checked as a CI gate.
 #  (then HTTP and WebSocket recording, replay, mock of the tape, load: see the steps below)
 set -euo pipefail
+trap 'exit 130' INT # Ctrl-C stops the demo, also where a step's exit code is shown (set +e): mcptape exits 130 on SIGINT, and bash goes on after that unless it traps SIGINT
 MCPTAPE=${1:-bin/mcptape}
 OUT=demo-out
 mkdir -p "$OUT"

@@ -50,6 +50,8 @@ func TestMockUsageErrors(t *testing.T) {
 		{"bad speed", []string{"mock", basicTape, "--speed", "fast"}, `--speed "fast"`},
 		{"zero speed", []string{"mock", basicTape, "--speed", "0"}, `--speed "0": want max or a number from 0.001 to 1e+09`},
 		{"bad error rate", []string{"mock", basicTape, "--error-rate", "2"}, "error rate 2 must be between 0 and 1"},
+		{"NaN error rate", []string{"mock", basicTape, "--error-rate", "NaN"}, "error rate NaN must be between 0 and 1"},
+		{"NaN drop rate", []string{"mock", basicTape, "--drop-rate", "nan"}, "drop rate NaN must be between 0 and 1"},
 		{"missing tape", []string{"mock", filepath.Join(dir, "nope.jsonl.zst")}, "nope.jsonl.zst"},
 		{"tape with no session", []string{"mock", empty}, "no client-to-server messages"},
 		{"unknown session", []string{"mock", basicTape, "--session", "zz"}, `session "zz" is not in the tape (sessions: "stdio-1")`},

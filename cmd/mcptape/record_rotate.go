@@ -128,7 +128,7 @@ func parseSize(v string) (int64, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(upper, 64)
-	if err != nil || f < 0 || math.IsInf(f, 0) || f*float64(mult) >= math.MaxInt64 {
+	if err != nil || !(f >= 0) || math.IsInf(f, 0) || f*float64(mult) >= math.MaxInt64 { // !(f >= 0): NaN too
 		return 0, fmt.Errorf("%q: want a size such as 500k, 100M or 2G", v)
 	}
 	return int64(f * float64(mult)), nil

@@ -131,6 +131,7 @@ func TestParseSize(t *testing.T) {
 		{"123", 123, true}, {"64k", 64 << 10, true}, {"100M", 100 << 20, true}, {"2G", 2 << 30, true},
 		{"1.5MiB", 3 << 19, true}, {"10MB", 10 << 20, true}, {"1T", 1 << 40, true},
 		{"", 0, false}, {"M", 0, false}, {"-1k", 0, false}, {"12Q", 0, false}, {"1e30G", 0, false},
+		{"NaN", 0, false}, {"nanM", 0, false}, // was a negative size, refused only once the tape was opened (exit 1)
 	} {
 		got, err := parseSize(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {

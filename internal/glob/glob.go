@@ -13,7 +13,7 @@ import (
 // class ("[!...]" its complement); everything else matches itself.
 func Regexp(glob string) (*regexp.Regexp, error) {
 	var b strings.Builder
-	b.WriteString("^")
+	b.WriteString("(?s)^") // (?s): "*" and "?" take a newline too, as any character
 	for i := 0; i < len(glob); i++ {
 		switch c := glob[i]; c {
 		case '*':
