@@ -231,7 +231,7 @@ func (in *Inspector) problems(rep *Report) []Problem {
 		add(SeverityError, "unanswered", u.Count, refDetails(u.Requests), "%s never answered", english.Count(u.Count, "request"))
 	}
 	if u := rep.Unanswered; u.BrokenOff > 0 {
-		add(SeverityError, "broken-off", u.BrokenOff, refDetails(u.BrokenOffRequests), "%s not answered: the server's response or connection broke off, or the stdio server exited",
+		add(SeverityError, "broken-off", u.BrokenOff, refDetails(u.BrokenOffRequests), "%s not answered: the server's response or connection broke off, or the server ended the session",
 			english.Count(u.BrokenOff, "request"))
 	}
 	if u := rep.Unanswered; u.CutByShutdown > 0 {

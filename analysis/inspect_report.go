@@ -307,9 +307,11 @@ type UnansweredStats struct {
 	CutByShutdownRequests []RequestRef `json:"cut_by_shutdown_requests,omitempty"` // the first ones
 	// BrokenOff counts the requests whose HTTP exchange the server ended
 	// with its response broken off (the body failed mid-way: a reset, an
-	// unexpected EOF) before answering them, whose WebSocket
-	// connection to the server was lost, or that were in flight when a
-	// stdio server exited by itself: the server's doing, listed apart
+	// unexpected EOF) before answering them, or that were in flight when
+	// the server ended their session (its WebSocket connection lost or
+	// closed by the server, an HTTP session it answered 404 for, a legacy
+	// SSE stream it ended, a stdio server that exited by itself): the
+	// server's doing, listed apart
 	// from Count (never answered at all) but as an error too.
 	BrokenOff         int64        `json:"broken_off,omitempty"`
 	BrokenOffRequests []RequestRef `json:"broken_off_requests,omitempty"` // the first ones

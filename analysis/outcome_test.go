@@ -311,8 +311,9 @@ func TestOTLPNullIDAnswer(t *testing.T) {
 // tape, sent before its session's close, ends as that close says: the
 // recorder's shutdown (stdio: it got a signal, or its Go caller
 // cancelled it; HTTP or WebSocket: the proxy stopped with the session
-// open) cut it; a WebSocket connection the server lost, or a stdio server
-// that exited, broke it off; a client that ended the session (stdio: it
+// open) cut it; a server that ended the session (a WebSocket connection
+// it lost or closed, an HTTP session it answered 404 for, a legacy SSE
+// stream it ended, a stdio server that exited) broke it off; a client that ended the session (stdio: it
 // closed its input; HTTP: it deleted the session; WebSocket: it closed or
 // lost its connection) left before the answer; any other close leaves it
 // never answered, and so does a close before it was sent.
@@ -329,7 +330,11 @@ func TestSessionCloseOutcome(t *testing.T) {
 		{"stdio client eof", `{"by":"client-eof"}`, 9 * ms, "gone"},
 		{"http delete", `{"by":"client","reason":"delete"}`, 9 * ms, "gone"},
 		{"ws client close frame", `{"by":"client","reason":"close-frame"}`, 9 * ms, "gone"},
-		{"http session not found", `{"by":"server","reason":"not-found"}`, 9 * ms, "unanswered"},
+		{"http session not found", `{"by":"server","reason":"not-found"}`, 9 * ms, "broken"},
+		{"legacy sse stream ended by the server", `{"by":"server","reason":"stream-ended"}`, 9 * ms, "broken"},
+		{"ws close frame from the server", `{"by":"server","reason":"close-frame"}`, 9 * ms, "broken"},
+		{"legacy sse stream ended by the client", `{"by":"client","reason":"stream-ended"}`, 9 * ms, "gone"},
+		{"http connection closed", `{"reason":"connection-closed"}`, 9 * ms, "unanswered"},
 		{"proxy shutdown", `{"by":"proxy","reason":"shutdown"}`, 9 * ms, "cut"},
 		{"ws connection lost by the server", `{"by":"server","reason":"connection-lost"}`, 9 * ms, "broken"},
 		{"ws connection lost by the client", `{"by":"client","reason":"connection-lost"}`, 9 * ms, "gone"},

@@ -32,8 +32,10 @@ const (
 	// flight when the recorder stopped; not the server's doing
 	OutcomeCutByShutdown = "cut_by_shutdown"
 	// the server broke off before the answer: its HTTP response failed
-	// mid-way, its WebSocket connection was lost, or the stdio server
-	// exited by itself; the server's doing
+	// mid-way, or it ended the session with the request in flight (its
+	// WebSocket connection lost or closed by the server, an HTTP session
+	// it answered 404 for, a legacy SSE stream it ended, a stdio server
+	// that exited by itself); the server's doing
 	OutcomeBrokenOff = "broken_off"
 	// the client left before the answer: it ended the session with the
 	// request in flight (a stdio client closed its input, and the server
