@@ -82,8 +82,17 @@ func (in *Inspector) finishPending() {
 		}
 		// Its session's close ended it; but a streamed answer the server
 		// had started and not ended stays the server's unfinished stream
-		// (streamUnfinished), though the client left afterwards.
-		if s := req.sess; s.closeOutcome != "" && req.time <= s.closedAt && (s.closeOutcome != OutcomeClientGone || req.chunks == 0) {
+		// (streamUnfinished), though the client left afterwards. Records
+		// missing between the request and that close (or the tape's end)
+		// may have held its answer: unknown (lostInGap).
+		s := req.sess
+		closed := s.closeOutcome != "" && req.time <= s.closedAt && (s.closeOutcome != OutcomeClientGone || req.chunks == 0)
+		if in.lostInGap(req, closed) {
+			in.cut(req, OutcomeLostInGap, 0)
+			in.emitOp(req, req.op, OutcomeLostInGap, 0, 0, 0)
+			continue
+		}
+		if closed {
 			in.cut(req, s.closeOutcome, 0)
 			in.emitOp(req, req.op, s.closeOutcome, 0, 0, 0)
 			continue
@@ -119,6 +128,19 @@ func (in *Inspector) finishPending() {
 		rep.Operations.Tasks.Unfinished++
 		in.emitOp(op.req, op, OutcomeUnfinished, 0, 0, 0)
 	}
+}
+
+// lostInGap reports whether records are missing (a gap marker: a tape of
+// a rotated recording missing or damaged, records a recorder lost to a
+// write error) after req was sent, before the close of its session when
+// that close ended it (closed), else before the end of the tape: its
+// answer may be among them.
+func (in *Inspector) lostInGap(req *request, closed bool) bool {
+	i, _ := slices.BinarySearch(in.gaps, req.seq)
+	if i == len(in.gaps) {
+		return false
+	}
+	return !closed || in.gaps[i] < req.sess.closedSeq
 }
 
 // foldedReport sums the folded sessions (Report.FoldedSessions); nil when
@@ -237,6 +259,10 @@ func (in *Inspector) problems(rep *Report) []Problem {
 	if u := rep.Unanswered; u.CutByShutdown > 0 {
 		add(SeverityWarning, "cut-by-shutdown", u.CutByShutdown, refDetails(u.CutByShutdownRequests), "%s cut by the recorder's shutdown before the server answered (not the server's doing)",
 			english.Count(u.CutByShutdown, "request"))
+	}
+	if u := rep.Unanswered; u.LostInGap > 0 {
+		add(SeverityWarning, "lost-in-gap", u.LostInGap, refDetails(u.LostInGapRequests), "%s with no answer in the tape, sent before records it is missing (a tape of the recording missing or damaged): the answer is unknown",
+			english.Count(u.LostInGap, "request"))
 	}
 	if u := rep.Unanswered; u.ClientGone > 0 {
 		add(SeverityWarning, "client-gone", u.ClientGone, refDetails(u.ClientGoneRequests), "%s in flight when the client ended the session, then not answered (the client left; not the server's doing)",

@@ -97,7 +97,7 @@ type Problem struct {
 	// "unanswered", "error-response", "tool-error", "answered-after-cancel",
 	// "server-exit", "proxy-error", "mrtr-abandoned", "task-unfinished",
 	// "stream-unfinished", "ws-refused", "cut-by-shutdown", "broken-off",
-	// "client-gone".
+	// "client-gone", "lost-in-gap".
 	What    string   `json:"what"`
 	Count   int64    `json:"count"`
 	Summary string   `json:"summary"`
@@ -324,6 +324,13 @@ type UnansweredStats struct {
 	// not in Count.
 	ClientGone         int64        `json:"client_gone,omitempty"`
 	ClientGoneRequests []RequestRef `json:"client_gone_requests,omitempty"` // the first ones
+	// LostInGap counts the requests still in flight at the end whose
+	// answer is unknown: records are missing after them (Tape.Gaps: a
+	// tape of a rotated recording missing or damaged, records the
+	// recorder lost to a write error), before their session's close, and
+	// the answer may be among them. They are not in Count.
+	LostInGap         int64        `json:"lost_in_gap,omitempty"`
+	LostInGapRequests []RequestRef `json:"lost_in_gap_requests,omitempty"` // the first ones
 }
 
 // CancelStats counts cancellations and what followed.

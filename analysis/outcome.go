@@ -35,6 +35,7 @@ var outcomes = map[string]outcomeInfo{
 	OutcomeCutByShutdown: {"cut by the recorder's shutdown", false},
 	OutcomeBrokenOff:     {"response broken off", true},
 	OutcomeClientGone:    {"client left", false},
+	OutcomeLostInGap:     {"answer unknown: records missing from the tape", false},
 }
 
 // describeOutcome returns the description of outcome; an unknown one is

@@ -362,3 +362,47 @@ func TestSessionCloseOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestLostInGapOrder: a request with no answer is lost in a gap when a gap
+// marker follows it before its session's close (or the tape's end); a
+// close before the gap decided it (its outcome holds), a gap before the
+// request says nothing of it, a cancelled request stays cancelled.
+func TestLostInGapOrder(t *testing.T) {
+	const (
+		call   = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}`
+		cancel = `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`
+		gap    = `{"error":"tapes 2 to 2 of this recording are missing","gap":{"from":1,"to":1}}`
+		cut    = `{"by":"proxy","reason":"shutdown"}`
+	)
+	tests := []struct {
+		name  string
+		steps []step
+		want  string
+	}{
+		{"gap then close", []step{c2s(5*ms, call), evt(6*ms, tape.EventError, gap), evt(9*ms, tape.EventClose, cut)}, OutcomeLostInGap},
+		{"gap then the end", []step{c2s(5*ms, call), evt(6*ms, tape.EventError, gap)}, OutcomeLostInGap},
+		{"close then gap", []step{c2s(5*ms, call), evt(6*ms, tape.EventClose, cut), evt(9*ms, tape.EventError, gap)}, OutcomeCutByShutdown},
+		{"gap before the request", []step{evt(4*ms, tape.EventError, gap), c2s(5*ms, call)}, OutcomeUnanswered},
+		{"cancelled", []step{c2s(5*ms, call), c2s(6*ms, cancel), evt(7*ms, tape.EventError, gap)}, OutcomeCancelled},
+		{"a proxy error is no gap", []step{c2s(5*ms, call), evt(6*ms, tape.EventError, `{"error":"upstream down"}`)}, OutcomeUnanswered},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			rep, err := Inspect(context.Background(), tempTape(t, after(tt.steps...)...), WithOperations(func(op *Operation) {
+				if op.Method == "tools/call" {
+					got = append(got, op.Outcome)
+				}
+			}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0] != tt.want {
+				t.Errorf("outcomes %q, want %s", got, tt.want)
+			}
+			if n := rep.Unanswered.LostInGap; (n == 1) != (tt.want == OutcomeLostInGap) || n > 1 {
+				t.Errorf("inspect: %d lost in a gap (%+v)", n, rep.Unanswered)
+			}
+		})
+	}
+}

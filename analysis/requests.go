@@ -13,8 +13,9 @@ import (
 // versions can sit side by side in one query. It changes when a column
 // changes meaning or goes away, or when the outcome column gets a new
 // value; adding a column does not change it. Version 2 added the outcomes
-// OutcomeCutByShutdown and OutcomeBrokenOff, version 3 OutcomeClientGone.
-const RequestsSchemaVersion = 3
+// OutcomeCutByShutdown and OutcomeBrokenOff, version 3 OutcomeClientGone,
+// version 4 OutcomeLostInGap.
+const RequestsSchemaVersion = 4
 
 // Outcomes of an Operation.
 const (
@@ -44,6 +45,12 @@ const (
 	// closed its legacy SSE stream; a WebSocket client closed or lost its
 	// connection); not the server's doing
 	OutcomeClientGone = "client_gone"
+	// the answer is unknown: no answer in the tape, and records are
+	// missing after the request (a gap marker: a tape of a rotated
+	// recording missing or damaged, records the recorder lost to a write
+	// error), before its session's close or the tape's end; the answer
+	// may be among them
+	OutcomeLostInGap = "lost_in_gap"
 )
 
 // Operation is one logical operation of a tape as Inspect pairs it: a

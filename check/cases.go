@@ -282,7 +282,7 @@ func deprecatedIn(s *analysis.SessionReport) []string {
 // they are none of load's: counted, "errors<F%" could pass 100%.
 func loadView(rep *analysis.Report) *loadgen.Report {
 	u := rep.Unanswered
-	v := &loadgen.Report{Duration: time.Duration(rep.Tape.DurationNS), Requests: u.Count + u.Cancelled + u.CutByShutdown + u.BrokenOff + u.ClientGone + rep.Refused.Count}
+	v := &loadgen.Report{Duration: time.Duration(rep.Tape.DurationNS), Requests: u.Count + u.Cancelled + u.CutByShutdown + u.BrokenOff + u.ClientGone + u.LostInGap + rep.Refused.Count}
 	v.ErrorTotal = rep.Refused.Count - rep.Refused.Unauthorized
 	add := func(name string, l analysis.Latency) {
 		sr := loadgen.Series{Name: name, Count: l.Count, Mean: time.Duration(l.MeanNS), P50: time.Duration(l.P50NS),
