@@ -48,7 +48,7 @@ func (in *Inspector) Finish(warning error) *Report {
 	})
 	rep.Tools = make([]ToolStats, 0, len(in.tools))
 	for name, ts := range in.tools {
-		rep.Tools = append(rep.Tools, ToolStats{Name: name, Calls: ts.lat.n, Errors: ts.errors, ToolErrors: ts.toolErrors, Latency: ts.lat.summary()})
+		rep.Tools = append(rep.Tools, ToolStats{Name: name, Calls: ts.lat.n + ts.lat.unknown, Errors: ts.errors, ToolErrors: ts.toolErrors, Latency: ts.lat.summary()})
 	}
 	slices.SortFunc(rep.Tools, func(a, b ToolStats) int {
 		return cmp.Or(cmp.Compare(b.P99NS, a.P99NS), cmp.Compare(a.Name, b.Name))
@@ -128,6 +128,15 @@ func (in *Inspector) finishPending() {
 		rep.Operations.Tasks.Unfinished++
 		in.emitOp(op.req, op, OutcomeUnfinished, 0, 0, 0)
 	}
+}
+
+// exampleDetails returns the detail lines of a problem's examples.
+func exampleDetails(examples []Example) []string {
+	var d []string
+	for _, ex := range examples {
+		d = append(d, fmt.Sprintf("#%d %s [%s] %s", ex.Seq, offset(ex.OffsetNS), clip(ex.Session, 12), ex.Detail))
+	}
+	return d
 }
 
 // lostInGap reports whether records are missing (a gap marker: a tape of
@@ -243,11 +252,7 @@ func (in *Inspector) problems(rep *Report) []Problem {
 		out = append(out, Problem{Severity: sev, What: what, Count: n, Summary: fmt.Sprintf(format, a...), Details: details})
 	}
 	for _, v := range rep.Violations {
-		var d []string
-		for _, ex := range v.Examples {
-			d = append(d, fmt.Sprintf("#%d %s [%s] %s", ex.Seq, offset(ex.OffsetNS), clip(ex.Session, 12), ex.Detail))
-		}
-		add(v.Severity, v.Rule, v.Count, d, "%s ×%d  %s", v.Rule, v.Count, v.Text)
+		add(v.Severity, v.Rule, v.Count, exampleDetails(v.Examples), "%s ×%d  %s", v.Rule, v.Count, v.Text)
 	}
 	if u := rep.Unanswered; u.Count > 0 {
 		add(SeverityError, "unanswered", u.Count, refDetails(u.Requests), "%s never answered", english.Count(u.Count, "request"))
@@ -259,6 +264,10 @@ func (in *Inspector) problems(rep *Report) []Problem {
 	if u := rep.Unanswered; u.CutByShutdown > 0 {
 		add(SeverityWarning, "cut-by-shutdown", u.CutByShutdown, refDetails(u.CutByShutdownRequests), "%s cut by the recorder's shutdown before the server answered (not the server's doing)",
 			english.Count(u.CutByShutdown, "request"))
+	}
+	if t := rep.Tape; t.ClockSteps > 0 {
+		add(SeverityWarning, "clock-step", t.ClockSteps, exampleDetails(t.ClockStepExamples), "%s stamped before the request it answers (the recorder's clock stepped back): latency unknown, left out of the latency figures",
+			english.Count(t.ClockSteps, "answer"))
 	}
 	if u := rep.Unanswered; u.LostInGap > 0 {
 		add(SeverityWarning, "lost-in-gap", u.LostInGap, refDetails(u.LostInGapRequests), "%s with no answer in the tape, sent before records it is missing (a tape of the recording missing or damaged): the answer is unknown",

@@ -88,6 +88,13 @@ type TapeInfo struct {
 	// that lost records to a write error, and of a joined read past a
 	// damaged or missing tape of a rotated recording.
 	Gaps int64 `json:"gaps,omitempty"`
+	// ClockSteps counts the answers stamped before the request they answer
+	// (the recorder's clock stepped back between them): their latency is
+	// unknown, left out of every latency distribution (Latency.Unknown)
+	// and null in the requests table; ClockStepExamples lists the first
+	// ones (Seq: the answer's record, Detail: its request's).
+	ClockSteps        int64     `json:"clock_steps,omitempty"`
+	ClockStepExamples []Example `json:"clock_step_examples,omitempty"`
 }
 
 // Problem is one line of the report's problem list, worst first.
@@ -97,7 +104,7 @@ type Problem struct {
 	// "unanswered", "error-response", "tool-error", "answered-after-cancel",
 	// "server-exit", "proxy-error", "mrtr-abandoned", "task-unfinished",
 	// "stream-unfinished", "ws-refused", "cut-by-shutdown", "broken-off",
-	// "client-gone", "lost-in-gap".
+	// "client-gone", "lost-in-gap", "clock-step".
 	What    string   `json:"what"`
 	Count   int64    `json:"count"`
 	Summary string   `json:"summary"`
@@ -205,12 +212,16 @@ type ExitInfo struct {
 // are exact; percentiles come from an HDR histogram with two significant
 // digits (within 1%).
 type Latency struct {
-	Count  int64 `json:"count"`
-	MeanNS int64 `json:"mean_ns"`
-	P50NS  int64 `json:"p50_ns"`
-	P90NS  int64 `json:"p90_ns"`
-	P99NS  int64 `json:"p99_ns"`
-	MaxNS  int64 `json:"max_ns"`
+	// Count is the number of durations in the distribution; Unknown those
+	// left out because their end was stamped before their start (the
+	// recorder's clock stepped back: see TapeStats.ClockSteps), not 0.
+	Count   int64 `json:"count"`
+	Unknown int64 `json:"unknown,omitempty"`
+	MeanNS  int64 `json:"mean_ns"`
+	P50NS   int64 `json:"p50_ns"`
+	P90NS   int64 `json:"p90_ns"`
+	P99NS   int64 `json:"p99_ns"`
+	MaxNS   int64 `json:"max_ns"`
 }
 
 // LatencyStats is the latency of one method in one direction: requests

@@ -69,7 +69,7 @@ type Operation struct {
 	ID              string // the (first) request's id as raw JSON
 	Seq             int64  // the (first) request's record number in the tape
 	StartNS         int64  // the (first) request's time, ns since the Unix epoch
-	LatencyNS       int64  // start to final answer; valid when Answered
+	LatencyNS       int64  // start to final answer; valid when Answered; -1 when unknown (answer stamped before the start: a clock step back)
 	FirstProgressNS int64  // start to the first progress notification; -1 for none
 	FirstChunkNS    int64  // HTTP: start to the first message the server sent on the request's exchange; -1 for none
 	Answered        bool
@@ -137,7 +137,10 @@ func (in *Inspector) emitOp(req *request, op *operation, outcome string, end, re
 		o.FirstChunkNS = since(req.firstChunk, o.StartNS)
 	}
 	if end != 0 {
-		o.Answered, o.LatencyNS = true, max(end-o.StartNS, 0)
+		o.Answered, o.LatencyNS = true, end-o.StartNS
+		if o.LatencyNS < 0 { // stamped before the request: a clock step back
+			o.LatencyNS = -1
+		}
 	}
 	in.o.onOp(o)
 }
