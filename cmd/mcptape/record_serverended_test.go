@@ -18,11 +18,41 @@ import (
 // come on the event stream), then the server goes away and its event
 // stream ends. The server ended the session with the call in flight: every
 // output says broken_off (the server's doing, a failure), none never
-// answered.
+// answered. When the recorder stops instead, cutting the stream, the call
+// is cut_by_shutdown (not the server's doing): the session's close said
+// stream-ended by the proxy, and the call was never answered.
 func TestRecordServerEndedLegacyEverything(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real peers")
 	}
+	t.Run("server ends", func(t *testing.T) {
+		tp := recordLegacyCall(t, func(srv *peertest.Process, run *httpRecordRun, events <-chan string) {
+			srv.Stop()
+			for range events { // to the end of the stream the server ended
+			}
+			if err := run.stop(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		outcomeEverywhere(t, tp, "server", "tools/call", "broken_off", "broken_off", 1, true)
+	})
+	t.Run("recorder stops", func(t *testing.T) {
+		tp := recordLegacyCall(t, func(_ *peertest.Process, run *httpRecordRun, events <-chan string) {
+			if err := run.stop(); err != nil {
+				t.Fatal(err)
+			}
+			for range events { // to the end of the stream the recorder cut
+			}
+		})
+		outcomeEverywhere(t, tp, "proxy", "tools/call", "cut_by_shutdown", "cut_by_shutdown", 0, false)
+	})
+}
+
+// recordLegacyCall records a legacy HTTP+SSE session with server-everything
+// through the proxy, the client's long-running tool call in flight, ended
+// by end (given the event stream's data lines), and returns the tape.
+func recordLegacyCall(t *testing.T, end func(*peertest.Process, *httpRecordRun, <-chan string)) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	srv := peertest.EverythingSSE(t, ctx)
@@ -79,11 +109,6 @@ func TestRecordServerEndedLegacyEverything(t *testing.T) {
 	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"trigger-long-running-operation","arguments":{"duration":30,"steps":3}}}`)
 	time.Sleep(300 * time.Millisecond) // the call is running
-	srv.Stop()
-	for range events { // to the end of the stream the server ended
-	}
-	if err := run.stop(); err != nil {
-		t.Fatal(err)
-	}
-	outcomeEverywhere(t, tp, "server", "tools/call", "broken_off", "broken_off", 1, true)
+	end(srv, run, events)
+	return tp
 }
