@@ -163,6 +163,7 @@ type Inspector struct {
 	exchanges     map[uint64][]exchangeReq    // HTTP exchanges open, with their client requests
 	notes         map[uint64][]sentNote       // HTTP exchanges open, with their client notifications
 	cuts          map[cutKey]struct{}         // messages announced as recorded cut, not yet seen
+	gaps          []int64                     // the record numbers of the gap markers, in order (see lostInGap)
 	waits         map[uint64]*handshakeWait   // sessionless exchanges waiting for their client's name
 	clients       map[string]*clientHandshake // sessionless clients, by User-Agent
 	toolHeaders   map[string][]paramBinding   // x-mcp-header bindings by tool name, from tools/list

@@ -144,10 +144,24 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 		in.rep.Operations.MRTR.MaxRounds = max(in.rep.Operations.MRTR.MaxRounds, op.rounds)
 		in.mrtrLat.record(rec.Time - start)
 	}
+	if rec.Time < start {
+		in.clockStep(it, req, start)
+	}
 	in.sample(req.dir, method, req.name, rec.Time-start, isErr, toolErr)
 	req.sess.outcome(req.dir, method, req.name, rec.Time-start, toolErr)
 	in.emitOp(req, req.op, answerOutcome(isErr, toolErr), rec.Time, int64(len(frame)), it.Info.ErrorCode)
 	return false
+}
+
+// clockStep notes the answer it stamped before the start of its request
+// req's operation (start): the recorder's clock stepped back.
+func (in *Inspector) clockStep(it *Item, req *request, start int64) {
+	t := &in.rep.Tape
+	t.ClockSteps++
+	if len(t.ClockStepExamples) < in.o.maxListed {
+		t.ClockStepExamples = append(t.ClockStepExamples, Example{Session: it.Rec.Session, Seq: it.Seq, OffsetNS: it.Rec.Time - in.origin,
+			Detail: fmt.Sprintf("answer to #%d (%s id %s) stamped %s before it", req.seq, req.method, clip(req.id.String(), 60), fmtDur(start-it.Rec.Time))})
+	}
 }
 
 // outcome counts an answered operation of the session: its tool error and

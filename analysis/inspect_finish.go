@@ -48,7 +48,7 @@ func (in *Inspector) Finish(warning error) *Report {
 	})
 	rep.Tools = make([]ToolStats, 0, len(in.tools))
 	for name, ts := range in.tools {
-		rep.Tools = append(rep.Tools, ToolStats{Name: name, Calls: ts.lat.n, Errors: ts.errors, ToolErrors: ts.toolErrors, Latency: ts.lat.summary()})
+		rep.Tools = append(rep.Tools, ToolStats{Name: name, Calls: ts.lat.n + ts.lat.unknown, Errors: ts.errors, ToolErrors: ts.toolErrors, Latency: ts.lat.summary()})
 	}
 	slices.SortFunc(rep.Tools, func(a, b ToolStats) int {
 		return cmp.Or(cmp.Compare(b.P99NS, a.P99NS), cmp.Compare(a.Name, b.Name))
@@ -83,8 +83,17 @@ func (in *Inspector) finishPending() {
 		}
 		// Its session's close ended it; but a streamed answer the server
 		// had started and not ended stays the server's unfinished stream
-		// (streamUnfinished), though the client left afterwards.
-		if s := req.sess; s.closeOutcome != "" && req.time <= s.closedAt && (s.closeOutcome != OutcomeClientGone || req.chunks == 0) {
+		// (streamUnfinished), though the client left afterwards. Records
+		// missing between the request and that close (or the tape's end)
+		// may have held its answer: unknown (lostInGap).
+		s := req.sess
+		closed := s.closeOutcome != "" && req.time <= s.closedAt && (s.closeOutcome != OutcomeClientGone || req.chunks == 0)
+		if in.lostInGap(req, closed) {
+			in.cut(req, OutcomeLostInGap, 0)
+			in.emitOp(req, req.op, OutcomeLostInGap, 0, 0, 0)
+			continue
+		}
+		if closed {
 			in.cut(req, s.closeOutcome, 0)
 			in.emitOp(req, req.op, s.closeOutcome, 0, 0, 0)
 			continue
@@ -144,6 +153,28 @@ func (in *Inspector) abandonedRefs() []RequestRef {
 			Name: clip(op.name, 60), Seq: op.seq, OffsetNS: op.start - in.origin})
 	}
 	return in.firstRefs(refs)
+}
+
+// exampleDetails returns the detail lines of a problem's examples.
+func exampleDetails(examples []Example) []string {
+	var d []string
+	for _, ex := range examples {
+		d = append(d, fmt.Sprintf("#%d %s [%s] %s", ex.Seq, offset(ex.OffsetNS), clip(ex.Session, 12), ex.Detail))
+	}
+	return d
+}
+
+// lostInGap reports whether records are missing (a gap marker: a tape of
+// a rotated recording missing or damaged, records a recorder lost to a
+// write error) after req was sent, before the close of its session when
+// that close ended it (closed), else before the end of the tape: its
+// answer may be among them.
+func (in *Inspector) lostInGap(req *request, closed bool) bool {
+	i, _ := slices.BinarySearch(in.gaps, req.seq)
+	if i == len(in.gaps) {
+		return false
+	}
+	return !closed || in.gaps[i] < req.sess.closedSeq
 }
 
 // foldedReport sums the folded sessions (Report.FoldedSessions); nil when
@@ -246,22 +277,26 @@ func (in *Inspector) problems(rep *Report) []Problem {
 		out = append(out, Problem{Severity: sev, What: what, Count: n, Summary: fmt.Sprintf(format, a...), Details: details})
 	}
 	for _, v := range rep.Violations {
-		var d []string
-		for _, ex := range v.Examples {
-			d = append(d, fmt.Sprintf("#%d %s [%s] %s", ex.Seq, offset(ex.OffsetNS), clip(ex.Session, 12), ex.Detail))
-		}
-		add(v.Severity, v.Rule, v.Count, d, "%s ×%d  %s", v.Rule, v.Count, v.Text)
+		add(v.Severity, v.Rule, v.Count, exampleDetails(v.Examples), "%s ×%d  %s", v.Rule, v.Count, v.Text)
 	}
 	if u := rep.Unanswered; u.Count > 0 {
 		add(SeverityError, "unanswered", u.Count, refDetails(u.Requests), "%s never answered", english.Count(u.Count, "request"))
 	}
 	if u := rep.Unanswered; u.BrokenOff > 0 {
-		add(SeverityError, "broken-off", u.BrokenOff, refDetails(u.BrokenOffRequests), "%s not answered: the server's response or connection broke off, or the stdio server exited",
+		add(SeverityError, "broken-off", u.BrokenOff, refDetails(u.BrokenOffRequests), "%s not answered: the server's response or connection broke off, or the server ended the session",
 			english.Count(u.BrokenOff, "request"))
 	}
 	if u := rep.Unanswered; u.CutByShutdown > 0 {
 		add(SeverityWarning, "cut-by-shutdown", u.CutByShutdown, refDetails(u.CutByShutdownRequests), "%s cut by the recorder's shutdown before the server answered (not the server's doing)",
 			english.Count(u.CutByShutdown, "request"))
+	}
+	if t := rep.Tape; t.ClockSteps > 0 {
+		add(SeverityWarning, "clock-step", t.ClockSteps, exampleDetails(t.ClockStepExamples), "%s stamped before the request it answers (the recorder's clock stepped back): latency unknown, left out of the latency figures",
+			english.Count(t.ClockSteps, "answer"))
+	}
+	if u := rep.Unanswered; u.LostInGap > 0 {
+		add(SeverityWarning, "lost-in-gap", u.LostInGap, refDetails(u.LostInGapRequests), "%s with no answer in the tape, sent before records it is missing (a tape of the recording missing or damaged): the answer is unknown",
+			english.Count(u.LostInGap, "request"))
 	}
 	if u := rep.Unanswered; u.ClientGone > 0 {
 		add(SeverityWarning, "client-gone", u.ClientGone, refDetails(u.ClientGoneRequests), "%s in flight when the client ended the session, then not answered (the client left; not the server's doing)",

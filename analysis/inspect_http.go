@@ -262,7 +262,9 @@ func (in *Inspector) refusedNotes(notes []sentNote, status int) {
 
 // cut counts req, which got no answer by the recorder's shutdown
 // (OutcomeCutByShutdown), because the server broke off
-// (OutcomeBrokenOff) or because the client left (OutcomeClientGone), with
+// (OutcomeBrokenOff), because the client left (OutcomeClientGone) or
+// whose answer may be in records missing from the tape
+// (OutcomeLostInGap), with
 // the HTTP status of the response that had started on its exchange (0:
 // none).
 func (in *Inspector) cut(req *request, outcome string, status int) {
@@ -275,6 +277,8 @@ func (in *Inspector) cut(req *request, outcome string, status int) {
 		keepDetail(in, req.sess, brokenOffDetails, func() RequestRef { return in.statusRef(req, status) })
 	case OutcomeClientGone:
 		n, list = &u.ClientGone, &u.ClientGoneRequests
+	case OutcomeLostInGap:
+		n, list = &u.LostInGap, &u.LostInGapRequests
 	}
 	*n++
 	in.unansweredDir(req)

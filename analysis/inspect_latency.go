@@ -17,16 +17,18 @@ const (
 // latencyHist is an HDR histogram of nanosecond values with the exact
 // count, sum and maximum. The histogram is allocated on first use.
 type latencyHist struct {
-	h   *hdrhistogram.Histogram
-	n   int64
-	sum int64
-	min int64
-	max int64
+	h       *hdrhistogram.Histogram
+	n       int64
+	unknown int64 // durations left out: negative (a clock step back)
+	sum     int64
+	min     int64
+	max     int64
 }
 
 func (l *latencyHist) record(ns int64) {
-	if ns < 0 { // clock steps can make a response look older than its request
-		ns = 0
+	if ns < 0 { // a clock step back made the end look older than the start: unknown, not 0
+		l.unknown++
+		return
 	}
 	if l.h == nil {
 		l.h = hdrhistogram.New(1, histMax, histSigFigs)
@@ -42,6 +44,9 @@ func (l *latencyHist) record(ns int64) {
 
 func (l *latencyHist) summary() Latency {
 	if l == nil || l.n == 0 {
+		if l != nil {
+			return Latency{Unknown: l.unknown}
+		}
 		return Latency{}
 	}
 	// The histogram gives the top of a value's 1% bucket: keep it within
@@ -49,11 +54,12 @@ func (l *latencyHist) summary() Latency {
 	clamp := func(v int64) int64 { return min(max(v, l.min), l.max) }
 	p := l.h.ValueAtPercentilesSlice([]float64{50, 90, 99})
 	return Latency{
-		Count:  l.n,
-		MeanNS: l.sum / l.n,
-		P50NS:  clamp(p[0]),
-		P90NS:  clamp(p[1]),
-		P99NS:  clamp(p[2]),
-		MaxNS:  l.max,
+		Count:   l.n,
+		MeanNS:  l.sum / l.n,
+		P50NS:   clamp(p[0]),
+		P90NS:   clamp(p[1]),
+		P99NS:   clamp(p[2]),
+		MaxNS:   l.max,
+		Unknown: l.unknown,
 	}
 }

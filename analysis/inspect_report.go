@@ -88,6 +88,13 @@ type TapeInfo struct {
 	// that lost records to a write error, and of a joined read past a
 	// damaged or missing tape of a rotated recording.
 	Gaps int64 `json:"gaps,omitempty"`
+	// ClockSteps counts the answers stamped before the request they answer
+	// (the recorder's clock stepped back between them): their latency is
+	// unknown, left out of every latency distribution (Latency.Unknown)
+	// and null in the requests table; ClockStepExamples lists the first
+	// ones (Seq: the answer's record, Detail: its request's).
+	ClockSteps        int64     `json:"clock_steps,omitempty"`
+	ClockStepExamples []Example `json:"clock_step_examples,omitempty"`
 }
 
 // Problem is one line of the report's problem list, worst first.
@@ -97,7 +104,7 @@ type Problem struct {
 	// "unanswered", "error-response", "tool-error", "answered-after-cancel",
 	// "server-exit", "proxy-error", "mrtr-abandoned", "task-unfinished",
 	// "stream-unfinished", "ws-refused", "cut-by-shutdown", "broken-off",
-	// "client-gone".
+	// "client-gone", "lost-in-gap", "clock-step".
 	What    string   `json:"what"`
 	Count   int64    `json:"count"`
 	Summary string   `json:"summary"`
@@ -205,12 +212,16 @@ type ExitInfo struct {
 // are exact; percentiles come from an HDR histogram with two significant
 // digits (within 1%).
 type Latency struct {
-	Count  int64 `json:"count"`
-	MeanNS int64 `json:"mean_ns"`
-	P50NS  int64 `json:"p50_ns"`
-	P90NS  int64 `json:"p90_ns"`
-	P99NS  int64 `json:"p99_ns"`
-	MaxNS  int64 `json:"max_ns"`
+	// Count is the number of durations in the distribution; Unknown those
+	// left out because their end was stamped before their start (the
+	// recorder's clock stepped back: see TapeStats.ClockSteps), not 0.
+	Count   int64 `json:"count"`
+	Unknown int64 `json:"unknown,omitempty"`
+	MeanNS  int64 `json:"mean_ns"`
+	P50NS   int64 `json:"p50_ns"`
+	P90NS   int64 `json:"p90_ns"`
+	P99NS   int64 `json:"p99_ns"`
+	MaxNS   int64 `json:"max_ns"`
 }
 
 // LatencyStats is the latency of one method in one direction: requests
@@ -307,9 +318,11 @@ type UnansweredStats struct {
 	CutByShutdownRequests []RequestRef `json:"cut_by_shutdown_requests,omitempty"` // the first ones
 	// BrokenOff counts the requests whose HTTP exchange the server ended
 	// with its response broken off (the body failed mid-way: a reset, an
-	// unexpected EOF) before answering them, whose WebSocket
-	// connection to the server was lost, or that were in flight when a
-	// stdio server exited by itself: the server's doing, listed apart
+	// unexpected EOF) before answering them, or that were in flight when
+	// the server ended their session (its WebSocket connection lost or
+	// closed by the server, an HTTP session it answered 404 for, a legacy
+	// SSE stream it ended, a stdio server that exited by itself): the
+	// server's doing, listed apart
 	// from Count (never answered at all) but as an error too.
 	BrokenOff         int64        `json:"broken_off,omitempty"`
 	BrokenOffRequests []RequestRef `json:"broken_off_requests,omitempty"` // the first ones
@@ -322,10 +335,18 @@ type UnansweredStats struct {
 	// not in Count.
 	ClientGone         int64        `json:"client_gone,omitempty"`
 	ClientGoneRequests []RequestRef `json:"client_gone_requests,omitempty"` // the first ones
-	// ServerRequests counts, of the requests above (Count, Cancelled,
-	// CutByShutdown, BrokenOff, ClientGone), those the server sent (the
-	// client left them unanswered): the rest are the client's.
+	// ServerRequests counts, of the requests counted here (Count,
+	// Cancelled, CutByShutdown, BrokenOff, ClientGone, LostInGap), those
+	// the server sent (the client left them unanswered): the rest are the
+	// client's.
 	ServerRequests int64 `json:"server_requests,omitempty"`
+	// LostInGap counts the requests still in flight at the end whose
+	// answer is unknown: records are missing after them (Tape.Gaps: a
+	// tape of a rotated recording missing or damaged, records the
+	// recorder lost to a write error), before their session's close, and
+	// the answer may be among them. They are not in Count.
+	LostInGap         int64        `json:"lost_in_gap,omitempty"`
+	LostInGapRequests []RequestRef `json:"lost_in_gap_requests,omitempty"` // the first ones
 }
 
 // CancelStats counts cancellations and what followed.

@@ -49,6 +49,7 @@ type sessionState struct {
 	// sessionCloseOutcome.
 	closeOutcome string
 	closedAt     int64
+	closedSeq    int64 // the close's record number
 
 	violations, unanswered, errors int64
 	toolErrors, cancelled          int64
@@ -273,7 +274,7 @@ func (in *Inspector) event(it *Item) {
 		var d closeEvent
 		if json.Unmarshal(rec.Data, &d) == nil {
 			s.closedBy = d.By
-			s.closeOutcome, s.closedAt = sessionCloseOutcome(d.By, d.Reason), rec.Time
+			s.closeOutcome, s.closedAt, s.closedSeq = sessionCloseOutcome(d.By, d.Reason), rec.Time, it.Seq
 		}
 	case tape.EventError:
 		var d errorEvent
@@ -283,6 +284,7 @@ func (in *Inspector) event(it *Item) {
 		}
 		if len(d.Gap) > 0 && string(d.Gap) != "null" {
 			in.rep.Tape.Gaps++
+			in.gaps = append(in.gaps, it.Seq)
 		}
 		if d.Error == "" {
 			d.Error = clip(string(rec.Data), 200)

@@ -132,9 +132,10 @@ func WriteText(w io.Writer, rep *Report) error {
 		}
 	}
 	u := rep.Unanswered
-	writeRefs(p, u.BrokenOff, u.BrokenOffRequests, "BROKEN OFF  %d (the server's response or connection broke off, or the stdio server exited, before the answer; the status of a response that had started is shown)")
+	writeRefs(p, u.BrokenOff, u.BrokenOffRequests, "BROKEN OFF  %d (the server's response or connection broke off, or the server ended the session, before the answer; the status of a response that had started is shown)")
 	writeRefs(p, u.CutByShutdown, u.CutByShutdownRequests, "CUT BY THE RECORDER'S SHUTDOWN  %d (the recorder stopped before the server answered; the status of a response that had started is shown)")
 	writeRefs(p, u.ClientGone, u.ClientGoneRequests, "CLIENT GONE  %d (in flight when the client ended the session: closed stdin, deleted it, closed its connection)")
+	writeRefs(p, u.LostInGap, u.LostInGapRequests, "LOST IN A GAP  %d (answer unknown: records are missing from the tape after the request, a tape of the recording missing or damaged)")
 	if err := b.Flush(); err != nil {
 		return fmt.Errorf("analysis: writing text: %w", err)
 	}

@@ -35,6 +35,7 @@ var outcomes = map[string]outcomeInfo{
 	OutcomeCutByShutdown: {"cut by the recorder's shutdown", false},
 	OutcomeBrokenOff:     {"response broken off", true},
 	OutcomeClientGone:    {"client left", false},
+	OutcomeLostInGap:     {"answer unknown: records missing from the tape", false},
 }
 
 // describeOutcome returns the description of outcome; an unknown one is
@@ -81,10 +82,15 @@ func exchangeOutcome(d *httpEvent) string {
 //     signal, or its Go caller cancelled it, and stopped the server; HTTP
 //     and WebSocket: the proxy stopped with the session open):
 //     OutcomeCutByShutdown;
-//   - a WebSocket connection to the server lost (no close frame), or a
-//     stdio server that exited by itself (its requests in flight can no
-//     longer be answered): OutcomeBrokenOff, the server ended the
-//     conversation, as a server breaking off an HTTP response does;
+//   - the server ended the session (by "server"): a WebSocket connection
+//     to the server lost (no close frame) or closed by its close frame,
+//     an HTTP session the server answered 404 for (it no longer knows the
+//     session: closed or forgotten, "not-found"), a legacy SSE stream the
+//     server ended (the only way answers reach the client, "stream-ended"),
+//     or a stdio server that exited by itself ("server-exit"): its
+//     requests in flight can no longer be answered in that session,
+//     OutcomeBrokenOff, the server ended the conversation, as a server
+//     breaking off an HTTP response does;
 //   - the client ended the session: a stdio client closed its input
 //     ("client-eof"; the recorder closed the server's input in turn, and
 //     the server exited without answering, by itself, the MCP way to end
@@ -103,7 +109,7 @@ func sessionCloseOutcome(by, reason string) string {
 	switch {
 	case by == "signal" || by == "context" || (by == "proxy" && reason == "shutdown"):
 		return OutcomeCutByShutdown
-	case (by == "server" && reason == "connection-lost") || by == "server-exit":
+	case by == "server" || by == "server-exit":
 		return OutcomeBrokenOff
 	case by == "client-eof" || by == "client":
 		return OutcomeClientGone

@@ -311,8 +311,9 @@ func TestOTLPNullIDAnswer(t *testing.T) {
 // tape, sent before its session's close, ends as that close says: the
 // recorder's shutdown (stdio: it got a signal, or its Go caller
 // cancelled it; HTTP or WebSocket: the proxy stopped with the session
-// open) cut it; a WebSocket connection the server lost, or a stdio server
-// that exited, broke it off; a client that ended the session (stdio: it
+// open) cut it; a server that ended the session (a WebSocket connection
+// it lost or closed, an HTTP session it answered 404 for, a legacy SSE
+// stream it ended, a stdio server that exited) broke it off; a client that ended the session (stdio: it
 // closed its input; HTTP: it deleted the session; WebSocket: it closed or
 // lost its connection) left before the answer; any other close leaves it
 // never answered, and so does a close before it was sent.
@@ -329,7 +330,11 @@ func TestSessionCloseOutcome(t *testing.T) {
 		{"stdio client eof", `{"by":"client-eof"}`, 9 * ms, "gone"},
 		{"http delete", `{"by":"client","reason":"delete"}`, 9 * ms, "gone"},
 		{"ws client close frame", `{"by":"client","reason":"close-frame"}`, 9 * ms, "gone"},
-		{"http session not found", `{"by":"server","reason":"not-found"}`, 9 * ms, "unanswered"},
+		{"http session not found", `{"by":"server","reason":"not-found"}`, 9 * ms, "broken"},
+		{"legacy sse stream ended by the server", `{"by":"server","reason":"stream-ended"}`, 9 * ms, "broken"},
+		{"ws close frame from the server", `{"by":"server","reason":"close-frame"}`, 9 * ms, "broken"},
+		{"legacy sse stream ended by the client", `{"by":"client","reason":"stream-ended"}`, 9 * ms, "gone"},
+		{"http connection closed", `{"reason":"connection-closed"}`, 9 * ms, "unanswered"},
 		{"proxy shutdown", `{"by":"proxy","reason":"shutdown"}`, 9 * ms, "cut"},
 		{"ws connection lost by the server", `{"by":"server","reason":"connection-lost"}`, 9 * ms, "broken"},
 		{"ws connection lost by the client", `{"by":"client","reason":"connection-lost"}`, 9 * ms, "gone"},
@@ -353,6 +358,50 @@ func TestSessionCloseOutcome(t *testing.T) {
 			}
 			if s := rep.Sessions[0]; s.Unanswered != got["unanswered"] || s.BrokenOff != got["broken"] {
 				t.Errorf("session: unanswered %d, broken off %d", s.Unanswered, s.BrokenOff)
+			}
+		})
+	}
+}
+
+// TestLostInGapOrder: a request with no answer is lost in a gap when a gap
+// marker follows it before its session's close (or the tape's end); a
+// close before the gap decided it (its outcome holds), a gap before the
+// request says nothing of it, a cancelled request stays cancelled.
+func TestLostInGapOrder(t *testing.T) {
+	const (
+		call   = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}`
+		cancel = `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`
+		gap    = `{"error":"tapes 2 to 2 of this recording are missing","gap":{"from":1,"to":1}}`
+		cut    = `{"by":"proxy","reason":"shutdown"}`
+	)
+	tests := []struct {
+		name  string
+		steps []step
+		want  string
+	}{
+		{"gap then close", []step{c2s(5*ms, call), evt(6*ms, tape.EventError, gap), evt(9*ms, tape.EventClose, cut)}, OutcomeLostInGap},
+		{"gap then the end", []step{c2s(5*ms, call), evt(6*ms, tape.EventError, gap)}, OutcomeLostInGap},
+		{"close then gap", []step{c2s(5*ms, call), evt(6*ms, tape.EventClose, cut), evt(9*ms, tape.EventError, gap)}, OutcomeCutByShutdown},
+		{"gap before the request", []step{evt(4*ms, tape.EventError, gap), c2s(5*ms, call)}, OutcomeUnanswered},
+		{"cancelled", []step{c2s(5*ms, call), c2s(6*ms, cancel), evt(7*ms, tape.EventError, gap)}, OutcomeCancelled},
+		{"a proxy error is no gap", []step{c2s(5*ms, call), evt(6*ms, tape.EventError, `{"error":"upstream down"}`)}, OutcomeUnanswered},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			rep, err := Inspect(context.Background(), tempTape(t, after(tt.steps...)...), WithOperations(func(op *Operation) {
+				if op.Method == "tools/call" {
+					got = append(got, op.Outcome)
+				}
+			}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0] != tt.want {
+				t.Errorf("outcomes %q, want %s", got, tt.want)
+			}
+			if n := rep.Unanswered.LostInGap; (n == 1) != (tt.want == OutcomeLostInGap) || n > 1 {
+				t.Errorf("inspect: %d lost in a gap (%+v)", n, rep.Unanswered)
 			}
 		})
 	}

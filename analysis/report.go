@@ -210,7 +210,9 @@ func (c *chartData) add(it *Item) {
 func (c *chartData) operation(o *Operation) {
 	start := o.StartNS - c.clock.origin
 	end := c.last
-	if o.Answered {
+	if o.Answered && o.LatencyNS < 0 { // unknown: a clock step back
+		end = start
+	} else if o.Answered {
 		end = start + o.LatencyNS
 		key := string(o.Dir) + " " + o.Method
 		c.observe(c.methods, key, o.LatencyNS, o.Outcome)

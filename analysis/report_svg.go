@@ -54,7 +54,7 @@ func (s *svgDoc) String() string { return s.b.String() + `</svg>` }
 // colour of never answered.
 var legendOutcomes = []struct{ outcome, color string }{
 	{OutcomeOK, "#2563eb"}, {OutcomeError, "#dc2626"}, {OutcomeToolError, "#f59e0b"}, {OutcomeRefused, "#be185d"},
-	{OutcomeBrokenOff, "#7c2d12"}, {OutcomeUnanswered, "#6b7280"}, {OutcomeCancelled, "#d1d5db"}, {OutcomeCutByShutdown, "#a78bfa"}, {OutcomeClientGone, "#c4b5fd"},
+	{OutcomeBrokenOff, "#7c2d12"}, {OutcomeUnanswered, "#6b7280"}, {OutcomeCancelled, "#d1d5db"}, {OutcomeCutByShutdown, "#a78bfa"}, {OutcomeClientGone, "#c4b5fd"}, {OutcomeLostInGap, "#fde68a"},
 }
 
 // outcomeColor is the timeline's colour of an outcome.

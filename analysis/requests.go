@@ -13,8 +13,9 @@ import (
 // versions can sit side by side in one query. It changes when a column
 // changes meaning or goes away, or when the outcome column gets a new
 // value; adding a column does not change it. Version 2 added the outcomes
-// OutcomeCutByShutdown and OutcomeBrokenOff, version 3 OutcomeClientGone.
-const RequestsSchemaVersion = 3
+// OutcomeCutByShutdown and OutcomeBrokenOff, version 3 OutcomeClientGone,
+// version 4 OutcomeLostInGap.
+const RequestsSchemaVersion = 4
 
 // Outcomes of an Operation.
 const (
@@ -32,8 +33,10 @@ const (
 	// flight when the recorder stopped; not the server's doing
 	OutcomeCutByShutdown = "cut_by_shutdown"
 	// the server broke off before the answer: its HTTP response failed
-	// mid-way, its WebSocket connection was lost, or the stdio server
-	// exited by itself; the server's doing
+	// mid-way, or it ended the session with the request in flight (its
+	// WebSocket connection lost or closed by the server, an HTTP session
+	// it answered 404 for, a legacy SSE stream it ended, a stdio server
+	// that exited by itself); the server's doing
 	OutcomeBrokenOff = "broken_off"
 	// the client left before the answer: it ended the session with the
 	// request in flight (a stdio client closed its input, and the server
@@ -42,6 +45,12 @@ const (
 	// closed its legacy SSE stream; a WebSocket client closed or lost its
 	// connection); not the server's doing
 	OutcomeClientGone = "client_gone"
+	// the answer is unknown: no answer in the tape, and records are
+	// missing after the request (a gap marker: a tape of a rotated
+	// recording missing or damaged, records the recorder lost to a write
+	// error), before its session's close or the tape's end; the answer
+	// may be among them
+	OutcomeLostInGap = "lost_in_gap"
 )
 
 // Operation is one logical operation of a tape as Inspect pairs it: a
@@ -60,7 +69,7 @@ type Operation struct {
 	ID              string // the (first) request's id as raw JSON
 	Seq             int64  // the (first) request's record number in the tape
 	StartNS         int64  // the (first) request's time, ns since the Unix epoch
-	LatencyNS       int64  // start to final answer; valid when Answered
+	LatencyNS       int64  // start to final answer; valid when Answered; -1 when unknown (answer stamped before the start: a clock step back)
 	FirstProgressNS int64  // start to the first progress notification; -1 for none
 	FirstChunkNS    int64  // HTTP: start to the first message the server sent on the request's exchange; -1 for none
 	Answered        bool
@@ -128,7 +137,10 @@ func (in *Inspector) emitOp(req *request, op *operation, outcome string, end, re
 		o.FirstChunkNS = since(req.firstChunk, o.StartNS)
 	}
 	if end != 0 {
-		o.Answered, o.LatencyNS = true, max(end-o.StartNS, 0)
+		o.Answered, o.LatencyNS = true, end-o.StartNS
+		if o.LatencyNS < 0 { // stamped before the request: a clock step back
+			o.LatencyNS = -1
+		}
 	}
 	in.o.onOp(o)
 }

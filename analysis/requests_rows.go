@@ -114,7 +114,7 @@ func (n *ndjsonRows) write(r *requestRow) error {
 	b = append(b, `,"start_ns":`...)
 	b = strconv.AppendInt(b, o.StartNS, 10)
 	b = append(b, `,"latency_ns":`...)
-	b = appendNullInt(b, o.LatencyNS, o.Answered)
+	b = appendNullInt(b, o.LatencyNS, o.Answered && o.LatencyNS >= 0)
 	b = append(b, `,"first_progress_ns":`...)
 	b = appendNullInt(b, o.FirstProgressNS, o.FirstProgressNS >= 0)
 	b = append(b, `,"first_chunk_ns":`...)
@@ -186,7 +186,7 @@ func (c *csvRows) write(r *requestRow) error {
 	}
 	rec := append(c.rec[:0], strconv.Itoa(RequestsSchemaVersion), x.tape, x.session, x.transport, x.protocol,
 		x.clientName, x.clientVersion, x.dir, x.method, x.tool, x.target, x.id,
-		num(o.Seq, true), num(o.StartNS, true), num(o.LatencyNS, o.Answered), num(o.FirstProgressNS, o.FirstProgressNS >= 0),
+		num(o.Seq, true), num(o.StartNS, true), num(o.LatencyNS, o.Answered && o.LatencyNS >= 0), num(o.FirstProgressNS, o.FirstProgressNS >= 0),
 		num(o.FirstChunkNS, o.FirstChunkNS >= 0), o.Outcome, num(o.ErrorCode, o.Outcome == OutcomeError), strconv.FormatBool(o.Cancelled),
 		num(o.RequestBytes, true), num(o.ResponseBytes, true), num(o.Rounds, true), strconv.FormatBool(o.Task), num(o.Polls, true))
 	return c.w.Write(rec)
@@ -279,7 +279,7 @@ func (p *parquetRows) write(r *requestRow) error {
 	p.rows = append(p.rows, parquetRow{SchemaVersion: RequestsSchemaVersion, Tape: x.tape, Session: x.session,
 		Transport: x.transport, ProtocolVersion: str(0, x.protocol), ClientName: str(1, x.clientName), ClientVersion: str(2, x.clientVersion),
 		Direction: x.dir, Method: x.method, Tool: str(3, x.tool), Target: str(4, x.target), ID: str(5, x.id), Seq: o.Seq,
-		StartNS: o.StartNS, LatencyNS: opt(0, o.LatencyNS, o.Answered), FirstProgressNS: opt(1, o.FirstProgressNS, o.FirstProgressNS >= 0),
+		StartNS: o.StartNS, LatencyNS: opt(0, o.LatencyNS, o.Answered && o.LatencyNS >= 0), FirstProgressNS: opt(1, o.FirstProgressNS, o.FirstProgressNS >= 0),
 		FirstChunkNS: opt(3, o.FirstChunkNS, o.FirstChunkNS >= 0), Outcome: o.Outcome, ErrorCode: opt(2, o.ErrorCode, o.Outcome == OutcomeError), Cancelled: o.Cancelled,
 		RequestBytes: o.RequestBytes, ResponseBytes: o.ResponseBytes, MRTRRounds: o.Rounds, Task: o.Task, TaskPolls: o.Polls})
 	if len(p.rows) == parquetBatch {

@@ -161,7 +161,8 @@ func legacySessionID(rawQuery string) string {
 
 // endSession closes the exchange's session in the tape when the exchange
 // ended it: a successful DELETE, a 404 for a named session, or the end of
-// a legacy event stream.
+// a legacy event stream (by the proxy's shutdown: reason "shutdown", as
+// for the sessions it closes at the end).
 func (x *exchange) endSession(closedBy string) {
 	p := x.p
 	switch {
@@ -170,6 +171,8 @@ func (x *exchange) endSession(closedBy string) {
 		p.sessions.close(p, x.session, ClosedByClient, "delete", x.id)
 	case x.status == http.StatusNotFound && x.kind == kindStreamable:
 		p.sessions.close(p, x.session, ClosedByServer, "not-found", x.id)
+	case x.stream == StreamSSE && closedBy == ClosedByProxy && x.cutByShutdown():
+		p.sessions.close(p, x.session, closedBy, "shutdown", x.id)
 	case x.stream == StreamSSE:
 		p.sessions.close(p, x.session, closedBy, "stream-ended", x.id)
 	}

@@ -290,7 +290,7 @@ func deprecatedIn(s *analysis.SessionReport) []string {
 func loadView(rep *analysis.Report) *loadgen.Report {
 	u := rep.Unanswered
 	v := &loadgen.Report{Duration: time.Duration(rep.Tape.DurationNS),
-		Requests: u.Count + u.Cancelled + u.CutByShutdown + u.BrokenOff + u.ClientGone - u.ServerRequests + rep.Refused.Count}
+		Requests: u.Count + u.Cancelled + u.CutByShutdown + u.BrokenOff + u.ClientGone + u.LostInGap - u.ServerRequests + rep.Refused.Count}
 	v.ErrorTotal = rep.Refused.Count - rep.Refused.Unauthorized
 	add := func(name string, l analysis.Latency) {
 		sr := loadgen.Series{Name: name, Count: l.Count, Mean: time.Duration(l.MeanNS), P50: time.Duration(l.P50NS),

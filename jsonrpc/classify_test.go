@@ -508,3 +508,19 @@ func TestNonIntegerIDFromTheScan(t *testing.T) {
 		}
 	}
 }
+
+// TestIDInteger: a number id of integral value is an integer whatever its
+// spelling, the same id as the plain integer (ID.Key); a true fraction,
+// a string and other types are not.
+func TestIDInteger(t *testing.T) {
+	for raw, want := range map[string]bool{`1`: true, `1.0`: true, `1e0`: true, `10e-1`: true, `-3.00`: true, `1.5`: false,
+		`1e300`: false, `"1"`: false, `null`: false, `{"a":1}`: false} {
+		id := Classify([]byte(`{"jsonrpc":"2.0","id":` + raw + `,"method":"ping"}`)).ID
+		if got := id.Integer(); got != want {
+			t.Errorf("%s: Integer %v, want %v", raw, got, want)
+		}
+		if one := (ID{Raw: []byte(`1`), Type: IDNumber}); want && raw != `-3.00` && id.Key() != one.Key() {
+			t.Errorf("%s: key %q, not 1's", raw, id.Key())
+		}
+	}
+}

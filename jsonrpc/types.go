@@ -83,7 +83,37 @@ func (id ID) String() string { return string(id.Raw) }
 
 // Key returns a canonical form of the id for use as a map key: two ids have
 // the same key exactly when they are the same id. See [ID.AppendKey].
+//
+// It is the one rule of id identity in mcptape, JSON-RPC 2.0's: ids match
+// by value, as the official MCP SDKs match an answer with its request (the
+// Go SDK decodes a number id as a float64 and keeps its integer, the
+// TypeScript SDK looks the answer up by Number(id)): 1, 1.0 and 1e0 are
+// one id, "1" another. inspect pairs by it (analysis.Pairer), mock matches
+// the client's answers and cancels by it, replay keeps one live id per
+// recorded value by it (see [ID.Integer]).
 func (id ID) Key() string { return string(id.AppendKey(nil)) }
+
+// Integer reports whether the id is a number of integral value below 2^53
+// (1, 1.0, 1e0, 10e-1, -3): by [ID.Key], the same id as the integer of
+// that value, whatever its spelling.
+func (id ID) Integer() bool {
+	if id.Type != IDNumber {
+		return false
+	}
+	if isIntegerSyntax(id.Raw) {
+		return true
+	}
+	k := appendNumberKey(nil, id.Raw)
+	if len(k) > 0 && k[0] == '-' {
+		k = k[1:]
+	}
+	for _, c := range k {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(k) > 0
+}
 
 // AppendKey appends the id's canonical form to dst and returns the result.
 //

@@ -76,19 +76,20 @@
 //
 // # Rewriting
 //
-// Sent verbatim, byte for byte: every client frame, but for the values
-// below. That includes invalid JSON, frames that are not JSON-RPC
-// messages, requests whose id is null, an object, an array or a fraction
-// (they do not identify a request), notifications that carry an id, and
-// an id the client used again: its later uses carry the same live id as
-// the first. A recorded batch is sent as one batch of its members, each
+// Ids are one id by value, JSON-RPC 2.0's rule, the one inspect and mock
+// follow (jsonrpc.ID.Key): 1, 1.0 and 1e0 are one id. Sent verbatim, byte
+// for byte: every client frame, but for the values below. That includes
+// invalid JSON, frames that are not JSON-RPC messages, requests whose id
+// is null, an object, an array or a true fraction (1.5), notifications
+// that carry an id, and an id the client used again, however spelled: its
+// later uses carry the same live id as the first. A recorded batch is sent as one batch of its members, each
 // rewritten (WithUnbatch sends them one by one).
 //
-// Rewritten: request ids that are strings or integers are replaced by
-// fresh ids of the same JSON type (numbers count up from 1, strings are
-// "mcptape-N"), one per recorded id; progress tokens likewise. A fresh
-// number skips the values of the ids the session sends verbatim (1.0,
-// 2e0), so that two live ids in flight never key alike. Sessions
+// Rewritten: request ids that are strings or numbers of integral value
+// are replaced by fresh ids of the same JSON type (numbers count up from
+// 1, strings are "mcptape-N"), one per recorded id value, a number spelled
+// as the recorded one (1.0 sent as 7.0, 1e0 as 7e0, so that the server
+// still sees that spelling); progress tokens likewise. Sessions
 // replayed at once (WithConcurrency above 1, or with a side stream) may
 // meet in one scope of the server: a stateless server, without
 // Mcp-Session-Id, cannot tell whose notifications/cancelled names which

@@ -403,9 +403,6 @@ func (l *loading) addClient(e *entry) {
 		l.forget()
 		l.reqUses[st.IDKey]++
 		base := st.IDKey
-		if !freshKind(info.ID.Raw) && info.ID.Type == jsonrpc.IDNumber && isNatural(base) {
-			l.s.noteVerbatimInt(base)
-		}
 		st.IDKey = useKey(base, l.reqUses[base])
 		l.lastUse[base] = st.IDKey
 		st.Name = paramsName(e.frame)

@@ -17,7 +17,6 @@ type idMap struct {
 	n      int64             // fresh values given so far
 	live   map[string][]byte // recorded key -> live raw
 	rec    map[string]string // live key -> recorded key
-	avoid  map[string]bool   // numbers not to give: ids sent as recorded (Session.verbatimInts)
 }
 
 // idSpace is the sequence of fresh numbers a session's idMap counts
@@ -45,10 +44,6 @@ func newIDMap(prefix string, space idSpace) *idMap {
 func (m *idMap) assign(recKey string, t jsonrpc.IDType) []byte {
 	v := m.space.first + m.n*m.space.step
 	m.n++
-	for t != jsonrpc.IDString && len(m.avoid) > 0 && m.avoid[strconv.FormatInt(v, 10)] {
-		v = m.space.first + m.n*m.space.step
-		m.n++
-	}
 	var raw []byte
 	if t == jsonrpc.IDString {
 		raw = append(raw, '"')

@@ -123,7 +123,6 @@ func newRunner(s *Session, o *options, cmp *jsondiff.Comparer, space idSpace) *r
 	if s.CutFrames > 0 {
 		r.addNote(english.Count(s.CutFrames, "client frame") + " recorded cut (longer than the recorder's limit): sent as recorded, cut, so the answers may differ")
 	}
-	r.ids.avoid = s.verbatimInts
 	if r.tokenOwner == nil { // streamed: its loader fills its own
 		r.tokenOwner, r.recCancelled = map[string]string{}, map[string]bool{}
 	}

@@ -381,18 +381,18 @@ func (r *runner) sendAsync(ctx context.Context, sent []queued, frame []byte) {
 }
 
 // requestID returns the live id of a request step, and whether it differs
-// from the recorded one, and notes the use. Only ids that identify a
-// request are given a fresh live id: strings and integers. A null id, an
-// object, an array or a fraction is sent as recorded, always: also when
-// an integer id of the same value (1 for 1.0) got a fresh one, and an
-// integer after it gets a fresh one; a recorded id used again is sent
-// under the live id of its first use, as the recorded client did. mu is
-// held.
+// from the recorded one, and notes the use. Ids are one id by value
+// (jsonrpc.ID.Key: 1, 1.0 and 1e0 are one): a recorded id used again,
+// however spelled, is sent under the live id of its first use, as the
+// recorded client did. Ids that identify a request get a fresh live id:
+// strings and integers, whatever their spelling, a live integer spelled
+// as the recorded one was (spellAs: 1.0 becomes 7.0). A null id, an
+// object, an array or a fraction is sent as recorded, always. mu is held.
 func (r *runner) requestID(st *Step, id jsonrpc.ID) ([]byte, bool) {
 	base := id.Key()
 	r.openUses[base] = append(r.openUses[base], st.IDKey)
 	live, ok := r.ids.live[base]
-	if !freshKind(id.Raw) {
+	if !freshKind(id) {
 		raw := bytes.Clone(id.Raw)
 		if !ok {
 			r.ids.live[base] = raw
@@ -400,21 +400,39 @@ func (r *runner) requestID(st *Step, id jsonrpc.ID) ([]byte, bool) {
 		r.ids.rec[base] = base // the live answer's id: the same value
 		return raw, false
 	}
-	if ok && freshKind(live) {
-		return live, !bytes.Equal(live, id.Raw)
+	if !ok || !freshKind(jsonrpc.ID{Raw: live, Type: id.Type}) {
+		live = r.ids.assign(base, id.Type)
 	}
-	return r.ids.assign(base, id.Type), true
+	live = spellAs(live, id)
+	r.ids.live[base] = live // as sent last (see prune)
+	return live, !bytes.Equal(live, id.Raw)
 }
 
-// freshKind reports whether raw, a valid JSON id, is of a kind replay
-// gives a fresh live id: a string or an integer (no fraction, no
-// exponent).
-func freshKind(raw []byte) bool {
-	if len(raw) == 0 {
-		return false
+// freshKind reports whether id is of a kind replay gives a fresh live id:
+// a string or a number of integral value (jsonrpc.ID.Integer).
+func freshKind(id jsonrpc.ID) bool {
+	return id.Type == jsonrpc.IDString || id.Integer()
+}
+
+// spellAs returns live, a fresh integer or string id (as spellAs made it
+// for an earlier use), spelled as the recorded id rec: an integer recorded
+// with a fraction (1.0) or an exponent (1e0) gets one too (7.0, 7e0), one
+// recorded plain is plain (7), so that the live server sees the value the
+// recorded one saw under the same kind of spelling.
+func spellAs(live []byte, rec jsonrpc.ID) []byte {
+	if rec.Type != jsonrpc.IDNumber || len(live) == 0 || live[0] == '"' {
+		return live
 	}
-	c := raw[0]
-	return c == '"' || ((c == '-' || (c >= '0' && c <= '9')) && !bytes.ContainsAny(raw, ".eE"))
+	if i := bytes.IndexAny(live, ".e"); i >= 0 {
+		live = live[:i]
+	}
+	switch {
+	case bytes.IndexByte(rec.Raw, '.') >= 0:
+		return append(bytes.Clone(live), ".0"...)
+	case bytes.ContainsAny(rec.Raw, "eE"):
+		return append(bytes.Clone(live), "e0"...)
+	}
+	return live
 }
 
 // takeUse returns the key of the oldest use of the recorded id base that

@@ -61,36 +61,9 @@ type Session struct {
 	tokenOwner map[string]string // progress token key -> recorded id key of its request
 	cancelled  map[string]bool   // recorded id keys of the requests the client cancelled
 	unfinished []string          // recorded streamed answers the tape ends in (streamed.go)
-	// verbatimInts holds the integer values (as id keys) of the request
-	// ids sent as recorded though they equal an integer (1.0, 1e0): fresh
-	// ids avoid them, so that no two live ids in flight key alike.
-	verbatimInts map[string]bool
 	// path is set for a streamed session: Steps and Server are nil, and
 	// a replay reads the session's records again from this tape file.
 	path string
-}
-
-// noteVerbatimInt notes key, the key of a request id sent as recorded
-// whose value is a natural number (see verbatimInts).
-func (s *Session) noteVerbatimInt(key string) {
-	if s.verbatimInts == nil {
-		s.verbatimInts = map[string]bool{}
-	}
-	s.verbatimInts[key] = true
-}
-
-// isNatural reports whether key, an id key, is a natural number, a value
-// a fresh numeric id may take.
-func isNatural(key string) bool {
-	if key == "" {
-		return false
-	}
-	for i := 0; i < len(key); i++ {
-		if key[i] < '0' || key[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // StepCount returns the number of client messages: len(Steps) for a

@@ -163,7 +163,7 @@ func (r *runner) takeLivePart(frame []byte, info *jsonrpc.Info) (bool, []byte) {
 	}
 	var part jsonrpc.StreamPart
 	part, r.members = partOf(frame, info, r.members)
-	key := string(info.ID.Raw)
+	key := info.ID.Key() // one id by value, as everywhere (1 and 1.0)
 	p := r.liveParts[key]
 	now := time.Now().UnixNano()
 	if part == jsonrpc.PartStart || part == jsonrpc.PartDelta {

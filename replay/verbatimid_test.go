@@ -14,11 +14,13 @@ import (
 	"github.com/mcptape/mcptape/transport"
 )
 
-// TestReplayVerbatimIDs: ids that replay sends as recorded (fractions,
-// objects) stay so whatever integer id of the same value got a fresh one
-// (1.0 after 1, 1 after 1.0: the integer gets a fresh id, the fraction
-// is sent as 1.0), and an object id the server echoes back with other
-// spacing pairs with its recorded answer (no extra, no missing).
+// TestReplayVerbatimIDs: ids are one id by value (jsonrpc.ID.Key), as
+// inspect and mock take them: an integer spelled 1.0 or 1e0 after 1 (or
+// 1 after 1.0) is the recorded id used again, sent under the live id of
+// its first use, spelled as recorded (2, 2.0, 2e0); it was sent as 1.0,
+// apart from 1's live id. A true fraction (1.5) and an object are sent as
+// recorded; an object id the server echoes back with other spacing pairs
+// with its recorded answer (no extra, no missing).
 func TestReplayVerbatimIDs(t *testing.T) {
 	req := func(id string) [2]string {
 		return [2]string{"c2s", `{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`}
@@ -29,8 +31,10 @@ func TestReplayVerbatimIDs(t *testing.T) {
 		ids  []string // recorded, each answered before the next
 		want string   // the live ids sent
 	}{
-		{"fraction after the integer", []string{`"x"`, `1`, `1.0`}, `"mcptape-1" 2 1.0`},
-		{"integer after the fraction", []string{`"x"`, `1.0`, `1`}, `"mcptape-1" 1.0 2`},
+		{"fraction after the integer", []string{`"x"`, `1`, `1.0`}, `"mcptape-1" 2 2.0`},
+		{"integer after the fraction", []string{`"x"`, `1.0`, `1`}, `"mcptape-1" 2.0 2`},
+		{"exponent after the integer", []string{`"x"`, `5`, `5e0`, `50e-1`}, `"mcptape-1" 2 2e0 2e0`},
+		{"true fraction", []string{`"x"`, `1.5`}, `"mcptape-1" 1.5`},
 		{"object echoed with other spacing", []string{`{"a":1}`}, `{"a":1}`},
 		{"object used again", []string{`{"a":1}`, `{"a":1}`}, `{"a":1} {"a":1}`},
 	}
@@ -71,11 +75,11 @@ func TestReplayVerbatimIDs(t *testing.T) {
 	}
 }
 
-// TestReplayFreshIDsAvoidVerbatimValues: a fresh id never takes the value
-// of an id the session sends as recorded. Recorded 5 and 1.0 are both in
-// flight: were 5 sent as 1, both answers would key as 1 and pair wrongly.
-// Held in memory and streamed (the index notes the values).
-func TestReplayFreshIDsAvoidVerbatimValues(t *testing.T) {
+// TestReplayFreshIDsIntegerValues: an integer id spelled with a fraction
+// gets a fresh id of its own value, so no two live ids in flight key
+// alike. Recorded 5 and 1.0 are both in flight: sent as 1 and 2.0, each
+// answer pairs with its request. Held in memory and streamed.
+func TestReplayFreshIDsIntegerValues(t *testing.T) {
 	req := func(id, n string) [2]string {
 		return [2]string{"c2s", `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"n` + n + `"}}`}
 	}
@@ -120,8 +124,8 @@ func TestReplayFreshIDsAvoidVerbatimValues(t *testing.T) {
 		for _, f := range conn.sent {
 			ids = append(ids, jsonrpc.Classify([]byte(f)).ID.String())
 		}
-		if got := strings.Join(ids, " "); got != "2 1.0" {
-			t.Errorf("memory %d: live ids %s, want 2 1.0", memory, got)
+		if got := strings.Join(ids, " "); got != "1 2.0" {
+			t.Errorf("memory %d: live ids %s, want 1 2.0", memory, got)
 		}
 	}
 }

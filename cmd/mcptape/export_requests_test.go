@@ -23,12 +23,12 @@ func TestExportRequestsCommand(t *testing.T) {
 		prefix string // of the output's first line
 		stderr string
 	}{
-		{name: "ndjson of two tapes", args: []string{stdio, http, "--format", "requests"}, lines: 9, prefix: `{"schema_version":3,`},
-		{name: "stdin", stdin: string(data), args: []string{"-", "--format", "requests"}, lines: 5, prefix: `{"schema_version":3,"tape":"-",`},
+		{name: "ndjson of two tapes", args: []string{stdio, http, "--format", "requests"}, lines: 9, prefix: `{"schema_version":4,`},
+		{name: "stdin", stdin: string(data), args: []string{"-", "--format", "requests"}, lines: 5, prefix: `{"schema_version":4,"tape":"-",`},
 		{name: "csv", args: []string{stdio, "--format", "requests", "-o", filepath.Join(dir, "r.csv")}, lines: 6, prefix: "schema_version,tape,session,",
 			stderr: "wrote 5 requests of 1 tape (14 messages)"},
 		{name: "parquet", args: []string{stdio, "--format", "requests", "-o", filepath.Join(dir, "r.parquet")}, prefix: "PAR1", stderr: "wrote 5 requests"},
-		{name: "jsonl", args: []string{stdio, "--format", "requests", "-o", filepath.Join(dir, "r.jsonl")}, lines: 5, prefix: `{"schema_version":3,`},
+		{name: "jsonl", args: []string{stdio, "--format", "requests", "-o", filepath.Join(dir, "r.jsonl")}, lines: 5, prefix: `{"schema_version":4,`},
 		{name: "no tape", args: []string{"--format", "requests"}, code: 2, stderr: "want at least one tape"},
 		{name: "unknown extension", args: []string{stdio, "--format", "requests", "-o", filepath.Join(dir, "bad.xlsx")}, code: 2,
 			stderr: `bad.xlsx": want a name ending in .csv, .parquet, .ndjson, .jsonl or .json`},
