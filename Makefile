@@ -52,7 +52,7 @@ sysdeps:
 ## which wait on peers, timers and sockets much of the time; their output
 ## follows the tests', and any failure fails 'make test'.
 test: peers sysdeps
-	@bash scripts/beside.sh '$(GO) vet ./... && $(MAKE) --no-print-directory cross' \
+	bash scripts/beside.sh '$(GO) vet ./... && $(MAKE) --no-print-directory cross' \
 		$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 	@$(MAKE) --no-print-directory test-portable
 
