@@ -48,10 +48,12 @@ sysdeps:
 	@bash scripts/sysdeps.sh chromium zsh fish python3
 
 ## test: the whole suite, with the race detector, end-to-end tests included.
+## 'go vet ./...' and 'make cross' (compiling only) run beside the race tests,
+## which wait on peers, timers and sockets much of the time; their output
+## follows the tests', and any failure fails 'make test'.
 test: peers sysdeps
-	$(GO) vet ./...
-	@$(MAKE) --no-print-directory cross
-	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
+	bash scripts/beside.sh '$(GO) vet ./... && $(MAKE) --no-print-directory cross' \
+		$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 	@$(MAKE) --no-print-directory test-portable
 
 ## cross: build and vet every package, tests included, for macOS, Windows,
