@@ -131,7 +131,7 @@ func (o *options) sessionCases(out []Case, path string, rep *analysis.Report, s 
 		unanswered = append(unanswered, english.Count(s.Unanswered, "request")+" never answered")
 	}
 	if s.BrokenOff > 0 {
-		unanswered = append(unanswered, english.Count(s.BrokenOff, "request")+" whose response the server broke off")
+		unanswered = append(unanswered, english.Count(s.BrokenOff, "request")+" the server broke off before answering (its response or the session)")
 	}
 	msg = strings.Join(unanswered, ", ")
 	signal(SignalUnanswered, s.Unanswered+s.BrokenOff, msg, append(refs(d.Unanswered, ""), refs(d.BrokenOff, "broken off after")...))

@@ -30,7 +30,7 @@ const (
 	SignalError      = "error"      // a JSON-RPC error response, or a request or notification refused with an HTTP error (not 401)
 	SignalToolError  = "tool-error" // a tools/call result with isError
 	SignalViolation  = "violation"  // a protocol violation
-	SignalUnanswered = "unanswered" // a request never answered, or whose response the server broke off (not one the client left: OutcomeClientGone)
+	SignalUnanswered = "unanswered" // a request never answered, or broken off by the server (its response or the session it ended; not one the client left: OutcomeClientGone)
 	SignalCancelled  = "cancelled"  // a request cancelled
 	SignalAbandoned  = "abandoned"  // an MRTR operation whose last answer asked for input, never retried
 	SignalUnfinished = "unfinished" // a task with no terminal status or result seen

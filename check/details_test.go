@@ -131,7 +131,7 @@ func TestCutRequests(t *testing.T) {
 	tests := []struct {
 		tape, message string
 	}{
-		{"http-broken-off", "1 request whose response the server broke off"},
+		{"http-broken-off", "1 request the server broke off before answering (its response or the session)"},
 		{"http-cut-before-response", ""},
 		{"http-cut-mid-response", ""},
 	}
