@@ -65,9 +65,9 @@ const barScale = 1000
 type liveBar struct {
 	p      *mpb.Progress
 	bar    *mpb.Bar
-	counts *mpb.Bar    // the row of counts: a bar drawn without a filler
-	out    io.Writer   // the terminal
-	server *lineWriter // the servers' stderr (aboveBar); nil when it goes elsewhere
+	counts *mpb.Bar      // the row of counts: a bar drawn without a filler
+	out    io.Writer     // the terminal
+	above  []*lineWriter // the writers aboveBar gave (the servers' stderr, load's own lines): finish flushes each
 	mu     sync.Mutex
 	l      loadgen.Live
 }
@@ -151,24 +151,31 @@ func (lb *liveBar) update(l loadgen.Live) {
 // aboveBar returns the writer of the servers' stderr while the bar is
 // shown: their lines are printed above it, as the notices are, each whole
 // (a lineWriter holds an unfinished one), so that a server's line and a
-// frame of the bar never share a line of the terminal. finish passes on
-// a line still unfinished; once the bar is gone, lines go to the terminal
-// as they come.
+// frame of the bar never share a line of the terminal. Each call gives a
+// writer of its own (its unfinished line is its own); finish passes on
+// the line each still holds; once the bar is gone, lines go to the
+// terminal as they come.
 func (lb *liveBar) aboveBar() io.Writer {
-	lb.server = &lineWriter{out: func(b []byte) {
+	w := &lineWriter{out: func(b []byte) {
 		if _, err := lb.p.Write(b); err != nil { // the bar is gone
 			_, _ = lb.out.Write(b)
 		}
 	}}
-	return lb.server
+	lb.mu.Lock()
+	lb.above = append(lb.above, w)
+	lb.mu.Unlock()
+	return w
 }
 
 // finish draws the bar one last time, full or, when the run was
 // interrupted, where it stopped, and ends the display. A line of the
 // servers still unfinished is printed above it first.
 func (lb *liveBar) finish(interrupted bool) {
-	if lb.server != nil {
-		lb.server.Flush()
+	lb.mu.Lock()
+	above := lb.above
+	lb.mu.Unlock()
+	for _, w := range above {
+		w.Flush()
 	}
 	for _, b := range []*mpb.Bar{lb.bar, lb.counts} {
 		if interrupted {
