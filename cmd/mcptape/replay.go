@@ -151,8 +151,8 @@ func replayCmd() *command {
 			fs.BoolVar(&f.unbatch, "unbatch", false, "send the members of a recorded batch one by one, for servers that refuse batches (default: as the recorded batch)")
 			fs.StringArrayVar(&f.ignore, "ignore", nil, "leave `PATH` out of the comparison, or a notification method out of the counts (repeatable)")
 			fs.StringVar(&f.format, "format", "text", "report `FORMAT`: text or json")
-			fs.StringVarP(&f.output, "output", "o", "", "record the replay to `NEW_TAPE`, which must not exist (for mcptape diff / inspect)")
-			outputFlag(fs, "output", false)
+			fs.StringVarP(&f.output, "output", "o", "", "record the replay to `NEW_TAPE` (named *.jsonl.zst), which must not exist (for mcptape diff / inspect)")
+			tapeOutputFlag(fs, "output")
 			fs.BoolVar(&f.force, "force", false, "overwrite the -o file when it exists (without it, an existing file is refused with exit code 2)")
 			return func(ctx context.Context, st *stdio, args []string) error {
 				dash := fs.ArgsLenAtDash()
