@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcptape/mcptape/internal/fileext"
 	"github.com/mcptape/mcptape/internal/privfile"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -136,7 +137,7 @@ func checkTapeName(flag, path string) error {
 	if path == "-" || strings.HasSuffix(filepath.Base(path), tape.Ext) {
 		return nil
 	}
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+	if isSpecialFile(path) {
 		return nil
 	}
 	return usageError("%s %s: a tape is zstd-compressed JSON lines named *%s, the only files a directory given to inspect, check, prune, mock or replay is read for: give %s %s",
@@ -235,4 +236,31 @@ func pathErrorCause(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// checkOutputFits returns a usage error when out, the -o file of a
+// command, is one of its inputs (refuseInputAsOutput, said first) or has
+// an extension other than exts, those of the one format it writes, what
+// names ("report writes HTML"): -o r.pdf got HTML. A name without an
+// extension fits (fileext.Fit); "" and "-" (stdout) pass, as does an
+// existing file that is no regular file (a pipe, a device).
+func checkOutputFits(out string, inputs []string, what string, exts ...string) error {
+	if out == "" || out == "-" {
+		return nil
+	}
+	if err := refuseInputAsOutput(out, inputs); err != nil {
+		return err
+	}
+	if err := fileext.Fit(out, exts...); err != nil && !isSpecialFile(out) {
+		return usageError("-o: %v (%s)", err, what)
+	}
+	return nil
+}
+
+// isSpecialFile reports whether path exists and is no regular file nor
+// directory (a pipe, a device): its name says nothing of what is written
+// there.
+func isSpecialFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.Mode().IsRegular() && !fi.IsDir()
 }
