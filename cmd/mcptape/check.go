@@ -186,7 +186,7 @@ func signalList(s string) []string {
 // (groupTapes, as inspect reads them).
 func runCheck(ctx context.Context, st *stdio, args []string, out string, write func(io.Writer, *check.Result) error, opts []check.Option) error {
 	start := time.Now()
-	groups, err := groupTapes(args, false) // tapes.go
+	groups, err := groupTapes(st, args, false) // tapes.go
 	if err != nil {
 		return withCode(2, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTapeOutputNamedAsTape: a tape written under a name that is not
@@ -78,5 +79,46 @@ func TestTapeNameKeptByNoRegularFile(t *testing.T) {
 	}
 	if err := checkTapeName("-o", "dir/t.jsonl.zst"); err != nil {
 		t.Errorf("dir/t.jsonl.zst: %v", err)
+	}
+}
+
+// TestDirectoryNamesMisnamedTapes: an mcptape tape in a directory under
+// another name than *.jsonl.zst (renamed, or written by an older record
+// -o t.jsonl) is named on stderr by every command given the directory,
+// with the name to give it, instead of being passed over in silence; a
+// directory with no other tape says so in its error. Files that are no
+// tapes (a JSON report) are not named.
+func TestDirectoryNamesMisnamedTapes(t *testing.T) {
+	src, err := os.ReadFile(basicTape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	misnamed := filepath.Join(dir, "b.jsonl")
+	for name, data := range map[string][]byte{"a.jsonl.zst": src, "b.jsonl": src, "run.json": []byte(`{"model":"open","series":[]}`)} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(misnamed, old, old); err != nil {
+		t.Fatal(err)
+	}
+	note := "warning: " + misnamed + " is a tape not named *.jsonl.zst, passed over (rename it b.jsonl.zst)\n"
+	for _, args := range [][]string{
+		{"inspect", dir}, {"check", dir}, {"export", dir, "--format", "ndjson"}, {"mock", dir},
+		{"prune", dir, "--older-than", "24h", "--dry-run"},
+	} {
+		code, _, stderr := runCLI(t, "", args...)
+		if code != 0 || !strings.Contains(stderr, "mcptape "+args[0]+": "+note) || strings.Contains(stderr, "run.json") {
+			t.Errorf("%q: exit %d, stderr %q; want 0 and the line %q", args, code, stderr, note)
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, "a.jsonl.zst")); err != nil {
+		t.Fatal(err)
+	}
+	want := "mcptape inspect: " + dir + ": a directory without tapes (*.jsonl.zst): " + strings.TrimPrefix(note, "warning: ")
+	if code, _, stderr := runCLI(t, "", "inspect", dir); code != 2 || stderr != want {
+		t.Errorf("inspect of a directory with only a misnamed tape: exit %d, stderr %q; want 2 and %q", code, stderr, want)
 	}
 }
