@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/mcptape/mcptape/analysis"
 	"github.com/mcptape/mcptape/internal/english"
@@ -83,6 +84,8 @@ type options struct {
 	joined      map[string][]string // RunTapes: the files of a tape read joined, by name
 }
 
+// maxDuration is a --max-duration bound: spec, its name (series:DUR
+// without spaces around), the series ("" for sessions) and the bound.
 type maxDuration struct {
 	spec, series string
 	d            time.Duration
@@ -139,21 +142,30 @@ func WithForbidTool(name string) Option {
 
 // WithMaxDuration asserts "[SERIES:]DUR": every session lasts at most DUR,
 // or with a series (a method, or "tools/call NAME") no client request of
-// it took longer.
+// it took longer. Spaces around the series and DUR are left out of the
+// case's name; a series with a control character (a line break) is
+// refused: the name is a line of the text result.
 func WithMaxDuration(spec string) Option {
 	return func(o *options) error {
-		series, dur := "", spec
+		series, dur := "", strings.TrimSpace(spec)
 		if i := strings.LastIndexByte(spec, ':'); i >= 0 {
-			series, dur = strings.TrimSpace(spec[:i]), spec[i+1:]
-			if series == "" {
+			series, dur = strings.TrimSpace(spec[:i]), strings.TrimSpace(spec[i+1:])
+			switch {
+			case series == "":
 				return fmt.Errorf("max duration %q: empty series before ':'", spec)
+			case strings.IndexFunc(series, unicode.IsControl) >= 0:
+				return fmt.Errorf("max duration %q: a control character in the series %q", spec, series)
 			}
 		}
-		d, err := time.ParseDuration(strings.TrimSpace(dur))
+		d, err := time.ParseDuration(dur)
 		if err != nil || d <= 0 {
 			return fmt.Errorf("max duration %q: %q is not a positive duration such as 2s", spec, dur)
 		}
-		o.maxDuration = append(o.maxDuration, maxDuration{spec, series, d})
+		name := dur
+		if series != "" {
+			name = series + ":" + dur
+		}
+		o.maxDuration = append(o.maxDuration, maxDuration{name, series, d})
 		return nil
 	}
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # demo-load.sh: mcptape load on the embedded reference server (for make demo).
-#  1. open model over Streamable HTTP with an HDR report and CI thresholds;
+#  1. open model over Streamable HTTP with an HDR report and a CI threshold
+#     on errors; then a latency threshold that breaks on any host (exit 3);
 #  2. three generators at once, their reports merged exactly;
 #  3. closed model over stdio with batches, progress, cancellation;
 #  4. tape-driven load: a recorded session amplified (if a tape is given).
@@ -20,11 +21,25 @@ SRV=$!
 trap 'kill $SRV 2>/dev/null || true' EXIT
 for _ in $(seq 100); do URL=$(grep -o 'http://[^ ]*/mcp' "$OUT/serve.err" || true); [ -n "$URL" ] && break; sleep 0.1; done
 
+# The CI gate (--threshold) is shown on what the demo controls: step 1
+# gates on errors (the reference server answers every call), and step 1b
+# on the latency of calls that sleep 200 ms, which no host answers within
+# 100 ms: exit 3, and the demo fails if the gate does not fire. A latency
+# budget on echo calls (p99<500ms) failed make demo on a loaded host.
 step 1 "open model: 300 arrivals/s over 20 HTTP sessions for 4 s, latency from the intended send time"
 "$MCPTAPE" load --url "$URL" --rate 300/s --sessions 20 --ramp 1s --duration 4s --every 1s \
   --call '3:tools/call echo {"message":"hi"}' --call 'tools/call add {"a":1,"b":2}' --call tools/list \
   --json "$OUT/load.json" --hgrm "$OUT/hgrm" \
-  --threshold 'tools/call:p99<500ms' --threshold 'errors<1%'
+  --threshold 'errors<1%'
+
+step 1b "a latency gate: calls that sleep 200 ms held to p99<100ms (broken on any host: exit 3 expected)"
+set +e
+"$MCPTAPE" load -q --url "$URL" --sessions 2 --requests 4 --call 'tools/call sleep {"ms":200}' \
+  --threshold 'tools/call:p99<100ms'
+code=$?
+set -e
+echo "load exit code: $code (3 = a threshold broken)" >&2
+[ "$code" -eq 3 ] || { echo "demo-load.sh: the latency gate did not fire (exit $code, want 3)" >&2; exit 1; }
 
 step 2 "three generators at once (100/s each), merged exactly"
 for i in 0 1 2; do

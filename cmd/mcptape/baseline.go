@@ -24,7 +24,8 @@ func baselineCmd() *command {
 
   The baseline holds each definition as the server sent it in its list results
   (tools/list, prompts/list, resources/list, resources/templates/list), and
-  which lists the tape had: a list never asked for is not compared.
+  which lists the tape had: a list never asked for is not compared. It is
+  JSON: -o names it .json (or with no extension).
   Exit code: 0, or 2 when the tape cannot be read.
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
@@ -36,6 +37,9 @@ func baselineCmd() *command {
 				}
 				if *out == "" {
 					return usageError("-o FILE is required (use -o - for stdout)")
+				}
+				if err := checkOutputFits(*out, args, "baseline writes JSON", ".json"); err != nil {
+					return err
 				}
 				s, err := analysis.ReadSurface(ctx, args[0])
 				if err != nil {

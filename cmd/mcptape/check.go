@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/mcptape/mcptape/analysis"
 	"github.com/mcptape/mcptape/check"
 	"github.com/mcptape/mcptape/internal/english"
+	"github.com/mcptape/mcptape/internal/fileext"
 )
 
 func checkCmd() *command {
@@ -54,6 +56,8 @@ func checkCmd() *command {
   refusal but 401) of the client's requests, the server's own requests
   (answered or not) in neither. --max-duration DUR bounds each session; SERIES:DUR each request of
   the series.
+  Without --format, -o's extension picks the format (.xml junit, .json json,
+  .txt or none text); with it, -o must have its extension or none.
   Exit code: 0 passed, 1 a selected signal fired or an assertion failed, 2 a
   usage error or a tape that cannot be read.
 `,
@@ -65,17 +69,16 @@ func checkCmd() *command {
 			thresholds := fs.StringArray("threshold", nil, "`SPEC` as in mcptape load, per tape: 'tools/call search:p99<2s', 'errors<1%' (repeatable)")
 			slow := fs.Duration("slow", check.DefaultSlow, "a client request slower than `DUR` fires the slow signal")
 			baseline := fs.String("baseline", "", "compare each tape's tools, prompts and resources with the surface in `FILE` (mcptape baseline, or a tape)")
-			format := fs.String("format", "text", "output `FORMAT`: text, json or junit")
+			format := fs.String("format", "text", "output `FORMAT`: text, json or junit; without it, -o's extension picks it (.xml junit, .json json)")
 			out := fs.StringP("output", "o", "-", "write the result to `FILE` (- for stdout)")
 			outputFlag(fs, "output", false)
 			return func(ctx context.Context, st *stdio, args []string) error {
 				if len(args) == 0 {
 					return usageError("no tape given (usage: mcptape %s)", "check TAPE...")
 				}
-				write, ok := map[string]func(io.Writer, *check.Result) error{
-					"text": check.WriteText, "json": check.WriteJSON, "junit": check.WriteJUnit}[*format]
-				if !ok {
-					return usageError("--format %q: want text, json or junit", *format)
+				write, err := checkWriter(*format, fs.Changed("format"), *out, args)
+				if err != nil {
+					return err
 				}
 				opts := []check.Option{check.WithSlow(*slow)}
 				// add checks the option of a flag at once: a bad value is
@@ -115,6 +118,51 @@ func checkCmd() *command {
 	}
 }
 
+// checkFormats are the formats of check's result: --format's name, what
+// it is, and the extension of -o that names it.
+var checkFormats = []struct {
+	name, what, ext string
+	write           func(io.Writer, *check.Result) error
+}{
+	{"text", "text", ".txt", check.WriteText},
+	{"json", "JSON", ".json", check.WriteJSON},
+	{"junit", "JUnit XML", ".xml", check.WriteJUnit},
+}
+
+// checkWriter returns the writer of check's result in format (given: by
+// --format, else the default text) to out, the -o file written from the
+// tapes of inputs. Without --format, an -o with an extension picks the
+// format (check.xml: junit); with it, the extension must be the format's:
+// -o check.xml with the default text wrote text into a .xml file. A name
+// without an extension, and stdout, take the format as it is.
+func checkWriter(format string, given bool, out string, inputs []string) (func(io.Writer, *check.Result) error, error) {
+	exts := make([]fileext.Ext[string], len(checkFormats))
+	for i, f := range checkFormats {
+		exts[i] = fileext.Ext[string]{Ext: f.ext, Format: f.name}
+	}
+	if !given && out != "-" && filepath.Ext(filepath.Base(out)) != "" && !isSpecialFile(out) {
+		if err := refuseInputAsOutput(out, inputs); err != nil {
+			return nil, err
+		}
+		f, err := fileext.Pick(out, exts...)
+		if err != nil {
+			return nil, usageError("-o: %v (for text, json or junit; or give --format)", err)
+		}
+		format = f
+	}
+	for _, f := range checkFormats {
+		if f.name == format {
+			if given {
+				if err := checkOutputFits(out, inputs, "--format "+f.name+" writes "+f.what, f.ext); err != nil {
+					return nil, err
+				}
+			}
+			return f.write, nil
+		}
+	}
+	return nil, usageError("--format %q: want text, json or junit", format)
+}
+
 // signalList splits a --fail-on value; "all" and "none" name every signal
 // and none.
 func signalList(s string) []string {
@@ -138,7 +186,7 @@ func signalList(s string) []string {
 // (groupTapes, as inspect reads them).
 func runCheck(ctx context.Context, st *stdio, args []string, out string, write func(io.Writer, *check.Result) error, opts []check.Option) error {
 	start := time.Now()
-	groups, err := groupTapes(args, false) // tapes.go
+	groups, err := groupTapes(st, args, false) // tapes.go
 	if err != nil {
 		return withCode(2, err)
 	}

@@ -34,7 +34,9 @@ func exportCmd() *command {
   operation of any number of tapes, paired as 'mcptape inspect' pairs them:
   by -o's extension: .ndjson, .jsonl or .json (and stdout) for NDJSON, .csv,
   .parquet; any other name is a usage error (columns:
-  docs/requests-format.md; queries: docs/sql.md). Output files are created with mode 0600: tapes hold other people's
+  docs/requests-format.md; queries: docs/sql.md). For the others -o must
+  fit the format, or have no extension: har .har or .json, ndjson .ndjson,
+  .jsonl or .json, otlp .json (-o trace.csv with otlp is a usage error). Output files are created with mode 0600: tapes hold other people's
   data. Exit code: 0, or 2 on error.
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
@@ -55,10 +57,25 @@ func exportCmd() *command {
 				if err != nil { // (requests is taken above)
 					return usageError("--format %q: want har, ndjson, otlp or requests", *format)
 				}
+				if err := checkOutputFits(*out, args, "--format "+*format+" writes "+exportWrites[f].what, exportWrites[f].exts...); err != nil {
+					return err
+				}
 				return runExport(ctx, st, args, *out, f)
 			}
 		},
 	}
+}
+
+// exportWrites says what each format of export writes, and the names of
+// its -o (checkOutputFits); the requests table's format follows -o's
+// extension instead (analysis.RequestsFormatFor).
+var exportWrites = map[analysis.ExportFormat]struct {
+	what string
+	exts []string
+}{
+	analysis.ExportHAR:    {"HAR (JSON)", []string{".har", ".json"}},
+	analysis.ExportNDJSON: {"JSON lines", []string{".ndjson", ".jsonl", ".json"}},
+	analysis.ExportOTLP:   {"OTLP/JSON", []string{".json"}},
 }
 
 // runExport exports the tapes of args, read as one (or stdin for "-"), to

@@ -28,7 +28,7 @@ func runExportRequests(ctx context.Context, st *stdio, paths []string, out strin
 	if err != nil {
 		return usageError("-o: %v", err)
 	}
-	groups, err := groupTapes(paths, false) // tapes.go
+	groups, err := groupTapes(st, paths, false) // tapes.go
 	if err != nil {
 		return withCode(2, err)
 	}

@@ -48,6 +48,9 @@ func (v nonNegativeDuration) Set(s string) error {
 // before c runs.
 func (c *command) execute(ctx context.Context, st *stdio, args []string) error {
 	c, args = c.resolve(args)
+	named := *st
+	named.cmd = c.name
+	st = &named
 	fs, run := c.flagSet()
 	fs.VisitAll(func(f *pflag.Flag) { // (not in help: pflag shows a wrapped 0s as a default)
 		if f.Value.Type() == "duration" {

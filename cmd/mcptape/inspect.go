@@ -64,7 +64,7 @@ func inspectCmd() *command {
 					}
 					return runFollowInspect(ctx, st, args[0], *format, analysis.WithMaxSessions(*maxSessions))
 				}
-				groups, err := groupTapes(args, *merge) // tapes.go
+				groups, err := groupTapes(st, args, *merge) // tapes.go
 				if err != nil {
 					return withCode(2, err)
 				}

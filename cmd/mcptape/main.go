@@ -54,6 +54,7 @@ type runFunc func(ctx context.Context, st *stdio, args []string) error
 type stdio struct {
 	in       io.Reader
 	out, err io.Writer
+	cmd      string // the command running ("inspect", "report merge"), for its notes on err
 }
 
 // exitError carries a process exit code with the error that caused it.

@@ -19,19 +19,19 @@ func TestOutputOverExistingFile(t *testing.T) {
 	}
 	dir := t.TempDir()
 	tests := []struct {
-		name string
-		args func(out string) []string
+		name, ext string
+		args      func(out string) []string
 	}{
-		{name: "export", args: func(out string) []string {
+		{name: "export", ext: ".ndjson", args: func(out string) []string {
 			return []string{"export", filepath.Join(exportFixtures, "stdio.jsonl.zst"), "--format", "ndjson", "-o", out}
 		}},
-		{name: "report", args: func(out string) []string {
+		{name: "report", ext: ".html", args: func(out string) []string {
 			return []string{"report", "../../testdata/analysis/report/hand-made.jsonl.zst", "-o", out}
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := filepath.Join(dir, tt.name+".out")
+			out := filepath.Join(dir, tt.name+tt.ext)
 			if err := os.WriteFile(out, []byte("old"), 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -11,7 +11,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcptape/mcptape/internal/fileext"
 	"github.com/mcptape/mcptape/internal/privfile"
+	"github.com/mcptape/mcptape/tape"
 )
 
 // writeOutput runs write on out: a file created 0600, or stdout for "-"
@@ -58,8 +60,8 @@ func refuseInputAsOutput(out string, inputs []string) error {
 }
 
 // outputAnnotation marks the flags that name an output of their command
-// (outputFlag); its values are the kind ("file" or "dir") and the words
-// that are no path (such as discard).
+// (outputFlag, tapeOutputFlag); its values are the kind ("file", "dir" or
+// "tape") and the words that are no path (such as discard).
 const outputAnnotation = "mcptape-output"
 
 // outputFlag marks the flag name of fs as an output path of its command:
@@ -77,10 +79,20 @@ func outputFlag(fs *pflag.FlagSet, name string, dir bool, keywords ...string) {
 	}
 }
 
+// tapeOutputFlag marks the flag name of fs as the path of a tape its
+// command writes (record, replay, mock -o): an output file (outputFlag)
+// that must also be named as tapes are (checkTapeName).
+func tapeOutputFlag(fs *pflag.FlagSet, name string) {
+	if err := fs.SetAnnotation(name, outputAnnotation, []string{"tape"}); err != nil {
+		panic(err) // a flag of ours misnamed: a bug, found by every test
+	}
+}
+
 // checkOutputs checks the output flags of fs that were given (outputFlag)
 // and returns the usage error of the first that is empty (given as "":
-// no default is taken for it, nor stdout) or cannot be written
-// (checkOutputPath). Nothing is truncated or left behind: it looks, opens
+// no default is taken for it, nor stdout), cannot be written
+// (checkOutputPath) or, for a tape, is not named as one (checkTapeName).
+// Nothing is truncated or left behind: it looks, opens
 // an existing file for writing, and creates and removes a probe file
 // where a new one is to go.
 func checkOutputs(fs *pflag.FlagSet) error {
@@ -106,8 +118,46 @@ func checkOutputs(fs *pflag.FlagSet) error {
 			return
 		}
 		err = checkOutputPath(name, f.Value.String(), a[0] == "dir")
+		if err == nil && a[0] == "tape" {
+			err = checkTapeName(name, f.Value.String())
+		}
 	})
 	return err
+}
+
+// checkTapeName returns a usage error when path, a tape a command is to
+// write (flag names it), is not named *.jsonl.zst (tape.Ext): the tape
+// would be a zstd stream under a name that says otherwise (-o t.jsonl:
+// not JSON lines to jq), and every command given a directory (inspect,
+// check, prune, mock, replay) reads only the files named so, passing it
+// over. The error suggests the name to give. "-" passes (the command
+// says what it does with it), as does an existing file that is no
+// regular file (a pipe, /dev/null): it keeps no name.
+func checkTapeName(flag, path string) error {
+	if path == "-" || strings.HasSuffix(filepath.Base(path), tape.Ext) {
+		return nil
+	}
+	if isSpecialFile(path) {
+		return nil
+	}
+	return usageError("%s %s: a tape is zstd-compressed JSON lines named *%s, the only files a directory given to inspect, check, prune, mock or replay is read for: give %s %s",
+		flag, path, tape.Ext, flag, tapeNameFor(path))
+}
+
+// tapeNameFor returns path named as a tape: the extensions of a JSON
+// lines or zstd file it ends in (t.jsonl, t.zst, t.json.zst) replaced by
+// tape.Ext.
+func tapeNameFor(path string) string {
+	dir, base := filepath.Split(path)
+	for _, exts := range [][]string{{".zst", ".zstd"}, {".jsonl", ".ndjson", ".json"}} {
+		for _, e := range exts {
+			if len(base) > len(e) && strings.EqualFold(base[len(base)-len(e):], e) {
+				base = base[:len(base)-len(e)]
+				break
+			}
+		}
+	}
+	return dir + base + tape.Ext
 }
 
 // checkOutputPath returns a usage error when path, an output of a command
@@ -186,4 +236,31 @@ func pathErrorCause(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// checkOutputFits returns a usage error when out, the -o file of a
+// command, is one of its inputs (refuseInputAsOutput, said first) or has
+// an extension other than exts, those of the one format it writes, what
+// names ("report writes HTML"): -o r.pdf got HTML. A name without an
+// extension fits (fileext.Fit); "" and "-" (stdout) pass, as does an
+// existing file that is no regular file (a pipe, a device).
+func checkOutputFits(out string, inputs []string, what string, exts ...string) error {
+	if out == "" || out == "-" {
+		return nil
+	}
+	if err := refuseInputAsOutput(out, inputs); err != nil {
+		return err
+	}
+	if err := fileext.Fit(out, exts...); err != nil && !isSpecialFile(out) {
+		return usageError("-o: %v (%s)", err, what)
+	}
+	return nil
+}
+
+// isSpecialFile reports whether path exists and is no regular file nor
+// directory (a pipe, a device): its name says nothing of what is written
+// there.
+func isSpecialFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.Mode().IsRegular() && !fi.IsDir()
 }

@@ -104,15 +104,22 @@ func TestOutputPathsCheckedFirst(t *testing.T) {
 			}
 			t.Run(c.cmd+" "+name+" "+b.label, func(t *testing.T) {
 				const old = "an earlier run's output\n"
-				kept := filepath.Join(t.TempDir(), "kept.json")
-				if err := os.WriteFile(kept, []byte(old), 0o600); err != nil {
-					t.Fatal(err)
-				}
 				args := slices.Clone(c.args)
+				var kept string
 				for i, a := range args {
 					if a == keptOutput {
+						kept = filepath.Join(t.TempDir(), "kept.json")
+						if args[i-1] == "-o" && fs.ShorthandLookup("o").Annotations[outputAnnotation][0] == "tape" {
+							kept = filepath.Join(filepath.Dir(kept), "kept.jsonl.zst") // a tape is named as one
+						}
 						args[i] = kept
 					}
+				}
+				if kept == "" {
+					kept = filepath.Join(t.TempDir(), "kept.json")
+				}
+				if err := os.WriteFile(kept, []byte(old), 0o600); err != nil {
+					t.Fatal(err)
 				}
 				at := len(args)
 				if i := slices.Index(args, "--"); i >= 0 {

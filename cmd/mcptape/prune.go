@@ -56,6 +56,13 @@ func runPrune(st *stdio, dir string, olderThan time.Duration, dryRun bool, now t
 		return withCode(2, err)
 	}
 	victims, skipped := onlyOurTapes(st, victims)
+	if ents, err := os.ReadDir(dir); err == nil { // (read above: an error there returned)
+		for _, m := range misnamedTapes(dir, ents) { // tapes.go: old ones it would have deleted
+			if fi, err := os.Stat(m); err == nil && now.Sub(fi.ModTime()) > olderThan {
+				fmt.Fprintf(st.err, "mcptape prune: warning: %s\n", misnamedNote(m))
+			}
+		}
+	}
 	var failed []error
 	var bytes int64
 	for _, v := range victims {

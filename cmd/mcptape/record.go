@@ -65,8 +65,8 @@ func recordCmd() *command {
   An existing -o file is never overwritten unless --force is given.
   Exit code: the server's (128+N when it died of signal N), 127 when it cannot start,
   2 for a usage error (an -o in a directory that does not exist or cannot be
-  written, a --cwd that is no directory, among them: found before the tape is
-  created) or an -o file that already exists.
+  written, an -o not named *.jsonl.zst, a --cwd that is no directory, among
+  them: found before the tape is created) or an -o file that already exists.
   The server dies with mcptape: SIGTERM from the kernel on Linux, a job object on
   Windows; on macOS and FreeBSD it sees its stdin end.
   SIGINT, SIGTERM and SIGHUP (the terminal closed) end a recording cleanly:
@@ -80,8 +80,8 @@ func recordCmd() *command {
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f recordFlags
 			fs.SetInterspersed(false) // the command's own flags are not ours, "--" or not
-			fs.StringVarP(&f.output, "output", "o", "", "tape file to write, which must not exist (default: a new file under $XDG_STATE_HOME/mcptape/tapes, ~/.local/state/mcptape/tapes, or on Windows %LOCALAPPDATA%\\mcptape\\tapes)")
-			outputFlag(fs, "output", false)
+			fs.StringVarP(&f.output, "output", "o", "", "tape file to write, named *.jsonl.zst, which must not exist (default: a new file under $XDG_STATE_HOME/mcptape/tapes, ~/.local/state/mcptape/tapes, or on Windows %LOCALAPPDATA%\\mcptape\\tapes)")
+			tapeOutputFlag(fs, "output")
 			fs.StringVar(&f.name, "name", "", "with no -o, name the tape `NAME`-TIME-PID.jsonl.zst in the state directory (as 'mcptape wrap' does)")
 			fs.BoolVar(&f.force, "force", false, "overwrite the -o file when it exists (without it, an existing file is refused with exit code 2)")
 			fs.DurationVar(&f.flush, "flush", tape.DefaultFlushInterval, "how often the tape is flushed to disk; a crash loses at most twice this much (records of the last interval wait for the next frame, to keep time order)")

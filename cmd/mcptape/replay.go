@@ -130,7 +130,9 @@ func replayCmd() *command {
   2 the replay failed (bad tape, unknown session, server died, hung or sent
   garbage; the error names the step and why), 128+N interrupted by signal
   N: 130 Ctrl-C (SIGINT), 143 SIGTERM, 129 SIGHUP (the report so far is
-  printed).
+  printed), also when the server or a proxy in front, in the same process
+  group, died of that Ctrl-C and the replay failed on it first (a failed
+  replay waits up to 250ms for the signal before it exits 2).
 `,
 		setup: func(fs *pflag.FlagSet) runFunc {
 			var f replayFlags
@@ -151,8 +153,8 @@ func replayCmd() *command {
 			fs.BoolVar(&f.unbatch, "unbatch", false, "send the members of a recorded batch one by one, for servers that refuse batches (default: as the recorded batch)")
 			fs.StringArrayVar(&f.ignore, "ignore", nil, "leave `PATH` out of the comparison, or a notification method out of the counts (repeatable)")
 			fs.StringVar(&f.format, "format", "text", "report `FORMAT`: text or json")
-			fs.StringVarP(&f.output, "output", "o", "", "record the replay to `NEW_TAPE`, which must not exist (for mcptape diff / inspect)")
-			outputFlag(fs, "output", false)
+			fs.StringVarP(&f.output, "output", "o", "", "record the replay to `NEW_TAPE` (named *.jsonl.zst), which must not exist (for mcptape diff / inspect)")
+			tapeOutputFlag(fs, "output")
 			fs.BoolVar(&f.force, "force", false, "overwrite the -o file when it exists (without it, an existing file is refused with exit code 2)")
 			return func(ctx context.Context, st *stdio, args []string) error {
 				dash := fs.ArgsLenAtDash()
@@ -271,7 +273,7 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 	rep, err := replay.Run(ctx, sessions, dial, opts...)
 	stopping()
 	if err != nil {
-		if ctx.Err() != nil {
+		if settleSignal(ctx, signalSettle) { // signals.go: the server may have died of it first
 			return interrupted(ctx, "")
 		}
 		return withCode(2, err)
@@ -284,7 +286,10 @@ func runReplay(ctx context.Context, st *stdio, f *replayFlags, args []string, co
 	if err != nil {
 		return withCode(2, err)
 	}
-	if ctx.Err() != nil { // a signal: not a failure of the server
+	// A signal: not a failure of the server, also when the server (or a
+	// proxy) in the terminal's process group died of the same Ctrl-C and
+	// the replay failed on that before the signal was seen here.
+	if ctx.Err() != nil || (rep.ExitCode() == 2 && settleSignal(ctx, signalSettle)) {
 		return interrupted(ctx, ": the report is partial")
 	}
 	switch rep.ExitCode() {

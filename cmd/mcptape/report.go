@@ -38,7 +38,8 @@ func reportCmd() *command {
   error and broken off, when any), a timeline of requests per session, latency
   histograms per method and per tool, the errors and the protocol violations.
   It is one HTML file with inline CSS and SVG: no script, nothing fetched. It is
-  created with mode 0600 (tapes hold other people's data). Exit code: 0, or 2 on
+  created with mode 0600 (tapes hold other people's data). -o names it .html or
+  .htm (or with no extension): -o r.pdf is a usage error. Exit code: 0, or 2 on
   error.
 `,
 		subcommands: map[string]*command{"merge": reportMergeCmd()},
@@ -51,6 +52,9 @@ func reportCmd() *command {
 				if len(args) > 0 && isLoadReport(args[0]) {
 					if *out == "" {
 						return usageError("-o FILE is required (use -o - for stdout)")
+					}
+					if err := checkOutputFits(*out, args, reportWrites, reportExts...); err != nil {
+						return err
 					}
 					for _, a := range args[1:] {
 						switch isJSON, err := probeLoadReport(a); {
@@ -73,6 +77,9 @@ func reportCmd() *command {
 				if *out == "" {
 					return usageError("-o FILE is required (use -o - for stdout)")
 				}
+				if err := checkOutputFits(*out, args, reportWrites, reportExts...); err != nil {
+					return err
+				}
 				if *maxTimeline < 0 {
 					return usageError("--max-timeline %d: want 0 or more", *maxTimeline)
 				}
@@ -86,6 +93,12 @@ func reportCmd() *command {
 		},
 	}
 }
+
+// reportWrites says what report writes, and reportExts are the names of
+// its -o (checkOutputFits).
+const reportWrites = "report writes HTML"
+
+var reportExts = []string{".html", ".htm"}
 
 // runReport writes the HTML report of the tapes of args, read as one, to
 // out (or stdout for "-"). A failed report leaves no file behind.

@@ -152,10 +152,25 @@ func startMcptape(t *testing.T, args ...string) *serveProc {
 // env added to the environment.
 func startMcptapeEnv(t *testing.T, env []string, args ...string) *serveProc {
 	t.Helper()
-	p := &serveProc{cmd: exec.Command(serveBinary(t), args...), lines: make(chan string, 100), done: make(chan error, 1)}
+	p := newMcptape(t, args...)
 	if env != nil {
 		p.cmd.Env = append(os.Environ(), env...)
 	}
+	p.start(t)
+	return p
+}
+
+// newMcptape returns the built mcptape with args, to be started (start)
+// once its command is set up.
+func newMcptape(t *testing.T, args ...string) *serveProc {
+	t.Helper()
+	return &serveProc{cmd: exec.Command(serveBinary(t), args...), lines: make(chan string, 100), done: make(chan error, 1)}
+}
+
+// start starts p, its stderr read line by line into p.lines; it is
+// killed at the end of the test.
+func (p *serveProc) start(t *testing.T) {
+	t.Helper()
 	p.cmd.Stdout = &p.stdout
 	stdin, err := p.cmd.StdinPipe()
 	if err != nil {
@@ -178,7 +193,6 @@ func startMcptapeEnv(t *testing.T, env []string, args ...string) *serveProc {
 		p.done <- p.cmd.Wait()
 	}()
 	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
-	return p
 }
 
 // line returns the next stderr line, failing after 10 s.

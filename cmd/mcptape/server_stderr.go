@@ -55,7 +55,7 @@ func checkServerStderr(st *stdio, where string, isStdio bool) (*stdio, *serverSt
 			// its live bar takes the servers' lines: aboveBar).
 			return st, &serverStderr{w: st.err, toStderr: true}, nil
 		}
-		shared := &stdio{in: st.in, out: st.out, err: syncio.NewWriter(st.err)}
+		shared := &stdio{in: st.in, out: st.out, err: syncio.NewWriter(st.err), cmd: st.cmd}
 		return shared, &serverStderr{w: shared.err, toStderr: true}, nil
 	case "discard":
 		return st, &serverStderr{}, nil

@@ -116,6 +116,36 @@ func closingSessions(grace time.Duration) func(os.Signal) string {
 	}
 }
 
+// signalSettle is how long a command whose run failed waits for a
+// shutdown signal before it calls the failure its own (settleSignal): a
+// Ctrl-C reaches every process of the terminal's foreground group at
+// once, and the server or proxy in that group it was talking to can die
+// of it, and the command notice that death and end, before its own
+// handler turns the signal into the end of its context (the runtime
+// hands a signal over on a goroutine of its own, late on a loaded host).
+const signalSettle = 250 * time.Millisecond
+
+// settleSignal reports whether a shutdown signal ended ctx, waiting up to
+// d for one when signals can end it (main's notifyShutdown; run
+// in-process, nothing waits): a run that failed as the signal came is
+// interrupted (128+N), not failed.
+func settleSignal(ctx context.Context, d time.Duration) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	if _, ok := ctx.Value(stopNowKey{}).(context.Context); !ok {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
 // exitInterrupted is the exit code of a command that an ended context
 // interrupted when no signal ended it (a caller running it in-process):
 // 128 + SIGINT, as for Ctrl-C.

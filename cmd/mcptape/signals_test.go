@@ -5,6 +5,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestInterruptedCode checks the exit code and message of a command
@@ -44,4 +45,23 @@ func exitCodeOf(err error) int {
 		return ee.code
 	}
 	return 1
+}
+
+// TestSettleSignal: a failed run waits for a signal only where signals
+// can end its context (main's), and no longer than asked; one that comes
+// meanwhile is seen.
+func TestSettleSignal(t *testing.T) {
+	if settleSignal(context.Background(), time.Hour) {
+		t.Error("in-process context: true, want false at once")
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sctx := withStopNow(ctx, context.Background())
+	start := time.Now()
+	if settleSignal(sctx, 30*time.Millisecond) || time.Since(start) < 30*time.Millisecond {
+		t.Errorf("no signal: true or returned after %v; want false after 30ms", time.Since(start))
+	}
+	time.AfterFunc(20*time.Millisecond, func() { cancel(&signalCause{syscall.SIGINT}) })
+	if !settleSignal(sctx, time.Minute) || interruptedCode(sctx) != 130 {
+		t.Errorf("signal 20 ms later: not seen, or code %d; want it seen, 130", interruptedCode(sctx))
+	}
 }

@@ -17,8 +17,10 @@ import (
 )
 
 // expandTapes replaces each directory in args by the tapes (*.jsonl.zst)
-// directly in it, in name order.
-func expandTapes(args []string) ([]string, error) {
+// directly in it, in name order. The tapes in it under other names
+// (misnamedTapes) are named on st.err, or in the error when it has no
+// other.
+func expandTapes(st *stdio, args []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
 		fi, err := os.Stat(a)
@@ -36,13 +38,44 @@ func expandTapes(args []string) ([]string, error) {
 				names = append(names, filepath.Join(a, e.Name()))
 			}
 		}
+		misnamed := misnamedTapes(a, ents)
 		if len(names) == 0 {
+			if len(misnamed) > 0 {
+				return nil, fmt.Errorf("%s: a directory without tapes (*%s): %s", a, tape.Ext, misnamedNote(misnamed[0]))
+			}
 			return nil, fmt.Errorf("%s: a directory without tapes (*%s)", a, tape.Ext)
+		}
+		for _, m := range misnamed {
+			commandLogf(st.err, st.cmd)("warning: %s", misnamedNote(m))
 		}
 		sort.Strings(names)
 		out = append(out, names...)
 	}
 	return out, nil
+}
+
+// misnamedTapes returns the regular files of ents, the entries of dir, not
+// named *.jsonl.zst that are mcptape's tapes, as their first bytes say
+// (tape.ReadHeader): a directory is read for its *.jsonl.zst only, and
+// these (renamed by hand, or written by an mcptape that did not refuse
+// record -o t.jsonl) are named rather than passed over in silence.
+func misnamedTapes(dir string, ents []os.DirEntry) []string {
+	var out []string
+	for _, e := range ents {
+		if !e.Type().IsRegular() || strings.HasSuffix(e.Name(), tape.Ext) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if h, err := tape.ReadHeader(p); err == nil && h.Tool == tape.ToolName {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// misnamedNote says that the tape at path is passed over for its name.
+func misnamedNote(path string) string {
+	return fmt.Sprintf("%s is a tape not named *%s, passed over (rename it %s)", path, tape.Ext, filepath.Base(tapeNameFor(path)))
 }
 
 // openTapes opens args as one tape: "-" alone is stdin, one file is
@@ -52,7 +85,7 @@ func openTapes(st *stdio, args []string) (r *tape.Reader, name string, err error
 		r, err = openStdinTape(st.in)
 		return r, "-", err
 	}
-	paths, err := expandTapes(args)
+	paths, err := expandTapes(st, args)
 	if err != nil {
 		return nil, "", err
 	}
@@ -78,8 +111,8 @@ func joinedName(paths []string) string {
 // the tapes of one rotated series (same directory and name, see
 // tape.SegmentName) together, every other tape alone; merge puts them all
 // in one.
-func groupTapes(args []string, merge bool) ([][]string, error) {
-	paths, err := expandTapes(args)
+func groupTapes(st *stdio, args []string, merge bool) ([][]string, error) {
+	paths, err := expandTapes(st, args)
 	if err != nil {
 		return nil, err
 	}

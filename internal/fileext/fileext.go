@@ -1,12 +1,15 @@
 // Package fileext picks the format of a file a command writes by the
-// extension of its name, as `export --format requests -o` and `load
-// --results` do: one rule and one error for both, so that a name with an
-// extension no format has (`-o requests.xlsx`) is refused, naming the
-// accepted ones, rather than written in a format it does not say.
+// extension of its name, as `export --format requests -o`, `check -o` and
+// `load --results` do, and checks that a name fits the one format a
+// command writes (`report -o`): one rule and one error for all, so that a
+// name with an extension no format has (`-o requests.xlsx`, `-o r.pdf`) is
+// refused, naming the accepted ones, rather than written in a format it
+// does not say.
 package fileext
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -30,6 +33,27 @@ func Pick[F any](name string, exts ...Ext[F]) (F, error) {
 	}
 	var zero F
 	return zero, fmt.Errorf("%q: want a name ending in %s", name, orList(names))
+}
+
+// Fit returns nil when name ends in one of exts, case aside, or has no
+// extension at all (no dot in its last element, as "report"): the rule of
+// a file written in one format, which such a name does not contradict.
+// Otherwise (r.pdf for HTML) it returns the error Pick returns.
+func Fit(name string, exts ...string) error {
+	if filepath.Ext(filepath.Base(name)) == "" {
+		return nil
+	}
+	_, err := Pick(name, extsOf(exts)...)
+	return err
+}
+
+// extsOf maps each of exts to itself.
+func extsOf(exts []string) []Ext[string] {
+	out := make([]Ext[string], len(exts))
+	for i, e := range exts {
+		out[i] = Ext[string]{e, e}
+	}
+	return out
 }
 
 // orList joins words as "a, b or c".

@@ -30,3 +30,21 @@ func TestPick(t *testing.T) {
 		t.Errorf("one extension: %v", err)
 	}
 }
+
+func TestFit(t *testing.T) {
+	for _, c := range []struct{ name, err string }{
+		{name: "r.html"},
+		{name: "DIR/R.HTM"},
+		{name: "report"},       // no extension: nothing contradicts HTML
+		{name: "dir.d/report"}, // a dot in the directory is no extension
+		{name: "r.pdf", err: `"r.pdf": want a name ending in .html or .htm`},
+		{name: "r.html.gz", err: `"r.html.gz": want a name ending in .html or .htm`},
+		{name: ".html", err: ""}, // ends in .html
+		{name: "r.", err: `"r.": want a name ending in .html or .htm`},
+	} {
+		err := Fit(c.name, ".html", ".htm")
+		if (err == nil) != (c.err == "") || (err != nil && err.Error() != c.err) {
+			t.Errorf("%q: %v, want %q", c.name, err, c.err)
+		}
+	}
+}
