@@ -32,11 +32,14 @@ func fakeTarget(t *testing.T, mode string) Target {
 //	drop-batches    answers requests and pings, silently ignores batches
 //	batch-only      answers a batch with a batch, and every request sent
 //	                alone but initialize with error -32600
-//	linger          answers requests; at the end of stdin ignores SIGTERM
-//	                and runs on until killed
+//	linger          answers requests; ignores SIGTERM, and at the end of
+//	                stdin runs on until killed
 func fakeStdioServer(mode string, in io.Reader, out io.Writer) int {
 	name, arg, _ := strings.Cut(mode, ":")
 	limit, _ := strconv.Atoi(arg)
+	if name == "linger" { // from the start: a SIGTERM may come as soon as stdin ends
+		signal.Ignore(syscall.SIGTERM)
+	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	w := bufio.NewWriter(out)
@@ -78,7 +81,6 @@ func fakeStdioServer(mode string, in io.Reader, out io.Writer) int {
 		}
 	}
 	if name == "linger" {
-		signal.Ignore(syscall.SIGTERM)
 		time.Sleep(time.Hour)
 	}
 	return 0

@@ -348,6 +348,8 @@ func capacityReport(runs []*Report, stages []StageReport, cr *CapacityReport, lo
 	for i := range stages {
 		stages[i].Offset = stages[i].Figures.Started.Sub(rep.Started)
 	}
+	// Merge's intervals, the steps' nth ones summed, are no time of the search
+	rep.Intervals = nil
 	for _, r := range runs { // the steps' intervals, one after the other
 		shift := r.Started.Sub(rep.Started)
 		for _, in := range r.Intervals {

@@ -236,3 +236,42 @@ func TestCapacityFigures(t *testing.T) {
 		})
 	}
 }
+
+// TestFindMaxIntervalsOnce: the search's report holds the steps'
+// intervals one after the other, each once. It began with the steps'
+// intervals merged as if the steps had run at once (their nth intervals
+// summed), then the steps' own: every request counted twice.
+func TestFindMaxIntervalsOnce(t *testing.T) {
+	th, err := ParseThreshold("ping:p90<100ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := FindMaxConfig{Thresholds: []Threshold{th}, Start: 10, MaxRate: 40, Step: 2 * time.Second, Warmup: time.Second}.withDefaults()
+	f := &fakeSteps{capacity: 100}
+	var steps int64
+	rep, err := findMax(context.Background(), cfg, func(ctx context.Context, rate float64) (*Report, error) {
+		rep, err := f.run(ctx, rate)
+		if err != nil {
+			return nil, err
+		}
+		for i := range 3 {
+			rep.Intervals = append(rep.Intervals, Interval{Offset: time.Duration(i) * time.Second, Duration: time.Second, Requests: 1, Answered: 1, OK: 1})
+		}
+		rep.IntervalWidth = time.Second
+		steps++
+		return rep, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answered int64
+	for i, in := range rep.Intervals {
+		answered += in.Answered
+		if i > 0 && in.Offset <= rep.Intervals[i-1].Offset {
+			t.Errorf("interval %d at %v, after one at %v", i+1, in.Offset, rep.Intervals[i-1].Offset)
+		}
+	}
+	if steps != 3 || len(rep.Intervals) != 3*3 || answered != 3*3 {
+		t.Errorf("%d steps: %d intervals, %d answered; want 3 per step, each once", steps, len(rep.Intervals), answered)
+	}
+}

@@ -195,6 +195,15 @@ func (iv *intervals) stop(model string) []Interval {
 	return iv.out
 }
 
+// intervalWidth is the IntervalWidth of a report with intervals ivs cut
+// every width: none without intervals.
+func intervalWidth(ivs []Interval, width time.Duration) time.Duration {
+	if len(ivs) == 0 {
+		return 0
+	}
+	return width
+}
+
 // checkIntervals checks what a report read from JSON says of its
 // intervals.
 func checkIntervals(rep *Report) error {

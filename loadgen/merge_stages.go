@@ -47,22 +47,17 @@ func mergeStages(reports []*Report) ([]StageReport, error) {
 
 // mergeIntervals merges the intervals of reports of runs started together,
 // interval by interval (the nth of each, from each run's start): counts
-// summed, histograms merged and their percentiles read again.
-// Reports with intervals of other widths (--hlog-interval) give none.
-func mergeIntervals(reports []*Report) ([]Interval, error) {
+// summed, histograms merged and their percentiles read again; it returns
+// them with their width. Reports with intervals of other widths
+// (--hlog-interval) give none.
+func mergeIntervals(reports []*Report) ([]Interval, time.Duration, error) {
+	width, ok := commonIntervalWidth(reports)
+	if !ok {
+		return nil, 0, nil
+	}
 	n := 0
-	var width time.Duration
 	for _, r := range reports {
 		n = max(n, len(r.Intervals))
-		if len(r.Intervals) < 2 {
-			continue
-		}
-		w := r.Intervals[1].Offset - r.Intervals[0].Offset
-		if width == 0 {
-			width = w
-		} else if d := w - width; d > width/10 || -d > width/10 {
-			return nil, nil
-		}
 	}
 	out := make([]Interval, n)
 	for i := range out {
@@ -96,10 +91,10 @@ func mergeIntervals(reports []*Report) ([]Interval, error) {
 				}
 				h, err := hdrhistogram.Decode([]byte(s.Histogram))
 				if err != nil {
-					return nil, fmt.Errorf("interval %d: series %q: histogram: %w", i+1, s.Name, err)
+					return nil, 0, fmt.Errorf("interval %d: series %q: histogram: %w", i+1, s.Name, err)
 				}
 				if dropped := hists[s.Name].Merge(h); dropped != 0 {
-					return nil, fmt.Errorf("interval %d: series %q: %d values out of range", i+1, s.Name, dropped)
+					return nil, 0, fmt.Errorf("interval %d: series %q: %d values out of range", i+1, s.Name, dropped)
 				}
 			}
 		}
@@ -111,5 +106,38 @@ func mergeIntervals(reports []*Report) ([]Interval, error) {
 		}
 		sort.Slice(out[i].Series, func(a, b int) bool { return out[i].Series[a].Name < out[i].Series[b].Name })
 	}
-	return out, nil
+	return out, width, nil
+}
+
+// commonIntervalWidth returns the width of the intervals of reports, and
+// whether they agree (reports without intervals agree with any). A
+// report's IntervalWidth is compared as it is: the width its run was asked
+// for. A report written before it was recorded has its width estimated
+// from its first two intervals' offsets, 10 % apart allowed: the cuts
+// come late when the generator is descheduled, and only a report that
+// says its width is compared exactly.
+func commonIntervalWidth(reports []*Report) (time.Duration, bool) {
+	var width, estimated time.Duration
+	for _, r := range reports {
+		switch {
+		case r.IntervalWidth > 0 && len(r.Intervals) > 0:
+			if width != 0 && width != r.IntervalWidth {
+				return 0, false
+			}
+			width = r.IntervalWidth
+		case len(r.Intervals) >= 2:
+			w := r.Intervals[1].Offset - r.Intervals[0].Offset
+			if estimated == 0 {
+				estimated = w
+			} else if d := w - estimated; d > estimated/10 || -d > estimated/10 {
+				return 0, false
+			}
+		}
+	}
+	if width != 0 && estimated != 0 {
+		if d := estimated - width; d > width/10 || -d > width/10 {
+			return 0, false
+		}
+	}
+	return width, true
 }

@@ -112,6 +112,11 @@ type Report struct {
 	// Intervals holds the run's figures interval by interval
 	// (WithIntervals), for charts over time.
 	Intervals []Interval `json:"intervals,omitempty"`
+	// IntervalWidth is the width the intervals were cut at
+	// (WithIntervals): what Merge compares, since the intervals' own
+	// offsets and durations stretch when the generator is descheduled
+	// (added later: absent from older reports).
+	IntervalWidth time.Duration `json:"interval_ns,omitempty"`
 	// Capacity is the result of a capacity search (FindMax), whose steps
 	// are the Stages.
 	Capacity *CapacityReport `json:"capacity,omitempty"`
@@ -449,7 +454,7 @@ func Merge(reports ...*Report) (*Report, error) {
 	if out.Stages, err = mergeStages(reports); err != nil {
 		return nil, fmt.Errorf("loadgen: merge: %w", err)
 	}
-	if out.Intervals, err = mergeIntervals(reports); err != nil {
+	if out.Intervals, out.IntervalWidth, err = mergeIntervals(reports); err != nil {
 		return nil, fmt.Errorf("loadgen: merge: %w", err)
 	}
 	return out, nil

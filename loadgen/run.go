@@ -203,7 +203,7 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 	rep := r.report(end, time.Now())
 	rep.Stages = o.stageReports(marks, rep.Model)
 	r.st.countStages(rep.Stages) // by intended time, not by the marks
-	rep.Intervals = ivs
+	rep.Intervals, rep.IntervalWidth = ivs, intervalWidth(ivs, r.o.interval)
 	if o.results != nil {
 		if err := o.results.flush(); err != nil {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("results: %v", err))

@@ -106,7 +106,7 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 		return nil, fmt.Errorf("loadgen: %w", err)
 	}
 	rep := r.report(ended, closed)
-	rep.Intervals = ivs
+	rep.Intervals, rep.IntervalWidth = ivs, intervalWidth(ivs, r.o.interval)
 	rep.Model, rep.Protocol = "replay", sessions[0].Version
 	bounded := r.quit.Load() && ctx.Err() == nil
 	for _, s := range rr.Sessions {

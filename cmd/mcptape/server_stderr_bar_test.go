@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcptape/mcptape/internal/syncio"
 )
@@ -21,9 +20,10 @@ type fakeTerminal struct{ syncio.Buffer }
 func (*fakeTerminal) IsTerminal() bool { return true }
 
 // stderrHelperEnv switches TestServerStderrHelperProcess into a stdio
-// server (mcptape serve) that writes on its stderr a line in two writes
-// 600ms apart, then a whole line, and after its session a last line with
-// no newline.
+// server (mcptape serve) that writes on its stderr the first half of a
+// line as it starts, the second half and a whole line once its session
+// ended (load's run lasted meanwhile, its bar drawn), then a last line
+// with no newline.
 const stderrHelperEnv = "MCPTAPE_STDERR_HELPER"
 
 // Lines the helper server writes on its stderr, as they end up whole.
@@ -33,12 +33,13 @@ func TestServerStderrHelperProcess(t *testing.T) {
 	if os.Getenv(stderrHelperEnv) == "" {
 		t.Skip("helper process for TestServerStderrAboveBar")
 	}
+	// The halves are written in this order by one goroutine, the session
+	// between them: they were 600ms apart, and a session shorter than
+	// that on a loaded machine (the helper slow to start) put the last
+	// words before the second half.
 	os.Stderr.WriteString("server: first half")
-	go func() {
-		time.Sleep(600 * time.Millisecond) // the bar is drawn meanwhile
-		os.Stderr.WriteString(" and second half\nserver: a whole line\n")
-	}()
 	code := run(context.Background(), &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}, []string{"serve"})
+	os.Stderr.WriteString(" and second half\nserver: a whole line\n")
 	os.Stderr.WriteString("server: the last words")
 	os.Exit(code)
 }
