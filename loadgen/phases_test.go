@@ -98,14 +98,7 @@ func TestPhasesMerge(t *testing.T) {
 		Duration: 3500 * time.Millisecond, Sending: 3 * time.Second, Wait: 500 * time.Millisecond, Closing: time.Second, Errors: []ErrorCount{}}
 	b := &Report{Format: ReportFormat, Model: "closed", Generators: 1, Started: start.Add(time.Second), Ended: start.Add(4200 * time.Millisecond),
 		Duration: 3200 * time.Millisecond, Sending: 3 * time.Second, Wait: 200 * time.Millisecond, Errors: []ErrorCount{}}
-	var buf bytes.Buffer
-	if err := a.WriteJSON(&buf); err != nil {
-		t.Fatal(err)
-	}
-	back, err := ReadReport(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := roundTrip(t, a)
 	if back.Sending != a.Sending || back.Wait != a.Wait || back.Closing != a.Closing {
 		t.Errorf("JSON: sending %v, wait %v, closing %v", back.Sending, back.Wait, back.Closing)
 	}
@@ -176,14 +169,7 @@ func TestPhasesMergeSetup(t *testing.T) {
 	start := time.Unix(1_700_000_000, 0)
 	a := &Report{Format: ReportFormat, Model: "closed", Generators: 1, Started: start, Ended: start.Add(3500 * time.Millisecond),
 		Duration: 3500 * time.Millisecond, Setup: 500 * time.Millisecond, Sending: 2500 * time.Millisecond, Wait: 500 * time.Millisecond, Errors: []ErrorCount{}}
-	var buf bytes.Buffer
-	if err := a.WriteJSON(&buf); err != nil {
-		t.Fatal(err)
-	}
-	back, err := ReadReport(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := roundTrip(t, a)
 	if back.Setup != a.Setup || back.Sending != a.Sending || back.Wait != a.Wait {
 		t.Errorf("JSON: setup %v, sending %v, wait %v", back.Setup, back.Sending, back.Wait)
 	}
@@ -217,4 +203,18 @@ func TestPhasesMergeSetup(t *testing.T) {
 	if m.Setup != 0 || m.Sending != 3*time.Second || m.Wait != 200*time.Millisecond || !strings.HasPrefix(m.PhaseText(), "3.2s: 3s sending, ") {
 		t.Errorf("merged older reports: setup %v, sending %v, wait %v, %q", m.Setup, m.Sending, m.Wait, m.PhaseText())
 	}
+}
+
+// roundTrip writes rep as JSON and reads it back.
+func roundTrip(t *testing.T, rep *Report) *Report {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := rep.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadReport(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
 }
