@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -42,5 +43,27 @@ func TestRealPeerPhases(t *testing.T) {
 	}
 	if tr.OK != 10 || tr.Closing >= replay.DefaultSettle/2 || tr.Sending+tr.Wait != tr.Duration {
 		t.Errorf("tape: %d ok of %d; sending %v, wait %v, closing %v; warnings %v", tr.OK, tr.Requests, tr.Sending, tr.Wait, tr.Closing, tr.Warnings)
+	}
+}
+
+// TestRealPeerSetupPhase runs the closed model against the TypeScript
+// server-everything over stdio, whose start and handshake take far
+// longer than 100 echo calls: that setup is its own phase, not in the
+// sending over which the requests sent per second are counted.
+func TestRealPeerSetupPhase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real peer")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	argv := append(peertest.ServerEverything(t), "stdio")
+	rep, err := Run(ctx, Target{Command: argv}, mustCalls(t, `tools/call echo {"message":"x"}`),
+		WithRequests(100), WithTimeout(20*time.Second), WithServerStderr(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK != 100 || rep.Setup <= rep.Sending || rep.Setup+rep.Sending+rep.Wait != rep.Duration {
+		t.Errorf("%d ok of %d; setup %v, sending %v, wait %v, duration %v: want a setup longer than the sending, the sum the duration",
+			rep.OK, rep.Requests, rep.Setup, rep.Sending, rep.Wait, rep.Duration)
 	}
 }

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -52,8 +53,8 @@ func TestPhases(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Requests != 2 || rep.Sending < 350*time.Millisecond || rep.Wait < 350*time.Millisecond || rep.Sending+rep.Wait != rep.Duration {
-			t.Fatalf("%d sent; sending %v, wait %v, duration %v", rep.Requests, rep.Sending, rep.Wait, rep.Duration)
+		if rep.Requests != 2 || rep.Sending < 350*time.Millisecond || rep.Wait < 350*time.Millisecond || rep.Setup+rep.Sending+rep.Wait != rep.Duration {
+			t.Fatalf("%d sent; setup %v, sending %v, wait %v, duration %v", rep.Requests, rep.Setup, rep.Sending, rep.Wait, rep.Duration)
 		}
 	})
 }
@@ -97,14 +98,7 @@ func TestPhasesMerge(t *testing.T) {
 		Duration: 3500 * time.Millisecond, Sending: 3 * time.Second, Wait: 500 * time.Millisecond, Closing: time.Second, Errors: []ErrorCount{}}
 	b := &Report{Format: ReportFormat, Model: "closed", Generators: 1, Started: start.Add(time.Second), Ended: start.Add(4200 * time.Millisecond),
 		Duration: 3200 * time.Millisecond, Sending: 3 * time.Second, Wait: 200 * time.Millisecond, Errors: []ErrorCount{}}
-	var buf bytes.Buffer
-	if err := a.WriteJSON(&buf); err != nil {
-		t.Fatal(err)
-	}
-	back, err := ReadReport(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := roundTrip(t, a)
 	if back.Sending != a.Sending || back.Wait != a.Wait || back.Closing != a.Closing {
 		t.Errorf("JSON: sending %v, wait %v, closing %v", back.Sending, back.Wait, back.Closing)
 	}
@@ -119,4 +113,108 @@ func TestPhasesMerge(t *testing.T) {
 	if old.SendingTime() != old.Duration || old.PhaseText() != "2s" || !strings.Contains(old.CountLines(true)[0], "10 sent (5.0/s)") {
 		t.Errorf("old report: sending %v, %q, %q", old.SendingTime(), old.PhaseText(), old.CountLines(true)[0])
 	}
+}
+
+// TestPhasesSetup: in the closed model the sessions' setup (here a
+// scenario setup step of 400 ms after the handshake) is a phase of its
+// own, before the sending: the requests sent per second are over the
+// time requests were sent, and the ok ones over the sending and the wait,
+// not over the setup too (20 quick calls in 5 ms read 50/s when the setup
+// counted as sending). JSON setup_ns carries it.
+func TestPhasesSetup(t *testing.T) {
+	t.Parallel()
+	url := refHTTP(t, refserver.HTTPConfig{})
+	rep, err := Run(context.Background(), Target{URL: url}, mustCalls(t, `tools/call echo {"message":"x"}`),
+		WithRequests(20), WithSetupCalls(mustCalls(t, `tools/call sleep {"ms":400}`)), WithTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var phases struct {
+		Duration int64 `json:"duration_ns"`
+		Setup    int64 `json:"setup_ns"`
+		Sending  int64 `json:"sending_ns"`
+		Wait     int64 `json:"wait_ns"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &phases); err != nil {
+		t.Fatal(err)
+	}
+	setup, sending := time.Duration(phases.Setup), time.Duration(phases.Sending)
+	if rep.Requests != 20 || setup < 400*time.Millisecond || sending >= 300*time.Millisecond ||
+		phases.Setup+phases.Sending+phases.Wait != phases.Duration {
+		t.Fatalf("%d sent; setup %v, sending %v, wait %v, duration %v: want the 400 ms setup apart, the sum the duration",
+			rep.Requests, setup, sending, time.Duration(phases.Wait), time.Duration(phases.Duration))
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	answering := time.Duration(phases.Duration - phases.Setup)
+	for _, want := range []string{": " + dur3(setup) + " setting up, " + dur3(sending) + " sending, ",
+		fmt.Sprintf("20 sent (%.1f/s): 20 ok (100.00%%, %.1f/s)", 20/sending.Seconds(), 20/answering.Seconds())} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestPhasesMergeSetup: merged reports set up from the earliest start to
+// the earliest first request and send from there to the latest end of a
+// sending; a report written before the setup was a phase (no setup_ns)
+// reads and merges as before, its setup in its sending.
+func TestPhasesMergeSetup(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	a := &Report{Format: ReportFormat, Model: "closed", Generators: 1, Started: start, Ended: start.Add(3500 * time.Millisecond),
+		Duration: 3500 * time.Millisecond, Setup: 500 * time.Millisecond, Sending: 2500 * time.Millisecond, Wait: 500 * time.Millisecond, Errors: []ErrorCount{}}
+	back := roundTrip(t, a)
+	if back.Setup != a.Setup || back.Sending != a.Sending || back.Wait != a.Wait {
+		t.Errorf("JSON: setup %v, sending %v, wait %v", back.Setup, back.Sending, back.Wait)
+	}
+	b := &Report{Format: ReportFormat, Model: "closed", Generators: 1, Started: start.Add(time.Second), Ended: start.Add(4200 * time.Millisecond),
+		Duration: 3200 * time.Millisecond, Setup: 200 * time.Millisecond, Sending: 2800 * time.Millisecond, Wait: 200 * time.Millisecond, Errors: []ErrorCount{}}
+	m, err := Merge(back, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Duration != 4200*time.Millisecond || m.Setup != 500*time.Millisecond || m.Sending != 3500*time.Millisecond || m.Wait != 200*time.Millisecond {
+		t.Errorf("merged: duration %v, setup %v, sending %v, wait %v", m.Duration, m.Setup, m.Sending, m.Wait)
+	}
+	// An older report: its JSON has no setup_ns.
+	var old bytes.Buffer
+	if err := b.WriteJSON(&old); err != nil {
+		t.Fatal(err)
+	}
+	oldJSON := strings.Replace(old.String(), `"setup_ns": 200000000,`, "", 1)
+	if oldJSON == old.String() {
+		t.Fatalf("no setup_ns in %s", old.String())
+	}
+	ob, err := ReadReport(strings.NewReader(oldJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob.Sending += 200 * time.Millisecond // as written then: the setup in the sending
+	m, err = Merge(ob, ob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Setup != 0 || m.Sending != 3*time.Second || m.Wait != 200*time.Millisecond || !strings.HasPrefix(m.PhaseText(), "3.2s: 3s sending, ") {
+		t.Errorf("merged older reports: setup %v, sending %v, wait %v, %q", m.Setup, m.Sending, m.Wait, m.PhaseText())
+	}
+}
+
+// roundTrip writes rep as JSON and reads it back.
+func roundTrip(t *testing.T, rep *Report) *Report {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := rep.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadReport(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
 }

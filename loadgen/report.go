@@ -36,15 +36,24 @@ type Report struct {
 	Started  time.Time     `json:"started"`
 	Ended    time.Time     `json:"ended"`
 	Duration time.Duration `json:"duration_ns"`
-	// Sending is the part of Duration during which requests were sent:
-	// up to the duration bound (WithDuration), the last request
-	// (WithRequests, a tape's end) or the interruption; Wait the rest,
-	// the wait for the answers then in flight (each bounded by the
-	// timeout). The requests sent per second are over Sending, the
-	// answers per second over Duration. Closing is the time after Ended
-	// spent closing the sessions (HTTP DELETE, a stdio server's exit, up
-	// to the grace), not measured. All three were added to format 1
-	// later: 0 in a report written before (SendingTime is then Duration).
+	// Setup is the part of Duration before the first request was sent,
+	// in the closed model: the first session's setup (dial, a stdio
+	// server's start, initialize, a scenario's setup steps); 0 in the
+	// open model, whose sessions are set up before Started, and in a
+	// tape-driven run, whose handshakes are requests of the tape.
+	// Sending is the part of Duration after it during which requests
+	// were sent: up to the duration bound (WithDuration), the last
+	// request (WithRequests, a tape's end) or the interruption; Wait the
+	// rest, the wait for the answers then in flight (each bounded by the
+	// timeout). Setup + Sending + Wait = Duration. The requests sent per
+	// second are over Sending, the answers per second over Sending + Wait
+	// (AnswerTime).
+	// Closing is the time after Ended spent closing the sessions (HTTP
+	// DELETE, a stdio server's exit, up to the grace), not measured. All
+	// four were added to format 1 later: 0 in a report written before
+	// (SendingTime is then Duration; a report written before Setup
+	// counts the setup in Sending).
+	Setup   time.Duration `json:"setup_ns,omitempty"`
 	Sending time.Duration `json:"sending_ns"`
 	Wait    time.Duration `json:"wait_ns"`
 	Closing time.Duration `json:"closing_ns,omitempty"`
@@ -146,13 +155,14 @@ type Series struct {
 	Count    int64  `json:"count"`
 	Requests int64  `json:"requests,omitempty"`
 	Errors   int64  `json:"errors,omitempty"`
-	// Rate is the answers per second over the report's duration; 0 for
+	// Rate is the answers per second over the report's duration after
+	// its setup (Report.AnswerTime); 0 for
 	// setups (IsSetupSeries): a session is set up once, or again when it
 	// expired, so that setups over a run's duration are no rate of
 	// anything (1 setup in an 8 s run is not 0.1 setups/s).
 	Rate float64 `json:"rate"`
 	// Tokens sums the usage total_tokens of streamed answers (see
-	// FirstChunkSuffix), TokensPerSec over the report's duration.
+	// FirstChunkSuffix), TokensPerSec over the same time as Rate.
 	Tokens       int64         `json:"tokens,omitempty"`
 	TokensPerSec float64       `json:"tokens_per_s,omitempty"`
 	Mean         time.Duration `json:"mean_ns"`
@@ -245,7 +255,7 @@ func (rep *Report) fill() {
 		s := &rep.Series[i]
 		h := s.hist
 		s.Count = h.TotalCount()
-		if secs := rep.Duration.Seconds(); secs > 0 && !IsSetupSeries(s.Name) {
+		if secs := rep.AnswerTime().Seconds(); secs > 0 && !IsSetupSeries(s.Name) {
 			s.Rate = float64(s.Count) / secs
 			s.TokensPerSec = float64(s.Tokens) / secs
 		}

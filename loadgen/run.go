@@ -65,6 +65,9 @@ type runner struct {
 	// sendEnd is when the run stopped sending (stopSending), lastClaim
 	// the latest request claimed (noteClaim); Unix nanoseconds, 0: not yet.
 	sendEnd, lastClaim atomic.Int64
+	// firstClaim is, in the closed model, the earliest request claimed
+	// (noteFirstClaim): the end of the setup. Unix nanoseconds, 0: none.
+	firstClaim atomic.Int64
 	// lastDone is, in a tape-driven run, when a request last left flight
 	// (answered, failed, or given up at the bound): the measured end.
 	lastDone atomic.Int64
@@ -336,6 +339,7 @@ func (r *runner) loop(s *session, seed uint64) {
 		if !r.claim(now) {
 			return
 		}
+		r.noteFirstClaim(now)
 		var c *Call
 		var failed bool
 		buf, c, failed = r.send(ctx, s, rng, now, buf)

@@ -95,7 +95,7 @@ func writeRunHead(b *strings.Builder, rep *Report) {
 // and the requests not ok in all (error answers, no answer, dropped: the
 // share ErrorRatio gives and "errors<N%" judges). With rates, the sent
 // requests per second over the sending (SendingTime), the ok ones over the
-// duration (the wait for the answers in flight included).
+// sending and the wait for the answers in flight (AnswerTime).
 //
 //	21160 sent (2645.0/s): 21100 ok (99.72%, 2637.5/s), 50 error answers (0.24%), 10 no answer (0.05%)
 //	3 dropped, never sent (0.01% of 21163 arrivals); 63 not ok (0.30%)
@@ -108,7 +108,7 @@ func (rep *Report) CountLines(rates bool) [2]string {
 	}
 	var l [2]string
 	l[0] = fmt.Sprintf("%d sent%s: %d ok%s, %s%s, %d no answer%s", rep.Requests, paren(rate(rep.Requests, rep.SendingTime())),
-		rep.OK, paren(share(rep.OK, rep.Requests), rate(rep.OK, rep.Duration)),
+		rep.OK, paren(share(rep.OK, rep.Requests), rate(rep.OK, rep.AnswerTime())),
 		english.Count(rep.ErrorAnswers, "error answer"), paren(share(rep.ErrorAnswers, rep.Requests)),
 		rep.NoAnswer, paren(share(rep.NoAnswer, rep.Requests)))
 	if c := rep.Cancel; c != nil {

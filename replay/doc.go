@@ -133,7 +133,12 @@
 // are reported but never fail the verdict. Once the last client message
 // is sent, the server messages recorded after it (a notification after
 // the last answer) are waited for until they arrive, or for their
-// recorded gap plus [WithSettle]'s margin. Where the recorded client
+// recorded gap plus [WithSettle]'s margin. A request the recording
+// holds no answer to, neither cancelled nor refused, is sent as recorded;
+// its live answer is waited for until that margin has passed since the
+// last client message was sent, and is counted in
+// [SessionReport.Unanswered], not compared: whether the live server
+// answers it is reported, never a difference. Where the recorded client
 // closed the HTTP response stream of a request still unanswered (the
 // 2026-07-28 way to cancel: an "http" event closed_by "client"), a step
 // ([Step.Closes]) closes the live stream at the same point: once as many
@@ -156,7 +161,8 @@
 // still being sent before it closes the connection. The [Report]
 // says per session how many answers matched, differed, are missing or
 // extra, with a readable diff for each difference (in a session the tape's
-// damage cut, [Session.Cut], live messages that belong after the cut are
-// counted in a note instead); [Report.ExitCode] turns
+// damage cut, [Session.Cut], the live answers to requests whose recorded
+// answer was cut off count in Unanswered, and the other live messages
+// that belong after the cut in a note); [Report.ExitCode] turns
 // it into 0 (all matched), 1 (something differed) or 2 (a replay failed).
 package replay

@@ -88,6 +88,13 @@ func recordStdio(t *testing.T, version string, copts *mcp.ClientOptions, scenari
 // waits for the proxy and returns the tape's path.
 func stdioProxy(t *testing.T, argv []string, env ...string) (toServer io.WriteCloser, fromServer io.ReadCloser, finish func() string) {
 	t.Helper()
+	return stdioProxyGrace(t, 0, argv, env...)
+}
+
+// stdioProxyGrace is stdioProxy with the recorder's shutdown grace (0:
+// its default), for a server that does not exit when its input ends.
+func stdioProxyGrace(t *testing.T, grace time.Duration, argv []string, env ...string) (toServer io.WriteCloser, fromServer io.ReadCloser, finish func() string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "rec.jsonl.zst")
 	w, err := tape.Create(path, tape.Header{Tool: "mcptape", Transport: "stdio", Target: argv[len(argv)-1]})
 	if err != nil {
@@ -99,7 +106,7 @@ func stdioProxy(t *testing.T, argv []string, env ...string) (toServer io.WriteCl
 	done := make(chan error, 1)
 	go func() {
 		_, err := capture.RunStdio(ctx, capture.StdioOptions{
-			Command: argv, Env: append(os.Environ(), env...), Stdin: c2sR, Stdout: s2cW, Tape: w, CloseStdout: true,
+			Command: argv, Env: append(os.Environ(), env...), Stdin: c2sR, Stdout: s2cW, Tape: w, CloseStdout: true, Grace: grace,
 		})
 		done <- err
 	}()

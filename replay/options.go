@@ -144,7 +144,9 @@ func WithExactChunks() Option {
 // sent, for the server messages recorded after the last one (a
 // notification that follows the last answer): the replay waits until they
 // have arrived, or for the recorded gap plus d, whichever comes first
-// (default DefaultSettle). It must not be negative.
+// (default DefaultSettle); and for the live answers to the requests
+// recorded without one, up to d after the last client message was sent
+// (SessionReport.Unanswered). It must not be negative.
 func WithSettle(d time.Duration) Option {
 	return func(o *options) error {
 		if d < 0 {
@@ -157,7 +159,8 @@ func WithSettle(d time.Duration) Option {
 
 // WithoutTrailingWait ends a session once every client message was sent
 // and every recorded answer came (or timed out), without the wait for the
-// server messages recorded after the last client message (WithSettle):
+// server messages recorded after the last client message, nor for the
+// answers to requests recorded without one (WithSettle):
 // for a load, which measures the answers only.
 func WithoutTrailingWait() Option {
 	return func(o *options) error { o.noTrailing = true; return nil }

@@ -149,7 +149,7 @@ func (r *runner) takeResponse(frame []byte, info *jsonrpc.Info) {
 			r.early[recKey] = append(r.early[recKey], bytes.Clone(frame))
 			return
 		}
-		r.unexpectedResponse(recKey)
+		r.unexpectedResponse(recKey, info)
 		return
 	}
 	r.pairResponse(recKey, idx, frame, info)
@@ -171,9 +171,14 @@ func (r *runner) takeUnsolicited(frame []byte, info *jsonrpc.Info) bool {
 	return true
 }
 
-// unexpectedResponse counts a live response to recKey without a recorded
-// twin: extra, or after the cut of a cut session. mu is held.
-func (r *runner) unexpectedResponse(recKey string) {
+// unexpectedResponse counts a live response to recKey (info: its
+// classification) without a recorded twin: the answer to a request
+// recorded without an answer (unanswered.go), extra, or after the cut of
+// a cut session. mu is held.
+func (r *runner) unexpectedResponse(recKey string, info *jsonrpc.Info) {
+	if r.takeNoAnswer(recKey, info) {
+		return
+	}
 	if r.s.Cut {
 		r.cutMessages++ // its recorded answer was after the cut
 		return

@@ -49,6 +49,10 @@ type SessionReport struct {
 	// Problems lists the missing and extra messages, the fallbacks and
 	// the MRTR input keys without a counterpart.
 	Problems []Problem `json:"problems,omitempty"`
+	// Unanswered counts the requests sent that the recording holds no
+	// answer to, and whether the live server answered them: reported,
+	// never a difference (absent when there were none).
+	Unanswered *Unanswered `json:"recorded_unanswered,omitempty"`
 	// Streams gives the timing of answers streamed as several results
 	// (absent when there were none).
 	Streams *StreamTiming `json:"streams,omitempty"`
@@ -168,12 +172,14 @@ func (r *runner) finishReport() {
 	}
 	sort.Strings(early)
 	for _, recKey := range early { // no twin was admitted after all
-		for range r.early[recKey] {
+		for _, frame := range r.early[recKey] {
 			if !r.cancelled[recKey] {
-				r.unexpectedResponse(recKey)
+				info := jsonrpc.Classify(frame)
+				r.unexpectedResponse(recKey, &info)
 			}
 		}
 	}
+	r.finishNoAnswers()
 	for _, g := range r.pendingServer(jsonrpc.KindResponse) {
 		if m := r.srv[g]; !r.cancelled[m.IDKey] {
 			rep.Missing++
@@ -267,6 +273,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		for _, p := range s.Problems {
 			fmt.Fprintf(&b, "  %s: %s\n", p.Kind, p.What)
 		}
+		s.Unanswered.writeText(&b)
 		for _, n := range s.Notifications {
 			if n.Recorded != n.Live {
 				note := ""

@@ -73,6 +73,7 @@ type runner struct {
 	liveProgress   map[[2]string]int              // the same, live
 	pairs          []pair                         // responses to requests the recording cancels, compared at the end
 	cutMessages    int                            // live messages not expected: after the cut of a cut session
+	noAnswer       map[string]*noAnswer           // recorded request id key -> request admitted without a recorded answer (unanswered.go)
 	liveInvalid    int                            // live server frames not JSON-RPC messages, up to Session.Invalid
 
 	exchMsgs     map[uint64]int      // live HTTP exchange -> server messages that came on it
@@ -119,6 +120,7 @@ func newRunner(s *Session, o *options, cmp *jsondiff.Comparer, space idSpace) *r
 		rep: &SessionReport{Session: s.ID, Steps: s.StepCount()}, recUnfinished: s.unfinished,
 		openUses: map[string][]string{}, answers: map[string]int{}, lastSentIdx: -1,
 		exchMsgs: map[uint64]int{}, closeAt: map[string]int{}, closed: map[string]bool{}, unsolicited: map[string]int{},
+		noAnswer: map[string]*noAnswer{},
 	}
 	if s.CutFrames > 0 {
 		r.addNote(english.Count(s.CutFrames, "client frame") + " recorded cut (longer than the recorder's limit): sent as recorded, cut, so the answers may differ")
@@ -164,6 +166,9 @@ func (r *runner) run(ctx context.Context) {
 	err := r.send(ctx)
 	if err == nil {
 		err = r.awaitAnswers(ctx)
+	}
+	if err == nil {
+		err = r.awaitNoAnswers(ctx)
 	}
 	if err == nil {
 		r.awaitFallbacks(ctx)

@@ -40,7 +40,8 @@ type Session struct {
 	// the cut is not in the recording, so live answers to requests whose
 	// recorded answer is missing, server requests without a recorded
 	// twin and the progress of such requests are not expected, and do not
-	// change the verdict (a note counts them).
+	// change the verdict (the answers count in SessionReport.Unanswered,
+	// a note counts the rest).
 	Cut bool
 	// Invalid counts the recorded server frames of the session that are
 	// not JSON-RPC messages (a server's log line on stdout): they are not

@@ -66,6 +66,7 @@ func (r *runner) addStep(st Step) {
 	if st.Kind == jsonrpc.KindRequest {
 		r.reqStep[st.IDKey] = stepDesc{i: i, method: st.Method, name: st.Name}
 	}
+	r.admitNoAnswer(i, &st)
 	r.queue.push(queued{i: i, st: st})
 	r.notify()
 }
@@ -81,6 +82,7 @@ func (r *runner) addServer(m ServerMsg) {
 		return
 	case jsonrpc.KindResponse, jsonrpc.KindError:
 		r.respIdx[m.IDKey] = g
+		delete(r.noAnswer, m.IDKey) // its request was admitted first (streamed)
 		if r.s.Cut {
 			r.recAnswered[m.IDKey] = true
 		}

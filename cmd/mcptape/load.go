@@ -114,12 +114,15 @@ func loadCmd() *command {
   over the requests sent. Dropped arrivals (open model) were never sent,
   their share over the arrivals. "not ok" sums error answers, no answer
   and dropped over the arrivals: what 'errors<N' and 'errors<F%' judge.
-  The duration says how long requests were sent (to --duration, the last
-  of --requests or the end of the tape, or Ctrl-C) and how long the wait
-  for the answers then in flight lasted (each up to --timeout), then the
-  time closing the sessions took (not measured; up to --grace): sent/s
-  is over the sending, ok/s and each series' rate over both (vegeta's
-  rate and throughput). A tape's session ends at its last answer.
+  The duration says how long setting up took in the closed model (until
+  the first request was sent: a stdio server's start, initialize, setup
+  steps; the open model sets up before its clock starts), how long
+  requests were sent (to --duration, the last of --requests or the end of
+  the tape, or Ctrl-C) and how long the wait for the answers then in
+  flight lasted (each up to --timeout), then the time closing the
+  sessions took (not measured; up to --grace): sent/s is over the
+  sending, ok/s and each series' rate over the sending and the wait
+  (vegeta's rate and throughput; JSON setup_ns, sending_ns, wait_ns). A tape's session ends at its last answer.
   Session setup (and scenario setup steps) have no rate: counted, not
   paced. Errors are listed by kind (transport, http status, jsonrpc
   error, tool isError, timeout, cancelled, dropped, protocol, session

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vbauerster/cupwriter"
 	"github.com/vbauerster/mpb/v8"
@@ -81,7 +82,7 @@ func newLiveBar(w io.Writer, opts ...mpb.ContainerOption) *liveBar {
 	lb.p = mpb.New(append([]mpb.ContainerOption{mpb.WithConsoleWriter(cw), mpb.WithRefreshRate(200 * time.Millisecond)}, opts...)...)
 	lb.bar = lb.p.New(barScale, mpb.BarStyle().Lbound("[").Filler("=").Tip(">").Padding(" ").Rbound("]"),
 		mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return lb.head() }, decor.WCSyncSpaceR)),
-		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return lb.tail() })))
+		mpb.AppendDecorators(decor.Any(func(st decor.Statistics) string { return lb.tail(st.AvailableWidth) })))
 	lb.counts = lb.p.New(barScale, mpb.NopStyle(), mpb.BarFillerTrim(), mpb.PrependDecorators(decor.Any(func(decor.Statistics) string {
 		lb.mu.Lock()
 		defer lb.mu.Unlock()
@@ -203,18 +204,50 @@ func (lb *liveBar) head() string {
 	return s
 }
 
-// tail renders the bar's right side (liveRates).
-func (lb *liveBar) tail() string {
+// minBarCells is the fewest cells the bar keeps between its brackets:
+// the text on its right is shortened to leave them (fitRates).
+const minBarCells = 15
+
+// tail renders the bar's right side in avail columns (what the left side
+// left of the row): the live rates, as long a form of them as leaves the
+// bar minBarCells cells (fitRates; the bar takes 4 columns more, its
+// brackets and the spaces around it).
+func (lb *liveBar) tail(avail int) string {
 	lb.mu.Lock()
 	l := lb.l
 	lb.mu.Unlock()
-	return liveRates(l)
+	return fitRates(l, avail-4-minBarCells)
 }
 
 // liveRates gives the ok requests per second, the requests in flight and
 // the p99 so far.
 func liveRates(l loadgen.Live) string {
 	return fmt.Sprintf("%.0f ok/s, %s, p99 %s", l.Rate, inFlight(l), loadgen.FormatLatency(l.P99))
+}
+
+// stallFactor is how many times the p99 the oldest request in flight must
+// have been waiting, and for a second at least, for its age to be kept
+// before the p99 when the bar's right side is shortened: a stall that the
+// p99, of the answers, does not show yet.
+const stallFactor = 10
+
+// fitRates returns the longest form of the live rates that fits in width
+// columns, the ok rate alone when none does. The forms drop the least
+// useful text first: every figure (liveRates); without the age of the
+// oldest request in flight (with it and without the p99 instead, when that
+// request stalls: stallFactor); the ok rate and the p99; the ok rate.
+func fitRates(l loadgen.Live, width int) string {
+	rate, p99 := fmt.Sprintf("%.0f ok/s", l.Rate), "p99 "+loadgen.FormatLatency(l.P99)
+	second := fmt.Sprintf("%s, %d in flight, %s", rate, l.InFlight, p99)
+	if l.InFlight > 0 && l.Oldest >= time.Second && l.Oldest > stallFactor*l.P99 {
+		second = rate + ", " + inFlight(l)
+	}
+	for _, s := range []string{liveRates(l), second, rate + ", " + p99} {
+		if utf8.RuneCountInString(s) <= width {
+			return s
+		}
+	}
+	return rate
 }
 
 // liveCounts says what became of the requests so far in the words of the

@@ -91,7 +91,14 @@ func replayCmd() *command {
   A stdio client's blank line is not sent over HTTP or WebSocket (noted).
   After the last client
   message, the server messages recorded after it are waited for until they
-  arrive, or for their recorded gap plus --settle. Where the recorded HTTP
+  arrive, or for their recorded gap plus --settle. A request the recording
+  holds no answer to (the server broke off or never answered, the
+  recorder stopped or lost records; not cancelled nor refused) is sent as
+  recorded, and its live answer is waited for up to --settle after the
+  last client message: each session's report counts them on their own
+  line ("3 requests recorded without an answer: 2 answered live, 1 not",
+  naming up to 10 of each; JSON recorded_unanswered), never as a
+  difference. Where the recorded HTTP
   client closed a request's response stream (the 2026-07-28 cancel), the
   live stream is closed after as many server messages as were recorded on
   it, and only those are compared; a server holding the answer's headers
@@ -121,8 +128,9 @@ func replayCmd() *command {
   have pipelined them); a cancel (or closing a stream), alone or in a
   batch, waits until the POST of the request it names is written and its
   headers came, or 20ms passed since that write, so as not to overtake it. A cut tape replays up to
-  the cut: answers the server gives to requests whose recorded answers
-  were cut off are noted, not counted. A big tape is read again from the
+  the cut: answers to requests whose recorded answers were cut off are
+  counted as recorded without an answer, and the server requests and
+  progress after the cut are noted, not counted. A big tape is read again from the
   file as it is replayed, so memory does not grow with it.
   A stdio server's stderr goes to mcptape's stderr (the report is on
   stdout), as record forwards it; --server-stderr FILE or discard moves it.
@@ -148,7 +156,7 @@ func replayCmd() *command {
 			serverStderrFlag(fs, &f.stderr)
 			fs.StringVar(&f.speed, "speed", "1", "recorded spacing divided by `N` (0.001 to 1e9); max sends as soon as causality allows")
 			fs.DurationVar(&f.timeout, "timeout", replay.DefaultTimeout, "longest wait for the live answer to one request")
-			fs.DurationVar(&f.settle, "settle", replay.DefaultSettle, "after the last client message, wait for the server messages recorded after it up to their recorded gap plus `DUR`")
+			fs.DurationVar(&f.settle, "settle", replay.DefaultSettle, "after the last client message, wait for the server messages recorded after it up to their recorded gap plus `DUR`, and for the answers to requests recorded without one up to DUR")
 			fs.BoolVar(&f.exactChunks, "exact-chunks", false, "compare streamed answers part by part (their number and each delta), not only the joined text and the end")
 			fs.BoolVar(&f.unbatch, "unbatch", false, "send the members of a recorded batch one by one, for servers that refuse batches (default: as the recorded batch)")
 			fs.StringArrayVar(&f.ignore, "ignore", nil, "leave `PATH` out of the comparison, or a notification method out of the counts (repeatable)")
