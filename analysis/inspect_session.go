@@ -55,6 +55,7 @@ type sessionState struct {
 	toolErrors, cancelled          int64
 	refused, brokenOff             int64            // see SessionReport
 	refusedNotes                   int64            // SessionReport.RefusedNotifications
+	abandoned, unfinished          int64            // MRTR operations never retried, tasks never finished
 	details                        *SessionDetails  // WithSessionDetails; nil for none yet
 	violationRules                 map[string]int64 // violations by rule
 	maxLatency                     int64            // the slowest client request answered, ns

@@ -1,0 +1,72 @@
+package check
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/tapetest"
+	"github.com/mcptape/mcptape/tape"
+)
+
+// TestRunAbandonedAndUnfinishedPerSession: two sessions of one tape (an
+// HTTP recording has one per Mcp-Session-Id) reuse the same request ids
+// and the same task id. Each session has its own abandoned and unfinished
+// cases, counting and naming its own operations: task T3 of one session
+// and task T3 of the other are two tasks. (Both signals were one case of
+// the whole tape, counting every session's operations together.)
+func TestRunAbandonedAndUnfinishedPerSession(t *testing.T) {
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}`
+	session := func(id string, at time.Time, more ...string) []*tape.Record {
+		return tapetest.Messages(id, at, append([]string{
+			`> {"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"serverInfo":{"name":"s","version":"1"}}}`,
+			`> {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask",` + meta + `}}`,
+			`< {"jsonrpc":"2.0","id":5,"result":{"resultType":"input_required","inputRequests":{"x":{"method":"elicitation/create"}}}}`,
+			`> {"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","task":{},` + meta + `}}`,
+			`< {"jsonrpc":"2.0","id":7,"result":{"resultType":"task","task":{"taskId":"T3","status":"working"}}}`,
+			`> {"jsonrpc":"2.0","id":8,"method":"tasks/get","params":{"taskId":"T3",` + meta + `}}`,
+			`< {"jsonrpc":"2.0","id":8,"result":{"taskId":"T3","status":"working"}}`,
+		}, more...)...)
+	}
+	recs := session("sess-a", start)
+	recs = append(recs, session("sess-b", start.Add(time.Second),
+		`> {"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","task":{},`+meta+`}}`,
+		`< {"jsonrpc":"2.0","id":9,"result":{"resultType":"task","task":{"taskId":"T4","status":"working"}}}`,
+	)...)
+	path := writeRecords(t, "http", recs...)
+	res, err := Run(context.Background(), []string{path}, WithFailOn(SignalAbandoned, SignalUnfinished))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		count   int64
+		details []string
+	}
+	want := map[string]got{
+		"sess-a " + SignalAbandoned:  {1, []string{"record 3: tools/call id 5 ask"}},
+		"sess-a " + SignalUnfinished: {1, []string{"record 5: tools/call id 7 slow"}},
+		"sess-b " + SignalAbandoned:  {1, []string{"record 11: tools/call id 5 ask"}},
+		"sess-b " + SignalUnfinished: {2, []string{"record 13: tools/call id 7 slow", "record 17: tools/call id 9 slow"}},
+	}
+	for _, c := range res.Cases {
+		if c.Signal != SignalAbandoned && c.Signal != SignalUnfinished {
+			continue
+		}
+		k := c.Session + " " + c.Signal
+		w, ok := want[k]
+		if !ok {
+			t.Errorf("unexpected case %+v", c)
+			continue
+		}
+		delete(want, k)
+		if !c.Failed() || c.Count != w.count || !slices.Equal(c.Details, w.details) {
+			t.Errorf("%s: failed %v, count %d, details %q; want %d, %q", k, c.Failed(), c.Count, c.Details, w.count, w.details)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no cases %v", want)
+	}
+}
