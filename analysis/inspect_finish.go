@@ -72,6 +72,7 @@ func (in *Inspector) Finish(warning error) *Report {
 // finishPending sorts out what is still in flight at the end of the tape.
 func (in *Inspector) finishPending() {
 	rep := &in.rep
+	var pending []RequestRef // never answered
 	for _, p := range in.inflight.Pending() {
 		req := p.Value
 		if req.cancelled != 0 {
@@ -105,11 +106,20 @@ func (in *Inspector) finishPending() {
 		rep.Unanswered.Count++
 		in.unansweredDir(req)
 		req.sess.unanswered++
-		in.unanswered = append(in.unanswered, in.ref(req))
+		pending = append(pending, in.ref(req))
 	}
-	rep.Unanswered.Requests = in.firstRefs(in.unanswered, unansweredDetails)
+	// The superseded requests (in.unanswered) are in their sessions'
+	// details already.
+	in.unanswered = append(in.unanswered, in.firstRefs(pending, unansweredDetails)...)
+	slices.SortFunc(in.unanswered, func(a, b RequestRef) int { return cmp.Compare(a.Seq, b.Seq) })
+	rep.Unanswered.Requests = in.unanswered[:min(len(in.unanswered), in.o.maxListed)]
 	if rep.Unanswered.Requests == nil {
 		rep.Unanswered.Requests = []RequestRef{}
+	}
+	for _, s := range in.order {
+		if d := s.details; d != nil {
+			slices.SortFunc(d.Unanswered, func(a, b RequestRef) int { return cmp.Compare(a.Seq, b.Seq) })
+		}
 	}
 	in.finishAbandoned()
 	in.finishTasks()

@@ -283,11 +283,14 @@ func (in *Inspector) release(req *request) {
 	}
 }
 
-// superseded lists a request that lost its pairing to an id reuse.
+// superseded lists a request that lost its pairing to an id reuse: in
+// its session's details (whatever the other sessions lost) and, while
+// there is room, in the tape's list.
 func (in *Inspector) superseded(req *request) {
 	in.rep.Unanswered.Count++
 	in.unansweredDir(req)
 	req.sess.unanswered++
+	keepDetail(in, req.sess, unansweredDetails, func() RequestRef { return in.ref(req) })
 	if len(in.unanswered) < in.o.maxListed {
 		in.unanswered = append(in.unanswered, in.ref(req))
 	}

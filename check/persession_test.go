@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/analysis"
 	"github.com/mcptape/mcptape/internal/tapetest"
 	"github.com/mcptape/mcptape/tape"
 )
@@ -69,4 +70,34 @@ func TestRunAbandonedAndUnfinishedPerSession(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("no cases %v", want)
 	}
+}
+
+// TestRunUnansweredNamedPerSession: every session's unanswered case names
+// its own requests, whatever the other sessions hold. Session a loses 20
+// requests to id reuses (the tape lists 20, DefaultMaxListed), session b
+// one: b's case names it, and its request never answered, by record. (The
+// requests superseded by a reuse were kept for the sessions' details only
+// while the tape's list had room: b's was not named.)
+func TestRunUnansweredNamedPerSession(t *testing.T) {
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	ping := `> {"jsonrpc":"2.0","id":1,"method":"ping"}`
+	var a []string
+	for range analysis.DefaultMaxListed + 1 {
+		a = append(a, ping)
+	}
+	recs := append(tapetest.Messages("a", start, a...), tapetest.Messages("b", start.Add(time.Second), ping, ping)...)
+	res, err := Run(context.Background(), []string{writeRecords(t, "http", recs...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Cases {
+		if c.Signal != SignalUnanswered || c.Session != "b" {
+			continue
+		}
+		if want := []string{"record 22: ping id 1", "record 23: ping id 1"}; c.Count != 2 || !slices.Equal(c.Details, want) {
+			t.Errorf("session b: count %d, details %q; want 2, %q", c.Count, c.Details, want)
+		}
+		return
+	}
+	t.Fatal("no unanswered case of session b")
 }
