@@ -101,3 +101,28 @@ func TestRunUnansweredNamedPerSession(t *testing.T) {
 	}
 	t.Fatal("no unanswered case of session b")
 }
+
+// TestRunUnansweredNamesCutStream: a streamed answer the tape cuts before
+// its end part counts as never answered in its session's unanswered case,
+// which names the request too. (It was counted and not named.)
+func TestRunUnansweredNamesCutStream(t *testing.T) {
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	path := writeRecords(t, "http", tapetest.Messages("s", start,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"chat","arguments":{"query":"hi"}}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"type":"content_start"}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"type":"content_delta","delta":"cut here"}}`,
+	)...)
+	res, err := Run(context.Background(), []string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Cases {
+		if c.Signal == SignalUnanswered {
+			if want := []string{"record 1: tools/call id 2 chat"}; !c.Failed() || c.Count != 1 || !slices.Equal(c.Details, want) {
+				t.Errorf("failed %v, count %d, details %q; want 1, %q", c.Failed(), c.Count, c.Details, want)
+			}
+			return
+		}
+	}
+	t.Fatal("no unanswered case")
+}
