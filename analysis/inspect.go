@@ -142,8 +142,9 @@ type Inspector struct {
 	// server copies every message to every stream; nil before): see
 	// streamCopy.
 	streamIDs *recentSet
-	mrtr      map[opKey]*operation
-	tasks     map[string]*operation // by session + "\x00" + task id
+	mrtr      map[opKey][]*operation // MRTR operations waiting for a retry, the latest last (see waitRetry)
+	abandoned []RequestRef           // MRTR operations abandoned before the end (waitRetry), the first ones
+	tasks     map[string]*operation  // by session + "\x00" + task id
 
 	names      map[string]string // interned method and tool names
 	hotNames   hot[string, string]
@@ -269,7 +270,7 @@ func NewInspector(h *tape.Header, opts ...Option) (*Inspector, error) {
 		recent:      newRecentSet(o.recent),
 		answeredIDs: newRecentSet(o.recent),
 		streams:     newStreamState(),
-		mrtr:        map[opKey]*operation{},
+		mrtr:        map[opKey][]*operation{},
 		tasks:       map[string]*operation{},
 		names:       map[string]string{},
 		methods:     map[methodKey]*methodStat{},

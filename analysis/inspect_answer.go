@@ -113,7 +113,7 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 		if op.firstChunk == 0 {
 			op.firstChunk = req.firstChunk
 		}
-		in.mrtr[opKey{rec.Session, req.dir, method, req.name}] = op
+		in.waitRetry(opKey{rec.Session, req.dir, method, req.name}, op)
 		return false // the operation goes on with a retry
 	}
 	if f != nil && (req.wantsTask || resultType == resultTask) {

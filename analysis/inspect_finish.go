@@ -116,28 +116,31 @@ func (in *Inspector) finishPending() {
 	if rep.Unanswered.Requests == nil {
 		rep.Unanswered.Requests = []RequestRef{}
 	}
-	for _, s := range in.order {
-		if d := s.details; d != nil {
-			slices.SortFunc(d.Unanswered, func(a, b RequestRef) int { return cmp.Compare(a.Seq, b.Seq) })
-		}
-	}
 	in.finishAbandoned()
 	in.finishTasks()
+	bySeq := func(a, b RequestRef) int { return cmp.Compare(a.Seq, b.Seq) }
+	for _, s := range in.order { // lists kept in two goes
+		if d := s.details; d != nil {
+			slices.SortFunc(d.Unanswered, bySeq)
+			slices.SortFunc(d.Abandoned, bySeq)
+		}
+	}
 }
 
-// finishAbandoned counts the MRTR operations never retried (in.mrtr), in
-// the tape and in their sessions, named by their first round's request.
+// finishAbandoned counts the MRTR operations never retried (in.mrtr)
+// abandoned, after those abandoned before (in.abandoned), and lists the
+// first of them by their first round's request.
 func (in *Inspector) finishAbandoned() {
-	m := &in.rep.Operations.MRTR
-	m.Abandoned = int64(len(in.mrtr))
-	var refs []RequestRef
-	for _, op := range in.mrtr {
-		op.sess.abandoned++
-		refs = append(refs, RequestRef{Session: op.sess.id, Dir: string(op.dir), ID: clip(op.id.String(), 60), Method: op.method,
-			Name: clip(op.name, 60), Seq: op.seq, OffsetNS: op.start - in.origin})
+	var ops []*operation
+	for _, l := range in.mrtr {
+		ops = append(ops, l...)
 	}
-	m.AbandonedRequests = in.firstRefs(refs, abandonedDetails)
-	in.emitAbandoned()
+	slices.SortFunc(ops, func(a, b *operation) int { return cmp.Compare(a.seq, b.seq) })
+	for _, op := range ops {
+		in.abandoned = append(in.abandoned, in.abandon(op))
+	}
+	slices.SortFunc(in.abandoned, func(a, b RequestRef) int { return cmp.Compare(a.Seq, b.Seq) })
+	in.rep.Operations.MRTR.AbandonedRequests = in.abandoned[:min(len(in.abandoned), in.o.maxListed)]
 }
 
 // finishTasks ends the tasks seen terminal by a poll only and counts

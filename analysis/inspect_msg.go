@@ -114,9 +114,7 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 	}
 	if mrtrMethod(method) {
 		if f[pInputResponses].end != 0 || f[pRequestState].end != 0 {
-			k := opKey{rec.Session, rec.Dir, method, req.name}
-			if op := in.mrtr[k]; op != nil {
-				delete(in.mrtr, k)
+			if op := in.retried(opKey{rec.Session, rec.Dir, method, req.name}); op != nil {
 				op.rounds++
 				req.op = op
 			}

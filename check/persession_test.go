@@ -126,3 +126,36 @@ func TestRunUnansweredNamesCutStream(t *testing.T) {
 	}
 	t.Fatal("no unanswered case")
 }
+
+// TestRunAbandonedSameTool: MRTR operations of one tool in one session
+// are told apart. The client calls ask (id 5), gets asked for input and
+// gives up; calls it again (id 6) and gives up again; calls it a third
+// time (id 7) and retries that one (id 8), which completes. Two
+// operations were abandoned, ids 5 and 6. (A later operation of the same
+// tool replaced the one pending: one abandoned, id 6, and the retry
+// ended the other.)
+func TestRunAbandonedSameTool(t *testing.T) {
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}`
+	ask := func(id string) []string {
+		return []string{`> {"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"ask",` + meta + `}}`,
+			`< {"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"input_required","inputRequests":{"x":{"method":"elicitation/create"}}}}`}
+	}
+	lines := append(append(ask("5"), ask("6")...), ask("7")...)
+	lines = append(lines,
+		`> {"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"ask","inputResponses":{"x":{"action":"decline"}},`+meta+`}}`,
+		`< {"jsonrpc":"2.0","id":8,"result":{"resultType":"complete","content":[]}}`)
+	res, err := Run(context.Background(), []string{writeRecords(t, "stdio", tapetest.Messages("s", start, lines...)...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Cases {
+		if c.Signal == SignalAbandoned {
+			if want := []string{"record 1: tools/call id 5 ask", "record 3: tools/call id 6 ask"}; c.Count != 2 || !slices.Equal(c.Details, want) {
+				t.Errorf("count %d, details %q; want 2, %q", c.Count, c.Details, want)
+			}
+			return
+		}
+	}
+	t.Fatal("no abandoned case")
+}
