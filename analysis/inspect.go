@@ -144,7 +144,7 @@ type Inspector struct {
 	streamIDs *recentSet
 	mrtr      map[opKey][]*operation // MRTR operations waiting for a retry, the latest last (see waitRetry)
 	abandoned []RequestRef           // MRTR operations abandoned before the end (waitRetry), the first ones
-	tasks     map[string]*operation  // by session + "\x00" + task id
+	tasks     map[string]*operation  // by taskKey (opScope and task id)
 
 	names      map[string]string // interned method and tool names
 	hotNames   hot[string, string]

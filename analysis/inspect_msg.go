@@ -5,6 +5,7 @@ package analysis
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -105,7 +106,7 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 		req.name = in.nameOf(f[pURI].of(frame))
 	case mTasksGet, mTasksResult, mTasksCancel:
 		if id, ok := stringValue(f[pTaskID].of(frame)); ok {
-			if op := in.tasks[taskKey(rec.Session, id)]; op != nil {
+			if op := in.tasks[taskKey(opScope(s, rec), id)]; op != nil {
 				req.taskPollingOf = op
 				op.polls++
 				in.rep.Operations.Tasks.Polls++
@@ -114,7 +115,7 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 	}
 	if mrtrMethod(method) {
 		if f[pInputResponses].end != 0 || f[pRequestState].end != 0 {
-			if op := in.retried(opKey{rec.Session, rec.Dir, method, req.name}); op != nil {
+			if op := in.retried(opKey{opScope(s, rec), rec.Dir, method, req.name}); op != nil {
 				op.rounds++
 				req.op = op
 			}
@@ -269,7 +270,20 @@ func tokenKey(dst []byte, session string, dir tape.Direction, tok jsonrpc.ID) []
 	return tok.AppendKey(dst)
 }
 
-func taskKey(session, id string) string { return session + "\x00" + id }
+func taskKey(scope, id string) string { return scope + "\x00" + id }
+
+// opScope returns the scope of the operations (MRTR, tasks) of session s
+// that rec, a message of it, belongs to: the session, or for a
+// sessionless one (HTTP without a session id, one session per
+// connection) every connection of its recording, since a client may go on
+// on another connection (an MRTR retry, a task's polls; a stateless
+// server's task ids are its own, not a connection's).
+func opScope(s *sessionState, rec *tape.Record) string {
+	if !s.sessionless {
+		return rec.Session
+	}
+	return "\x00connections of recording " + strconv.FormatUint(tape.Recording(rec.Exchange), 10)
+}
 
 // release forgets what refers to a request that is no longer in flight.
 func (in *Inspector) release(req *request) {

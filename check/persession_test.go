@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -158,4 +159,43 @@ func TestRunAbandonedSameTool(t *testing.T) {
 		}
 	}
 	t.Fatal("no abandoned case")
+}
+
+// TestRunSessionlessOperationsAcrossConnections: without a session id
+// (2026-07-28 stateless HTTP) the recorder makes a session of each client
+// connection, and a client may go on on another one: an MRTR retry and a
+// task's result fetched on a second connection end the operations begun on
+// the first. Neither is abandoned nor unfinished. (Both were, keyed by
+// the connection.)
+func TestRunSessionlessOperationsAcrossConnections(t *testing.T) {
+	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC).UnixNano()
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}`
+	var recs []*tape.Record
+	var x uint64
+	add := func(conn string, dir tape.Direction, frame string) {
+		at += int64(time.Millisecond)
+		if dir == tape.ClientToServer {
+			x++
+		}
+		recs = append(recs, &tape.Record{Type: tape.TypeMessage, Time: at, Session: conn, Dir: dir, Exchange: x, Frame: []byte(frame)})
+	}
+	for i, conn := range []string{"conn-1", "conn-2"} {
+		recs = append(recs, &tape.Record{Type: tape.TypeEvent, Time: at, Session: conn, Event: tape.EventOpen,
+			Data: []byte(fmt.Sprintf(`{"kind":"connection","how":"connection","conn":%d}`, i+1))})
+	}
+	add("conn-1", tape.ClientToServer, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask",`+meta+`}}`)
+	add("conn-1", tape.ServerToClient, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"x":{"method":"elicitation/create"}}}}`)
+	add("conn-1", tape.ClientToServer, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow",`+meta+`}}`)
+	add("conn-1", tape.ServerToClient, `{"jsonrpc":"2.0","id":2,"result":{"resultType":"task","task":{"taskId":"T1","status":"working"}}}`)
+	add("conn-2", tape.ClientToServer, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask","inputResponses":{"x":{"action":"decline"}},`+meta+`}}`)
+	add("conn-2", tape.ServerToClient, `{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","content":[]}}`)
+	add("conn-2", tape.ClientToServer, `{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"T1",`+meta+`}}`)
+	add("conn-2", tape.ServerToClient, `{"jsonrpc":"2.0","id":4,"result":{"taskId":"T1","status":"completed"}}`)
+	res, err := Run(context.Background(), []string{writeRecords(t, "http", recs...)}, WithFailOn(SignalAbandoned, SignalUnfinished))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sessions != 2 || res.Failed() {
+		t.Errorf("%d sessions, failed %q; want 2 sessions, none failed", res.Sessions, fired(res, false))
+	}
 }
