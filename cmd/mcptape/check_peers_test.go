@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcptape/mcptape/analysis"
 	"github.com/mcptape/mcptape/check"
 	"github.com/mcptape/mcptape/internal/peertest"
 )
@@ -39,9 +40,7 @@ func TestCheckUnansweredServerRequestsEverything(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := peertest.EverythingHTTP(t, ctx)
-	tp := filepath.Join(t.TempDir(), "server-requests.jsonl.zst")
-	run := startHTTPRecord(t, "--listen", "127.0.0.1:0", "--upstream", srv.URL, "-o", tp)
+	run := recordHTTP(t, peertest.EverythingHTTP(t, ctx))
 	c := newRawHTTPClient(t, ctx, run.url, "2025-11-25", `{"sampling":{},"elicitation":{}}`)
 	c.call(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`, `"id":1`)
 	c.call(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"no-such-tool","arguments":{}}}`, `"id":2`)
@@ -53,21 +52,9 @@ func TestCheckUnansweredServerRequestsEverything(t *testing.T) {
 	if err := run.stop(); err != nil {
 		t.Fatal(err)
 	}
-
-	code, out, stderr := runCLI(t, "", "inspect", "--format", "json", tp)
-	if code != 0 {
-		t.Fatalf("inspect: exit %d: %s", code, stderr)
-	}
-	var rep struct {
-		Unanswered struct {
-			ServerRequests int64 `json:"server_requests"`
-		} `json:"unanswered"`
-	}
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatal(err)
-	}
-	if rep.Unanswered.ServerRequests != 2 {
-		t.Fatalf("inspect: %d server requests unanswered, want 2:\n%s", rep.Unanswered.ServerRequests, out)
+	tp := run.tape
+	if u := inspectJSON(t, tp).Unanswered; u.ServerRequests != 2 {
+		t.Fatalf("inspect: %d server requests unanswered, want 2: %+v", u.ServerRequests, u)
 	}
 	code, res := checkJSON(t, tp, "--fail-on", "none", "--threshold", "errors<20%", "--threshold", "errors<=20%")
 	if code != 1 {
@@ -100,9 +87,7 @@ func TestCheckUnfinishedTasksEverything(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := peertest.EverythingHTTP(t, ctx)
-	tp := filepath.Join(t.TempDir(), "tasks.jsonl.zst")
-	run := startHTTPRecord(t, "--listen", "127.0.0.1:0", "--upstream", srv.URL, "-o", tp)
+	run := recordHTTP(t, peertest.EverythingHTTP(t, ctx))
 	var sessions []string
 	for range 2 {
 		c := newRawHTTPClient(t, ctx, run.url, "2025-11-25", `{}`)
@@ -126,7 +111,7 @@ func TestCheckUnfinishedTasksEverything(t *testing.T) {
 	if err := run.stop(); err != nil {
 		t.Fatal(err)
 	}
-
+	tp := run.tape
 	if code, res := checkJSON(t, tp); code != 0 || res.Failures != 0 {
 		t.Errorf("check: exit %d, %d failures; want unfinished a note", code, res.Failures)
 	}
@@ -165,41 +150,7 @@ func TestCheckAbandonedMRTRGoSDK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real peers")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	srv := peertest.GoEverythingHTTP(t, ctx, true)
-	tp := filepath.Join(t.TempDir(), "mrtr.jsonl.zst")
-	run := startHTTPRecord(t, "--listen", "127.0.0.1:0", "--upstream", srv.URL, "-o", tp)
-	const tool = "test_input_required_result_elicitation"
-	elicit := func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "tape"}}, nil
-	}
-	for _, retry := range []bool{false, true} {
-		client := mcp.NewClient(&mcp.Implementation{Name: "check-test", Version: "1"},
-			&mcp.ClientOptions{ElicitationHandler: elicit, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: !retry}})
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: run.url, HTTPClient: &http.Client{Transport: &http.Transport{}}}, nil)
-		if err != nil {
-			t.Fatalf("connect: %v", err)
-		}
-		calls := 1
-		if !retry {
-			calls = 2
-		}
-		for range calls {
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool})
-			if err != nil {
-				t.Fatalf("retry %v: %s: %v", retry, tool, err)
-			}
-			if res.NeedsInput() == retry {
-				t.Fatalf("retry %v: the answer needs input: %v", retry, res.NeedsInput())
-			}
-		}
-		cs.Close()
-	}
-	if err := run.stop(); err != nil {
-		t.Fatal(err)
-	}
-
+	tp := recordGoMRTR(t, goMRTRCalls{retry: false, calls: 2}, goMRTRCalls{retry: true, calls: 1})
 	if code, res := checkJSON(t, tp); code != 0 || res.Failures != 0 {
 		t.Errorf("check: exit %d, %d failures; want abandoned a note", code, res.Failures)
 	}
@@ -223,8 +174,8 @@ func TestCheckAbandonedMRTRGoSDK(t *testing.T) {
 		t.Errorf("%d abandoned, details %q; want the first client's 2 calls", count, details)
 	}
 	for _, d := range details {
-		if !strings.Contains(d, "tools/call id ") || !strings.HasSuffix(d, " "+tool) {
-			t.Errorf("detail %q, want a call of %s", d, tool)
+		if !strings.Contains(d, "tools/call id ") || !strings.HasSuffix(d, " "+mrtrTool) {
+			t.Errorf("detail %q, want a call of %s", d, mrtrTool)
 		}
 	}
 }
@@ -241,52 +192,88 @@ func TestCheckMRTRAcrossConnectionsGoSDK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real peers")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	srv := peertest.GoEverythingHTTP(t, ctx, true)
-	tp := filepath.Join(t.TempDir(), "mrtr.jsonl.zst")
-	run := startHTTPRecord(t, "--listen", "127.0.0.1:0", "--upstream", srv.URL, "-o", tp)
-	elicit := func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "tape"}}, nil
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "check-test", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: elicit})
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: run.url, HTTPClient: &http.Client{Transport: &http.Transport{}}}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
 	const calls = 10
-	for range calls {
-		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_input_required_result_elicitation"}); err != nil || res.NeedsInput() {
-			t.Fatalf("call: %v (needs input: %v)", err, res != nil && res.NeedsInput())
-		}
-	}
-	cs.Close()
-	if err := run.stop(); err != nil {
-		t.Fatal(err)
-	}
+	tp := recordGoMRTR(t, goMRTRCalls{retry: true, calls: calls})
 
-	code, out, stderr := runCLI(t, "", "inspect", "--format", "json", tp)
-	if code != 0 {
-		t.Fatalf("inspect: exit %d: %s", code, stderr)
-	}
-	var rep struct {
-		Operations struct {
-			MRTR struct {
-				Operations int64 `json:"operations"`
-				Rounds     int64 `json:"rounds"`
-				Abandoned  int64 `json:"abandoned"`
-			} `json:"mrtr"`
-		} `json:"operations"`
-	}
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatal(err)
-	}
-	if m := rep.Operations.MRTR; m.Operations != calls || m.Rounds != 2*calls || m.Abandoned != 0 {
+	if m := inspectJSON(t, tp).Operations.MRTR; m.Operations != calls || m.Rounds != 2*calls || m.Abandoned != 0 {
 		t.Errorf("inspect: MRTR %+v, want %d operations in %d rounds, none abandoned", m, calls, 2*calls)
 	}
 	if code, res := checkJSON(t, tp, "--fail-on", "abandoned"); code != 0 || res.Failures != 0 {
 		t.Errorf("check --fail-on abandoned: exit %d, %d failures; want 0", code, res.Failures)
 	}
+}
+
+// mrtrTool is the go-sdk everything-server's tool that asks for the
+// caller's name in an MRTR round and answers "Hello, NAME!" to the retry.
+const mrtrTool = "test_input_required_result_elicitation"
+
+// goMRTRCalls is a Go SDK client's turn in recordGoMRTR: calls of
+// mrtrTool, with the SDK's automatic MRTR retries (answering the
+// elicitation) or without (keeping the input_required answer).
+type goMRTRCalls struct {
+	retry bool
+	calls int
+}
+
+// recordGoMRTR records the go-sdk everything-server (2026-07-28, stateless
+// Streamable HTTP) through mcptape record, called by a Go SDK client per
+// turn in order, each on a pooled HTTP transport of its own, and returns
+// the tape.
+func recordGoMRTR(t *testing.T, turns ...goMRTRCalls) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	run := recordHTTP(t, peertest.GoEverythingHTTP(t, ctx, true))
+	elicit := func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "tape"}}, nil
+	}
+	for _, turn := range turns {
+		client := mcp.NewClient(&mcp.Implementation{Name: "check-test", Version: "1"},
+			&mcp.ClientOptions{ElicitationHandler: elicit, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: !turn.retry}})
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: run.url, HTTPClient: &http.Client{Transport: &http.Transport{}}}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		for range turn.calls {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mrtrTool})
+			if err != nil {
+				t.Fatalf("retry %v: %s: %v", turn.retry, mrtrTool, err)
+			}
+			if res.NeedsInput() == turn.retry {
+				t.Fatalf("retry %v: the answer needs input: %v", turn.retry, res.NeedsInput())
+			}
+		}
+		cs.Close()
+	}
+	if err := run.stop(); err != nil {
+		t.Fatal(err)
+	}
+	return run.tape
+}
+
+// recordHTTP starts mcptape record in front of the HTTP server srv, to a
+// tape in a temporary directory (run.tape).
+func recordHTTP(t *testing.T, srv *peertest.Process) *httpRecordRun {
+	t.Helper()
+	return startHTTPRecord(t, "--listen", "127.0.0.1:0", "--upstream", srv.URL, "-o", filepath.Join(t.TempDir(), "run.jsonl.zst"))
+}
+
+// inspected is the part of inspect's JSON report these tests read.
+type inspected struct {
+	Unanswered analysis.UnansweredStats `json:"unanswered"`
+	Operations analysis.OperationStats  `json:"operations"`
+}
+
+// inspectJSON runs mcptape inspect --format json on the tape tp and
+// returns the part of its report the tests read.
+func inspectJSON(t *testing.T, tp string) *inspected {
+	t.Helper()
+	code, out, stderr := runCLI(t, "", "inspect", "--format", "json", tp)
+	var rep inspected
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+		t.Fatalf("inspect: exit %d (%v): %s", code, err, stderr)
+	}
+	return &rep
 }
 
 // checkJSON runs mcptape check --format json on the tape tp with args and
