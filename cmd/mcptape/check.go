@@ -32,8 +32,8 @@ func checkCmd() *command {
   a response the server broke off; not a request the recorder's shutdown
   cut or the client left unanswered by ending the session), cancelled,
   abandoned (an MRTR operation whose last answer asked for input, never
-  retried), unfinished (a task with no terminal status or result seen; a
-  task id of another session is another task), slow (a client request slower than --slow), deprecated (protocol
+  retried), unfinished (a task with no terminal status or result seen),
+  slow (a client request slower than --slow), deprecated (protocol
   2024-11-05, batches), incomplete (a cut tape, messages recorded cut or not
   recorded), drift (a breaking change from --baseline). Default --fail-on:
   violation,unanswered,incomplete,drift; the others are listed as notes
