@@ -93,7 +93,8 @@ type otlpExporter struct {
 	clock   tapeClock
 	n       int64
 	pairs   *Pairer[*otlpReq]
-	mrtr    map[opKey]*otlpReq
+	mrtr    map[opKey][]*otlpReq // MRTR operations waiting for a retry, the latest last (as Inspector.mrtr)
+	in      *Inspector           // reading the tape alongside: knows the sessions (opScope)
 	tasks   map[string]*otlpReq
 	version map[string]string // session -> protocol version
 	err     error
@@ -108,11 +109,12 @@ type otlpExporter struct {
 // an error with a null id), as inspect reports it.
 func exportOTLP(sc *Scanner, h *tape.Header, w io.Writer, st *ExportStats) error {
 	x := &otlpExporter{w: bufio.NewWriter(w), clock: newTapeClock(h.Time), pairs: NewPairer[*otlpReq](),
-		mrtr: map[opKey]*otlpReq{}, tasks: map[string]*otlpReq{}, version: map[string]string{}}
+		mrtr: map[opKey][]*otlpReq{}, tasks: map[string]*otlpReq{}, version: map[string]string{}}
 	in, err := NewInspector(h, func(o *options) error { o.onSettled = x.settled; return nil })
 	if err != nil {
 		return err
 	}
+	x.in = in
 	service := h.Target
 	if service == "" {
 		service = "mcp-server"
@@ -219,10 +221,12 @@ func (x *otlpExporter) request(it *Item) {
 	// A later round of an MRTR operation, or a poll of a task, is a child
 	// of the operation's span.
 	if mrtrMethod(info.Method) && (f[pInputResponses].end != 0 || f[pRequestState].end != 0) {
-		req.op = x.mrtr[opKey{rec.Session, rec.Dir, info.Method, req.name}]
+		if l := x.mrtr[opKey{x.in.opScopeOf(rec), rec.Dir, info.Method, req.name}]; len(l) > 0 {
+			req.op = l[len(l)-1] // a retry continues the latest operation
+		}
 	}
 	if id, ok := stringValue(f[pTaskID].of(frame)); ok && strings.HasPrefix(info.Method, "tasks/") {
-		req.op = x.tasks[taskKey(rec.Session, id)]
+		req.op = x.tasks[taskKey(x.in.opScopeOf(rec), id)]
 	}
 	if op := req.op; op != nil {
 		sp.TraceID, sp.ParentSpanID, sp.TraceState = op.span.TraceID, op.span.SpanID, op.span.TraceState
@@ -289,26 +293,31 @@ func (x *otlpExporter) response(it *Item, req *otlpReq) {
 		}
 	}
 	resultType, _ := stringValue(f[rResultType].of(frame))
-	key := opKey{rec.Session, Opposite(rec.Dir), req.method, req.name}
+	scope := x.in.opScopeOf(rec)
+	key := opKey{scope, Opposite(rec.Dir), req.method, req.name}
 	taskID, isTask := lookupString(f[rTask].of(frame), "taskId")
 	if !isTask {
 		taskID, isTask = stringValue(f[rTaskID].of(frame))
 	}
 	switch {
 	case resultType == resultInputRequired && mrtrMethod(req.method):
-		if req.op == nil {
+		if req.op == nil { // a retry's operation waits already
 			req.op = x.operation(req, "mrtr")
+			x.waitRetry(key, req.op)
 		}
-		x.mrtr[key] = req.op
 		x.end(req, rec.Time)
 	case req.op != nil && req.op.task == "" && mrtrMethod(req.method): // the last round
-		delete(x.mrtr, key)
+		if l := slices.DeleteFunc(x.mrtr[key], func(op *otlpReq) bool { return op == req.op }); len(l) > 0 {
+			x.mrtr[key] = l
+		} else {
+			delete(x.mrtr, key)
+		}
 		x.end(req, rec.Time)
 		req.op.span.Status = req.span.Status
 		x.end(req.op, rec.Time)
 	case isTask && req.op == nil && !strings.HasPrefix(req.method, "tasks/"):
 		op := x.operation(req, "task")
-		op.task = taskKey(rec.Session, taskID)
+		op.task = taskKey(scope, taskID)
 		x.tasks[op.task] = op
 		x.end(req, rec.Time)
 	default:
@@ -374,21 +383,39 @@ func (x *otlpExporter) finish() {
 	}
 	for _, ops := range []map[string]*otlpReq{x.tasks, mrtrByKey(x.mrtr)} {
 		for _, k := range slices.Sorted(maps.Keys(ops)) {
-			op := ops[k]
-			if op.terminal != 0 { // a task that ended, its result never fetched
+			if op := ops[k]; op.terminal != 0 { // a task that ended, its result never fetched
 				x.end(op, op.terminal)
-				continue
+			} else {
+				x.unfinished(op, x.clock.last)
 			}
-			op.span.Status = otlpStatus{Code: otlpStatusError, Message: "operation not finished"}
-			x.end(op, x.clock.last)
 		}
 	}
 }
 
-func mrtrByKey(m map[opKey]*otlpReq) map[string]*otlpReq {
+// unfinished ends the span of an operation that never ended at end.
+func (x *otlpExporter) unfinished(op *otlpReq, end int64) {
+	op.span.Status = otlpStatus{Code: otlpStatusError, Message: "operation not finished"}
+	x.end(op, end)
+}
+
+// waitRetry keeps the MRTR operation op waiting for a retry under k, as
+// the Inspector does (Inspector.waitRetry): past maxWaitingMRTR, the
+// oldest ends unfinished at once.
+func (x *otlpExporter) waitRetry(k opKey, op *otlpReq) {
+	l := append(x.mrtr[k], op)
+	if len(l) > maxWaitingMRTR {
+		x.unfinished(l[0], op.start)
+		l = append(l[:0], l[1:]...)
+	}
+	x.mrtr[k] = l
+}
+
+func mrtrByKey(m map[opKey][]*otlpReq) map[string]*otlpReq {
 	out := make(map[string]*otlpReq, len(m))
-	for k, op := range m {
-		out[k.session+"\x00"+string(k.dir)+"\x00"+k.method+"\x00"+k.name] = op
+	for k, l := range m {
+		for i, op := range l {
+			out[fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%09d", k.session, k.dir, k.method, k.name, i)] = op
+		}
 	}
 	return out
 }

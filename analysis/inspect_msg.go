@@ -272,6 +272,12 @@ func tokenKey(dst []byte, session string, dir tape.Direction, tok jsonrpc.ID) []
 
 func taskKey(scope, id string) string { return scope + "\x00" + id }
 
+// opScopeOf returns opScope of the session of rec, a message, as far as
+// the Inspector knows it.
+func (in *Inspector) opScopeOf(rec *tape.Record) string {
+	return opScope(in.sessions[rec.Session], rec)
+}
+
 // opScope returns the scope of the operations (MRTR, tasks) of session s
 // that rec, a message of it, belongs to: the session, or for a
 // sessionless one (HTTP without a session id, one session per
@@ -279,6 +285,9 @@ func taskKey(scope, id string) string { return scope + "\x00" + id }
 // on another connection (an MRTR retry, a task's polls; a stateless
 // server's task ids are its own, not a connection's).
 func opScope(s *sessionState, rec *tape.Record) string {
+	if s == nil {
+		return rec.Session
+	}
 	if !s.sessionless {
 		return rec.Session
 	}
