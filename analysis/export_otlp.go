@@ -93,7 +93,7 @@ type otlpExporter struct {
 	clock   tapeClock
 	n       int64
 	pairs   *Pairer[*otlpReq]
-	mrtr    map[opKey][]*otlpReq // MRTR operations waiting for a retry, the latest last (as Inspector.mrtr)
+	mrtr    waitingOps[*otlpReq] // MRTR operations waiting for a retry, as the Inspector's
 	in      *Inspector           // reading the tape alongside: knows the sessions (opScope)
 	tasks   map[string]*otlpReq
 	version map[string]string // session -> protocol version
@@ -109,7 +109,7 @@ type otlpExporter struct {
 // an error with a null id), as inspect reports it.
 func exportOTLP(sc *Scanner, h *tape.Header, w io.Writer, st *ExportStats) error {
 	x := &otlpExporter{w: bufio.NewWriter(w), clock: newTapeClock(h.Time), pairs: NewPairer[*otlpReq](),
-		mrtr: map[opKey][]*otlpReq{}, tasks: map[string]*otlpReq{}, version: map[string]string{}}
+		mrtr: waitingOps[*otlpReq]{}, tasks: map[string]*otlpReq{}, version: map[string]string{}}
 	in, err := NewInspector(h, func(o *options) error { o.onSettled = x.settled; return nil })
 	if err != nil {
 		return err
@@ -221,9 +221,7 @@ func (x *otlpExporter) request(it *Item) {
 	// A later round of an MRTR operation, or a poll of a task, is a child
 	// of the operation's span.
 	if mrtrMethod(info.Method) && (f[pInputResponses].end != 0 || f[pRequestState].end != 0) {
-		if l := x.mrtr[opKey{x.in.opScopeOf(rec), rec.Dir, info.Method, req.name}]; len(l) > 0 {
-			req.op = l[len(l)-1] // a retry continues the latest operation
-		}
+		req.op, _ = x.mrtr.latest(opKey{x.in.opScopeOf(rec), rec.Dir, info.Method, req.name})
 	}
 	if id, ok := stringValue(f[pTaskID].of(frame)); ok && strings.HasPrefix(info.Method, "tasks/") {
 		req.op = x.tasks[taskKey(x.in.opScopeOf(rec), id)]
@@ -303,15 +301,13 @@ func (x *otlpExporter) response(it *Item, req *otlpReq) {
 	case resultType == resultInputRequired && mrtrMethod(req.method):
 		if req.op == nil { // a retry's operation waits already
 			req.op = x.operation(req, "mrtr")
-			x.waitRetry(key, req.op)
+			if oldest, ok := x.mrtr.wait(key, req.op); ok {
+				x.unfinished(oldest, req.op.start)
+			}
 		}
 		x.end(req, rec.Time)
 	case req.op != nil && req.op.task == "" && mrtrMethod(req.method): // the last round
-		if l := slices.DeleteFunc(x.mrtr[key], func(op *otlpReq) bool { return op == req.op }); len(l) > 0 {
-			x.mrtr[key] = l
-		} else {
-			delete(x.mrtr, key)
-		}
+		x.mrtr.done(key, req.op)
 		x.end(req, rec.Time)
 		req.op.span.Status = req.span.Status
 		x.end(req.op, rec.Time)
@@ -398,19 +394,7 @@ func (x *otlpExporter) unfinished(op *otlpReq, end int64) {
 	x.end(op, end)
 }
 
-// waitRetry keeps the MRTR operation op waiting for a retry under k, as
-// the Inspector does (Inspector.waitRetry): past maxWaitingMRTR, the
-// oldest ends unfinished at once.
-func (x *otlpExporter) waitRetry(k opKey, op *otlpReq) {
-	l := append(x.mrtr[k], op)
-	if len(l) > maxWaitingMRTR {
-		x.unfinished(l[0], op.start)
-		l = append(l[:0], l[1:]...)
-	}
-	x.mrtr[k] = l
-}
-
-func mrtrByKey(m map[opKey][]*otlpReq) map[string]*otlpReq {
+func mrtrByKey(m waitingOps[*otlpReq]) map[string]*otlpReq {
 	out := make(map[string]*otlpReq, len(m))
 	for k, l := range m {
 		for i, op := range l {

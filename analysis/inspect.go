@@ -142,7 +142,7 @@ type Inspector struct {
 	// server copies every message to every stream; nil before): see
 	// streamCopy.
 	streamIDs *recentSet
-	mrtr      map[opKey][]*operation // MRTR operations waiting for a retry, the latest last (see waitRetry)
+	mrtr      waitingOps[*operation] // MRTR operations waiting for a retry (see waitRetry)
 	abandoned []RequestRef           // MRTR operations abandoned before the end (waitRetry), the first ones
 	tasks     map[string]*operation  // by taskKey (opScope and task id)
 
@@ -270,7 +270,7 @@ func NewInspector(h *tape.Header, opts ...Option) (*Inspector, error) {
 		recent:      newRecentSet(o.recent),
 		answeredIDs: newRecentSet(o.recent),
 		streams:     newStreamState(),
-		mrtr:        map[opKey][]*operation{},
+		mrtr:        waitingOps[*operation]{},
 		tasks:       map[string]*operation{},
 		names:       map[string]string{},
 		methods:     map[methodKey]*methodStat{},
