@@ -175,6 +175,7 @@ type Inspector struct {
 	rf            [resultCount]span // result fields of the current response
 	free          []*request        // recycled requests
 	details       int               // details kept by sessions (WithSessionDetails)
+	violDetails   int               // examples of violations kept by sessions (keepDetailIn)
 	op            Operation         // the one handed to WithOperations' function
 }
 
@@ -357,6 +358,7 @@ func (in *Inspector) batch(it *Item, s *sessionState) {
 // violation counts a violation of rule by the message it.
 func (in *Inspector) violation(rule string, it *Item, s *sessionState, format string, a ...any) {
 	s.violated(rule)
+	keepDetailIn(in, &in.violDetails, s, violationDetails, func() RuleExample { return RuleExample{rule, in.example(it, format, a...)} })
 	if in.live != nil {
 		d := describeItem(it)
 		if format != "" {
@@ -371,13 +373,17 @@ func (in *Inspector) violation(rule string, it *Item, s *sessionState, format st
 // violation of the session nor flagging it when following a tape: for
 // info rules (non-standard extensions).
 func (in *Inspector) note(rule string, it *Item, format string, a ...any) {
-	in.viol.add(rule, func() Example {
-		d := describeItem(it)
-		if format != "" {
-			d += ": " + fmt.Sprintf(format, a...)
-		}
-		return Example{Session: it.Rec.Session, Seq: it.Seq, OffsetNS: it.Rec.Time - in.origin, Detail: d}
-	})
+	in.viol.add(rule, func() Example { return in.example(it, format, a...) })
+}
+
+// example is the Example of a rule that it shows, described by format
+// and a.
+func (in *Inspector) example(it *Item, format string, a ...any) Example {
+	d := describeItem(it)
+	if format != "" {
+		d += ": " + fmt.Sprintf(format, a...)
+	}
+	return Example{Session: it.Rec.Session, Seq: it.Seq, OffsetNS: it.Rec.Time - in.origin, Detail: d}
 }
 
 // describeItem names a message briefly: direction, kind, method and id.

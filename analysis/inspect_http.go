@@ -355,3 +355,4 @@ func brokenOffDetails(d *SessionDetails) *[]RequestRef        { return &d.Broken
 func abandonedDetails(d *SessionDetails) *[]RequestRef        { return &d.Abandoned }
 func unfinishedDetails(d *SessionDetails) *[]RequestRef       { return &d.Unfinished }
 func errorResponseDetails(d *SessionDetails) *[]ErrorResponse { return &d.ErrorResponses }
+func violationDetails(d *SessionDetails) *[]RuleExample       { return &d.Violations }

@@ -180,7 +180,9 @@ type SessionReport struct {
 // answered, refused with an HTTP error status other than 401 (and the
 // notifications so refused: their ID is ""), those whose response the
 // server broke off, the MRTR operations abandoned (their first round's
-// request) and the tasks never finished (the request that created them).
+// request), the tasks never finished (the request that created them) and
+// the protocol violations (examples of the session's own, whatever the
+// tape's few examples per rule, Report.Violations, show).
 type SessionDetails struct {
 	ErrorResponses []ErrorResponse `json:"error_responses,omitempty"`
 	Unanswered     []RequestRef    `json:"unanswered,omitempty"`
@@ -188,6 +190,13 @@ type SessionDetails struct {
 	BrokenOff      []RequestRef    `json:"broken_off,omitempty"`
 	Abandoned      []RequestRef    `json:"abandoned,omitempty"`
 	Unfinished     []RequestRef    `json:"unfinished,omitempty"`
+	Violations     []RuleExample   `json:"violations,omitempty"`
+}
+
+// RuleExample is an example of a violation of Rule.
+type RuleExample struct {
+	Rule string `json:"rule"`
+	Example
 }
 
 // MethodCount counts messages of one method, direction and kind; responses

@@ -204,13 +204,19 @@ func (o *options) driftCase(ctx context.Context, path string) (Case, error) {
 	return c, nil
 }
 
-// violationsIn lists the rules broken in session (all of them: the tape
-// keeps only a few examples per rule, which may all be of other sessions)
-// and the examples it has of them; folded, s sums the sessions not listed,
-// whose examples are those of no session listed.
+// violationsIn lists the rules broken in session s and examples of them:
+// the session's own (its details); folded, s sums the sessions not
+// listed, which keep none: the examples the tape keeps (a few per rule)
+// of no session listed.
 func violationsIn(rep *analysis.Report, s *analysis.SessionReport, folded bool) (rules, details []string) {
 	for _, r := range s.ViolationRules {
 		rules = append(rules, r.Name)
+	}
+	if d := s.Details; !folded && d != nil && len(d.Violations) > 0 {
+		for _, ex := range d.Violations {
+			details = append(details, fmt.Sprintf("%s: record %d: %s", ex.Rule, ex.Seq, ex.Detail))
+		}
+		return rules, details
 	}
 	var listed map[string]bool
 	if folded {
