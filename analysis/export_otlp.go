@@ -93,7 +93,8 @@ type otlpExporter struct {
 	clock   tapeClock
 	n       int64
 	pairs   *Pairer[*otlpReq]
-	mrtr    map[opKey]*otlpReq
+	mrtr    waitingOps[*otlpReq] // MRTR operations waiting for a retry, as the Inspector's
+	in      *Inspector           // reading the tape alongside: knows the sessions (opScope)
 	tasks   map[string]*otlpReq
 	version map[string]string // session -> protocol version
 	err     error
@@ -108,11 +109,12 @@ type otlpExporter struct {
 // an error with a null id), as inspect reports it.
 func exportOTLP(sc *Scanner, h *tape.Header, w io.Writer, st *ExportStats) error {
 	x := &otlpExporter{w: bufio.NewWriter(w), clock: newTapeClock(h.Time), pairs: NewPairer[*otlpReq](),
-		mrtr: map[opKey]*otlpReq{}, tasks: map[string]*otlpReq{}, version: map[string]string{}}
+		mrtr: waitingOps[*otlpReq]{}, tasks: map[string]*otlpReq{}, version: map[string]string{}}
 	in, err := NewInspector(h, func(o *options) error { o.onSettled = x.settled; return nil })
 	if err != nil {
 		return err
 	}
+	x.in = in
 	service := h.Target
 	if service == "" {
 		service = "mcp-server"
@@ -219,10 +221,10 @@ func (x *otlpExporter) request(it *Item) {
 	// A later round of an MRTR operation, or a poll of a task, is a child
 	// of the operation's span.
 	if mrtrMethod(info.Method) && (f[pInputResponses].end != 0 || f[pRequestState].end != 0) {
-		req.op = x.mrtr[opKey{rec.Session, rec.Dir, info.Method, req.name}]
+		req.op, _ = x.mrtr.latest(opKey{x.in.opScopeOf(rec), rec.Dir, info.Method, req.name})
 	}
 	if id, ok := stringValue(f[pTaskID].of(frame)); ok && strings.HasPrefix(info.Method, "tasks/") {
-		req.op = x.tasks[taskKey(rec.Session, id)]
+		req.op = x.tasks[taskKey(x.in.opScopeOf(rec), id)]
 	}
 	if op := req.op; op != nil {
 		sp.TraceID, sp.ParentSpanID, sp.TraceState = op.span.TraceID, op.span.SpanID, op.span.TraceState
@@ -289,26 +291,29 @@ func (x *otlpExporter) response(it *Item, req *otlpReq) {
 		}
 	}
 	resultType, _ := stringValue(f[rResultType].of(frame))
-	key := opKey{rec.Session, Opposite(rec.Dir), req.method, req.name}
+	scope := x.in.opScopeOf(rec)
+	key := opKey{scope, Opposite(rec.Dir), req.method, req.name}
 	taskID, isTask := lookupString(f[rTask].of(frame), "taskId")
 	if !isTask {
 		taskID, isTask = stringValue(f[rTaskID].of(frame))
 	}
 	switch {
 	case resultType == resultInputRequired && mrtrMethod(req.method):
-		if req.op == nil {
+		if req.op == nil { // a retry's operation waits already
 			req.op = x.operation(req, "mrtr")
+			if oldest, ok := x.mrtr.wait(key, req.op); ok {
+				x.unfinished(oldest, req.op.start)
+			}
 		}
-		x.mrtr[key] = req.op
 		x.end(req, rec.Time)
 	case req.op != nil && req.op.task == "" && mrtrMethod(req.method): // the last round
-		delete(x.mrtr, key)
+		x.mrtr.done(key, req.op)
 		x.end(req, rec.Time)
 		req.op.span.Status = req.span.Status
 		x.end(req.op, rec.Time)
 	case isTask && req.op == nil && !strings.HasPrefix(req.method, "tasks/"):
 		op := x.operation(req, "task")
-		op.task = taskKey(rec.Session, taskID)
+		op.task = taskKey(scope, taskID)
 		x.tasks[op.task] = op
 		x.end(req, rec.Time)
 	default:
@@ -374,21 +379,27 @@ func (x *otlpExporter) finish() {
 	}
 	for _, ops := range []map[string]*otlpReq{x.tasks, mrtrByKey(x.mrtr)} {
 		for _, k := range slices.Sorted(maps.Keys(ops)) {
-			op := ops[k]
-			if op.terminal != 0 { // a task that ended, its result never fetched
+			if op := ops[k]; op.terminal != 0 { // a task that ended, its result never fetched
 				x.end(op, op.terminal)
-				continue
+			} else {
+				x.unfinished(op, x.clock.last)
 			}
-			op.span.Status = otlpStatus{Code: otlpStatusError, Message: "operation not finished"}
-			x.end(op, x.clock.last)
 		}
 	}
 }
 
-func mrtrByKey(m map[opKey]*otlpReq) map[string]*otlpReq {
+// unfinished ends the span of an operation that never ended at end.
+func (x *otlpExporter) unfinished(op *otlpReq, end int64) {
+	op.span.Status = otlpStatus{Code: otlpStatusError, Message: "operation not finished"}
+	x.end(op, end)
+}
+
+func mrtrByKey(m waitingOps[*otlpReq]) map[string]*otlpReq {
 	out := make(map[string]*otlpReq, len(m))
-	for k, op := range m {
-		out[k.session+"\x00"+string(k.dir)+"\x00"+k.method+"\x00"+k.name] = op
+	for k, l := range m {
+		for i, op := range l {
+			out[fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%09d", k.session, k.dir, k.method, k.name, i)] = op
+		}
 	}
 	return out
 }

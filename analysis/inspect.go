@@ -142,8 +142,9 @@ type Inspector struct {
 	// server copies every message to every stream; nil before): see
 	// streamCopy.
 	streamIDs *recentSet
-	mrtr      map[opKey]*operation
-	tasks     map[string]*operation // by session + "\x00" + task id
+	mrtr      waitingOps[*operation] // MRTR operations waiting for a retry (see waitRetry)
+	abandoned []RequestRef           // MRTR operations abandoned before the end (waitRetry), the first ones
+	tasks     map[string]*operation  // by taskKey (opScope and task id)
 
 	names      map[string]string // interned method and tool names
 	hotNames   hot[string, string]
@@ -174,6 +175,7 @@ type Inspector struct {
 	rf            [resultCount]span // result fields of the current response
 	free          []*request        // recycled requests
 	details       int               // details kept by sessions (WithSessionDetails)
+	violDetails   int               // examples of violations kept by sessions (keepDetailIn)
 	op            Operation         // the one handed to WithOperations' function
 }
 
@@ -269,7 +271,7 @@ func NewInspector(h *tape.Header, opts ...Option) (*Inspector, error) {
 		recent:      newRecentSet(o.recent),
 		answeredIDs: newRecentSet(o.recent),
 		streams:     newStreamState(),
-		mrtr:        map[opKey]*operation{},
+		mrtr:        waitingOps[*operation]{},
 		tasks:       map[string]*operation{},
 		names:       map[string]string{},
 		methods:     map[methodKey]*methodStat{},
@@ -356,6 +358,7 @@ func (in *Inspector) batch(it *Item, s *sessionState) {
 // violation counts a violation of rule by the message it.
 func (in *Inspector) violation(rule string, it *Item, s *sessionState, format string, a ...any) {
 	s.violated(rule)
+	keepDetailIn(in, &in.violDetails, s, violationDetails, func() RuleExample { return RuleExample{rule, in.example(it, format, a...)} })
 	if in.live != nil {
 		d := describeItem(it)
 		if format != "" {
@@ -370,13 +373,17 @@ func (in *Inspector) violation(rule string, it *Item, s *sessionState, format st
 // violation of the session nor flagging it when following a tape: for
 // info rules (non-standard extensions).
 func (in *Inspector) note(rule string, it *Item, format string, a ...any) {
-	in.viol.add(rule, func() Example {
-		d := describeItem(it)
-		if format != "" {
-			d += ": " + fmt.Sprintf(format, a...)
-		}
-		return Example{Session: it.Rec.Session, Seq: it.Seq, OffsetNS: it.Rec.Time - in.origin, Detail: d}
-	})
+	in.viol.add(rule, func() Example { return in.example(it, format, a...) })
+}
+
+// example is the Example of a rule that it shows, described by format
+// and a.
+func (in *Inspector) example(it *Item, format string, a ...any) Example {
+	d := describeItem(it)
+	if format != "" {
+		d += ": " + fmt.Sprintf(format, a...)
+	}
+	return Example{Session: it.Rec.Session, Seq: it.Seq, OffsetNS: it.Rec.Time - in.origin, Detail: d}
 }
 
 // describeItem names a message briefly: direction, kind, method and id.

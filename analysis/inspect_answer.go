@@ -113,7 +113,7 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 		if op.firstChunk == 0 {
 			op.firstChunk = req.firstChunk
 		}
-		in.mrtr[opKey{rec.Session, req.dir, method, req.name}] = op
+		in.waitRetry(opKey{opScope(s, rec), req.dir, method, req.name}, op)
 		return false // the operation goes on with a retry
 	}
 	if f != nil && (req.wantsTask || resultType == resultTask) {
@@ -123,7 +123,7 @@ func (in *Inspector) answered(it *Item, s *sessionState, req *request) (keepToke
 		}
 		if found {
 			in.rep.Operations.Tasks.Tasks++
-			k := taskKey(rec.Session, id)
+			k := taskKey(opScope(s, rec), id)
 			in.tasks[k] = &operation{start: req.time, dir: req.dir, method: method, name: req.name, sess: s, task: k, req: req, respBytes: int64(len(frame))}
 			return true // timed when the task ends
 		}

@@ -72,6 +72,7 @@ func (in *Inspector) Finish(warning error) *Report {
 // finishPending sorts out what is still in flight at the end of the tape.
 func (in *Inspector) finishPending() {
 	rep := &in.rep
+	var pending []RequestRef // never answered
 	for _, p := range in.inflight.Pending() {
 		req := p.Value
 		if req.cancelled != 0 {
@@ -105,54 +106,79 @@ func (in *Inspector) finishPending() {
 		rep.Unanswered.Count++
 		in.unansweredDir(req)
 		req.sess.unanswered++
-		in.unanswered = append(in.unanswered, in.ref(req))
+		pending = append(pending, in.ref(req))
 	}
+	// The superseded requests (in.unanswered) are in their sessions'
+	// details already.
+	in.unanswered = append(in.unanswered, in.firstRefs(pending, unansweredDetails)...)
 	slices.SortFunc(in.unanswered, func(a, b RequestRef) int { return cmp.Compare(a.Seq, b.Seq) })
-	for _, r := range in.unanswered {
-		keepDetail(in, in.sessions[r.Session], unansweredDetails, func() RequestRef { return r })
-	}
 	rep.Unanswered.Requests = in.unanswered[:min(len(in.unanswered), in.o.maxListed)]
 	if rep.Unanswered.Requests == nil {
 		rep.Unanswered.Requests = []RequestRef{}
 	}
-	rep.Operations.MRTR.Abandoned = int64(len(in.mrtr))
-	rep.Operations.MRTR.AbandonedRequests = in.abandonedRefs()
-	in.emitAbandoned()
+	in.finishAbandoned()
+	in.finishTasks()
+	bySeq := func(a, b RequestRef) int { return cmp.Compare(a.Seq, b.Seq) }
+	for _, s := range in.order { // lists kept in two goes
+		if d := s.details; d != nil {
+			slices.SortFunc(d.Unanswered, bySeq)
+			slices.SortFunc(d.Abandoned, bySeq)
+		}
+	}
+}
+
+// finishAbandoned counts the MRTR operations never retried (in.mrtr)
+// abandoned, after those abandoned before (in.abandoned), and lists the
+// first of them by their first round's request.
+func (in *Inspector) finishAbandoned() {
+	var ops []*operation
+	for _, l := range in.mrtr {
+		ops = append(ops, l...)
+	}
+	slices.SortFunc(ops, func(a, b *operation) int { return cmp.Compare(a.seq, b.seq) })
+	for _, op := range ops {
+		in.abandoned = append(in.abandoned, in.abandon(op))
+	}
+	slices.SortFunc(in.abandoned, func(a, b RequestRef) int { return cmp.Compare(a.Seq, b.Seq) })
+	in.rep.Operations.MRTR.AbandonedRequests = in.abandoned[:min(len(in.abandoned), in.o.maxListed)]
+}
+
+// finishTasks ends the tasks seen terminal by a poll only and counts
+// those never finished, in the tape and in their sessions. Tasks are
+// keyed by session and task id: an id a server reused in another session
+// is another task.
+func (in *Inspector) finishTasks() {
 	tasks := make([]*operation, 0, len(in.tasks))
 	for _, op := range in.tasks {
 		tasks = append(tasks, op)
 	}
 	slices.SortFunc(tasks, func(a, b *operation) int { return cmp.Compare(a.task, b.task) })
+	t := &in.rep.Operations.Tasks
 	var unfinished []RequestRef
 	for _, op := range tasks {
 		if op.terminal != 0 { // ended by tasks/get; no tasks/result fetched
 			in.endTask(op, op.terminal, false, op.failed && op.method == mToolsCall, 0, 0)
 			continue
 		}
-		rep.Operations.Tasks.Unfinished++
+		t.Unfinished++
+		op.sess.unfinished++
 		if op.req != nil {
 			unfinished = append(unfinished, in.ref(op.req))
 		}
 		in.emitOp(op.req, op, OutcomeUnfinished, 0, 0, 0)
 	}
-	rep.Operations.Tasks.UnfinishedRequests = in.firstRefs(unfinished)
+	t.UnfinishedRequests = in.firstRefs(unfinished, unfinishedDetails)
 }
 
-// firstRefs returns the first of refs by record, as many as are listed.
-func (in *Inspector) firstRefs(refs []RequestRef) []RequestRef {
+// firstRefs sorts refs by record, keeps each in its session's details
+// that pick returns (keepDetail) and returns the first of them, as many
+// as are listed.
+func (in *Inspector) firstRefs(refs []RequestRef, pick func(*SessionDetails) *[]RequestRef) []RequestRef {
 	slices.SortFunc(refs, func(a, b RequestRef) int { return cmp.Compare(a.Seq, b.Seq) })
-	return refs[:min(len(refs), in.o.maxListed)]
-}
-
-// abandonedRefs lists the first abandoned MRTR operations (in.mrtr) by
-// their first round's request, by record.
-func (in *Inspector) abandonedRefs() []RequestRef {
-	var refs []RequestRef
-	for _, op := range in.mrtr {
-		refs = append(refs, RequestRef{Session: op.sess.id, Dir: string(op.dir), ID: clip(op.id.String(), 60), Method: op.method,
-			Name: clip(op.name, 60), Seq: op.seq, OffsetNS: op.start - in.origin})
+	for _, r := range refs {
+		keepDetail(in, in.sessions[r.Session], pick, func() RequestRef { return r })
 	}
-	return in.firstRefs(refs)
+	return refs[:min(len(refs), in.o.maxListed)]
 }
 
 // exampleDetails returns the detail lines of a problem's examples.
@@ -210,6 +236,8 @@ func (in *Inspector) foldedReport() *SessionReport {
 		sum.refused += s.refused
 		sum.brokenOff += s.brokenOff
 		sum.refusedNotes += s.refusedNotes
+		sum.abandoned += s.abandoned
+		sum.unfinished += s.unfinished
 		for rule, n := range s.violationRules {
 			if sum.violationRules == nil {
 				sum.violationRules = map[string]int64{}
@@ -231,7 +259,8 @@ func (s *sessionState) report() SessionReport {
 		Client: s.client, Server: s.server, ProtocolVersion: s.version, RequestedVersion: s.requested,
 		Messages: s.messages, ByKind: map[string]int64{}, ByDir: map[string]int64{},
 		Exit: s.exit, ClosedBy: s.closedBy, Violations: s.violations, Unanswered: s.unanswered, Errors: s.errors,
-		ToolErrors: s.toolErrors, Cancelled: s.cancelled, Refused: s.refused, RefusedNotifications: s.refusedNotes, BrokenOff: s.brokenOff, Details: s.details, MaxLatencyNS: s.maxLatency, Slowest: s.slowest}
+		ToolErrors: s.toolErrors, Cancelled: s.cancelled, Refused: s.refused, RefusedNotifications: s.refusedNotes, BrokenOff: s.brokenOff, Details: s.details,
+		Abandoned: s.abandoned, Unfinished: s.unfinished, MaxLatencyNS: s.maxLatency, Slowest: s.slowest}
 	for k, n := range s.byKind {
 		if n > 0 {
 			r.ByKind[jsonrpc.Kind(k).String()] = n

@@ -352,4 +352,7 @@ func (in *Inspector) statusRef(req *request, status int) RequestRef {
 func unansweredDetails(d *SessionDetails) *[]RequestRef       { return &d.Unanswered }
 func refusedDetails(d *SessionDetails) *[]RequestRef          { return &d.Refused }
 func brokenOffDetails(d *SessionDetails) *[]RequestRef        { return &d.BrokenOff }
+func abandonedDetails(d *SessionDetails) *[]RequestRef        { return &d.Abandoned }
+func unfinishedDetails(d *SessionDetails) *[]RequestRef       { return &d.Unfinished }
 func errorResponseDetails(d *SessionDetails) *[]ErrorResponse { return &d.ErrorResponses }
+func violationDetails(d *SessionDetails) *[]RuleExample       { return &d.Violations }

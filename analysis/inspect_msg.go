@@ -5,6 +5,7 @@ package analysis
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -105,7 +106,7 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 		req.name = in.nameOf(f[pURI].of(frame))
 	case mTasksGet, mTasksResult, mTasksCancel:
 		if id, ok := stringValue(f[pTaskID].of(frame)); ok {
-			if op := in.tasks[taskKey(rec.Session, id)]; op != nil {
+			if op := in.tasks[taskKey(opScope(s, rec), id)]; op != nil {
 				req.taskPollingOf = op
 				op.polls++
 				in.rep.Operations.Tasks.Polls++
@@ -114,9 +115,7 @@ func (in *Inspector) request(it *Item, s *sessionState) {
 	}
 	if mrtrMethod(method) {
 		if f[pInputResponses].end != 0 || f[pRequestState].end != 0 {
-			k := opKey{rec.Session, rec.Dir, method, req.name}
-			if op := in.mrtr[k]; op != nil {
-				delete(in.mrtr, k)
+			if op := in.retried(opKey{opScope(s, rec), rec.Dir, method, req.name}); op != nil {
 				op.rounds++
 				req.op = op
 			}
@@ -271,7 +270,29 @@ func tokenKey(dst []byte, session string, dir tape.Direction, tok jsonrpc.ID) []
 	return tok.AppendKey(dst)
 }
 
-func taskKey(session, id string) string { return session + "\x00" + id }
+func taskKey(scope, id string) string { return scope + "\x00" + id }
+
+// opScopeOf returns opScope of the session of rec, a message, as far as
+// the Inspector knows it.
+func (in *Inspector) opScopeOf(rec *tape.Record) string {
+	return opScope(in.sessions[rec.Session], rec)
+}
+
+// opScope returns the scope of the operations (MRTR, tasks) of session s
+// that rec, a message of it, belongs to: the session, or for a
+// sessionless one (HTTP without a session id, one session per
+// connection) every connection of its recording, since a client may go on
+// on another connection (an MRTR retry, a task's polls; a stateless
+// server's task ids are its own, not a connection's).
+func opScope(s *sessionState, rec *tape.Record) string {
+	if s == nil {
+		return rec.Session
+	}
+	if !s.sessionless {
+		return rec.Session
+	}
+	return "\x00connections of recording " + strconv.FormatUint(tape.Recording(rec.Exchange), 10)
+}
 
 // release forgets what refers to a request that is no longer in flight.
 func (in *Inspector) release(req *request) {
@@ -283,11 +304,14 @@ func (in *Inspector) release(req *request) {
 	}
 }
 
-// superseded lists a request that lost its pairing to an id reuse.
+// superseded lists a request that lost its pairing to an id reuse: in
+// its session's details (whatever the other sessions lost) and, while
+// there is room, in the tape's list.
 func (in *Inspector) superseded(req *request) {
 	in.rep.Unanswered.Count++
 	in.unansweredDir(req)
 	req.sess.unanswered++
+	keepDetail(in, req.sess, unansweredDetails, func() RequestRef { return in.ref(req) })
 	if len(in.unanswered) < in.o.maxListed {
 		in.unanswered = append(in.unanswered, in.ref(req))
 	}

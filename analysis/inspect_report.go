@@ -167,18 +167,36 @@ type SessionReport struct {
 	// ("tools/call NAME" for a tool).
 	MaxLatencyNS int64  `json:"max_latency_ns,omitempty"`
 	Slowest      string `json:"slowest,omitempty"`
+	// Abandoned counts the session's MRTR operations whose last answer
+	// asked for input and were never retried, Unfinished its tasks with
+	// no terminal status or result seen (MRTRStats.Abandoned,
+	// TaskStats.Unfinished: a task id is the session's own).
+	Abandoned  int64 `json:"abandoned,omitempty"`
+	Unfinished int64 `json:"unfinished,omitempty"`
 }
 
 // SessionDetails lists the first requests of a session that went wrong,
 // by record (WithSessionDetails): the error responses, the requests never
 // answered, refused with an HTTP error status other than 401 (and the
-// notifications so refused: their ID is ""), and those whose response the
-// server broke off.
+// notifications so refused: their ID is ""), those whose response the
+// server broke off, the MRTR operations abandoned (their first round's
+// request), the tasks never finished (the request that created them) and
+// the protocol violations (examples of the session's own, whatever the
+// tape's few examples per rule, Report.Violations, show).
 type SessionDetails struct {
 	ErrorResponses []ErrorResponse `json:"error_responses,omitempty"`
 	Unanswered     []RequestRef    `json:"unanswered,omitempty"`
 	Refused        []RequestRef    `json:"refused,omitempty"`
 	BrokenOff      []RequestRef    `json:"broken_off,omitempty"`
+	Abandoned      []RequestRef    `json:"abandoned,omitempty"`
+	Unfinished     []RequestRef    `json:"unfinished,omitempty"`
+	Violations     []RuleExample   `json:"violations,omitempty"`
+}
+
+// RuleExample is an example of a violation of Rule.
+type RuleExample struct {
+	Rule string `json:"rule"`
+	Example
 }
 
 // MethodCount counts messages of one method, direction and kind; responses

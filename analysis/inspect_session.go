@@ -55,6 +55,7 @@ type sessionState struct {
 	toolErrors, cancelled          int64
 	refused, brokenOff             int64            // see SessionReport
 	refusedNotes                   int64            // SessionReport.RefusedNotifications
+	abandoned, unfinished          int64            // MRTR operations never retried, tasks never finished
 	details                        *SessionDetails  // WithSessionDetails; nil for none yet
 	violationRules                 map[string]int64 // violations by rule
 	maxLatency                     int64            // the slowest client request answered, ns
@@ -392,7 +393,15 @@ func (in *Inspector) isCut(rec *tape.Record) bool {
 // session has an entry of its own and all sessions keep fewer than
 // MaxSessionDetails.
 func keepDetail[T any](in *Inspector, s *sessionState, pick func(*SessionDetails) *[]T, v func() T) {
-	if in.o.sessionDetails == 0 || s == nil || s.folded || in.details >= MaxSessionDetails {
+	keepDetailIn(in, &in.details, s, pick, v)
+}
+
+// keepDetailIn is keepDetail counting the details kept in *kept, bounded
+// by MaxSessionDetails: the examples of violations have a count of their
+// own (Inspector.violDetails), so that a tape full of them does not
+// leave no room for the requests kept at its end (never answered).
+func keepDetailIn[T any](in *Inspector, kept *int, s *sessionState, pick func(*SessionDetails) *[]T, v func() T) {
+	if in.o.sessionDetails == 0 || s == nil || s.folded || *kept >= MaxSessionDetails {
 		return
 	}
 	if s.details == nil {
@@ -400,6 +409,6 @@ func keepDetail[T any](in *Inspector, s *sessionState, pick func(*SessionDetails
 	}
 	if l := pick(s.details); len(*l) < in.o.sessionDetails {
 		*l = append(*l, v())
-		in.details++
+		*kept++
 	}
 }

@@ -189,7 +189,8 @@ func (in *Inspector) streamUnfinished(req *request) bool {
 		return false
 	}
 	in.streams.nUnfin++
-	req.sess.unanswered++ // so that check's unanswered signal fires
+	req.sess.unanswered++ // so that check's unanswered signal fires, naming it
+	keepDetail(in, req.sess, unansweredDetails, func() RequestRef { return in.ref(req) })
 	in.streams.unfinished = append(in.streams.unfinished, in.ref(req))
 	return true
 }

@@ -1,9 +1,7 @@
 package analysis
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/mcptape/mcptape/tape"
 )
@@ -156,21 +154,14 @@ func answerOutcome(isErr, toolErr bool) string {
 	return OutcomeOK
 }
 
-// emitAbandoned hands the MRTR operations never retried to the
-// WithOperations function, in the order they started.
-func (in *Inspector) emitAbandoned() {
+// emitAbandoned hands the MRTR operation op, never retried, to the
+// WithOperations function.
+func (in *Inspector) emitAbandoned(op *operation) {
 	if in.o.onOp == nil {
 		return
 	}
-	ops := make([]*operation, 0, len(in.mrtr))
-	for _, op := range in.mrtr {
-		ops = append(ops, op)
-	}
-	slices.SortFunc(ops, func(a, b *operation) int { return cmp.Compare(a.seq, b.seq) })
-	for _, op := range ops {
-		req := &request{sess: op.sess, dir: op.dir, method: op.method, name: op.name, time: op.start}
-		in.emitOp(req, op, OutcomeAbandoned, 0, 0, 0)
-	}
+	req := &request{sess: op.sess, dir: op.dir, method: op.method, name: op.name, time: op.start}
+	in.emitOp(req, op, OutcomeAbandoned, 0, 0, 0)
 }
 
 // since returns t - start, or -1 when t is 0 (none).

@@ -16,7 +16,8 @@ const maxDetails = 5
 
 // tapeCases returns the cases of one tape: every signal for every session
 // listed, for the sessions folded beyond the listing bound together, the
-// tape-wide signals, then the assertions.
+// tape-wide signals (a refused WebSocket upgrade, incomplete, drift), then
+// the assertions.
 func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Report) ([]Case, error) {
 	var out []Case
 	for i := range rep.Sessions {
@@ -35,11 +36,6 @@ func (o *options) tapeCases(ctx context.Context, path string, rep *analysis.Repo
 		}
 		signal(SignalError, n, english.Count(n, "WebSocket upgrade")+" refused with an HTTP error", d)
 	}
-	mrtr, tasks := &rep.Operations.MRTR, &rep.Operations.Tasks
-	signal(SignalAbandoned, mrtr.Abandoned, english.Count(mrtr.Abandoned, "multi round-trip operation")+" abandoned (its last answer asked for input; never retried)",
-		refs(mrtr.AbandonedRequests, ""))
-	signal(SignalUnfinished, tasks.Unfinished, english.Count(tasks.Unfinished, "task")+" never finished (no terminal status or result seen)",
-		refs(tasks.UnfinishedRequests, ""))
 	var incomplete []string
 	if rep.Tape.Warning != "" {
 		incomplete = append(incomplete, rep.Tape.Warning)
@@ -136,6 +132,10 @@ func (o *options) sessionCases(out []Case, path string, rep *analysis.Report, s 
 	msg = strings.Join(unanswered, ", ")
 	signal(SignalUnanswered, s.Unanswered+s.BrokenOff, msg, append(refs(d.Unanswered, ""), refs(d.BrokenOff, "broken off after")...))
 	signal(SignalCancelled, s.Cancelled, english.Count(s.Cancelled, "request")+" cancelled", nil)
+	signal(SignalAbandoned, s.Abandoned, english.Count(s.Abandoned, "multi round-trip operation")+" abandoned (its last answer asked for input; never retried)",
+		refs(d.Abandoned, ""))
+	signal(SignalUnfinished, s.Unfinished, english.Count(s.Unfinished, "task")+" never finished (no terminal status or result seen)",
+		refs(d.Unfinished, ""))
 	var slow int64
 	if s.MaxLatencyNS > int64(o.slow) {
 		slow = 1
@@ -204,13 +204,19 @@ func (o *options) driftCase(ctx context.Context, path string) (Case, error) {
 	return c, nil
 }
 
-// violationsIn lists the rules broken in session (all of them: the tape
-// keeps only a few examples per rule, which may all be of other sessions)
-// and the examples it has of them; folded, s sums the sessions not listed,
-// whose examples are those of no session listed.
+// violationsIn lists the rules broken in session s and examples of them:
+// the session's own (its details); folded, s sums the sessions not
+// listed, which keep none: the examples the tape keeps (a few per rule)
+// of no session listed.
 func violationsIn(rep *analysis.Report, s *analysis.SessionReport, folded bool) (rules, details []string) {
 	for _, r := range s.ViolationRules {
 		rules = append(rules, r.Name)
+	}
+	if d := s.Details; !folded && d != nil && len(d.Violations) > 0 {
+		for _, ex := range d.Violations {
+			details = append(details, fmt.Sprintf("%s: record %d: %s", ex.Rule, ex.Seq, ex.Detail))
+		}
+		return rules, details
 	}
 	var listed map[string]bool
 	if folded {

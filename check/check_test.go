@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -207,8 +208,7 @@ func TestRunErrorShareClientRequests(t *testing.T) {
 }
 
 // TestRunCasesPerSession: every signal gets a case in every session, and
-// the tape-wide ones (abandoned, unfinished, incomplete; drift with a
-// baseline) one per tape.
+// the tape-wide ones (incomplete; drift with a baseline) one per tape.
 func TestRunCasesPerSession(t *testing.T) {
 	res, err := Run(context.Background(), []string{fixture("everything-http")})
 	if err != nil {
@@ -218,11 +218,11 @@ func TestRunCasesPerSession(t *testing.T) {
 	for _, c := range res.Cases {
 		perSession[c.Session]++
 	}
-	if res.Sessions != 2 || len(perSession) != 3 || perSession[""] != 3 {
+	if res.Sessions != 2 || len(perSession) != 3 || perSession[""] != 1 {
 		t.Errorf("%d sessions, cases per session %v", res.Sessions, perSession)
 	}
 	for s, n := range perSession {
-		if s != "" && n != len(Signals)-4 { // all but the tape-wide ones
+		if s != "" && n != len(Signals)-2 { // all but the tape-wide ones
 			t.Errorf("session %s: %d cases", s, n)
 		}
 	}
@@ -457,8 +457,8 @@ func TestRefusedIsAnError(t *testing.T) {
 }
 
 // TestViolationRulesPerSession: every session's violation case names its
-// rules, also in the sessions past the few examples the tape keeps per
-// rule.
+// rules and its own examples, also in the sessions past the few examples
+// the tape keeps per rule (they had none).
 func TestViolationRulesPerSession(t *testing.T) {
 	at := time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC).UnixNano()
 	const sessions = analysis.DefaultMaxExamples + 2
@@ -479,6 +479,10 @@ func TestViolationRulesPerSession(t *testing.T) {
 		n++
 		if want := "1 protocol violation: " + analysis.RuleResponseUnknownID; !c.Failed() || c.Message != want {
 			t.Errorf("session %s: failed %v, message %q, want %q", c.Session, c.Failed(), c.Message, want)
+		}
+		i, _ := strconv.Atoi(strings.TrimPrefix(c.Session, "s"))
+		if want := fmt.Sprintf("%s: record %d: ", analysis.RuleResponseUnknownID, i+1); len(c.Details) != 1 || !strings.HasPrefix(c.Details[0], want) {
+			t.Errorf("session %s: details %q, want one starting %q", c.Session, c.Details, want)
 		}
 	}
 	if n != sessions {

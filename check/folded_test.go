@@ -31,11 +31,16 @@ func TestFoldedSessionsAreChecked(t *testing.T) {
 		add(s, tape.ServerToClient, `{"jsonrpc":"2.0","id":1,"result":{}}`)
 	}
 	// In the folded sessions: a tool call never answered, an answer to no
-	// request, an error response.
+	// request, an error response, an MRTR operation abandoned, a task
+	// never finished.
 	add("s1000", tape.ClientToServer, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"delete","arguments":{}}}`)
 	add("s1001", tape.ServerToClient, `{"jsonrpc":"2.0","id":99,"result":{}}`)
 	add("s1002", tape.ClientToServer, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 	add("s1002", tape.ServerToClient, `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no"}}`)
+	add("s1002", tape.ClientToServer, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"ask","arguments":{}}}`)
+	add("s1002", tape.ServerToClient, `{"jsonrpc":"2.0","id":4,"result":{"resultType":"input_required","inputRequests":{"x":{"method":"roots/list"}}}}`)
+	add("s1001", tape.ClientToServer, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","arguments":{},"task":{}}}`)
+	add("s1001", tape.ServerToClient, `{"jsonrpc":"2.0","id":5,"result":{"task":{"taskId":"T1","status":"working"}}}`)
 
 	res, err := Run(context.Background(), []string{writeRecords(t, "stdio", recs...)},
 		WithForbidTool("delete"), WithExpectTool("delete"))
@@ -49,8 +54,8 @@ func TestFoldedSessionsAreChecked(t *testing.T) {
 	if got := fired(res, false); !slices.Equal(got, want) {
 		t.Errorf("failed %q, want %q", got, want)
 	}
-	if got := fired(res, true); !slices.Equal(got, []string{SignalError}) {
-		t.Errorf("notes %q, want error", got)
+	if got, want := fired(res, true), []string{SignalAbandoned, SignalError, SignalUnfinished}; !slices.Equal(got, want) {
+		t.Errorf("notes %q, want %q", got, want)
 	}
 	var b strings.Builder
 	if err := WriteText(&b, res); err != nil {

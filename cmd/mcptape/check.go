@@ -33,9 +33,9 @@ func checkCmd() *command {
   tool-error (isError results), violation (protocol rules), unanswered (also
   a response the server broke off; not a request the recorder's shutdown
   cut or the client left unanswered by ending the session), cancelled,
-  abandoned (per tape: an MRTR operation whose last answer asked for input,
-  never retried), unfinished (per tape: a task with no terminal status or
-  result seen), slow (a client request slower than --slow), deprecated (protocol
+  abandoned (an MRTR operation whose last answer asked for input, never
+  retried), unfinished (a task with no terminal status or result seen),
+  slow (a client request slower than --slow), deprecated (protocol
   2024-11-05, batches), incomplete (a cut tape, messages recorded cut or not
   recorded), drift (a breaking change from --baseline). Default --fail-on:
   violation,unanswered,incomplete,drift; the others are listed as notes
