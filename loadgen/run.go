@@ -28,7 +28,9 @@ type Live struct {
 	// ErrorAnswers, Errors every error so far (setups' included).
 	OK, ErrorAnswers, NoAnswer, Cancelled         int64
 	Answered, Errors, Dropped, InFlight, Sessions int64
-	// Rate is the ok requests per second over the whole run so far.
+	// Rate is the ok requests per second so far, over the run less its
+	// setup (the closed model's time before its first request), as the
+	// report's ok/s is: the time spent opening sessions does not dilute it.
 	Rate float64
 	// P99 is the highest p99 among the request series so far: of the
 	// answers, so that it hides a stall until the stalled requests are
@@ -281,10 +283,22 @@ func (r *runner) liveNow() Live {
 		ErrorAnswers: s.ErrorAnswers, Cancelled: s.Cancelled,
 		Answered: s.Done, Errors: s.Errors, Dropped: s.Dropped, InFlight: s.InFlight, Sessions: s.Setups, P99: s.P99, Oldest: s.Oldest}
 	l.OK, l.NoAnswer = splitOutcomes(s.Done, s.ErrorAnswers, s.RequestErrors, s.Dropped)
-	if el > 0 {
-		l.Rate = float64(l.OK) / el.Seconds()
+	if over := el - r.setupSoFar(el); over > 0 {
+		l.Rate = float64(l.OK) / over.Seconds()
 	}
 	return l
+}
+
+// setupSoFar returns the setup of a run el into its measured phase, as
+// setPhases counts it: until the closed model's first request was claimed
+// (no request is ok before it, so the rate is 0 until then); 0 for a run
+// with no setup phase.
+func (r *runner) setupSoFar(el time.Duration) time.Duration {
+	first := r.firstClaim.Load()
+	if first == 0 {
+		return 0
+	}
+	return min(max(time.Unix(0, first).Sub(r.start.Round(0)), 0), el)
 }
 
 // closed runs the closed model: every session sends its next request when
