@@ -285,10 +285,7 @@ func (in *Inspector) opScopeOf(rec *tape.Record) string {
 // on another connection (an MRTR retry, a task's polls; a stateless
 // server's task ids are its own, not a connection's).
 func opScope(s *sessionState, rec *tape.Record) string {
-	if s == nil {
-		return rec.Session
-	}
-	if !s.sessionless {
+	if s == nil || !s.sessionless {
 		return rec.Session
 	}
 	return "\x00connections of recording " + strconv.FormatUint(tape.Recording(rec.Exchange), 10)
