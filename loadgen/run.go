@@ -70,6 +70,10 @@ type runner struct {
 	// firstClaim is, in the closed model, the earliest request claimed
 	// (noteFirstClaim): the end of the setup. Unix nanoseconds, 0: none.
 	firstClaim atomic.Int64
+	// measured is the measured duration once the run ended (its end
+	// less its start, in nanoseconds), for the last live figures; 0
+	// before.
+	measured atomic.Int64
 	// lastDone is, in a tape-driven run, when a request last left flight
 	// (answered, failed, or given up at the bound): the measured end.
 	lastDone atomic.Int64
@@ -192,6 +196,7 @@ func Run(ctx context.Context, target Target, calls []Call, opts ...Option) (*Rep
 		r.closed(sessions)
 	}
 	end := time.Now()
+	r.endMeasure(end)
 	r.watchers.Wait() // after the end: the watches are no load
 	var marks []*mark
 	if mk != nil {
@@ -275,6 +280,9 @@ func (r *runner) live() func() {
 func (r *runner) liveNow() Live {
 	s := r.st.snap()
 	el := time.Since(r.start)
+	if m := time.Duration(r.measured.Load()); m > 0 {
+		el = min(el, m) // the last figures, taken after the end, are of the run
+	}
 	planned := r.o.requests
 	if r.planned > 0 {
 		planned = r.planned
@@ -287,6 +295,12 @@ func (r *runner) liveNow() Live {
 		l.Rate = float64(l.OK) / over.Seconds()
 	}
 	return l
+}
+
+// endMeasure notes that the measured phase ended at end: the last live
+// figures, taken after it, are of the measured phase.
+func (r *runner) endMeasure(end time.Time) {
+	r.measured.Store(int64(max(end.Sub(r.start), 1)))
 }
 
 // setupSoFar returns the setup of a run el into its measured phase, as

@@ -100,6 +100,7 @@ func RunTape(ctx context.Context, target Target, sessions []*replay.Session, n i
 	rr, err := replay.Run(bctx, virtual, dial, append(ropts, replay.WithConcurrency(n), replay.WithTimeout(o.timeout), replay.WithoutTrailingWait())...)
 	closed := time.Now()
 	ended := r.tapeEnd(closed)
+	r.endMeasure(ended)
 	stopLive()
 	ivs := stopIntervals()
 	if err != nil {
