@@ -91,16 +91,16 @@ func WithMaxListed(n int) Option {
 // WithSessionDetails keeps, for each session with an entry of its own
 // (WithMaxSessions), the first n of its error responses, unanswered,
 // refused and broken-off requests in SessionReport.Details (mcptape check
-// shows them per session), at most MaxSessionDetails in all: a bound on
-// memory that stays small for a tape of any size. Without it (n 0, the
+// shows them per session), at most MaxSessionDetails of each kind in
+// all: a bound on memory that stays small for a tape of any size. Without it (n 0, the
 // default) sessions keep none; the report's own lists (ErrorResponses,
 // Unanswered.Requests...) are the tape's first ones either way.
 func WithSessionDetails(n int) Option {
 	return func(o *options) error { return positive("session details", n, &o.sessionDetails) }
 }
 
-// MaxSessionDetails bounds the details all sessions keep together
-// (WithSessionDetails).
+// MaxSessionDetails bounds the details of each kind (error responses,
+// unanswered requests...) all sessions keep together (WithSessionDetails).
 const MaxSessionDetails = 10000
 
 // RecommendedGCPercent is the GOGC value mcptape inspect runs with when
@@ -174,8 +174,7 @@ type Inspector struct {
 	pf            [paramCount]span  // params fields of the current request
 	rf            [resultCount]span // result fields of the current response
 	free          []*request        // recycled requests
-	details       int               // details kept by sessions (WithSessionDetails)
-	violDetails   int               // examples of violations kept by sessions (keepDetailIn)
+	kept          [detailKinds]int  // details kept by sessions, by kind (keepDetail)
 	op            Operation         // the one handed to WithOperations' function
 }
 
@@ -358,7 +357,7 @@ func (in *Inspector) batch(it *Item, s *sessionState) {
 // violation counts a violation of rule by the message it.
 func (in *Inspector) violation(rule string, it *Item, s *sessionState, format string, a ...any) {
 	s.violated(rule)
-	keepDetailIn(in, &in.violDetails, s, violationDetails, func() RuleExample { return RuleExample{rule, in.example(it, format, a...)} })
+	keepDetail(in, s, violationDetails, func() RuleExample { return RuleExample{rule, in.example(it, format, a...)} })
 	if in.live != nil {
 		d := describeItem(it)
 		if format != "" {

@@ -171,9 +171,9 @@ func (in *Inspector) finishTasks() {
 }
 
 // firstRefs sorts refs by record, keeps each in its session's details
-// that pick returns (keepDetail) and returns the first of them, as many
+// in the list pick (keepDetail) and returns the first of them, as many
 // as are listed.
-func (in *Inspector) firstRefs(refs []RequestRef, pick func(*SessionDetails) *[]RequestRef) []RequestRef {
+func (in *Inspector) firstRefs(refs []RequestRef, pick detailList[RequestRef]) []RequestRef {
 	slices.SortFunc(refs, func(a, b RequestRef) int { return cmp.Compare(a.Seq, b.Seq) })
 	for _, r := range refs {
 		keepDetail(in, in.sessions[r.Session], pick, func() RequestRef { return r })

@@ -348,11 +348,32 @@ func (in *Inspector) statusRef(req *request, status int) RequestRef {
 	return ref
 }
 
-// The lists of SessionDetails, for keepDetail.
-func unansweredDetails(d *SessionDetails) *[]RequestRef       { return &d.Unanswered }
-func refusedDetails(d *SessionDetails) *[]RequestRef          { return &d.Refused }
-func brokenOffDetails(d *SessionDetails) *[]RequestRef        { return &d.BrokenOff }
-func abandonedDetails(d *SessionDetails) *[]RequestRef        { return &d.Abandoned }
-func unfinishedDetails(d *SessionDetails) *[]RequestRef       { return &d.Unfinished }
-func errorResponseDetails(d *SessionDetails) *[]ErrorResponse { return &d.ErrorResponses }
-func violationDetails(d *SessionDetails) *[]RuleExample       { return &d.Violations }
+// detailList is a list of SessionDetails, for keepDetail: its kind (each
+// kind has its own bound, MaxSessionDetails) and where it is.
+type detailList[T any] struct {
+	kind int
+	of   func(*SessionDetails) *[]T
+}
+
+// The kinds of SessionDetails' lists.
+const (
+	kindUnanswered = iota
+	kindRefused
+	kindBrokenOff
+	kindAbandoned
+	kindUnfinished
+	kindErrorResponse
+	kindViolation
+	detailKinds
+)
+
+// The lists of SessionDetails.
+var (
+	unansweredDetails    = detailList[RequestRef]{kindUnanswered, func(d *SessionDetails) *[]RequestRef { return &d.Unanswered }}
+	refusedDetails       = detailList[RequestRef]{kindRefused, func(d *SessionDetails) *[]RequestRef { return &d.Refused }}
+	brokenOffDetails     = detailList[RequestRef]{kindBrokenOff, func(d *SessionDetails) *[]RequestRef { return &d.BrokenOff }}
+	abandonedDetails     = detailList[RequestRef]{kindAbandoned, func(d *SessionDetails) *[]RequestRef { return &d.Abandoned }}
+	unfinishedDetails    = detailList[RequestRef]{kindUnfinished, func(d *SessionDetails) *[]RequestRef { return &d.Unfinished }}
+	errorResponseDetails = detailList[ErrorResponse]{kindErrorResponse, func(d *SessionDetails) *[]ErrorResponse { return &d.ErrorResponses }}
+	violationDetails     = detailList[RuleExample]{kindViolation, func(d *SessionDetails) *[]RuleExample { return &d.Violations }}
+)

@@ -388,27 +388,22 @@ func (in *Inspector) isCut(rec *tape.Record) bool {
 	return true
 }
 
-// keepDetail adds the value v makes to the list of s's details that pick
-// returns, while the list holds fewer than WithSessionDetails, the
-// session has an entry of its own and all sessions keep fewer than
-// MaxSessionDetails.
-func keepDetail[T any](in *Inspector, s *sessionState, pick func(*SessionDetails) *[]T, v func() T) {
-	keepDetailIn(in, &in.details, s, pick, v)
-}
-
-// keepDetailIn is keepDetail counting the details kept in *kept, bounded
-// by MaxSessionDetails: the examples of violations have a count of their
-// own (Inspector.violDetails), so that a tape full of them does not
-// leave no room for the requests kept at its end (never answered).
-func keepDetailIn[T any](in *Inspector, kept *int, s *sessionState, pick func(*SessionDetails) *[]T, v func() T) {
-	if in.o.sessionDetails == 0 || s == nil || s.folded || *kept >= MaxSessionDetails {
+// keepDetail adds the value v makes to l, a list of s's details, while
+// the list holds fewer than WithSessionDetails, the session has an entry
+// of its own and all sessions keep fewer than MaxSessionDetails of l's
+// kind: each kind has its bound, so that a tape full of one (error
+// responses, violations) leaves room for the others, some of which are
+// known only at its end (the requests never answered, the operations
+// never finished).
+func keepDetail[T any](in *Inspector, s *sessionState, l detailList[T], v func() T) {
+	if in.o.sessionDetails == 0 || s == nil || s.folded || in.kept[l.kind] >= MaxSessionDetails {
 		return
 	}
 	if s.details == nil {
 		s.details = &SessionDetails{}
 	}
-	if l := pick(s.details); len(*l) < in.o.sessionDetails {
-		*l = append(*l, v())
-		*kept++
+	if list := l.of(s.details); len(*list) < in.o.sessionDetails {
+		*list = append(*list, v())
+		in.kept[l.kind]++
 	}
 }

@@ -79,7 +79,7 @@ func (in *Inspector) settleHandshake(w *handshakeWait, key string) {
 	if w.early != nil && !c.initSent && !c.flagged {
 		c.flagged = true
 		w.sess.violated(RuleBeforeInitialize)
-		keepDetailIn(in, &in.violDetails, w.sess, violationDetails, func() RuleExample { return RuleExample{RuleBeforeInitialize, *w.early} })
+		keepDetail(in, w.sess, violationDetails, func() RuleExample { return RuleExample{RuleBeforeInitialize, *w.early} })
 		in.viol.add(RuleBeforeInitialize, func() Example { return *w.early })
 	}
 }
